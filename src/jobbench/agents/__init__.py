@@ -1,0 +1,1 @@
+"""jobbench.agents (see the README for the pipeline)."""

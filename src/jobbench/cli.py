@@ -1,0 +1,127 @@
+"""The ``jobbench`` command line (typer + rich).
+
+Each stage's commands live next to the stage; this module only wires them together.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from . import __version__
+from .tasks import Dataset, load_dataset
+
+app = typer.Typer(
+    name="jobbench",
+    help="JobBench: evaluate AI agents on professional desk work with chained binary rubrics.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+console = Console()
+err_console = Console(stderr=True)
+
+
+def _load_or_exit(path: Path, split: list[str] | None = None, tasks: str | None = None) -> Dataset:
+    try:
+        return load_dataset(path, splits=split or None, task_glob=tasks)
+    except FileNotFoundError as exc:
+        err_console.print(f"[red]error:[/red] {exc}")
+        raise typer.Exit(2) from exc
+
+
+def _ext(name: str) -> str:
+    suffix = Path(name).suffix.lower().lstrip(".")
+    return suffix or "(none)"
+
+
+@app.command("tasks")
+def tasks_cmd(
+    path: Path = typer.Argument(..., help="Dataset root, split, occupation or task directory."),
+    split: Optional[list[str]] = typer.Option(None, "--split", help="Only these splits (repeatable)."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
+) -> None:
+    """Summarise tasks per occupation: tasks, rubrics, criteria, total weight, file formats."""
+    ds = _load_or_exit(path, split)
+    groups: dict[tuple[str, str], dict] = defaultdict(
+        lambda: {"tasks": 0, "rubrics": 0, "criteria": 0, "total_weight": 0.0, "formats": Counter()}
+    )
+    for t in ds.tasks:
+        g = groups[(t.split, t.occupation)]
+        g["tasks"] += 1
+        g["rubrics"] += len(t.rubrics)
+        g["criteria"] += t.criterion_count
+        g["total_weight"] += t.total_weight
+        g["formats"].update(_ext(f) for f in t.workspace_files if f != "TASK_INSTRUCTIONS.txt")
+    rows = []
+    for (split_name, occ), g in sorted(groups.items()):
+        info = next(t for t in ds.tasks if t.occupation == occ).occupation_info
+        rows.append(
+            {
+                "split": split_name,
+                "occupation": occ,
+                "soc_major_code": info.soc_major_code,
+                "soc_major_title": info.soc_major_title,
+                "tasks": g["tasks"],
+                "rubrics": g["rubrics"],
+                "criteria": g["criteria"],
+                "total_weight": g["total_weight"],
+                "formats": dict(sorted(g["formats"].items())),
+            }
+        )
+    if as_json:
+        print(json.dumps({"tasks": [t.id for t in ds.tasks], "occupations": rows,
+                          "problems": [str(p) for p in ds.problems]}, indent=2))
+        return
+    table = Table(title=f"{len(ds.tasks)} tasks in {path}")
+    for col in ("split", "occupation", "SOC group", "tasks", "rubrics", "criteria", "weight", "files by format"):
+        table.add_column(col, justify="right" if col in {"tasks", "rubrics", "criteria", "weight"} else "left")
+    for r in rows:
+        fmt = ", ".join(f"{k} {v}" for k, v in r["formats"].items())
+        table.add_row(r["split"], r["occupation"], r["soc_major_code"], str(r["tasks"]), str(r["rubrics"]),
+                      str(r["criteria"]), f"{r['total_weight']:g}", fmt)
+    console.print(table)
+    n_groups = len({r["soc_major_code"] for r in rows})
+    console.print(f"{len(rows)} occupations, {n_groups} SOC major groups")
+    if ds.errors:
+        err_console.print(f"[yellow]{len(ds.errors)} problem(s) left tasks out; run `jobbench validate {path}`[/yellow]")
+
+
+@app.command("validate")
+def validate_cmd(
+    path: Path = typer.Argument(..., help="Dataset root, split, occupation or task directory."),
+    as_json: bool = typer.Option(False, "--json", help="Print problems as JSON."),
+) -> None:
+    """Validate tasks; list every problem with file and JSON path. Exit 1 if any error."""
+    ds = _load_or_exit(path)
+    if as_json:
+        print(json.dumps({"tasks": len(ds.tasks), "problems": [p.model_dump() for p in ds.problems]}, indent=2))
+    else:
+        for p in ds.problems:
+            colour = "red" if p.severity == "error" else "yellow"
+            console.print(f"[{colour}]{p.severity}[/{colour}] {p}", highlight=False, soft_wrap=True)
+        n_err = len(ds.errors)
+        verdict = "[green]valid[/green]" if n_err == 0 else f"[red]{n_err} error(s)[/red]"
+        console.print(f"{len(ds.tasks)} valid task(s); {verdict}")
+    raise typer.Exit(0 if ds.ok else 1)
+
+
+@app.command("version")
+def version_cmd() -> None:
+    """Print the harness version."""
+    print(__version__)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""jobbench.extract (see the README for the pipeline)."""

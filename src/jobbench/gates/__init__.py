@@ -1,0 +1,1 @@
+"""jobbench.gates (see the README for the pipeline)."""

@@ -1,0 +1,1 @@
+"""jobbench.judge (see the README for the pipeline)."""

@@ -1,0 +1,1 @@
+"""jobbench.report (see the README for the pipeline)."""

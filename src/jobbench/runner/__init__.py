@@ -1,0 +1,1 @@
+"""jobbench.runner (see the README for the pipeline)."""

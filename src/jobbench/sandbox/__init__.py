@@ -1,0 +1,1 @@
+"""jobbench.sandbox (see the README for the pipeline)."""

@@ -1,0 +1,1 @@
+"""jobbench.scoring (see the README for the pipeline)."""

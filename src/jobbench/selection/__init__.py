@@ -1,0 +1,1 @@
+"""jobbench.selection (see the README for the pipeline)."""

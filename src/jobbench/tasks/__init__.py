@@ -1,0 +1,86 @@
+"""Tasks, rubrics and criteria: the model, loading and validation of the public format.
+
+Public API:
+    :func:`load_dataset`, :func:`load_task`, :func:`discover_task_dirs`,
+    :func:`parse_rubrics`, :func:`task_digest`, :class:`Task`, :class:`Rubric`,
+    :class:`Criterion`, :class:`Dataset`, :class:`Problem`, :class:`TaskLoadError`,
+    occupation metadata (:func:`occupation_for`, :func:`occupations`,
+    :func:`soc_major_groups`) and check specifications (:data:`Check` and its kinds).
+"""
+
+from ._checks import (
+    CHECK_KINDS,
+    Check,
+    CsvValueCheck,
+    Expect,
+    FileExistsCheck,
+    JsonPathCheck,
+    NumberCheck,
+    RegexCheck,
+    SqliteQueryCheck,
+    XlsxCellCheck,
+)
+from ._load import (
+    INSTRUCTIONS,
+    RUBRICS,
+    SEARCH,
+    SOLUTION,
+    TASK_CARD,
+    WORKSPACE,
+    Dataset,
+    discover_task_dirs,
+    display_path,
+    load_dataset,
+    load_task,
+    sha256_file,
+    task_digest,
+)
+from ._model import Criterion, Rubric, Task
+from ._occupations import (
+    PAPER_CATEGORIES,
+    UNKNOWN_GROUP,
+    Occupation,
+    occupation_for,
+    occupations,
+    soc_major_groups,
+)
+from ._problems import Problem, TaskLoadError
+from ._rubrics import parse_rubrics
+
+__all__ = [
+    "CHECK_KINDS",
+    "Check",
+    "CsvValueCheck",
+    "Expect",
+    "FileExistsCheck",
+    "JsonPathCheck",
+    "NumberCheck",
+    "RegexCheck",
+    "SqliteQueryCheck",
+    "XlsxCellCheck",
+    "INSTRUCTIONS",
+    "RUBRICS",
+    "SEARCH",
+    "SOLUTION",
+    "TASK_CARD",
+    "WORKSPACE",
+    "Dataset",
+    "discover_task_dirs",
+    "display_path",
+    "load_dataset",
+    "load_task",
+    "sha256_file",
+    "task_digest",
+    "Criterion",
+    "Rubric",
+    "Task",
+    "PAPER_CATEGORIES",
+    "UNKNOWN_GROUP",
+    "Occupation",
+    "occupation_for",
+    "occupations",
+    "soc_major_groups",
+    "Problem",
+    "TaskLoadError",
+    "parse_rubrics",
+]

@@ -1,0 +1,179 @@
+"""Programmatic check specifications (the ``checks`` rubric extension, DESIGN §3).
+
+A check decides one criterion without an LLM. This module only *describes* checks (their
+fields and validation); :mod:`jobbench.judge` evaluates them against deliverables.
+
+Every check has a ``kind`` and an optional ``file`` glob (POSIX-style, relative to the
+deliverable folder, e.g. ``"*.xlsx"`` or ``"report/summary.csv"``); where a check needs one
+file and the glob matches several, the evaluator tries each and passes if any passes.
+
+Expected values (:class:`Expect`) are shared by the kinds that read a value:
+
+* ``equals``: a number (compared with ``abs_tol`` / ``rel_tol``) or a string (compared
+  case-insensitively after whitespace folding);
+* ``any_of``: several acceptable strings or numbers;
+* ``contains``: a substring that the value must contain (case-insensitive).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+CHECK_KINDS: tuple[str, ...] = (
+    "number",
+    "regex",
+    "file_exists",
+    "xlsx_cell",
+    "csv_value",
+    "sqlite_query",
+    "json_path",
+)
+"""Every check kind this version understands."""
+
+
+class _CheckBase(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    file: str | None = Field(
+        default=None, description="Glob of deliverables to look in (default: all files)."
+    )
+
+
+class Expect(BaseModel):
+    """An expected value for kinds that read one value (cells, query results, JSON paths).
+
+    Exactly one of ``equals``, ``any_of`` or ``contains`` must be set.
+    Tolerances apply to numbers only; ``abs_tol`` and ``rel_tol`` are ORed (either suffices).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    equals: float | str | None = None
+    any_of: list[float | str] | None = None
+    contains: str | None = None
+    abs_tol: float = 0.0
+    rel_tol: float = 0.0
+
+    @model_validator(mode="after")
+    def _one_target(self) -> "Expect":
+        given = [x is not None for x in (self.equals, self.any_of, self.contains)]
+        if sum(given) != 1:
+            raise ValueError("exactly one of equals, any_of, contains must be given")
+        if self.abs_tol < 0 or self.rel_tol < 0:
+            raise ValueError("tolerances must be >= 0")
+        return self
+
+
+class NumberCheck(_CheckBase):
+    """A number must appear in the deliverable text.
+
+    ``value`` in the stated unit; a match is any number in the text (formats such as
+    ``20.2%``, ``$1,234.50``, ``1.2e3``, ``(1,234)`` for -1234) within ``abs_tol`` or
+    ``rel_tol`` of ``value``. With ``percent=True``, ``0.202`` and ``20.2%`` both match
+    ``value=20.2``. ``near``: keywords of which at least one must appear within ``window``
+    characters of the number (case-insensitive).
+    """
+
+    kind: Literal["number"]
+    value: float
+    abs_tol: float = 0.0
+    rel_tol: float = 0.0
+    percent: bool = False
+    near: list[str] = Field(default_factory=list)
+    window: int = 120
+
+
+class RegexCheck(_CheckBase):
+    """A regular expression (Python ``re`` syntax) must match the deliverable text.
+
+    ``ignore_case`` defaults to True. With ``absent=True`` the pattern must NOT match
+    (useful for "does not claim X"); ``min_count`` matches are required otherwise.
+    """
+
+    kind: Literal["regex"]
+    pattern: str
+    ignore_case: bool = True
+    absent: bool = False
+    min_count: int = 1
+
+
+class FileExistsCheck(_CheckBase):
+    """A deliverable matching ``file`` (required here) must exist and be at least
+    ``min_bytes`` long."""
+
+    kind: Literal["file_exists"]
+    file: str
+    min_bytes: int = 1
+
+
+class XlsxCellCheck(_CheckBase):
+    """A workbook cell (after recalculation) must hold the expected value.
+
+    ``sheet``: sheet name (default: the first sheet); ``cell``: A1 reference. Alternatively
+    ``find``: a label; the value is then read from the cell to the right of the first cell
+    whose text equals the label (case-insensitive), or below it with ``direction="below"``.
+    """
+
+    kind: Literal["xlsx_cell"]
+    sheet: str | None = None
+    cell: str | None = None
+    find: str | None = None
+    direction: Literal["right", "below"] = "right"
+    expect: Expect
+
+    @model_validator(mode="after")
+    def _cell_or_find(self) -> "XlsxCellCheck":
+        if (self.cell is None) == (self.find is None):
+            raise ValueError("exactly one of cell, find must be given")
+        return self
+
+
+class CsvValueCheck(_CheckBase):
+    """A value read from a CSV deliverable.
+
+    Either a single cell, ``column`` in the first row whose columns equal ``where``
+    (case-insensitive string comparison), or an ``aggregate`` (sum, mean, min, max, count,
+    nunique) of ``column`` over the rows matching ``where`` (all rows if empty).
+    ``column`` matching is case-insensitive and ignores surrounding whitespace.
+    """
+
+    kind: Literal["csv_value"]
+    column: str
+    where: dict[str, str] = Field(default_factory=dict)
+    aggregate: Literal["sum", "mean", "min", "max", "count", "nunique"] | None = None
+    expect: Expect
+
+
+class SqliteQueryCheck(_CheckBase):
+    """A read-only SQL query on a SQLite deliverable; the first column of the first row is
+    compared with ``expect``."""
+
+    kind: Literal["sqlite_query"]
+    query: str
+    expect: Expect
+
+
+class JsonPathCheck(_CheckBase):
+    """A value in a JSON deliverable at a dotted path (``totals.net``, ``items[0].name``,
+    ``items[*].id`` to test every element; any element passing suffices)."""
+
+    kind: Literal["json_path"]
+    path: str
+    expect: Expect
+
+
+Check = Annotated[
+    Union[
+        NumberCheck,
+        RegexCheck,
+        FileExistsCheck,
+        XlsxCellCheck,
+        CsvValueCheck,
+        SqliteQueryCheck,
+        JsonPathCheck,
+    ],
+    Field(discriminator="kind"),
+]
+"""Any programmatic check, discriminated by ``kind``."""
