@@ -118,6 +118,22 @@ def version_cmd() -> None:
     print(__version__)
 
 
+def _register_stages() -> None:
+    from .extract._cli import register as extract_cli
+    from .gates._cli import register as gates_cli
+    from .judge._cli import register as judge_cli
+    from .report._cli import register as report_cli
+    from .runner._cli import register as runner_cli
+    from .selection._cli import register as selection_cli
+    from .tasks._cli import register as tasks_cli
+
+    for register in (tasks_cli, extract_cli, judge_cli, runner_cli, report_cli, gates_cli, selection_cli):
+        register(app)
+
+
+_register_stages()
+
+
 def main() -> None:
     """Console-script entry point."""
     app()
