@@ -1,0 +1,227 @@
+"""Build every figure of a report from run directories (no writing here)."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from itertools import combinations
+from pathlib import Path
+
+from .. import __version__
+from ..scoring import (
+    Aggregate,
+    Comparison,
+    CostSummary,
+    TaskResult,
+    TrialResult,
+    aggregate,
+    chain_break_counts,
+    compare,
+    config_label,
+    cost_summary,
+    group_results,
+    task_results,
+    trial_result,
+)
+from ..scoring._stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
+from ._runs import LoadedTrial, ReportInputError, RunData, load_run, resolve_judge_key
+
+GROUP_KINDS = ("paper_category", "soc_major_group", "occupation", "split")
+"""Group kinds reported besides ``overall``; occupations get no interval (2–3 tasks each)."""
+
+MAX_ALL_PAIRS = 6
+"""Up to this many configurations every pair is compared; above, each against the leader."""
+
+
+def anchor_slug(text: str) -> str:
+    """A fragment-safe id part: ``main/lawyers/task2`` → ``main.lawyers.task2``."""
+    return re.sub(r"[^A-Za-z0-9_.-]", "_", text.replace("/", "."))
+
+
+@dataclass
+class ConfigView:
+    """One configuration (run, agent, model) with all its figures.
+
+    Attributes:
+        anchor: HTML id prefix (``c<rank>``); label: display name (run added when the same
+            agent and model appear in several runs).
+        loaded: raw trials with grades (for drill-downs); trials: joined rows.
+        tasks: one :class:`TaskResult` per task of the run.
+        overall: the overall :class:`Aggregate`; groups: kind → group → Aggregate.
+    """
+
+    run: RunData
+    agent: str
+    model: str
+    label: str
+    loaded: list[LoadedTrial]
+    trials: list[TrialResult]
+    tasks: list[TaskResult]
+    overall: Aggregate
+    groups: dict[str, dict[str, Aggregate]]
+    cost: CostSummary
+    chain_breaks: dict[str, int]
+    rank: int = 0
+    anchor: str = ""
+
+    def task_anchor(self, task_id: str) -> str:
+        return f"{self.anchor}-{anchor_slug(task_id)}"
+
+    def task(self, task_id: str) -> TaskResult | None:
+        for t in self.tasks:
+            if t.task_id == task_id:
+                return t
+        return None
+
+
+@dataclass
+class ReportData:
+    """All figures of one report.
+
+    Attributes:
+        runs: the runs read; judge_key: grades used (None when there are none).
+        configs: configurations ranked by micro (then macro, then label).
+        comparisons: paired comparisons (A ranked above B).
+        task_ids: union of the runs' tasks, in order.
+        warnings: everything a reader must know before trusting the figures.
+        settings: bootstrap settings and epochs.
+    """
+
+    runs: list[RunData]
+    judge_key: str | None
+    configs: list[ConfigView]
+    comparisons: list[Comparison]
+    task_ids: list[str]
+    warnings: list[str]
+    settings: dict
+    generated_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    version: str = __version__
+
+    @property
+    def max_epochs(self) -> int:
+        return int(self.settings["epochs"])
+
+    def config(self, label: str) -> ConfigView:
+        for c in self.configs:
+            if c.label == label:
+                return c
+        raise KeyError(label)
+
+
+def _config_keys(run: RunData) -> list[tuple[str, str]]:
+    keys = list(dict.fromkeys(run.lock_agents))
+    for lt in run.trials:
+        k = (lt.record.agent, lt.record.model)
+        if k not in keys:
+            keys.append(k)
+    return keys
+
+
+def _rank_key(c: ConfigView) -> tuple:
+    micro = c.overall.micro.estimate
+    macro = c.overall.macro.estimate
+    return (-(micro if micro is not None else -1.0), -(macro if macro is not None else -1.0), c.label)
+
+
+def build_report(
+    run_dirs: list[Path],
+    *,
+    judge_key: str | None = None,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    confidence: float = DEFAULT_CONFIDENCE,
+    seed: int = DEFAULT_SEED,
+) -> ReportData:
+    """Read ``run_dirs`` and compute every figure of the report.
+
+    Args:
+        run_dirs: one or more run directories (merged into one leaderboard).
+        judge_key: grades to use; None picks the only key (see
+            :func:`jobbench.report.resolve_judge_key`).
+        n_resamples, confidence, seed: bootstrap settings.
+
+    Raises:
+        ReportInputError: unreadable runs, ambiguous judge key, no run given.
+    """
+    if not run_dirs:
+        raise ReportInputError("no run directory given")
+    paths = [Path(r).resolve() for r in run_dirs]
+    if len(set(paths)) != len(paths):
+        raise ReportInputError("the same run directory is given twice")
+    key = resolve_judge_key(paths, judge_key)
+    runs = [load_run(p, key) for p in paths]
+    warnings: list[str] = []
+    if key is None:
+        warnings.append("no grades found in any run (grades/<judge-key>/ is empty): every graded figure is missing; "
+                        "run `jobbench grade` first")
+    names = [r.name for r in runs]
+    for r in runs:
+        if names.count(r.name) > 1:
+            r.name = f"{r.name} ({r.path.parent.name})"
+        warnings += r.warnings
+        if key is not None and not (r.path / "grades" / key).is_dir():
+            warnings.append(f"{r.name}: no grades under judge key {key}; its trials are ungraded")
+    all_keys = [(r, k) for r in runs for k in _config_keys(r)]
+    pair_count: dict[tuple[str, str], int] = {}
+    for _, k in all_keys:
+        pair_count[k] = pair_count.get(k, 0) + 1
+    settings = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
+    epochs = max([r.epochs for r in runs] + [lt.record.epoch for r in runs for lt in r.trials] + [1])
+    ks = list(range(1, epochs + 1))
+    configs: list[ConfigView] = []
+    for run, (agent, model) in all_keys:
+        label = config_label(agent, model)
+        if pair_count[(agent, model)] > 1:
+            label = f"{label} [{run.name}]"
+        loaded = [lt for lt in run.trials if (lt.record.agent, lt.record.model) == (agent, model)]
+        trials = [
+            trial_result(
+                lt.record, lt.grade, run=run.name, config=label, judge_key=key,
+                task=run.metas.get(lt.record.task_id), trajectory_events=lt.trajectory_events,
+                lock_digest=run.digests.get(lt.record.task_id),
+            )
+            for lt in loaded
+        ]
+        tasks = task_results(trials, [run.metas[t] for t in run.task_ids], config=label, run=run.name)
+        overall = aggregate(tasks, config=label, ks=ks, **settings)
+        groups = {
+            kind: {g: aggregate(rs, config=label, group_kind=kind, group=g, ks=ks, with_ci=kind != "occupation", **settings)
+                   for g, rs in group_results(tasks, kind).items()}
+            for kind in GROUP_KINDS
+        }
+        configs.append(ConfigView(run=run, agent=agent, model=model, label=label, loaded=loaded, trials=trials,
+                                  tasks=tasks, overall=overall, groups=groups, cost=cost_summary(trials, config=label),
+                                  chain_breaks=chain_break_counts(trials)))
+    configs.sort(key=_rank_key)
+    for i, c in enumerate(configs, 1):
+        c.rank, c.anchor = i, f"c{i}"
+        o = c.overall
+        not_scored = {s: n for s, n in o.trials_by_state.items() if s not in ("complete", "no_deliverable")}
+        if not_scored:
+            desc = ", ".join(f"{n} {s}" for s, n in not_scored.items())
+            warnings.append(f"{c.label}: {sum(not_scored.values())} trial(s) without a score ({desc}); "
+                            "shown as such, never as 0; a task with no scored epoch is missing (counts 0)")
+        if o.tasks_missing:
+            warnings.append(f"{c.label}: {o.tasks_missing} of {o.tasks} task(s) missing, counted as 0 in micro and macro")
+        if o.tasks_unknown_max:
+            warnings.append(f"{c.label}: maximum unknown for {len(o.tasks_unknown_max)} task(s) (no dataset and no "
+                            f"grade): left out of micro: {', '.join(o.tasks_unknown_max[:10])}")
+        stale = [t.trial_id for t in c.trials if t.task_digest_matches is False]
+        if stale:
+            warnings.append(f"{c.label}: {len(stale)} trial(s) ran on a task version other than lock.json's")
+    task_sets = {frozenset(t.task_id for t in c.tasks) for c in configs}
+    if len(task_sets) > 1:
+        warnings.append("configurations were run on different task sets: compare micro/macro only together with "
+                        "the task counts (paired comparisons use shared tasks only)")
+    task_ids = list(dict.fromkeys(t for r in runs for t in r.task_ids))
+    if len(configs) <= MAX_ALL_PAIRS:
+        pairs = list(combinations(configs, 2))
+    else:
+        pairs = [(configs[0], c) for c in configs[1:]]
+    comparisons = [
+        compare(a.tasks, b.tasks, a.trials, b.trials, **settings)
+        for a, b in pairs
+        if {t.task_id for t in a.tasks} & {t.task_id for t in b.tasks}
+    ]
+    return ReportData(runs=runs, judge_key=key, configs=configs, comparisons=comparisons, task_ids=task_ids,
+                      warnings=warnings, settings={**settings, "epochs": epochs})
