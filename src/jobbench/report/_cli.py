@@ -5,8 +5,146 @@ Import heavy modules inside command functions so that `jobbench --help` stays fa
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+from typing import Optional
+
 import typer
+
+_SEED_HELP = "Bootstrap seed (same seed, same intervals)."
+_RESAMPLES_HELP = "Bootstrap resamples over tasks."
+
+
+def _fail(message: str) -> None:
+    from rich.console import Console
+    from rich.markup import escape
+
+    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+    raise typer.Exit(2)
+
+
+def _pick(data, run_dir: Path, wanted: str | None, exclude: str | None = None):
+    """The configuration of ``run_dir`` named ``wanted`` (label or agent@model), or the only one."""
+    from ..scoring import config_label
+
+    run_path = run_dir.resolve()
+    cands = [c for c in data.configs if c.run.path == run_path and c.label != exclude]
+    if wanted is not None:
+        hits = [c for c in cands if wanted in (c.label, config_label(c.agent, c.model), f"{c.agent}@{c.model}")]
+        if len(hits) == 1:
+            return hits[0]
+        names = ", ".join(c.label for c in cands) or "(none)"
+        _fail(f"no configuration {wanted!r} in {run_dir} (choices: {names})")
+    if len(cands) == 1:
+        return cands[0]
+    names = ", ".join(c.label for c in cands) or "(none)"
+    _fail(f"{run_dir} has {len(cands)} configurations; choose with --a/--b (choices: {names})")
 
 
 def register(app: typer.Typer) -> None:
-    """Add this stage's commands to `app`."""
+    """Add ``report`` and ``compare`` to ``app``."""
+
+    @app.command("report")
+    def report_cmd(
+        runs: list[Path] = typer.Argument(..., help="Run directories (runs/<name>); several are merged."),
+        out: Optional[Path] = typer.Option(None, "--out", "-o", help="Report directory (default: RUN/report, "
+                                           "or report-<names> beside the first run when merging)."),
+        judge_key: Optional[str] = typer.Option(None, "--judge-key", help="Grades to use (grades/<key>/); "
+                                                "default: the only one."),
+        seed: int = typer.Option(0, "--seed", help=_SEED_HELP),
+        resamples: int = typer.Option(10_000, "--resamples", min=1, help=_RESAMPLES_HELP),
+    ) -> None:
+        """Write leaderboard.md/.csv, results.jsonl, summary.json and report.html for RUN [RUN…]."""
+        from rich.console import Console
+        from rich.markup import escape
+        from rich.table import Table
+
+        from . import ReportInputError, build_report, default_out_dir
+        from ._tables import ci, pct
+        from ._write import write_data
+
+        try:
+            data = build_report(runs, judge_key=judge_key, n_resamples=resamples, seed=seed)
+        except ReportInputError as exc:
+            _fail(str(exc))
+        out_dir = write_data(data, out if out is not None else default_out_dir(runs))
+        console = Console()
+        table = Table(title=f"JobBench leaderboard (judge key: {data.judge_key or 'none'})")
+        for col in ("rank", "configuration", "micro %", "95 % CI", "macro %", "95 % CI", "tasks scored", "missing",
+                    "trials not scored"):
+            table.add_column(col, justify="left" if col in ("configuration",) else "right")
+        for c in data.configs:
+            o = c.overall
+            ns = sum(n for s, n in o.trials_by_state.items() if s not in ("complete", "no_deliverable"))
+            table.add_row(str(c.rank), escape(c.label), pct(o.micro.estimate), ci(o.micro), pct(o.macro.estimate),
+                          ci(o.macro), f"{o.tasks_scored}/{o.tasks}", str(o.tasks_missing), str(ns))
+        console.print(table)
+        console.print("micro = Σ points / Σ maxima, macro = mean of task scores; missing tasks count 0 in both.")
+        err = Console(stderr=True)
+        for w in data.warnings:
+            err.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False, soft_wrap=True)
+        console.print(f"report: {out_dir / 'report.html'}", highlight=False, soft_wrap=True)
+
+    @app.command("compare")
+    def compare_cmd(
+        run_a: Path = typer.Argument(..., help="Run directory of configuration A."),
+        run_b: Path = typer.Argument(..., help="Run directory of configuration B (may equal RUN_A)."),
+        a: Optional[str] = typer.Option(None, "--a", help="Configuration A (agent@model) when RUN_A has several."),
+        b: Optional[str] = typer.Option(None, "--b", help="Configuration B (agent@model) when RUN_B has several."),
+        judge_key: Optional[str] = typer.Option(None, "--judge-key", help="Grades to use; default: the only one."),
+        scored_only: bool = typer.Option(False, "--scored-only", help="Only tasks scored for both "
+                                         "(default: missing tasks count 0, as on the leaderboard)."),
+        seed: int = typer.Option(0, "--seed", help=_SEED_HELP),
+        resamples: int = typer.Option(10_000, "--resamples", min=1, help=_RESAMPLES_HELP),
+        as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+    ) -> None:
+        """Paired bootstrap comparison A − B on shared tasks, with effort ratios."""
+        from rich.console import Console
+        from rich.markup import escape
+        from rich.table import Table
+
+        from ..scoring import compare
+        from ..scoring._aggregate import RATIO_FIELDS
+        from . import ReportInputError, build_report
+        from ._tables import pct, pp, pval, ratio
+
+        dirs = [run_a] if run_a.resolve() == run_b.resolve() else [run_a, run_b]
+        try:
+            data = build_report(dirs, judge_key=judge_key, n_resamples=resamples, seed=seed)
+        except ReportInputError as exc:
+            _fail(str(exc))
+        same = len(dirs) == 1
+        if same and a is None and b is None:
+            cands = [c for c in data.configs]
+            if len(cands) != 2:
+                _fail(f"{run_a} has {len(cands)} configurations; choose with --a and --b "
+                      f"(choices: {', '.join(c.label for c in cands)})")
+            order = {k: i for i, k in enumerate(cands[0].run.lock_agents)}
+            ca, cb = sorted(cands, key=lambda c: order.get((c.agent, c.model), len(order)))
+        else:
+            ca = _pick(data, run_a, a)
+            cb = _pick(data, run_b, b, exclude=ca.label if same else None)
+        cmp = compare(ca.tasks, cb.tasks, ca.trials, cb.trials, scored_only=scored_only, n_resamples=resamples, seed=seed)
+        if as_json:
+            print(json.dumps(cmp.model_dump(mode="json"), indent=2))
+            return
+        console = Console()
+        table = Table(title=f"A = {escape(ca.label)} ({ca.run.name})  vs  B = {escape(cb.label)} ({cb.run.name})")
+        for col in ("statistic", "A %", "B %", "A − B pp", "95 % CI", "p"):
+            table.add_column(col, justify="left" if col == "statistic" else "right")
+        for p in (cmp.micro, cmp.macro):
+            lo_hi = "" if p.low is None else f"[{pp(p.low)}, {pp(p.high)}]"
+            name = "micro (Σ points / Σ maxima)" if p.statistic == "micro" else "macro (mean of task scores)"
+            table.add_row(name, pct(p.a), pct(p.b), pp(p.difference), lo_hi, pval(p.p_value))
+        console.print(table)
+        console.print(f"{len(cmp.tasks)} shared task(s){' scored for both' if scored_only else ''}; "
+                      f"A better on {cmp.macro.wins}, worse on {cmp.macro.losses}, tied on {cmp.macro.ties}. "
+                      f"Missing (count 0): A {len(cmp.missing_in_a)}, B {len(cmp.missing_in_b)}. "
+                      f"Not shared: A {len(cmp.only_in_a)}, B {len(cmp.only_in_b)}. "
+                      f"Paired bootstrap over tasks, {resamples:,} resamples, seed {seed}.", highlight=False)
+        rt = Table(title="Effort ratios A / B (per-trial means on shared tasks)")
+        rt.add_column("figure")
+        rt.add_column("A / B", justify="right")
+        for k, v in RATIO_FIELDS.items():
+            rt.add_row(v, ratio(cmp.ratios.get(k)))
+        console.print(rt)
