@@ -69,10 +69,11 @@ class ConfigView:
         return f"{self.anchor}-{anchor_slug(task_id)}"
 
     def task(self, task_id: str) -> TaskResult | None:
-        for t in self.tasks:
-            if t.task_id == task_id:
-                return t
-        return None
+        """This configuration's result on ``task_id``, or None when its run lacks the task."""
+        index = self.__dict__.get("_task_index")
+        if index is None or len(index) != len(self.tasks):
+            index = self.__dict__["_task_index"] = {t.task_id: t for t in self.tasks}
+        return index.get(task_id)
 
 
 @dataclass

@@ -85,11 +85,14 @@ def _drilldowns(data: ReportData) -> list[dict]:
     out = []
     for c in data.configs:
         loaded = {lt.record.trial_id: lt for lt in c.loaded}
+        by_task: dict[str, list] = {}
+        for t in c.trials:
+            by_task.setdefault(t.task_id, []).append(t)
         for tr in c.tasks:
             anchor = c.task_anchor(tr.task_id)
             task = c.run.tasks.get(tr.task_id)
             trials = []
-            for t in sorted((t for t in c.trials if t.task_id == tr.task_id), key=lambda t: t.epoch):
+            for t in sorted(by_task.get(tr.task_id, []), key=lambda t: t.epoch):
                 lt = loaded[t.trial_id]
                 t_anchor = f"{anchor}-e{t.epoch}"
                 trials.append({
