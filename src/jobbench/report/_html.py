@@ -20,6 +20,10 @@ from ._build import ConfigView, ReportData
 MAX_TEXT = 2000
 """Reasoning and evidence longer than this (characters) are cut in the page (the grade files
 keep them whole)."""
+MAX_TEXT_LARGE = 400
+"""The cut used instead when the report holds more than :data:`LARGE_REPORT` verdicts, to keep
+one self-contained page loadable."""
+LARGE_REPORT = 100_000
 
 
 def _cut(text: str | None, limit: int = MAX_TEXT) -> tuple[str, bool]:
@@ -31,7 +35,7 @@ def _data_uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
 
 
-def _rubric_views(c: ConfigView, lt, task, trial_anchor: str) -> list[dict]:
+def _rubric_views(c: ConfigView, lt, task, trial_anchor: str, limit: int) -> list[dict]:
     grade = lt.grade
     out = []
     if grade is None:
@@ -42,8 +46,8 @@ def _rubric_views(c: ConfigView, lt, task, trial_anchor: str) -> list[dict]:
         crits = []
         for cv in rg.criteria:
             crit = rub.criteria[cv.criterion_index] if rub and 0 <= cv.criterion_index < len(rub.criteria) else None
-            reasoning, r_cut = _cut(cv.reasoning)
-            evidence, e_cut = _cut(cv.evidence)
+            reasoning, r_cut = _cut(cv.reasoning, limit)
+            evidence, e_cut = _cut(cv.evidence, limit)
             crits.append({
                 "n": cv.criterion_index + 1,
                 "text": crit.text if crit else "(criterion text unavailable)",
@@ -81,7 +85,7 @@ def _break_is(rg, key: str) -> bool:
     return first == key
 
 
-def _drilldowns(data: ReportData) -> list[dict]:
+def _drilldowns(data: ReportData, limit: int) -> list[dict]:
     out = []
     for c in data.configs:
         loaded = {lt.record.trial_id: lt for lt in c.loaded}
@@ -97,7 +101,7 @@ def _drilldowns(data: ReportData) -> list[dict]:
                 t_anchor = f"{anchor}-e{t.epoch}"
                 trials.append({
                     "anchor": t_anchor, "row": t, "state_desc": STATE_DESCRIPTIONS[t.state],
-                    "rubrics": _rubric_views(c, lt, task, t_anchor),
+                    "rubrics": _rubric_views(c, lt, task, t_anchor, limit),
                     "grade_file": None if lt.grade_path is None else lt.grade_path.relative_to(c.run.path).as_posix(),
                 })
             occ = occupation_for(tr.occupation)
@@ -150,6 +154,8 @@ def render_html(data: ReportData) -> str:
         for t in c.tasks:
             if t.max_points is not None:
                 task_max.setdefault(t.task_id, t.max_points)
+    verdicts = sum(t.criteria_total for c in data.configs for t in c.trials)
+    limit = MAX_TEXT if verdicts <= LARGE_REPORT else MAX_TEXT_LARGE
     template = env.get_template("report.html.j2")
     return template.render(
         data=data,
@@ -161,10 +167,10 @@ def render_html(data: ReportData) -> str:
         group_names=group_names,
         states=STATE_DESCRIPTIONS,
         ratio_fields=RATIO_FIELDS,
-        drilldowns=_drilldowns(data),
+        drilldowns=_drilldowns(data, limit),
         not_scored=_tables.not_scored,
         K=data.max_epochs,
-        max_text=MAX_TEXT,
+        max_text=limit,
         break_keys=sorted(break_keys, key=_break_order),
         task_max=task_max,
     )
