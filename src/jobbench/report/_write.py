@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 from .._io import atomic_write_json, atomic_write_text
@@ -35,7 +36,20 @@ def write_data(data: ReportData, out_dir: Path) -> Path:
     atomic_write_text(out_dir / "results.jsonl", results_jsonl(data))
     atomic_write_json(out_dir / "summary.json", summary_json(data))
     atomic_write_text(out_dir / "report.html", render_html(data))
+    _readable(out_dir)
     return out_dir
+
+
+def _readable(out_dir: Path) -> None:
+    """Atomic writes leave temp-file permissions (0600); give report files the usual mode
+    under the process umask, since reports are meant to be shared."""
+    umask = os.umask(0)
+    os.umask(umask)
+    for name in REPORT_FILES:
+        try:
+            os.chmod(out_dir / name, 0o666 & ~umask)
+        except OSError:
+            pass
 
 
 def write_report(
