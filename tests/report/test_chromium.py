@@ -20,7 +20,7 @@ pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(), reason="/usr/bin/chromium is absent (install: apt-get install -y --no-install-recommends chromium)"
 )
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--no-first-run", "--enable-logging=stderr", "--v=0"]
+         "--disable-component-update", "--disable-sync", "--no-first-run", "--disable-dev-shm-usage", "--enable-logging=stderr", "--v=0"]
 CONSOLE = re.compile(r":CONSOLE[:(]")
 
 

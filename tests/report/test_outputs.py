@@ -91,6 +91,8 @@ def test_csv_and_markdown_figures(report_dir: Path):
     assert float(rows["gamma"]["micro_pct"]) == pytest.approx(100 * 40 / 220, abs=1e-4)
     assert rows["gamma"]["missing_tasks"] == f"{T3};{T4}"
     assert float(rows["beta@m2"]["wall_seconds_mean"]) == 240.0
+    assert float(rows["alpha@m1"]["micro_pct_comp_math"]) == 87.5 and rows["alpha@m1"]["micro_pct_mgmt"] == ""
+    assert float(rows["beta@m2"]["pass_hat_2_pct"]) == pytest.approx(200 / 3, abs=1e-4)
     md = (report_dir / "leaderboard.md").read_text()
     assert "| 2 | alpha@m1 | run-a | 29.5 |" in md
     assert f"* alpha@m1: {T4} (no trial)" in md
@@ -204,3 +206,25 @@ def test_cli_report_and_compare(run_a: Path, run_b: Path, tmp_path: Path):
     assert "choose with --a/--b" in res.output
     res = runner.invoke(app, ["compare", str(run_a), str(run_b), "--a", "beta@m2", "--resamples", "300"])
     assert res.exit_code == 0 and "+43.2" in res.output  # 95/220 in percentage points
+
+
+def test_same_configuration_in_two_runs_is_kept_apart(run_a: Path):
+    twin = run_a.parent / "run-a-again"
+    shutil.copytree(run_a, twin)
+    lock = json.loads((twin / "lock.json").read_text())
+    del lock["tasks"][T4]  # this run covers fewer tasks
+    (twin / "lock.json").write_text(json.dumps(lock))
+    for d in (twin / "trials" / T4, twin / "grades" / "checks" / T4):
+        shutil.rmtree(d)
+    out = write_report([run_a, twin], n_resamples=300)
+    assert out == run_a.parent / "report-run-a+run-a-again"
+    data = build_report([run_a, twin], n_resamples=300)
+    labels = {c.label for c in data.configs}
+    assert {"alpha@m1 [run-a]", "alpha@m1 [run-a-again]", "beta@m2 [run-a]", "beta@m2 [run-a-again]"} == labels
+    a1, a2 = data.config("alpha@m1 [run-a]"), data.config("alpha@m1 [run-a-again]")
+    assert a1.overall.micro.estimate == pytest.approx(65 / 220)
+    assert a2.overall.micro.estimate == pytest.approx(65 / 200) and a2.overall.tasks == 3
+    assert any("different task sets" in w for w in data.warnings)
+    same = next(c for c in data.comparisons if {c.a, c.b} == {a1.label, a2.label})
+    assert same.tasks == [T1, T2, T3] and same.only_in_a + same.only_in_b == [T4]
+    assert same.macro.difference == 0.0 and same.macro.p_value == 1.0

@@ -15,7 +15,7 @@ from ..scoring import MACRO_LABEL, MICRO_LABEL, STATE_DESCRIPTIONS
 from ..scoring._aggregate import RATIO_FIELDS
 from ..tasks import PAPER_CATEGORIES, occupation_for, soc_major_groups
 from . import _plots, _tables
-from ._build import ConfigView, ReportData
+from ._build import ConfigView, ReportData, anchor_slug
 
 MAX_TEXT = 2000
 """Reasoning and evidence longer than this (characters) are cut in the page (the grade files
@@ -119,7 +119,7 @@ def render_html(data: ReportData) -> str:
         lstrip_blocks=True,
     )
     env.filters.update(pct=_tables.pct, ci=_tables.ci, pp=_tables.pp, pval=_tables.pval, num=_tables.num,
-                       usd=_tables.usd, ratio=_tables.ratio)
+                       usd=_tables.usd, ratio=_tables.ratio, slug=anchor_slug)
     figures = []
     if data.configs:
         figures.append({"id": "fig-categories", "title": "Score per paper category",

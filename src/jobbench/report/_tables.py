@@ -225,8 +225,9 @@ def leaderboard_rows(data: ReportData) -> list[dict[str, Any]]:
             row[f"pass_hat_{k}_tasks"] = o.pass_hat_k_tasks.get(k, 0)
         for cat in PAPER_CATEGORIES.values():
             agg = c.groups["paper_category"].get(cat)
-            row[f"micro_pct {cat}"] = p(agg.micro.estimate) if agg else None
-            row[f"macro_pct {cat}"] = p(agg.macro.estimate) if agg else None
+            key = cat.lower().replace(". ", "_").replace(".", "")  # "Bus. Fin." -> "bus_fin"
+            row[f"micro_pct_{key}"] = p(agg.micro.estimate) if agg else None
+            row[f"macro_pct_{key}"] = p(agg.macro.estimate) if agg else None
         row.update({
             "agent_input_tokens": cost.agent_input_tokens, "agent_cached_input_tokens": cost.agent_cached_input_tokens,
             "agent_output_tokens": cost.agent_output_tokens, "agent_cost_usd": cost.agent_cost_usd,
