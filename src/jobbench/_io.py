@@ -17,6 +17,16 @@ from typing import Any
 from pydantic import BaseModel
 
 
+def _read_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+# Read once at import (os.umask is process-wide; toggling it later would race other threads).
+_UMASK = _read_umask()
+
+
 def atomic_write_bytes(path: Path | str, data: bytes) -> None:
     """Write ``data`` to ``path`` atomically (temp file + fsync + rename).
 
@@ -27,6 +37,7 @@ def atomic_write_bytes(path: Path | str, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; give records normal modes
         with os.fdopen(fd, "wb") as f:
             f.write(data)
             f.flush()
