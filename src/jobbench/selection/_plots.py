@@ -1,7 +1,8 @@
 """Figures of the selection stage (matplotlib, headless).
 
 Each function writes one image atomically; the format follows the file suffix (``.png``,
-``.svg``, ``.pdf``).
+``.svg``, ``.pdf``). Point sets carry matplotlib ``gid``s (``zone-green_light``,
+``group-13``, ``selected``, ``attention-papers`` …) so SVG output can be inspected.
 """
 
 from __future__ import annotations
@@ -71,11 +72,12 @@ def plot_desire_capability(tasks: list[TaskRating], path: Path | str, highlight:
     for z in Zone:
         pts = [t for t in tasks if t.zone == z]
         ax.scatter([t.desire for t in pts], [t.capability for t in pts], s=14, color=ZONE_COLOURS[z], alpha=0.55,
-                   lw=0)
+                   lw=0, gid=f"zone-{z.name}")
     if highlight:
         pts = [t for t in tasks if t.occupation in highlight]
         ax.scatter([t.desire for t in pts], [t.capability for t in pts], s=16, facecolors="none",
-                   edgecolors="black", lw=0.6, label=f"tasks of the {len(highlight)} highlighted occupations")
+                   edgecolors="black", lw=0.6, label=f"tasks of the {len(highlight)} highlighted occupations",
+                   gid="highlight")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), fontsize=8, frameon=False)
     ax.axvline(ZONE_CUT, color="black", lw=0.8)
     ax.axhline(ZONE_CUT, color="black", lw=0.8)
@@ -104,15 +106,15 @@ def plot_exposure_desire(table: list[OccupationStats], path: Path | str, selecte
         pts = [o for o in rows if o.soc_major_code == g]
         title = pts[0].soc_major_title.replace(" Occupations", "")
         ax.scatter([o.exposure / 1e9 for o in pts], [o.desire_mean for o in pts], s=28, color=cmap(i % 20),
-                   label=f"{g[:2]} {title}", alpha=0.85)
+                   label=f"{g[:2]} {title}", alpha=0.85, gid=f"group-{g[:2]}")
     if selected:
         pts = [o for o in rows if o.occupation in selected]
         ax.scatter([o.exposure / 1e9 for o in pts], [o.desire_mean for o in pts], s=90, facecolors="none",
-                   edgecolors="black", lw=0.8, label=f"selected ({len(pts)})")
+                   edgecolors="black", lw=0.8, label=f"selected ({len(pts)})", gid="selected")
     if marked:
         pts = [o for o in rows if o.occupation in marked]
         ax.scatter([o.exposure / 1e9 for o in pts], [o.desire_mean for o in pts], s=30, marker="x",
-                   color="black", lw=0.8, label=f"{marked_label} ({len(pts)})")
+                   color="black", lw=0.8, label=f"{marked_label} ({len(pts)})", gid="marked")
     ax.axhline(ZONE_CUT, color="black", lw=0.6, ls="--")
     ax.set_xscale("log")
     ax.set_xlabel("economic exposure = employment × mean wage (US$ billions per year, log scale)")
@@ -135,7 +137,7 @@ def plot_attention(result: AttentionResult, capability: Capability, attention: l
     x = [capability.scores[s] for s in result.slugs]
     for ax, target, name in ((axes[0], "papers", "arXiv papers"), (axes[1], "companies", "YC companies")):
         y = [getattr(by_slug[s], target) for s in result.slugs]
-        ax.scatter(x, y, s=22, color="#1565c0")
+        ax.scatter(x, y, s=22, color="#1565c0", gid=f"attention-{target}")
         corr = getattr(result, target)
         p, s = corr["pearson"], corr["spearman"]
 
