@@ -80,13 +80,15 @@ CROSSWALK = [
     ["beta", "43-9021.00", "Data Entry Keyers", "Beta Clerks", "43-9021.00", "exact"],
     ["delta", "13-1023.00", "Purchasing Agents", "Delta Agents", "13-1023.00", "exact"],
 ]
-# Attention: papers Alpha {p1,p2,p3} (task 1: p1,p2; task 2: p2,p3), Beta {p1}, Delta {p4,p5};
+# Attention: papers Alpha {p1,p2,p3,p9} (task 1: p1,p2; task 2: p2,p3; unrated task 9: p9),
+# Beta {p1}, Delta {p4,p5} — Alpha has 3 papers when only rated tasks count;
 # companies Alpha {A}, Beta {A,B,C} ("B; C" on task 3, "A" on task 4), Delta {B,D}.
 PAPERS = [
     ["Analyse alpha data.", "Alpha Analysts", 2, "p1,p2"],
     ["Write alpha memos.", "Alpha Analysts", 2, "p2,p3"],
     ["Key beta records.", "Beta Clerks", 1, "p1"],
     ["Buy delta supplies.", "Delta Agents", 2, "p4,p5"],
+    ["Expert-only alpha task.", "Alpha Analysts", 1, "p9"],
 ]
 COMPANIES = [
     ["Analyse alpha data.", "Alpha Analysts", 1, "A"],
