@@ -17,13 +17,13 @@ LAYOUT: dict[str, tuple[str, ...]] = {
     "companies": ("workbank/external/company_to_workflow_aggregation.csv",),
     "papers": ("workbank/external/paper_to_workflow_mapping_aggregated.csv",),
     "oews": ("oews/M2024_bls_wage_data.csv",),
-    "onet_tasks": ("onet/task_statements.csv", "onet/Task Statements.txt"),
+    "onet_tasks": ("onet/Task Statements.txt", "onet/task_statements.csv"),
     "onet_occupations": ("onet/onet_soc2010_occupation_data.txt", "onet/Occupation Data.txt"),
     "leaderboard": ("jobbench/leaderboard.json",),
 }
 """File key → candidate paths relative to the data directory (first existing one wins;
-the first one is reported when none exists). This is the layout written by
-``jobbench selection fetch`` and used by the project's shared data folder."""
+the first one, which is what ``fetch`` writes, is reported when none exists). The layout of
+``jobbench selection fetch`` and of the project's shared data folder."""
 
 
 def default_data_dir() -> Path:
