@@ -162,3 +162,19 @@ def test_done_when_command_prints_correlations(shared_data: Path, tmp_path: Path
     assert len(rows) == 35 and "capability:mean" in rows[0]
     corr = json.loads((tmp_path / "att" / "correlations.json").read_text())
     assert len(corr) == 19 and all(not math.isnan(c["papers"]["pearson"]["r"]) for c in corr)
+
+
+def test_undefined_correlation_is_null_in_json(mini_data: Path, tmp_path: Path) -> None:
+    """A configuration with the same score everywhere has no correlation: JSON null, never NaN."""
+    lb = json.loads((mini_data / "jobbench" / "leaderboard.json").read_text())
+    lb["leaderboard"][0]["categoryBreakdown"] = {s: {"score_pct": 25.0} for s in ("alpha", "beta", "delta")}
+    (mini_data / "jobbench" / "leaderboard.json").write_text(json.dumps(lb))
+    res = runner.invoke(app, ["attention", "--data-dir", str(mini_data), "--crosswalk", str(mini_data / "crosswalk.csv"),
+                              "--config", "m1", "--boot", "20", "--json", "--out", str(tmp_path / "o")])
+    assert res.exit_code == 0, res.output
+    assert "NaN" not in res.stdout and "NaN" not in (tmp_path / "o" / "correlations.json").read_text()
+    corr = json.loads(res.stdout)["results"][0]["papers"]["pearson"]
+    assert (corr["r"], corr["low"], corr["n_valid"]) == (None, None, 0)
+    text = runner.invoke(app, ["attention", "--data-dir", str(mini_data), "--crosswalk",
+                               str(mini_data / "crosswalk.csv"), "--config", "m1", "--boot", "20"]).stdout
+    assert next(line for line in text.splitlines() if line.startswith("Model One")).split()[-1] == "n/a"

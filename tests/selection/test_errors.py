@@ -141,3 +141,13 @@ def test_explicit_file_option_overrides_data_dir(mini_data: Path, tmp_path: Path
     res = runner.invoke(app, ["selection", "figures", "--data-dir", str(mini_data), "--desires", str(moved), "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["n_tasks"] == 8
+
+
+def test_occupation_missing_from_task_metadata(mini_data: Path, tmp_path: Path) -> None:
+    path = mini_data / FILES["task_metadata"][0]
+    lines = path.read_text(encoding="utf-8").splitlines(keepends=True)
+    path.write_text("".join(line for line in lines if "Delta Agents" not in line), encoding="utf-8")
+    res = _invoke("select", mini_data, tmp_path)
+    assert res.exit_code == 2, res.output
+    assert (f"error: {path}, column 'Occupation (O*NET-SOC Title)': occupation 'Delta Agents' of the rating files "
+            "has no row here") in res.stderr

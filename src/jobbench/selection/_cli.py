@@ -49,6 +49,17 @@ def _group_code(v: str) -> str:
     return v + "-0000" if len(v) == 2 and v.isdigit() else v
 
 
+def _no_nan(obj):
+    """JSON-safe copy: NaN (an undefined correlation) becomes None."""
+    if isinstance(obj, float) and math.isnan(obj):
+        return None
+    if isinstance(obj, dict):
+        return {k: _no_nan(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_no_nan(v) for v in obj]
+    return obj
+
+
 def _fmt_corr(c) -> str:
     if math.isnan(c.r):
         return "n/a"
@@ -150,7 +161,7 @@ def register(app: typer.Typer) -> None:
                 onet = load_onet_tasks(p.onet_tasks)
                 notes += [f"O*NET: {m}" for m in onet_mismatches(tasks, onet)]
                 notes += [f"crosswalk: {m}" for m in crosswalk_mismatches(cw, load_onet_occupations(p.onet_occupations))]
-            table = occupation_table(tasks, meta, oews_table, cw, onet_tasks=onet)
+            table = occupation_table(tasks, meta, oews_table, cw, onet_tasks=onet, metadata_source=p.task_metadata)
         except DataFileError as exc:
             raise _fail(str(exc)) from None
         known = {o.occupation for o in table}
@@ -179,7 +190,7 @@ def register(app: typer.Typer) -> None:
         sel_rows = []
         cand_rows = []
         for s in selection.selected:
-            r = {c: v for c, v in zip(OCC_COLUMNS, occupation_rows([s.stats])[0].values())}
+            r = occupation_rows([s.stats])[0]
             sel_rows.append({"selection_rank": s.rank, "n_qualifying_tasks": s.n_qualifying_tasks, **r})
             for t in s.top_tasks:
                 cand_rows.append({"selection_rank": s.rank, "occupation": s.stats.occupation, "task_id": t.task_id,
@@ -312,20 +323,20 @@ def register(app: typer.Typer) -> None:
                     for a in counts]
             cols = list(counts[0].model_dump()) + [f"capability:{c.name}" for c in chosen]
             atomic_write_text(out / "attention.csv", csv_text(cols, rows))
-            atomic_write_json(out / "correlations.json", [r.model_dump() for r in results])
+            atomic_write_json(out / "correlations.json", _no_nan([r.model_dump() for r in results]))
         if plot is not None:
             from ._plots import plot_attention
 
             plot_attention(results[0], chosen[0], counts, plot)
         zero = [a.slug for a in counts if a.papers == 0 or a.companies == 0]
         if as_json:
-            print(json.dumps({
+            print(json.dumps(_no_nan({
                 "tasks": tasks_scope, "n_boot": n_boot, "seed": seed, "level": level,
                 "data": {"papers": str(p.papers), "companies": str(p.companies)},
                 "attention": [a.model_dump() for a in counts],
                 "capability": {c.name: c.scores for c in chosen},
                 "results": [r.model_dump() for r in results],
-            }, indent=2, default=lambda v: None if isinstance(v, float) and math.isnan(v) else v))
+            }), indent=2, allow_nan=False))
             return
         pct = int(round(level * 100))
         print(f"Capability vs attention per occupation: r [{pct}% percentile bootstrap interval], "

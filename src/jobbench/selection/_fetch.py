@@ -206,7 +206,7 @@ def hf_download(filename: str, revision: str | None = None) -> bytes:
     return Path(local).read_bytes()
 
 
-def xlsx_to_csv(data: bytes, name: str = "national_M2024_dl.xlsx") -> bytes:
+def xlsx_to_csv(data: bytes) -> bytes:
     """Convert the first sheet of an xlsx (bytes) to UTF-8 CSV bytes (header as found;
     integers written without decimals; empty cells empty)."""
     from openpyxl import load_workbook
@@ -248,7 +248,7 @@ def bls_zip_to_csv(data: bytes) -> bytes:
     info = zf.getinfo(names[0])
     if info.file_size > MAX_BYTES:
         raise OSError("workbook in the BLS zip is too large")
-    return xlsx_to_csv(zf.read(info), names[0])
+    return xlsx_to_csv(zf.read(info))
 
 
 def _as_utf8(data: bytes) -> bytes:

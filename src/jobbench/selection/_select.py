@@ -144,6 +144,7 @@ def occupation_table(
     crosswalk: Iterable[CrosswalkRow] = (),
     soc_titles: dict[str, str] | None = None,
     onet_tasks: Iterable | None = None,
+    metadata_source: Path | str = "task metadata",
 ) -> list[OccupationStats]:
     """One :class:`OccupationStats` per occupation of ``tasks``, sorted by exposure rank
     (occupations without exposure last, by title).
@@ -179,8 +180,8 @@ def occupation_table(
     for occ, ts in by_occ.items():
         code = code_of.get(occ) or next((t.onet_soc_code for t in ts if t.onet_soc_code), None)
         if code is None:
-            raise DataFileError("task metadata", f"occupation {occ!r} has no O*NET-SOC code in the task metadata",
-                                column="Occupation (O*NET-SOC Title)")
+            raise DataFileError(metadata_source, f"occupation {occ!r} of the rating files has no row here, so no "
+                                "O*NET-SOC code", column="Occupation (O*NET-SOC Title)")
         j = join_oews(code, oews)
         major = soc_major_code(code)
         desires = [t.desire for t in ts]
