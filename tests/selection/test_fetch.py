@@ -179,3 +179,26 @@ def test_cli_reports_failures_with_exit_1(server, mini_data: Path, tmp_path: Pat
     assert f"fetched {out}/jobbench/leaderboard.json" in res.stdout
     assert "FAILED" in res.stdout and "not a zip file" in res.stdout
     assert json.loads((out / "jobbench/leaderboard.json").read_text()) == json.loads((www / "lb.json").read_text())
+
+
+def test_hf_download_finds_files_by_name(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    import huggingface_hub
+
+    calls = []
+    (tmp_path / "blob").write_bytes(b"Task ID\n")
+
+    def list_files(self, repo_id, *, revision=None, repo_type=None, token=None):
+        calls.append(("list", repo_id, repo_type, revision))
+        return ["README.md", "worker_data/domain_worker_desires.csv", "expert_ratings/x.csv"]
+
+    def download(repo_id, filename, *, repo_type=None, revision=None, **kw):
+        calls.append(("get", repo_id, filename, repo_type, revision))
+        return str(tmp_path / "blob")
+
+    monkeypatch.setattr(huggingface_hub.HfApi, "list_repo_files", list_files)
+    monkeypatch.setattr(huggingface_hub, "hf_hub_download", download)
+    assert _fetch.hf_download("domain_worker_desires.csv", "v1") == b"Task ID\n"
+    assert calls == [("list", "SALT-NLP/WORKBank", "dataset", "v1"),
+                     ("get", "SALT-NLP/WORKBank", "worker_data/domain_worker_desires.csv", "dataset", "v1")]
+    with pytest.raises(OSError, match="task_statement_with_metadata.csv is not in dataset SALT-NLP/WORKBank"):
+        _fetch.hf_download("task_statement_with_metadata.csv")
