@@ -255,13 +255,13 @@ def _walk_files(base: Path, problems: list[Problem]) -> list[str]:
 
     for dirpath, dirnames, filenames in os.walk(base, onerror=unreadable, followlinks=False):
         d = Path(dirpath)
+        dirnames.sort()
         for name in list(dirnames):
             p = d / name
             if p.is_symlink():
                 problems.append(_symlink_problem(p))
                 dirnames.remove(name)
-        dirnames.sort()
-        for name in filenames:
+        for name in sorted(filenames):
             p = d / name
             if p.is_symlink():
                 problems.append(_symlink_problem(p))
