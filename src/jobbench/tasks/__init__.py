@@ -2,7 +2,7 @@
 
 Public API:
     :func:`load_dataset`, :func:`load_task`, :func:`discover_task_dirs`,
-    :func:`parse_rubrics`, :func:`task_digest`, :class:`Task`, :class:`Rubric`,
+    :func:`parse_rubrics`, :func:`rubrics_schema`, :func:`task_digest`, :class:`Task`, :class:`Rubric`,
     :class:`Criterion`, :class:`Dataset`, :class:`Problem`, :class:`TaskLoadError`,
     occupation metadata (:func:`occupation_for`, :func:`occupations`,
     :func:`soc_major_groups`) and check specifications (:data:`Check` and its kinds).
@@ -45,7 +45,7 @@ from ._occupations import (
     soc_major_groups,
 )
 from ._problems import Problem, TaskLoadError
-from ._rubrics import parse_rubrics
+from ._rubrics import parse_rubrics, rubrics_schema
 
 __all__ = [
     "CHECK_KINDS",
@@ -83,4 +83,5 @@ __all__ = [
     "Problem",
     "TaskLoadError",
     "parse_rubrics",
+    "rubrics_schema",
 ]

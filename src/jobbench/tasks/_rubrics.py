@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import json
 import math
+from functools import lru_cache
+from importlib import resources
 from typing import Any, Callable
 
 from pydantic import TypeAdapter, ValidationError
@@ -70,6 +72,23 @@ def escapes(pattern: str) -> bool:
 
 
 _bad_glob = escapes  # former private name
+
+
+@lru_cache(maxsize=1)
+def rubrics_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of the extended ``RUBRICS.json`` format.
+
+    Shipped as ``jobbench/tasks/rubrics.schema.json``. It accepts what
+    :func:`parse_rubrics` accepts except for the rules JSON Schema cannot state (NaN or
+    Infinity weights, unique ids, existing acyclic ``requires`` targets, ``checks`` as long
+    as ``criterion``); those only :func:`parse_rubrics` enforces. Regex patterns carry
+    ``"format": "regex"``, which only validators that assert formats check.
+
+    Returns:
+        The schema as a dict (cached; do not mutate).
+    """
+    text = resources.files("jobbench.tasks").joinpath("rubrics.schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
 
 
 def _choose_key(data: dict[str, Any]) -> str:
