@@ -26,7 +26,7 @@ def pull_cmd(
     repo_id: str = typer.Option("JobBench/job-bench", "--repo-id", help="Hugging Face dataset repository."),
     dest: Path = typer.Option(DEFAULT_DEST, "--dest", help="Where to install the dataset."),
     endpoint: Optional[str] = typer.Option(None, "--endpoint", help="Hub URL (default: $HF_ENDPOINT or https://huggingface.co)."),
-    timeout: float = typer.Option(10.0, "--timeout", min=0.1, help="Seconds to wait for each Hub request."),
+    timeout: float = typer.Option(5.0, "--timeout", min=0.1, help="Seconds to wait for each Hub request."),
     workers: int = typer.Option(8, "--workers", min=1, help="Parallel downloads."),
     force: bool = typer.Option(False, "--force", help="Download even if DEST already holds that commit intact."),
     verbose: bool = typer.Option(False, "--verbose", "-v", help="Print every file as it is verified."),

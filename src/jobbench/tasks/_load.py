@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -44,13 +45,15 @@ SEARCH = "files_required_to_search"
 SOLUTION = "solution"
 
 
-def display_path(path: Path) -> str:
+def display_path(path: Path | str) -> str:
     """``path`` relative to the current directory when below it, else absolute (POSIX)."""
-    path = Path(os.path.abspath(path))
-    try:
-        return path.relative_to(Path.cwd()).as_posix()
-    except ValueError:
-        return path.as_posix()
+    full = os.path.abspath(path)
+    cwd = os.getcwd()
+    if full == cwd:
+        return "."
+    prefix = cwd if cwd.endswith(os.sep) else cwd + os.sep
+    shown = full[len(prefix):] if full.startswith(prefix) else full
+    return shown.replace(os.sep, "/") if os.sep != "/" else shown
 
 
 class Dataset(BaseModel):
@@ -249,42 +252,60 @@ def _walk_files(base: Path, problems: list[Problem]) -> list[str]:
     files and unreadable directories become problems (links are never followed)."""
     out: list[str] = []
 
-    def unreadable(exc: OSError) -> None:
-        where = Path(exc.filename) if exc.filename else base
-        problems.append(Problem(file=display_path(where), message=f"cannot be read ({exc.strerror})"))
-
-    for dirpath, dirnames, filenames in os.walk(base, onerror=unreadable, followlinks=False):
-        d = Path(dirpath)
-        dirnames.sort()
-        for name in list(dirnames):
-            p = d / name
-            if p.is_symlink():
-                problems.append(_symlink_problem(p))
-                dirnames.remove(name)
-        for name in sorted(filenames):
-            p = d / name
-            if p.is_symlink():
-                problems.append(_symlink_problem(p))
-            elif not p.is_file():
-                problems.append(Problem(file=display_path(p), message="not a regular file"))
+    def walk(directory: str, rel: str) -> None:
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            problems.append(Problem(file=display_path(directory), message=f"cannot be read ({exc.strerror})"))
+            return
+        subdirs = []
+        for e in entries:
+            if e.is_symlink():
+                problems.append(_symlink_problem(Path(e.path)))
+            elif e.is_file(follow_symlinks=False):
+                out.append(rel + e.name)
+            elif e.is_dir(follow_symlinks=False):
+                subdirs.append(e)
             else:
-                out.append(p.relative_to(base).as_posix())
+                problems.append(Problem(file=display_path(e.path), message="not a regular file"))
+        for e in subdirs:
+            walk(e.path, f"{rel}{e.name}/")
+
+    walk(os.fspath(base), "")
     return sorted(out)
+
+
+def _kind(path: Path) -> str | None:
+    """``link``, ``dir``, ``file``, ``other`` or None (absent), from one ``lstat``."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return "other"
+    if stat.S_ISLNK(mode):
+        return "link"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    return "file" if stat.S_ISREG(mode) else "other"
 
 
 def _read_text(path: Path, problems: list[Problem], *, required_nonblank: bool = False) -> str | None:
     """UTF-8 text of ``path`` (a BOM is dropped), or None with a problem recorded."""
-    if path.is_symlink():
+    kind = _kind(path)
+    if kind == "link":
         problems.append(_symlink_problem(path))
         return None
-    if not path.exists():
+    if kind is None:
         problems.append(Problem(file=display_path(path), message="missing"))
         return None
-    if not path.is_file():
+    if kind != "file":
         problems.append(Problem(file=display_path(path), message="must be a regular file"))
         return None
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as exc:
         problems.append(Problem(file=display_path(path), message=f"cannot be read ({exc.strerror})"))
         return None
@@ -351,21 +372,23 @@ def _load_task(task_dir: Path, split: str | None, occupation: str | None) -> tup
                 message=f"split name {split!r} must match [A-Za-z0-9][A-Za-z0-9._-]*",
             )
         )
-    if task_dir.is_symlink():
+    kind = _kind(task_dir)
+    if kind == "link":
         problems.append(_symlink_problem(task_dir))
         return None, problems
-    if not task_dir.is_dir():
+    if kind != "dir":
         problems.append(Problem(file=shown, message="no such directory"))
         return None, problems
 
     workspace = task_dir / WORKSPACE
     workspace_files: list[str] = []
     instructions: str | None = None
-    if workspace.is_symlink():
+    kind = _kind(workspace)
+    if kind == "link":
         problems.append(_symlink_problem(workspace))
-    elif not workspace.exists():
+    elif kind is None:
         problems.append(Problem(file=display_path(workspace), message="missing (the agent's workspace directory)"))
-    elif not workspace.is_dir():
+    elif kind != "dir":
         problems.append(Problem(file=display_path(workspace), message="must be a directory"))
     else:
         workspace_files = _walk_files(workspace, problems)
@@ -396,19 +419,21 @@ def _load_task(task_dir: Path, split: str | None, occupation: str | None) -> tup
     search_dir = task_dir / SEARCH
     search_files: list[str] = []
     search_dir_opt = None
-    if search_dir.is_symlink():
+    kind = _kind(search_dir)
+    if kind == "link":
         problems.append(_symlink_problem(search_dir))
-    elif search_dir.is_dir():
+    elif kind == "dir":
         search_files = _walk_files(search_dir, problems)
         search_dir_opt = search_dir
-    elif search_dir.exists():
+    elif kind is not None:
         problems.append(Problem(file=display_path(search_dir), message="must be a directory"))
 
     solution = task_dir / SOLUTION
     solution_opt = None
-    if solution.is_symlink():
+    kind = _kind(solution)
+    if kind == "link":
         problems.append(_symlink_problem(solution))
-    elif solution.is_dir():
+    elif kind == "dir":
         _walk_files(solution, problems)
         solution_opt = solution
 

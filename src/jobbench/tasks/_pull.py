@@ -45,8 +45,9 @@ DEFAULT_PATTERNS: tuple[str, ...] = ("dataset/**", "dataset_easy/**", "README.md
 """What a pull selects: both task trees and the dataset card (not the parquet mirrors)."""
 MANIFEST = "jobbench-dataset.json"
 """Provenance manifest written at the top of a pulled dataset."""
-DEFAULT_TIMEOUT = 10.0
-"""Seconds to wait for the Hub to answer one request before giving up."""
+DEFAULT_TIMEOUT = 5.0
+"""Seconds to wait for the Hub to connect or answer one request before giving up (file
+bodies stream under ``HF_HUB_DOWNLOAD_TIMEOUT``, default 10 s between chunks)."""
 
 _COMMIT_RE = re.compile(r"[0-9a-f]{40}")
 _TRUE = {"1", "true", "yes", "on"}
@@ -120,8 +121,14 @@ def read_manifest(dest: Path | str) -> PullManifest | None:
 
 
 def _offline() -> bool:
+    """``HF_HUB_OFFLINE`` (or ``TRANSFORMERS_OFFLINE``) as set now or when
+    ``huggingface_hub`` was imported."""
     env = os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE") or ""
-    return env.strip().lower() in _TRUE
+    if env.strip().lower() in _TRUE:
+        return True
+    from huggingface_hub import constants
+
+    return bool(getattr(constants, "HF_HUB_OFFLINE", False))
 
 
 def _safe_repo_path(name: str) -> bool:

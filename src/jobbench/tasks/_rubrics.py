@@ -189,13 +189,14 @@ def parse_rubrics(data: Any, file: str) -> tuple[list[Rubric], str, list[Problem
             err(f"{where}.vision", f"must be true or false, got {_show(vision)}")
             vision = None
 
+        # values are validated above: build without re-validating (fast on large datasets)
         criteria = [
-            Criterion(index=j, text=t if isinstance(t, str) else "", check=checks[j])
+            Criterion.model_construct(index=j, text=t if isinstance(t, str) else "", check=checks[j])
             for j, t in enumerate(texts)
         ]
         rid = item.get("id")
         rubrics.append(
-            Rubric(
+            Rubric.model_construct(
                 index=i,
                 id=rid if isinstance(rid, str) and rid.strip() else str(i),
                 question=question,
