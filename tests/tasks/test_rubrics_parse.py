@@ -238,3 +238,11 @@ def test_missing_path_and_empty_directory(tmp_path: Path) -> None:
         load_dataset(tmp_path / "nope")
     with pytest.raises(FileNotFoundError, match="no tasks found"):
         load_dataset(tmp_path)
+
+
+def test_misnamed_task_given_directly_is_an_error(fixtures: Path) -> None:
+    ds = load_dataset("invalid/dataset/main/lawyers/task01")
+    assert [str(p) for p in ds.problems] == [
+        "invalid/dataset/main/lawyers/task01: task directory must be named taskN (N = 1, 2, …)"
+    ]
+    assert ds.tasks == [] and not ds.ok

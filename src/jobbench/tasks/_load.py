@@ -196,7 +196,8 @@ def _split_level(path: Path, split: str) -> tuple[_Found, _Scoped]:
 
 
 def _discover(path: Path) -> tuple[_Found, _Scoped]:
-    if TASK_DIR_RE.fullmatch(path.name):
+    # a task directory given directly, even misnamed (loading then names the problem)
+    if TASK_DIR_RE.fullmatch(path.name) or _looks_like_task(path):
         return [(_split_name(path.parent.parent.name), path.parent.name, path)], []
     occ = _Occupation(path)
     if occ.found:
