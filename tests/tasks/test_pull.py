@@ -9,7 +9,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -25,7 +24,6 @@ A = "a" * 40
 B = "b" * 40
 CSV = "dataset/civil_engineers/task2/task_folder/design.csv"
 RUB = "dataset/lawyers/task1/RUBRICS.json"
-SELECTED_A = None  # filled by _commits
 
 
 def _commits(helpers) -> tuple[dict[str, bytes], dict[str, bytes]]:
@@ -146,9 +144,8 @@ def test_hash_mismatch_leaves_the_previous_copy_untouched(hub, tmp_path: Path, p
     dest = tmp_path / "data"
     _pull(hub, dest)
     before = _snapshot(dest)
-    hub.refs["main"] = B
-    if path not in hub.b:
-        hub.refs["main"] = A
+    # update to B; the LFS csv exists only in A, so for it re-pull A (force)
+    hub.refs["main"] = B if path in hub.b else A
     good = (hub.b if hub.refs["main"] == B else hub.a)[path]
     evil = bytes([good[0] ^ 1]) + good[1:]  # same size, one bit flipped
     hub.serve_instead[path] = evil
