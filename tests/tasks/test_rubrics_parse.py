@@ -246,3 +246,13 @@ def test_misnamed_task_given_directly_is_an_error(fixtures: Path) -> None:
         "invalid/dataset/main/lawyers/task01: task directory must be named taskN (N = 1, 2, …)"
     ]
     assert ds.tasks == [] and not ds.ok
+
+
+def test_public_dataset_dir_beside_raw_easy_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    _task(tmp_path / "dataset", "lawyers", "task1", split="main")  # public: dataset/main/lawyers/task1
+    _task(tmp_path, "lawyers", "task2", split="dataset_easy")  # raw: dataset_easy/lawyers/task2
+    (tmp_path / "runs/r1/trials/main/lawyers/task1").mkdir(parents=True)  # never a task
+    (tmp_path / "runs/r1/trials/main/lawyers/task1/RUBRICS.json").write_text("{}")
+    ds = load_dataset(".")
+    assert [t.id for t in ds.tasks] == ["easy/lawyers/task2", "main/lawyers/task1"] and ds.problems == []

@@ -206,16 +206,24 @@ def _discover(path: Path) -> tuple[_Found, _Scoped]:
     found, problems = _split_level(path, _split_name(path.name))
     if found or problems:
         return found, problems
+    return _root_level(path)
+
+
+def _root_level(path: Path) -> tuple[_Found, _Scoped]:
+    """Split directories under a dataset root. A ``dataset/`` child holding split
+    directories (public layout) is looked into as well, even beside a raw ``dataset_easy/``;
+    deeper nesting is not searched (it could be anything, e.g. run directories)."""
+    found: _Found = []
+    problems: _Scoped = []
     dirs, links = _scan(path)
     for split_dir in dirs:
         f, p = _split_level(split_dir, _split_name(split_dir.name))
+        if not (f or p) and split_dir.name == "dataset":
+            f, p = _root_level(split_dir)
         found += f
         problems += p
     if found or problems:
         problems += [(None, _symlink_problem(link)) for link in links if _link_to_dir(link)]
-        return found, problems
-    if (path / "dataset").is_dir() and not (path / "dataset").is_symlink():
-        return _discover(path / "dataset")
     return found, problems
 
 
