@@ -70,7 +70,7 @@ def test_missing_path_exits_2(fixtures: Path) -> None:
     assert r.exit_code == 2
 
 
-SHARED = Path("/work/shared/data/jobbench/jobbench_35_occupations.csv")
+SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "jobbench" / "jobbench_35_occupations.csv"  # ../shared/data
 
 
 @pytest.mark.skipif(not SHARED.is_file(), reason="shared data not present on this machine")
