@@ -147,6 +147,13 @@ class JudgeConfig(BaseModel):
             "max_chars_per_file": self.max_chars_per_file,
         }
 
+    def fingerprint(self) -> dict[str, Any]:
+        """:meth:`identity` without the endpoint URL: what grades and cache keys depend on
+        (the same model behind another URL or port gives the same verdicts)."""
+        ident = self.identity()
+        ident.pop("api_base")
+        return ident
+
     def resolved_cache_path(self) -> Path:
         """Where the verdict cache lives."""
         if self.cache_path is not None:

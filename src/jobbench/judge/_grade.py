@@ -311,7 +311,7 @@ class Grader:
         rubrics = {r.index: r for r in task.rubrics}
 
         def base_parts() -> dict[str, Any]:
-            return {"model": cfg.model, "api_base": cfg.api_base, "temperature": cfg.temperature, "seed": cfg.seed,
+            return {"model": cfg.model, "temperature": cfg.temperature, "seed": cfg.seed,
                     "response_format": cfg.response_format, "max_tokens": cfg.max_tokens, "prompt": PROMPT_VERSION,
                     "mode": cfg.mode, "epoch": job.inp.epoch}
 
@@ -709,6 +709,6 @@ def grade_trial(
 
 def inputs_digest(task_digest: str, deliverables: list[tuple[str, str]], config: JudgeConfig) -> str:
     """Digest of everything a grade depends on: task, deliverable manifest, judge identity."""
-    blob = json.dumps({"task": task_digest, "deliverables": sorted(deliverables), "judge": config.identity()},
+    blob = json.dumps({"task": task_digest, "deliverables": sorted(deliverables), "judge": config.fingerprint()},
                       sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()
