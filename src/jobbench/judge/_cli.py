@@ -14,7 +14,7 @@ import typer
 def _console(stderr: bool = False):  # noqa: ANN202
     from rich.console import Console
 
-    return Console(stderr=stderr)
+    return Console(stderr=stderr, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
