@@ -379,3 +379,26 @@ def test_vision_rule_at_most_8_distinct_images(tmp_path, judge_config) -> None:
     assert images(by_rubric["Totals"]) == [] and images(by_rubric["Forced off"]) == []
     # files in sorted order, fig00.png dropped as a duplicate of copy.png, capped at 8
     assert rec.rubrics[0].model_extra["images"] == ["copy.png"] + [f"fig{i:02d}.png" for i in range(1, 8)]
+
+
+def test_bad_http_body_is_retried_and_progress_bar_path(setup, judge_config) -> None:
+    task, deliv = setup
+    table = TableJudge(TABLE)
+    first = {"done": False}
+
+    def script(req):
+        if not first["done"]:
+            first["done"] = True
+            return ScriptedReply(status=200, body="<html>gateway hiccup")
+        return table(req)
+
+    with FakeOpenAIServer(script) as srv:
+        grader = Grader(judge_config(srv.base_url, cache=False), progress=True)
+        from jobbench.judge import TrialInput
+
+        rec = grader.grade([TrialInput(trial_id="t", task=task, deliverables_dir=deliv)])[0]
+        grader.close()
+        assert srv.calls == 5
+    assert rec.score == pytest.approx(0.4)
+    errors = [e for u in rec.model_extra["units"] for r in u["replies"] for e in r.get("errors", [])]
+    assert len(errors) == 1 and errors[0].startswith("bad response")

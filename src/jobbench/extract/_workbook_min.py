@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import io
 import re
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from pydantic import BaseModel, Field
 
 from ._records import Diagnostic
 
+_FORMULAS_LOCK = threading.Lock()  # stdout/stderr redirection is process-wide
 _CELL_RE = re.compile(r"^(?:'?\[[^\]]*\](?P<sheet>.*?)'?)!(?P<ref>\$?[A-Z]{1,3}\$?[0-9]+)$")
 
 
@@ -109,7 +111,7 @@ def workbook_values(path: Path | str) -> WorkbookValues:
     try:
         import formulas
 
-        with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        with _FORMULAS_LOCK, contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
             model = formulas.ExcelModel().loads(str(path)).finish()
             solution = model.calculate()
     except Exception as exc:  # the formulas package raises assorted errors

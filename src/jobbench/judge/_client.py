@@ -211,7 +211,7 @@ class JudgeClient:
                     raise JudgeCallError(f"{kind} after {transient} tries", attempts) from exc
                 self._wait(transient - 1, exc)
                 continue
-            except openai.APIError as exc:  # e.g. a 200 whose body is not JSON
+            except (openai.APIError, ValueError) as exc:  # e.g. a 200 whose body is not JSON
                 errors.append(f"bad response: {str(exc)[:100]}")
                 transient += 1
                 if transient >= self.config.max_attempts:

@@ -588,8 +588,12 @@ class Grader:
     # -------------------------------------------------------------- driving
 
     def grade(self, inputs: list[TrialInput]) -> list[GradeRecord]:
-        """Grade many trials with at most ``config.concurrency`` LLM calls in flight; each
-        record is written to ``inp.out_path`` (atomically) as soon as its trial is done.
+        """Grade many trials with at most ``config.concurrency`` LLM calls in flight.
+
+        Trials are planned (extraction + checks) one after another in this thread; each
+        trial's LLM units are submitted as soon as it is planned, so extraction overlaps
+        with judging. Each record is written to ``inp.out_path`` (atomically) as soon as its
+        trial is done.
 
         Returns:
             Records in the order of ``inputs``.
@@ -597,56 +601,61 @@ class Grader:
         if not inputs:
             return []
         records: dict[int, GradeRecord] = {}
-        progress_ctx = _progress(self.progress)
-        with progress_ctx as prog:
-            plan_task = prog.add_task("extracting + checks", total=len(inputs)) if prog else None
-            jobs: list[TrialJob] = []
-            with ThreadPoolExecutor(max_workers=min(4, self.config.concurrency)) as pool:
-                for job in pool.map(self.plan, inputs):
-                    jobs.append(job)
+        jobs: list[TrialJob] = []
+        spent = Usage()
+
+        def finish(i: int) -> None:
+            rec = self.assemble(jobs[i])
+            inp = jobs[i].inp
+            if inp.out_path is not None:
+                atomic_write_json(inp.out_path, rec)
+            if inp.on_written is not None:
+                inp.on_written(rec)
+            records[i] = rec
+
+        with _progress(self.progress) as prog, ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
+            plan_bar = prog.add_task("extracting + checks", total=len(inputs)) if prog else None
+            call_bar = prog.add_task("judging", total=0) if prog else None
+            futs: dict[Future[None], tuple[int, Unit]] = {}
+
+            def collect(done: set[Future[None]]) -> None:
+                nonlocal spent
+                for f in done:
+                    i, u = futs.pop(f)
+                    exc = f.exception()
+                    if exc is not None:  # a bug: fail closed for this unit
+                        u.error = f"internal error: {type(exc).__name__}: {exc}"
+                        if u.payload is None:
+                            u.payload = {"verdicts": {}, "model_verdicts": {}, "overall": {}, "raw": []}
+                    for r in u.replies:
+                        if "usage" in r:
+                            spent = spent + Usage(**r["usage"])
+                    jobs[i].remaining -= 1
+                    if jobs[i].remaining == 0:
+                        finish(i)
                     if prog:
-                        prog.advance(plan_task)
-            todo = [(i, u) for i, j in enumerate(jobs) for u in j.units if not u.reused]
-            for j in jobs:
-                j.remaining = sum(1 for u in j.units if not u.reused)
-            call_task = prog.add_task("judging", total=len(todo)) if prog else None
+                        cost = f", ${spent.cost_usd:.4f}" if spent.cost_usd is not None else ""
+                        prog.update(call_bar, advance=1, description=(
+                            f"judging ({spent.calls} calls, {spent.input_tokens + spent.output_tokens:,} tokens{cost})"))
 
-            def finish(i: int) -> None:
-                rec = self.assemble(jobs[i])
-                inp = jobs[i].inp
-                if inp.out_path is not None:
-                    atomic_write_json(inp.out_path, rec)
-                if inp.on_written is not None:
-                    inp.on_written(rec)
-                records[i] = rec
-
-            for i, j in enumerate(jobs):
-                if j.remaining == 0:
+            for i, inp in enumerate(inputs):
+                job = self.plan(inp)
+                jobs.append(job)
+                todo = [u for u in job.units if not u.reused]
+                job.remaining = len(todo)
+                if prog:
+                    prog.advance(plan_bar)
+                    prog.update(call_bar, total=(prog.tasks[call_bar].total or 0) + len(todo))
+                if not todo:
                     finish(i)
-            if todo:
-                spent = Usage()
-                with ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
-                    futs: dict[Future[None], tuple[int, Unit]] = {pool.submit(self.run_unit, u): (i, u) for i, u in todo}
-                    pending = set(futs)
-                    while pending:
-                        done, pending = wait(pending, return_when=FIRST_COMPLETED)
-                        for f in done:
-                            i, u = futs[f]
-                            exc = f.exception()
-                            if exc is not None:  # a bug: fail closed for this unit
-                                u.error = f"internal error: {type(exc).__name__}: {exc}"
-                                if u.payload is None:
-                                    u.payload = {"verdicts": {}, "model_verdicts": {}, "overall": {}, "raw": []}
-                            for r in u.replies:
-                                if "usage" in r:
-                                    spent = spent + Usage(**r["usage"])
-                            jobs[i].remaining -= 1
-                            if jobs[i].remaining == 0:
-                                finish(i)
-                            if prog:
-                                cost = f" ${spent.cost_usd:.4f}" if spent.cost_usd is not None else ""
-                                prog.update(call_task, advance=1,
-                                            description=f"judging ({spent.calls} calls, {spent.input_tokens + spent.output_tokens} tok{cost})")
+                for u in todo:
+                    futs[pool.submit(self.run_unit, u)] = (i, u)
+                done = {f for f in futs if f.done()}
+                if done:
+                    collect(done)
+            while futs:
+                done, _ = wait(set(futs), return_when=FIRST_COMPLETED)
+                collect(done)
         return [records[i] for i in range(len(jobs))]
 
 
