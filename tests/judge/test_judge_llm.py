@@ -162,6 +162,20 @@ def test_missing_verdict_never_passes(setup, judge_config) -> None:
     assert cache.stats()["entries"] == 0
     cache.close()
 
+    # resume: only the missing criterion is asked again; the valid verdict is kept
+    with FakeOpenAIServer(TableJudge(TABLE)) as srv:
+        again = grade_trial(task1, deliv, judge_config(srv.base_url), prior=rec)
+        assert srv.calls == 1
+        assert [j for _, j, _ in asked(srv.requests[0])] == [1]
+    assert [c.verdict for c in again.rubrics[0].criteria] == ["pass", "pass"]
+    assert again.rubrics[0].criteria[0].model_extra["cached"] is True
+    assert again.status == "complete" and again.score == 1.0
+    # and a third grade from that record asks nothing
+    with FakeOpenAIServer(TableJudge(TABLE)) as srv:
+        third = grade_trial(task1, deliv, judge_config(srv.base_url, cache=False), prior=again)
+        assert srv.calls == 0
+    assert third.score == 1.0
+
 
 def test_second_grade_makes_zero_calls_and_cache_cli(setup, judge_config, tmp_path) -> None:
     from typer.testing import CliRunner

@@ -128,6 +128,34 @@ class Unit:
     reused: bool = False
     error: str | None = None
     elapsed: float = 0.0
+    base_key: str = ""
+    carried: dict[str, dict[str, Any]] = field(default_factory=dict)
+    carried_model: dict[str, bool | None] = field(default_factory=dict)
+    full_asked: dict[int, list[int]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.base_key = self.base_key or self.key
+        self.full_asked = self.full_asked or self.asked
+
+    def verdict(self, r: int, c: int) -> tuple[dict[str, Any] | None, bool]:
+        """(verdict of criterion (r, c), whether it was carried over from a previous grade)."""
+        v = (self.payload or {}).get("verdicts", {}).get(f"{r}:{c}")
+        if v is not None:
+            return v, False
+        v = self.carried.get(f"{r}:{c}")
+        return v, v is not None
+
+    def model_verdict(self, r: int) -> bool | None:
+        got = (self.payload or {}).get("model_verdicts", {}).get(str(r))
+        return got if got is not None else self.carried_model.get(str(r))
+
+    def merged_payload(self) -> dict[str, Any]:
+        """This unit's payload with carried-over verdicts, as stored for the next resume."""
+        p = self.payload or {"verdicts": {}, "model_verdicts": {}, "overall": {}, "raw": []}
+        out = {**p, "verdicts": {**self.carried, **p.get("verdicts", {})},
+               "model_verdicts": {**self.carried_model, **{k: v for k, v in p.get("model_verdicts", {}).items()
+                                                           if v is not None}}}
+        return out
 
     @property
     def complete(self) -> bool:
@@ -361,19 +389,50 @@ class Grader:
         else:
             for r, cs in asked.items():
                 units.append(make("rubric", {r: cs}, f"rubric:{r}"))
-        prior_units = {}
+        # Resume: every verdict a previous grade of the same inputs obtained for a unit (same
+        # base key) is kept; a unit is asked again only for what is still missing.
+        prior: dict[str, dict[str, Any]] = {}
         if job.inp.prior is not None:
-            for u in (job.inp.prior.model_extra or {}).get("units", []) or []:
-                if isinstance(u, dict) and u.get("complete") and u.get("payload"):
-                    prior_units[u.get("key")] = u
+            for old in (job.inp.prior.model_extra or {}).get("units", []) or []:
+                if not isinstance(old, dict) or not isinstance(old.get("payload"), dict):
+                    continue
+                agg = prior.setdefault(old.get("base_key") or old.get("key"), {"verdicts": {}, "model_verdicts": {},
+                                                                                "overall": {}, "raw": []})
+                pl = old["payload"]
+                for k, v in (pl.get("verdicts") or {}).items():
+                    agg["verdicts"].setdefault(k, v)
+                for k, v in (pl.get("model_verdicts") or {}).items():
+                    if v is not None and agg["model_verdicts"].get(k) is None:
+                        agg["model_verdicts"][k] = v
+                for k, v in (pl.get("overall") or {}).items():
+                    agg["overall"].setdefault(k, v)
+        final: list[Unit] = []
         for u in units:
-            old = prior_units.get(u.key)
-            if old is not None:
-                u.payload = old["payload"]
-                u.reused = True
-            for r, cs in u.asked.items():
+            old = prior.get(u.key)
+            if old is not None and old["verdicts"]:
+                u.payload = old
+                if u.complete:
+                    u.reused = True
+                elif cfg.mode != "official":  # the public rule needs the full rubric asked again
+                    remaining = {r: [c for c in cs if f"{r}:{c}" not in old["verdicts"]] for r, cs in u.asked.items()}
+                    remaining = {r: cs for r, cs in remaining.items() if cs}
+                    if remaining:
+                        reduced = make(u.kind, remaining, u.uid)
+                        reduced.base_key = u.key
+                        reduced.carried = {k: v for k, v in old["verdicts"].items()}
+                        reduced.carried_model = dict(old["model_verdicts"])
+                        reduced.full_asked = u.asked
+                        u = reduced
+                    else:  # only a model-level verdict is missing: nothing to re-ask
+                        u.reused = True
+                else:
+                    u.payload = None
+            final.append(u)
+        for u in final:
+            for r, cs in u.full_asked.items():
                 for c in cs:
                     job.unit_of[(r, c)] = u
+        units = final
         job.units = units
 
     # -------------------------------------------------------------- running
@@ -479,9 +538,8 @@ class Grader:
                     crits.append(job.prefilled[rc])
                     continue
                 unit = job.unit_of[rc]
-                p = unit.payload or {}
-                v = p.get("verdicts", {}).get(f"{r.index}:{c.index}")
-                extra: dict[str, Any] = {"unit": unit.uid, "cached": unit.cached or unit.reused}
+                v, carried = unit.verdict(r.index, c.index)
+                extra: dict[str, Any] = {"unit": unit.uid, "cached": unit.cached or unit.reused or carried}
                 if v is None:
                     cv = CriterionVerdict(rubric_index=r.index, criterion_index=c.index, verdict="judge_error",
                                           source="llm", reasoning=unit.error or "no valid verdict", **extra)
@@ -503,7 +561,7 @@ class Grader:
             units = {job.unit_of[(r.index, c.index)].uid: job.unit_of[(r.index, c.index)]
                      for c in r.criteria if (r.index, c.index) in job.unit_of}
             for u in units.values():
-                got = (u.payload or {}).get("model_verdicts", {}).get(str(r.index))
+                got = u.model_verdict(r.index)
                 if got is not None:
                     mv = got
             model_verdicts.append(mv)
@@ -547,11 +605,11 @@ class Grader:
                 u_usage.cost_usd = self.prices.cost(cfg.model, u_usage)
             usage = usage + u_usage
             unit_records.append({
-                "unit": u.uid, "kind": u.kind, "key": u.key,
+                "unit": u.uid, "kind": u.kind, "key": u.key, "base_key": u.base_key,
                 "asked": {str(r): cs for r, cs in u.asked.items()},
                 "complete": u.complete, "cached": u.cached, "reused": u.reused, "error": u.error,
                 "images": u.images, "usage": u_usage.model_dump(), "elapsed_s": round(u.elapsed, 4),
-                "replies": u.replies, "payload": u.payload,
+                "replies": u.replies, "payload": u.merged_payload(),
             })
         if usage.calls and usage.cost_usd is None and self.prices.lookup(cfg.model) is None:
             usage.cost_usd = None
