@@ -611,8 +611,6 @@ class Grader:
                 "images": u.images, "usage": u_usage.model_dump(), "elapsed_s": round(u.elapsed, 4),
                 "replies": u.replies, "payload": u.merged_payload(),
             })
-        if usage.calls and usage.cost_usd is None and self.prices.lookup(cfg.model) is None:
-            usage.cost_usd = None
         t_llm = sum(u.elapsed for u in job.units)
         rec = GradeRecord(
             trial_id=job.inp.trial_id,
