@@ -28,3 +28,14 @@ def judge_config(tmp_path: Path) -> Callable[..., JudgeConfig]:
     return make
 
 
+
+
+@pytest.fixture(autouse=True)
+def _isolated_judge_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No user judge settings leak into tests, and no test writes to ~/.cache."""
+    import os
+
+    for name in list(os.environ):
+        if name.startswith(("JUDGE_", "JOBBENCH_JUDGE_")) or name == "OPENAI_API_KEY":
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))

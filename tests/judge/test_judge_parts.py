@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,8 @@ def test_judge_key_and_decide_defaults() -> None:
     assert JudgeConfig(model="m", mode="task", decide="llm", label="v2").key == "m.task.llm.v2"
     assert JudgeConfig(model="grok-4.3", mode="official", decide="auto").key == "grok-4.3.official"
     assert JudgeConfig(model="grok-4.3", mode="official").effective_decide == "llm"
+    ident = JudgeConfig(model="m", api_base="https://user:pw@host.example:8443/v1?key=abc", api_key="sk").identity()
+    assert ident["api_base"] == "https://host.example:8443/v1" and "sk" not in json.dumps(ident)
 
 
 # ------------------------------------------------------------------ prices

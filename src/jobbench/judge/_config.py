@@ -133,7 +133,7 @@ class JudgeConfig(BaseModel):
         return {
             "key": self.key,
             "model": self.model if self.uses_llm else None,
-            "api_base": self.api_base if self.uses_llm else None,
+            "api_base": _public_url(self.api_base) if self.uses_llm else None,
             "mode": self.mode if self.uses_llm else None,
             "decide": self.effective_decide,
             "prompt_version": PROMPT_VERSION,
@@ -160,6 +160,19 @@ class JudgeConfig(BaseModel):
             return Path(self.cache_path)
         base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
         return Path(base) / "jobbench" / "judge.sqlite"
+
+
+def _public_url(url: str | None) -> str | None:
+    """``url`` without user:password and query string (never record credentials)."""
+    if not url:
+        return url
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host += f":{parts.port}"
+    return urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 def safe_name(name: str) -> str:
