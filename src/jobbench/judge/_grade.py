@@ -443,11 +443,12 @@ class Grader:
             return
         t0 = time.monotonic()
         if self.cache is not None:
-            hit = self.cache.get(unit.key)
-            if hit is not None:
-                unit.payload = hit
-                unit.cached = True
-                return
+            for key in dict.fromkeys((unit.key, unit.base_key)):  # a resumed unit may be cached whole
+                hit = self.cache.get(key)
+                if hit is not None:
+                    unit.payload = hit
+                    unit.cached = True
+                    return
         assert self.client is not None
         payload: dict[str, Any] = {"verdicts": {}, "model_verdicts": {}, "overall": {}, "raw": []}
         unit.payload = payload
