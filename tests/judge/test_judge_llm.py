@@ -234,9 +234,12 @@ def test_usage_and_cost_totals_equal_server_sums(tmp_path, judge_config) -> None
     # gpt-4o-mini: $0.15 / 1M input, $0.075 / 1M cached input, $0.60 / 1M output
     expected = ((p - cached) * 0.15 + cached * 0.075 + c * 0.60) / 1e6
     assert total.cost_usd == pytest.approx(expected, rel=1e-12)
-    summary = json.loads((run / "grades" / cfg.key / "usage.json").read_text())
+    summary = json.loads((run / "grades" / f"{cfg.key}.usage.json").read_text())
     assert summary["total"]["input_tokens"] == p and summary["total"]["cost_usd"] == pytest.approx(expected)
     assert set(summary["by_agent_model"]) == {"a@m1", "a@m2"}
+    # the report reads every JSON under grades/<key>/ as a grade record
+    inside = sorted((run / "grades" / cfg.key).rglob("*.json"))
+    assert len(inside) == 2 and all(GradeRecord.model_validate_json(p.read_text()) for p in inside)
 
 
 def test_task_and_criterion_modes(setup, judge_config) -> None:

@@ -96,8 +96,9 @@ def grade_run(
 
     Returns:
         The current grade of every gradable trial (fresh or up to date), sorted by trial id.
-        Also writes ``grades/<key>/usage.json`` (judge usage per trial, task, agent/model
-        and in total).
+        Also writes ``grades/<key>.usage.json`` (judge usage per trial, task, agent/model and
+        in total), beside the key folder rather than inside it, because every ``*.json``
+        inside ``grades/<key>/`` is read as a grade record.
 
     Raises:
         RunDirError: missing/invalid ``lock.json`` or ``trial.json``.
@@ -152,13 +153,13 @@ def grade_run(
         if own:
             grader.close()
     records = [current[k] for k in sorted(current)]
-    atomic_write_json(run_dir / "grades" / config.key / "usage.json", usage_summary(records, config))
+    atomic_write_json(run_dir / "grades" / f"{config.key}.usage.json", usage_summary(records, config))
     return records
 
 
 def usage_summary(records: list[GradeRecord], config: JudgeConfig) -> dict[str, Any]:
     """Judge usage totals per trial, task, agent@model and overall (kept apart from the
-    agents' own usage), as written to ``grades/<key>/usage.json``."""
+    agents' own usage), as written to ``grades/<key>.usage.json``."""
     by_task: dict[str, Usage] = defaultdict(Usage)
     by_model: dict[str, Usage] = defaultdict(Usage)
     total = Usage()
