@@ -27,6 +27,7 @@ sys.path.insert(0, str(HERE))
 
 BUILDERS = [
     "statisticians_task1",
+    "social_science_research_assistants_task1",
 ]
 HAND_WRITTEN = ("RUBRICS.json", "task_card.md", "solution")
 
