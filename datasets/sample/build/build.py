@@ -28,6 +28,7 @@ sys.path.insert(0, str(HERE))
 BUILDERS = [
     "statisticians_task1",
     "social_science_research_assistants_task1",
+    "civil_engineers_task1",
 ]
 HAND_WRITTEN = ("RUBRICS.json", "task_card.md", "solution")
 
@@ -59,6 +60,8 @@ def build_one(name: str, root: Path) -> Path:
             if (d / "deliverables").exists():
                 shutil.rmtree(d / "deliverables")
     mod.build(dest)
+    if hasattr(mod, "build_search"):
+        mod.build_search(dest)
     if hasattr(mod, "build_decoys"):
         mod.build_decoys(dest)
     return dest
