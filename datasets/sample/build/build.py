@@ -29,6 +29,7 @@ BUILDERS = [
     "statisticians_task1",
     "social_science_research_assistants_task1",
     "civil_engineers_task1",
+    "personal_financial_advisors_task1",
 ]
 HAND_WRITTEN = ("RUBRICS.json", "task_card.md", "solution")
 
