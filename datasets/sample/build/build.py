@@ -30,6 +30,7 @@ BUILDERS = [
     "social_science_research_assistants_task1",
     "civil_engineers_task1",
     "personal_financial_advisors_task1",
+    "bookkeeping_accounting_and_auditing_clerks_task1",
 ]
 HAND_WRITTEN = ("RUBRICS.json", "task_card.md", "solution")
 
