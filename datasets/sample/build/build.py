@@ -31,6 +31,7 @@ BUILDERS = [
     "civil_engineers_task1",
     "personal_financial_advisors_task1",
     "bookkeeping_accounting_and_auditing_clerks_task1",
+    "online_merchants_task1",
 ]
 HAND_WRITTEN = ("RUBRICS.json", "task_card.md", "solution")
 
