@@ -33,6 +33,7 @@ BUILDERS = [
     "bookkeeping_accounting_and_auditing_clerks_task1",
     "online_merchants_task1",
     "sales_representatives_wholesale_and_manufacturing_technical_and_scientific_products_task1",
+    "supply_chain_managers_task1",
 ]
 HAND_WRITTEN = ("RUBRICS.json", "task_card.md", "solution")
 
