@@ -69,6 +69,11 @@ def build_one(name: str, root: Path) -> Path:
         mod.build_search(dest)
     if hasattr(mod, "build_decoys"):
         mod.build_decoys(dest)
+        from _common import _normalise_ooxml
+
+        for f in sorted((dest / "solution" / "decoys").glob("*/deliverables/**/*")):
+            if f.suffix.lower() in (".xlsx", ".docx", ".pptx"):
+                _normalise_ooxml(f)  # solve.py stamps the current time into document metadata
     return dest
 
 
