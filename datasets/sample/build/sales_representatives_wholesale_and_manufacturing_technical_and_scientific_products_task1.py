@@ -37,7 +37,7 @@ Your files:
 
 Deliverables (output folder):
 1. expense_report_june2024.xlsx with a sheet "Summary" (label in column A, amount in
-   column B) with exactly these labels: Corporate card charges, Personal charges on card,
+   column B) with exactly these labels: Corporate card charges, Non-reimbursable charges on card,
    Out-of-pocket expenses, Business miles, Mileage reimbursement, Net amount due to employee,
    Total business expense. Add a sheet "Lines" with every expense line and how you treated it.
 2. approver_note.md: a short note to me explaining the non-reimbursable items, the mileage

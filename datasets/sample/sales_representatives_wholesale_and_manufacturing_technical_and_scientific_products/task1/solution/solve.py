@@ -95,7 +95,7 @@ def write(res: dict, out: Path) -> None:
     wb = Workbook()
     sh = wb.active
     sh.title = "Summary"
-    for label, v in (("Corporate card charges", res["card_total"]), ("Personal charges on card", res["personal"]),
+    for label, v in (("Corporate card charges", res["card_total"]), ("Non-reimbursable charges on card", res["personal"]),
                      ("Out-of-pocket expenses", res["oop_total"]), ("Business miles", res["miles"]),
                      ("Mileage reimbursement", res["mileage"]), ("Net amount due to employee", res["net_due"]),
                      ("Total business expense", res["business"])):
