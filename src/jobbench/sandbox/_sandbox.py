@@ -272,6 +272,7 @@ class Sandbox:
             tmpfs.
         backend: ``auto``, ``bwrap`` or ``none`` (see :func:`resolve_backend`).
         uid: user id to run as when the harness is root (default: one from a pool).
+        path_prepend: directories (as seen inside) put first on PATH.
 
     Raises:
         SandboxError: ``backend="bwrap"`` and bubblewrap does not work.
@@ -288,6 +289,7 @@ class Sandbox:
         mask: list[Path] | None = None,
         backend: Backend = "auto",
         uid: int | None = None,
+        path_prepend: list[str] | None = None,
     ) -> None:
         self.workspace = Path(os.path.abspath(workspace))
         self.home = Path(os.path.abspath(home)) if home else None
@@ -297,6 +299,7 @@ class Sandbox:
         self.mask = [Path(os.path.abspath(m)) for m in (mask or [])]
         self.backend = resolve_backend(backend)
         self.uid = uid
+        self.path_prepend = list(path_prepend or [])
 
     # -- paths as the agent sees them ---------------------------------------------------
     @property
@@ -343,7 +346,7 @@ class Sandbox:
 
     # -- command line ----------------------------------------------------------------------
     def _env(self) -> dict[str, str]:
-        path = ":".join(_python_bin_dirs() + ["/usr/local/bin", "/usr/bin", "/bin"])
+        path = ":".join(self.path_prepend + _python_bin_dirs() + ["/usr/local/bin", "/usr/bin", "/bin"])
         env = {
             "PATH": path,
             "HOME": self.home_path,
