@@ -4,7 +4,8 @@ Public API:
     :class:`Sandbox` (bubblewrap, or a plain subprocess with a loud warning),
     :class:`Limits`, :class:`Mount`, :class:`SandboxResult`, :class:`SandboxError`,
     :func:`bwrap_available`, :func:`resolve_backend`, :func:`kill_all_sandboxes`,
-    :func:`prepare_workspace`, :class:`TrialWorkspace`, :func:`collect_deliverables`,
+    :func:`prepare_workspace`, :class:`TrialWorkspace`, :func:`cleanup_stale_scratch`,
+    :func:`collect_deliverables`,
     :class:`DeliverableLimits`, :class:`Collected`.
 """
 
@@ -28,6 +29,7 @@ from ._workspace import (
     Collected,
     DeliverableLimits,
     TrialWorkspace,
+    cleanup_stale_scratch,
     collect_deliverables,
     default_scratch_root,
     prepare_workspace,
@@ -51,6 +53,7 @@ __all__ = [
     "Collected",
     "DeliverableLimits",
     "TrialWorkspace",
+    "cleanup_stale_scratch",
     "collect_deliverables",
     "default_scratch_root",
     "prepare_workspace",

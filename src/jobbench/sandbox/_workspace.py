@@ -28,6 +28,7 @@ from ..records import DeliverableFile
 
 TASK_FOLDER = "task_folder"
 OUTPUT = "output"
+OWNER_FILE = "owner.pid"
 
 
 @dataclass
@@ -95,6 +96,7 @@ def prepare_workspace(task_folder: Path, scratch_root: Path | None = None, *, fo
     scratch_root.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="jb-", dir=scratch_root))
     os.chmod(root, 0o755)
+    (root / OWNER_FILE).write_text(str(os.getpid()))
     ws = root / "workspace"
     ws.mkdir()
     # copy regular files only; the task loader already refuses symlinks in task_folder
@@ -108,6 +110,34 @@ def prepare_workspace(task_folder: Path, scratch_root: Path | None = None, *, fo
         os.chmod(d, 0o755)
     return TrialWorkspace(root=root, workspace=ws, task_folder=ws / TASK_FOLDER, output=ws / OUTPUT, home=home,
                           private=private)
+
+
+def cleanup_stale_scratch(scratch_root: Path | None = None) -> int:
+    """Delete scratch directories left by processes that no longer exist (e.g. a run
+    killed with SIGKILL).
+
+    Returns:
+        How many were deleted.
+    """
+    scratch_root = Path(scratch_root or default_scratch_root())
+    if not scratch_root.is_dir():
+        return 0
+    n = 0
+    for d in scratch_root.glob("jb-*"):
+        try:
+            pid = int((d / OWNER_FILE).read_text().strip())
+        except (OSError, ValueError):
+            continue
+        try:
+            os.kill(pid, 0)
+            continue  # still alive
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        shutil.rmtree(d, ignore_errors=True)
+        n += 1
+    return n
 
 
 def _ignore_non_regular(directory: str, names: list[str]) -> list[str]:
