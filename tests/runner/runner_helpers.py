@@ -131,3 +131,8 @@ def tree_digest(root: Path) -> dict[str, tuple[int, int]]:
             st = os.lstat(p)
             out[p.relative_to(root).as_posix()] = (st.st_size if not stat.S_ISDIR(st.st_mode) else 0, st.st_mtime_ns)
     return out
+
+
+def expected_memo() -> str:
+    """What the task2 reference solution writes."""
+    return "# Memo\nThe approved vendor is Acme Supplies.\n"

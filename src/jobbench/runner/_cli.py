@@ -283,7 +283,7 @@ def register(app: typer.Typer) -> None:
         try:
             dataset_path = dataset if dataset is not None else default_dataset()
         except FileNotFoundError as exc:
-            err.print(f"[red]error:[/red] {exc}")
+            err.print(f"[red]error:[/red] {exc}", soft_wrap=True, highlight=False)
             raise typer.Exit(2) from exc
         extra = dict(parse_setting(s) for s in setting or [])
         settings = ModelSettings(temperature=temperature, reasoning_effort=reasoning_effort,
@@ -320,7 +320,7 @@ def register(app: typer.Typer) -> None:
                            endpoint=Endpoint(base_url=base, api_key=key), pricing=pricing, sandbox=sandbox,  # type: ignore[arg-type]
                            keep_workspaces=keep_workspaces, infra_retries=infra_retries)
         console.print(f"Run directory: {run_dir}  ·  agents: {', '.join(s.label for s in specs)}  ·  epochs: {epochs}",
-                      highlight=False)
+                      highlight=False, soft_wrap=True)
         cancel = threading.Event()
         try:
             with _Progress(not no_progress) as progress:
@@ -332,10 +332,10 @@ def register(app: typer.Typer) -> None:
             err.file.flush()
             os._exit(130)
         except (RunConfigError, FileNotFoundError, KeyError, SandboxError) as exc:
-            err.print(f"[red]error:[/red] {exc}")
+            err.print(f"[red]error:[/red] {exc}", soft_wrap=True, highlight=False)
             raise typer.Exit(2) from exc
         for w in summary.warnings:
-            err.print(f"[yellow]warning:[/yellow] {w}")
+            err.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True, highlight=False)
         console.print(_summary_table(summary))
         console.print(f"{summary.ran} trial(s) run, {summary.skipped} already finished (sandbox: {summary.backend}).")
         code = _grade_and_report(summary.run_dir, SimpleNamespace(no_grade=no_grade, run_dir=summary.run_dir,
@@ -366,7 +366,7 @@ def register(app: typer.Typer) -> None:
         try:
             s = export_official(run, dataset_copy, judge_key=judge_key)
         except (RunConfigError, FileNotFoundError) as exc:
-            err.print(f"[red]error:[/red] {exc}")
+            err.print(f"[red]error:[/red] {exc}", soft_wrap=True, highlight=False)
             raise typer.Exit(2) from exc
         Console().print(f"model_output: {s.outputs}  model_traj: {s.trajectories}  eval_result: {s.eval_results}")
         for t in s.missing_tasks:
