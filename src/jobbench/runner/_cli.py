@@ -155,6 +155,7 @@ class _Progress:
         self.running = 0
         self.done = 0
         self.failed = 0
+        self.empty = 0
         self.progress = None
         self.task_id = None
         if self.enabled:
@@ -170,7 +171,8 @@ class _Progress:
 
             self.progress = Progress(
                 SpinnerColumn(), TextColumn("trials"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("running {task.fields[running]} · failed {task.fields[failed]}"),
+                TextColumn("running {task.fields[running]} · failed {task.fields[failed]} · no deliverable "
+                           "{task.fields[empty]}"),
                 TextColumn("elapsed"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                 console=self.console, transient=False,
             )
@@ -178,7 +180,7 @@ class _Progress:
     def __enter__(self) -> "_Progress":
         if self.progress is not None:
             self.progress.start()
-            self.task_id = self.progress.add_task("trials", total=0, running=0, failed=0)
+            self.task_id = self.progress.add_task("trials", total=0, running=0, failed=0, empty=0)
         return self
 
     def __exit__(self, *exc: Any) -> None:
@@ -194,11 +196,13 @@ class _Progress:
             elif kind == "end":
                 self.running -= 1
                 self.done += 1
-                if rec is not None and rec.status.value != "ok":
+                if rec is not None and rec.status.value in ("agent_error", "agent_timeout", "infra_error"):
                     self.failed += 1
+                elif rec is not None and rec.status.value == "no_deliverable":
+                    self.empty += 1
             if self.progress is not None and self.task_id is not None:
                 self.progress.update(self.task_id, total=self.total, completed=self.done, running=self.running,
-                                     failed=self.failed)
+                                     failed=self.failed, empty=self.empty)
             elif kind == "end":
                 status = rec.status.value if rec is not None else "interrupted"
                 extra = f" ({rec.error.splitlines()[0][:120]})" if rec is not None and rec.error else ""

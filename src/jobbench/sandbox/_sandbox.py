@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -112,6 +113,7 @@ class SandboxResult:
 
 _probe_lock = threading.Lock()
 _probe_result: tuple[bool, str] | None = None
+_bwrap_version: tuple[int, ...] = (0, 0)
 _warned_fallback = False
 
 
@@ -128,6 +130,15 @@ def bwrap_available() -> tuple[bool, str]:
         exe = shutil.which("bwrap")
         if exe is None:
             _probe_result = (False, "bwrap is not installed (apt-get install bubblewrap)")
+            return _probe_result
+        global _bwrap_version
+        try:
+            out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30).stdout
+            _bwrap_version = tuple(int(x) for x in re.findall(r"(\d+)\.(\d+)", out)[0])
+        except (OSError, subprocess.TimeoutExpired, IndexError, ValueError):
+            _bwrap_version = (0, 0)
+        if _bwrap_version < (0, 5):
+            _probe_result = (False, f"bwrap {'.'.join(map(str, _bwrap_version))} is too old (0.5 or newer needed)")
             return _probe_result
         argv = [exe, "--unshare-pid", "--unshare-net", "--die-with-parent", "--ro-bind", "/", "/",
                 "--proc", "/proc", "--dev", "/dev", "--", "sh", "-c", "exit 0"]
@@ -380,7 +391,9 @@ class Sandbox:
         if not self.network:
             a.append("--unshare-net")
         if uid is None:  # not root: an unprivileged user namespace without capabilities
-            a += ["--unshare-user", "--disable-userns", "--cap-drop", "ALL"]
+            a += ["--unshare-user", "--cap-drop", "ALL"]
+            if _bwrap_version >= (0, 8):
+                a.append("--disable-userns")
         a += ["--ro-bind", "/usr", "/usr"]
         for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
             p = Path("/") / name
