@@ -314,3 +314,19 @@ def test_trajectory_is_flushed_while_running(tmp_path, dataset, monkeypatch):
     run_trials(cfg(dataset, tmp_path / "runs" / "t", [AgentSpec("peek")], task_glob="*task2"))
     assert [json.loads(x)["type"] for x in seen["lines"]] == ["trial_start", "note"]
     assert os.path.exists(tmp_path / "runs" / "t" / "lock.json")
+
+
+def test_oracle_calling_convention_is_as_documented(tmp_path, dataset):
+    s = run_trials(cfg(dataset, tmp_path / "runs" / "cc", [AgentSpec("oracle")], task_glob="*task2"))
+    rec = s.records[0]
+    traj = [json.loads(x) for x in (tmp_path / "runs" / "cc" / "trials" / rec.trial_id / "trajectory.jsonl")
+            .read_text().splitlines()]
+    argv = next(e["argv"] for e in traj if e["type"] == "command")
+    if rec.sandbox == "bwrap":
+        assert argv[1:] == ["/solution/solve.py", "--workspace", "/workspace/task_folder",
+                            "--output", "/workspace/output"]
+    assert argv[2:4] == ["--workspace", argv[3]] and argv[3].endswith("task_folder")
+    assert argv[4] == "--output" and argv[5].endswith("output")
+    start = traj[0]
+    assert "Task folder: /workspace/task_folder" in start["prompt"] or rec.sandbox != "bwrap"
+    assert "TASK_INSTRUCTIONS.txt" in start["prompt"]
