@@ -61,8 +61,19 @@ time.sleep(float(Path(a.workspace, "delay.txt").read_text()) if Path(a.workspace
 '''
 
 
-def _rubrics(items: list[tuple[str, float, list[str]]]) -> dict:
-    return {"rubrics": [{"rubric": q, "weight": w, "criterion": c} for q, w, c in items], "note": SECRET}
+def _rubrics(items: list[tuple[str, float, list[str], list[dict] | None]]) -> dict:
+    out = []
+    for q, w, c, checks in items:
+        r: dict = {"rubric": q, "weight": w, "criterion": c}
+        if checks:
+            r["checks"] = checks
+        out.append(r)
+    return {"rubrics": out, "note": SECRET}
+
+
+def _net_check(month: str, value: float) -> dict:
+    return {"kind": "csv_value", "file": "net.csv", "column": "net", "where": {"month": month},
+            "expect": {"equals": value, "abs_tol": 0.005}}
 
 
 def build_dataset(root: Path, *, delay: float = 0.0) -> Path:
@@ -81,8 +92,8 @@ def build_dataset(root: Path, *, delay: float = 0.0) -> Path:
         ws.append(list(row))
     wb.save(t1 / "task_folder" / "ledger.xlsx")
     (t1 / "RUBRICS.json").write_text(json.dumps(_rubrics([
-        ("Is the January net correct?", 2, ["net.csv gives 900.25 for Jan"]),
-        ("Is the March net correct?", 1, ["net.csv gives 1210.25 for Mar"]),
+        ("Is the January net correct?", 2, ["net.csv gives 900.25 for Jan"], [_net_check("Jan", 900.25)]),
+        ("Is the March net correct?", 1, ["net.csv gives 1210.25 for Mar"], [_net_check("Mar", 1210.25)]),
     ])))
     (t1 / "task_card.md").write_text(f"# Card\nAnswer: Jan 900.25. {SECRET}\n")
     (t1 / "solution").mkdir()
@@ -99,7 +110,8 @@ def build_dataset(root: Path, *, delay: float = 0.0) -> Path:
     (t2 / "task_folder" / "TASK_INSTRUCTIONS.txt").write_text("Write memo.md naming the approved vendor.\n")
     if delay:
         (t2 / "task_folder" / "delay.txt").write_text(str(delay))
-    (t2 / "RUBRICS.json").write_text(json.dumps(_rubrics([("Names the vendor?", 1, ["memo names Acme Supplies"])])))
+    (t2 / "RUBRICS.json").write_text(json.dumps(_rubrics([
+        ("Names the vendor?", 1, ["memo names Acme Supplies"], [{"kind": "regex", "pattern": r"Acme\s+Supplies"}])])))
     (t2 / "task_card.md").write_text(f"Card {SECRET}\n")
     (t2 / "solution").mkdir()
     (t2 / "solution" / "solve.py").write_text(SOLVE_TASK2)

@@ -118,7 +118,7 @@ def test_builtin_deliverable_is_graded(tmp_path, dataset):
     rec, _, _, tdir = run_builtin(tmp_path, dataset, script)
     run_dir = tdir.parents[5]
     grades = jobbench.judge.grade_run(run_dir, jobbench.judge.JudgeConfig())
-    assert [g.trial_id for g in grades] == [rec.trial_id]
+    assert [(g.trial_id, g.score) for g in grades] == [(rec.trial_id, 1.0)]
 
 
 def test_search_tool_finds_and_downloads_without_revealing_the_directory(tmp_path, dataset):

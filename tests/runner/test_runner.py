@@ -330,3 +330,27 @@ def test_oracle_calling_convention_is_as_documented(tmp_path, dataset):
     start = traj[0]
     assert "Task folder: /workspace/task_folder" in start["prompt"] or rec.sandbox != "bwrap"
     assert "TASK_INSTRUCTIONS.txt" in start["prompt"]
+
+
+def test_oracle_scores_full_and_null_zero_when_grading_is_available(tmp_path, dataset):
+    if not hasattr(jobbench.judge, "grade_run"):
+        pytest.skip("jobbench.judge.grade_run is not merged in this build")
+    run_dir = tmp_path / "runs" / "g"
+    run_trials(cfg(dataset, run_dir))
+    grades = jobbench.judge.grade_run(run_dir, jobbench.judge.JudgeConfig())
+    scores = {(g.trial_id.split("/")[2], g.trial_id.split("/")[3].split("@")[0]): g.score for g in grades}
+    assert scores == {("task1", "oracle"): 1.0, ("task2", "oracle"): 1.0, ("task1", "null"): 0.0, ("task2", "null"): 0.0}
+
+
+def test_grading_failure_keeps_the_trials(tmp_path, dataset, monkeypatch):
+    def boom(run_dir, config, *, dataset=None):
+        raise RuntimeError("judge endpoint missing")
+
+    monkeypatch.setattr(jobbench.judge, "grade_run", boom, raising=False)
+    monkeypatch.setattr(jobbench.judge, "JudgeConfig", dict, raising=False)
+    monkeypatch.setattr(jobbench.report, "write_report", lambda *a, **k: tmp_path, raising=False)
+    r = runner.invoke(app, ["run", str(dataset), "--runs-dir", str(tmp_path / "runs"), "--no-progress",
+                            "--tasks", "*task2"])
+    assert r.exit_code == 1
+    assert "Grading or reporting failed: RuntimeError: judge endpoint missing" in r.output
+    assert len(list((tmp_path / "runs").rglob("trial.json"))) == 2

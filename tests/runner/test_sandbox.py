@@ -127,7 +127,8 @@ def test_bwrap_sees_only_workspace_and_system(ws, tmp_path):
     secret.write_text("s3cret")
     sb = Sandbox(ws.workspace, home=ws.home, backend="bwrap")
     r = sb.run(["bash", "-c", f"pwd; ls /workspace; cat {secret} 2>&1; cat {ws.task_folder}/sub/data.csv 2>&1; "
-                              "touch /usr/x 2>&1; touch /etc/x 2>&1; echo $HOME; id -u"])
+                              "touch /usr/x 2>&1; touch /etc/x 2>&1; echo $HOME; id -u; "
+                              "touch /tmp/t /dev/shm/s $HOME/h && echo scratch-writable"])
     lines = r.stdout.splitlines()
     assert lines[0] == "/workspace"
     assert lines[1:3] == ["output", "task_folder"]
@@ -138,6 +139,7 @@ def test_bwrap_sees_only_workspace_and_system(ws, tmp_path):
     assert lines[7] == "/home/agent"
     if os.geteuid() == 0:
         assert int(lines[8]) >= 160_000  # never root inside
+    assert lines[9] == "scratch-writable"
     assert sb.path_of(ws.output) == "/workspace/output"
 
 

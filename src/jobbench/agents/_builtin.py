@@ -107,6 +107,8 @@ class WorkspaceTools:
         download_dir: host directory for downloaded search results.
     """
 
+    max_read_bytes = 200 * 1024 * 1024
+
     def __init__(self, workspace: Path, inside: str, search: SearchIndex, download_dir: Path) -> None:
         self.workspace = Path(os.path.abspath(workspace))
         self.inside = inside.rstrip("/") or "/"
@@ -150,6 +152,8 @@ class WorkspaceTools:
             raise ToolError(f"{path}: no such file") from None
         if not stat.S_ISREG(st.st_mode):
             raise ToolError(f"{path}: not a regular file")
+        if st.st_size > self.max_read_bytes:
+            raise ToolError(f"{path}: {st.st_size} bytes is too large to read whole; inspect it with bash or python")
         ex = extract(host, rel=host.relative_to(self.workspace).as_posix(), max_chars=max(1000, int(max_chars)))
         notes = "".join(f"\n[{d.level}: {d.message}]" for d in ex.diagnostics)
         more = f"\n[truncated to {max_chars} characters]" if ex.truncated else ""

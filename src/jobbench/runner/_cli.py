@@ -127,9 +127,14 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
             f"(jobbench.judge.grade_run / jobbench.report.write_report). Deliverables were collected in {run_dir}; "
             "stopping here.")
         return 0
-    config = judge.JudgeConfig()
-    judge.grade_run(run_dir, config)
-    out = Path(report.write_report([run_dir]))
+    try:
+        config = judge.JudgeConfig()
+        judge.grade_run(run_dir, config)
+        out = Path(report.write_report([run_dir]))
+    except Exception as exc:  # the trials are saved; grading can be redone alone
+        console.print(f"[red]Grading or reporting failed:[/red] {type(exc).__name__}: {exc}. "
+                      f"The trials are saved in {run_dir}.", soft_wrap=True, highlight=False)
+        return 1
     board = out / "leaderboard.md"
     if board.is_file():
         from rich.markdown import Markdown

@@ -407,9 +407,10 @@ class Sandbox:
             if p.exists() or p.is_symlink():
                 a += ["--ro-bind-try", str(p), str(p)]
         a += ["--ro-bind", str(etc_dir / "passwd"), "/etc/passwd", "--ro-bind", str(etc_dir / "group"), "/etc/group"]
-        a += ["--proc", "/proc", "--dev", "/dev", "--perms", "1777", "--tmpfs", "/tmp",
-              "--perms", "1777", "--tmpfs", "/var/tmp"]
-        created: set[str] = {"/", "/usr", "/etc", "/tmp", "/var", "/var/tmp", "/proc", "/dev"}
+        a += ["--proc", "/proc", "--dev", "/dev"]
+        for tmp in ("/dev/shm", "/tmp", "/var/tmp"):
+            a += ["--perms", "1777", "--tmpfs", tmp]
+        created: set[str] = {"/", "/usr", "/etc", "/tmp", "/var", "/var/tmp", "/proc", "/dev", "/dev/shm"}
         binds: list[tuple[str, str, bool]] = [(str(p), str(p), False) for p in python_prefixes()]
         binds += [(str(Path(os.path.abspath(m.source))), m.dest, m.writable) for m in self.mounts]
         binds.append((str(self.workspace), WORKSPACE_MOUNT, True))
