@@ -103,37 +103,33 @@ def default_run_name(dataset_root: Path, specs) -> str:
 
 
 def _grade_and_report(run_dir: Path, args: Any) -> int:
-    """Grade the run's trials and write the report, when those stages are available.
+    """Grade the run's trials and write the report.
 
-    Calls ``jobbench.judge.grade_run(run_dir, JudgeConfig())`` (checks only by default)
-    and ``jobbench.report.write_report([run_dir])`` if both exist; otherwise says that
-    grading/reporting is not available yet and stops.
+    The judge configuration comes from ``load_judge_config()``: the environment
+    (``JUDGE_MODEL``/``JUDGE_API_BASE``/``JUDGE_API_KEY`` or ``JOBBENCH_JUDGE_*``) and
+    ``$JOBBENCH_JUDGE_CONFIG``; with no endpoint configured only programmatic checks run.
 
     Returns:
-        A process exit code contribution (0 = fine).
+        A process exit code contribution (0 = fine, 1 = grading or reporting failed; the
+        trials are kept either way and ``jobbench grade`` / ``jobbench report`` redo it).
     """
     from rich.console import Console
+
+    from jobbench.judge import grade_run, load_judge_config
+    from jobbench.report import write_report
 
     console = Console()
     if getattr(args, "no_grade", False):
         console.print(f"Grading skipped (--no-grade). Trials are in {run_dir}.")
         return 0
-    import jobbench.judge as judge
-    import jobbench.report as report
-
-    if not (hasattr(judge, "grade_run") and hasattr(report, "write_report")):
-        console.print(
-            "[bold yellow]Grading and reporting are not available yet in this build[/bold yellow] "
-            f"(jobbench.judge.grade_run / jobbench.report.write_report). Deliverables were collected in {run_dir}; "
-            "stopping here.")
-        return 0
     try:
-        config = judge.JudgeConfig()
-        judge.grade_run(run_dir, config)
-        out = Path(report.write_report([run_dir]))
+        config = load_judge_config()
+        grade_run(run_dir, config)
+        out = Path(write_report([run_dir]))
     except Exception as exc:  # the trials are saved; grading can be redone alone
         console.print(f"[red]Grading or reporting failed:[/red] {type(exc).__name__}: {exc}. "
-                      f"The trials are saved in {run_dir}.", soft_wrap=True, highlight=False)
+                      f"The trials are saved in {run_dir}; `jobbench grade {run_dir}` redoes it.",
+                      soft_wrap=True, highlight=False)
         return 1
     board = out / "leaderboard.md"
     if board.is_file():
