@@ -116,7 +116,9 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
     from rich.console import Console
 
     from jobbench.judge import grade_run, load_judge_config
-    from jobbench.report import write_report
+    from jobbench.report import build_report, default_out_dir
+    from jobbench.report._console import print_summary
+    from jobbench.report._write import write_data
 
     console = Console()
     if getattr(args, "no_grade", False):
@@ -125,17 +127,14 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
     try:
         config = load_judge_config()
         grade_run(run_dir, config)
-        out = Path(write_report([run_dir]))
+        data = build_report([run_dir], judge_key=config.key)
+        out = write_data(data, default_out_dir([run_dir]))
     except Exception as exc:  # the trials are saved; grading can be redone alone
         console.print(f"[red]Grading or reporting failed:[/red] {type(exc).__name__}: {exc}. "
                       f"The trials are saved in {run_dir}; `jobbench grade {run_dir}` redoes it.",
                       soft_wrap=True, highlight=False)
         return 1
-    board = out / "leaderboard.md"
-    if board.is_file():
-        from rich.markdown import Markdown
-
-        console.print(Markdown(board.read_text(encoding="utf-8")))
+    print_summary(data, console)
     console.print(f"Report: {out}")
     return 0
 
