@@ -70,7 +70,8 @@ _BACKREF = _rx(
     r"\baforementioned\b",
     r"\b(?:the )?(?:previous|preceding|prior|earlier|above|next|following|other) "
     r"(?:criterion|criteria|rubric|rubrics|item|question|point|requirement|check|answer|one)\b",
-    r"\b(?:see|in|from|per|like|as in|than in) (?:criterion|rubric|item) #?\d+\b",
+    r"\b(?:criterion|criteria|rubric|rubrics) #?\d+\b",
+    r"\b(?:see|in|from|per|like|as in|than in|with) item #?\d+\b",
     r"\bthe same (?:value|figure|number|amount|one|result)\b(?! as\b)",
     r"\bthe former\b",
     r"\bthe latter\b",
@@ -227,6 +228,9 @@ _TOLERANCE = _rx(
 )
 
 
+_TOLERANCE_BEFORE = re.compile(r"(?:±|\+/-|\+-|plus or minus|within)\s*[$€£¥]?\s*$", re.IGNORECASE)
+
+
 def _is_index(n: NumberToken) -> bool:
     return n.prev_word in _INDEX_WORDS or n.prev_word in ("#", "§")
 
@@ -246,6 +250,8 @@ def number_without_unit(text: str, ctx: LintContext) -> list[str]:
     for i, n in enumerate(toks):
         if n.is_year or _is_index(n) or _has_unit(n):
             continue
+        if _TOLERANCE_BEFORE.search(text[max(0, n.start - 20):n.start]):
+            continue  # "± 0.1": a tolerance takes the unit of the figure it qualifies
         # "10 and 20 days", "5 to 7 %": the unit written after the last number of a range
         nxt = toks[i + 1] if i + 1 < len(toks) else None
         if (nxt is not None and n.next_word in ("and", "to", "or") and nxt.start - n.end <= 8

@@ -207,6 +207,8 @@ def numbers(text: str) -> list[NumberToken]:
             continue
         if after.isalnum() or after in "_/:" or (after in "-." and e + 1 < len(text) and text[e + 1].isdigit()):
             continue
+        if m.group("close") and not m.group("paren"):
+            e -= 1  # a closing parenthesis that belongs to the prose, not to "(1,234)"
         raw = m.group("num").replace(",", "")
         try:
             value = float(raw)
@@ -230,7 +232,7 @@ def numbers(text: str) -> list[NumberToken]:
         value = -value if negative else value
         is_year = (not currency and not percent and "," not in m.group("num") and "." not in raw
                    and 1900 <= abs(value) <= 2100 and not negative)
-        out.append(NumberToken(text=m.group(0).strip(), value=value * scale, decimals=decimals, scale=scale,
+        out.append(NumberToken(text=text[s:e].strip(), value=value * scale, decimals=decimals, scale=scale,
                                currency=currency, percent=percent, start=num_s, end=num_e,
                                next_word=next_word, prev_word=prev_word, is_year=is_year))
     return out
