@@ -267,3 +267,18 @@ def fx():
     import sys
 
     return sys.modules[__name__]
+
+
+@pytest.fixture
+def rb():
+    """The run-directory builders of ``runs.py`` (loaded by path: no test package)."""
+    import importlib.util
+    import sys
+
+    name = "jobbench_gate_test_runs"
+    if name not in sys.modules:
+        spec = importlib.util.spec_from_file_location(name, Path(__file__).with_name("runs.py"))
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[name] = mod
+        spec.loader.exec_module(mod)
+    return sys.modules[name]

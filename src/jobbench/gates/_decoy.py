@@ -130,6 +130,7 @@ def read_expected(task: Task, path: Path) -> tuple[dict[int, list[bool]], list[s
     if not isinstance(items, list):
         return {}, [f"{display_path(path)}: rubrics: must be a list of {{index, criteria}} objects"]
     out: dict[int, list[bool]] = {}
+    attempted: set[int] = set()
     for k, item in enumerate(items):
         where = f"rubrics[{k}]"
         if not isinstance(item, dict):
@@ -140,9 +141,10 @@ def read_expected(task: Task, path: Path) -> tuple[dict[int, list[bool]], list[s
             problems.append(f"{display_path(path)}: {where}.index: must be a rubric index below "
                             f"{len(task.rubrics)}, got {idx!r}")
             continue
-        if idx in out:
+        if idx in attempted:
             problems.append(f"{display_path(path)}: {where}.index: rubric {idx} listed twice")
             continue
+        attempted.add(idx)
         crit = item.get("criteria")
         n = len(task.rubrics[idx].criteria)
         if not isinstance(crit, list) or not all(isinstance(x, bool) for x in crit):
@@ -154,7 +156,7 @@ def read_expected(task: Task, path: Path) -> tuple[dict[int, list[bool]], list[s
             continue
         out[idx] = crit
     for r in task.rubrics:
-        if r.index not in out and not any(f"rubrics[{r.index}]" in p for p in problems):
+        if r.index not in attempted:
             problems.append(f"{display_path(path)}: no expected verdicts for rubric {r.index}")
     return out, problems
 
