@@ -290,7 +290,8 @@ def apply_review(dataset: Dataset, sheet: Path, *, dry_run: bool = False, change
         sheet: the ``.xlsx`` workbook.
         dry_run: validate and report, write nothing.
         changelog: base path of the changelog (default: next to the sheet,
-            ``<sheet stem>.changelog``); ``.md`` and ``.json`` are written.
+            ``<sheet stem>.changelog``); ``<base>.md`` and ``<base>.json`` are written (a
+            given ``.md``/``.json`` suffix is dropped first).
 
     Returns:
         A :class:`ReviewResult`.
@@ -450,8 +451,10 @@ def apply_review(dataset: Dataset, sheet: Path, *, dry_run: bool = False, change
                 load_task(t.root, t.split, t.occupation)
             except Exception as exc:  # noqa: BLE001 - report every reload failure
                 reload_errors.append(f"{display_path(t.root)}: revised task no longer loads: {exc}")
-        base = Path(changelog) if changelog else sheet.with_name(sheet.stem + ".changelog")
-        md, js = base.with_suffix(".md"), base.with_suffix(".json")
+        base = Path(changelog) if changelog else sheet.with_name(f"{sheet.stem}.changelog")
+        if base.suffix.lower() in (".md", ".json"):
+            base = base.with_suffix("")
+        md, js = base.with_name(base.name + ".md"), base.with_name(base.name + ".json")
         result.changelog = [display_path(md), display_path(js)]
         atomic_write_json(js, result)
         atomic_write_text(md, changelog_markdown(result))
