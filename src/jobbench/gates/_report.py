@@ -148,11 +148,23 @@ def render_markdown(report: GateReport, *, max_findings: int = 200) -> str:
         c = report.consistency
         lines += ["## Judge self-consistency", "",
                   f"Verdict flip rate {c.flip_rate:.2%} over {c.repeats} gradings.", ""]
+    # a gate that could not run for the same reason on every task is reported once
+    common: dict[str, str] = {}
+    for g in gates:
+        ran = [t.gates[g] for t in report.tasks if g in t.gates]
+        reasons = {r.reason for r in ran if r.status == "error"}
+        if ran and len(reasons) == 1 and all(r.status == "error" for r in ran):
+            common[g] = reasons.pop()
+    if common:
+        lines += ["## Gates that could not run", ""]
+        lines += [f"- `{g}`: {_cell(reason)}" for g, reason in common.items()]
+        lines.append("")
     lines += ["## Findings", ""]
     shown = 0
     for t in report.tasks:
         found = [f for g in gates if g in t.gates for f in t.gates[g].findings]
-        reasons = [(g, t.gates[g]) for g in gates if g in t.gates and t.gates[g].status == "error"]
+        reasons = [(g, t.gates[g]) for g in gates
+                   if g in t.gates and t.gates[g].status == "error" and g not in common]
         if not found and not reasons:
             continue
         lines += [f"### {t.task_id} ({t.status})", ""]
@@ -163,7 +175,9 @@ def render_markdown(report: GateReport, *, max_findings: int = 200) -> str:
                 break
             rule = RULES.get(f.rule)
             name = f" {rule.name}" if rule else ""
-            loc = " ".join(x for x in (f.file, f.where) if x)
+            loc = f.file or ""
+            if f.where and not loc.endswith(f.where):
+                loc = f"{loc}: {f.where}" if loc else f.where
             lines.append(f"- **{f.rule}**{name} ({f.severity}) `{_cell(loc)}`: {_cell(f.message)}")
             if f.hint and f.severity != "info":
                 lines.append(f"  - fix: {_cell(f.hint)}")

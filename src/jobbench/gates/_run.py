@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 from pathlib import Path
 from typing import Any
 
@@ -98,8 +99,6 @@ def run_gates(path: Path | str, options: GateOptions | None = None, *, evaluate:
     by_id: dict[str, TaskGates] = {}
 
     # validate: every discovered task dir, loaded or not
-    import fnmatch
-
     loaded = {t.root: t for t in ds.tasks}
     for split, occ, tdir in discover_task_dirs(root):
         tid = f"{split}/{occ}/{tdir.name}"
