@@ -174,3 +174,11 @@ def test_cli_gate_llm_and_runs(tmp_path: Path, fx, rb, monkeypatch) -> None:
     monkeypatch.delenv("JUDGE_MODEL")
     res = CliRunner().invoke(app, ["gate", str(tmp_path / "ds"), "--llm"])
     assert res.exit_code == 2
+
+
+def test_docs_list_every_rule() -> None:
+    from jobbench.gates import RULES
+
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "gates.md").read_text(encoding="utf-8")
+    missing = [r.id for r in RULES.values() if f"| `{r.id}` | {r.gate} | {r.name} |" not in docs]
+    assert missing == []
