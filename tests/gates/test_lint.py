@@ -137,7 +137,7 @@ def test_units_ranges_years_and_indexes() -> None:
           "The variance is between 10 and 20 days."]
     for text in ok:
         assert lint_text(text, rules=["UN1"]) == [], text
-    assert [r for r, _ in lint_text("The ratio is 42.", rules=["UN1"])] == ["UN1"]
+    assert [r for r, _, _ in lint_text("The ratio is 42.", rules=["UN1"])] == ["UN1"]
 
 
 def test_check_text_mismatch_handles_scale_words_and_percent() -> None:
@@ -152,5 +152,20 @@ def test_check_text_mismatch_handles_scale_words_and_percent() -> None:
 
 def test_lint_text_rule_subset_and_order() -> None:
     text = "It is approximately 42."
-    assert [r for r, _ in lint_text(text)] == ["SC2", "UN1", "UN2"]
-    assert [r for r, _ in lint_text(text, rules=["UN2"])] == ["UN2"]
+    assert [(r, s) for r, _, s in lint_text(text)] == [("SC2", "warning"), ("UN1", "warning"), ("UN2", "error")]
+    assert [r for r, _, _ in lint_text(text, rules=["UN2"])] == ["UN2"]
+
+
+def test_soft_quality_words_are_warnings(tmp_path: Path, fx) -> None:
+    spec = fx.with_criterion(fx.clean_spec(), "The memo summary.md gives a comprehensive account of the duplicate.")
+    (f,) = lint_task(fx.write_task(tmp_path, spec))
+    assert (f.rule, f.severity) == ("OB1", "warning") and f.message == "“comprehensive” is a judgement with no stated yardstick"
+    assert lint_text("The memo is comprehensive.")[0][2] == "warning"
+    assert lint_text("The memo is professional.")[0][2] == "error"
+
+
+def test_quoted_values_are_not_label_traps() -> None:
+    assert lint_text('The difference column shows "1,250.00" for Acme.', rules=["EX1"]) == []
+    assert lint_text('The "Variance" column is present.', rules=["EX1"]) != []
+    assert lint_text('The "Variance" column is present.', LintContext(instructions="add a Variance column"),
+                     rules=["EX1"]) == []

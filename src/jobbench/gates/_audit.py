@@ -110,7 +110,8 @@ def _heading_before(text: str, pos: int) -> str:
 
 def _cue_class(text: str, mention: Mention) -> str | None:
     """``output`` or ``reference`` from the nearest cue word before the mention in its
-    line (then after it, then the heading above); None if no cue is found."""
+    line, else the heading above it (a "Deliverables:" list), else the first cue after it
+    in the line; None if no cue is found."""
     ls, le = _sentence_span(text, mention.start, mention.end)
     before = text[ls:mention.start].lower()
     after = text[mention.end:le].lower()
@@ -133,7 +134,7 @@ def _cue_class(text: str, mention: Mention) -> str | None:
                     best = (m.start(), cls)
         return best
 
-    found = last_cue(before) or first_cue(after)
+    found = last_cue(before)
     if found:
         return found[1]
     heading = _heading_before(text, mention.start)
@@ -141,7 +142,8 @@ def _cue_class(text: str, mention: Mention) -> str | None:
         return "output"
     if any(w in heading for w in ("reference", "input", "source", "file", "attached", "material")):
         return "reference"
-    return None
+    found = first_cue(after)
+    return found[1] if found else None
 
 
 def _rubric_globs(task: Task) -> list[tuple[str, str]]:

@@ -21,7 +21,7 @@ from typing import Callable
 
 from ..tasks import RUBRICS, Task, display_path
 from ..tasks._checks import NumberCheck
-from ._findings import Finding, make_finding
+from ._findings import RULES, Finding, Severity, make_finding
 from ._text import NumberToken, normalize, numbers
 
 
@@ -53,6 +53,11 @@ def _rule(rule_id: str) -> Callable[[RuleFn], RuleFn]:
 
 def _rx(*patterns: str) -> re.Pattern[str]:
     return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+
+
+SOFT = " (warning)"
+"""Suffix a rule function appends to a message to lower that finding to a warning
+(:func:`lint_text` strips it)."""
 
 
 def _q(text: str) -> str:
@@ -141,10 +146,14 @@ _VAGUE_ADJ = _rx(
     r"\bappropriate\b", r"\binappropriate\b", r"\bgood\b", r"\bclear\b", r"\bunclear\b", r"\bprofessional\b",
     r"\breasonable\b", r"\badequate\b", r"\bsufficient\b", r"\bsuitable\b", r"\bproper\b",
     r"\bwell[- ](?:written|organi[sz]ed|structured|formatted|presented|reasoned|supported|explained|justified|argued|designed)\b",
-    r"\bhigh[- ]quality\b", r"\bnice\b", r"\bconcise\b", r"\bcomprehensive\b", r"\bthorough\b",
-    r"\bmeaningful\b", r"\beffective\b", r"\bpolished\b", r"\bcompelling\b", r"\bconvincing\b",
+    r"\bhigh[- ]quality\b", r"\bnice\b", r"\bpolished\b", r"\bcompelling\b", r"\bconvincing\b",
     r"\bpersuasive\b", r"\beasy to (?:read|understand|follow)\b", r"\breadable\b", r"\bneat\b",
-    r"\bsensible\b", r"\binsightful\b", r"\bexcellent\b", r"\bstrong\b", r"\bsolid\b", r"\brelevant\b",
+    r"\bexcellent\b",
+)
+# Softer quality words: often meant loosely, reported as warnings.
+_VAGUE_ADJ_SOFT = _rx(
+    r"\bconcise\b", r"\bcomprehensive\b", r"\bthorough\b", r"\bmeaningful\b", r"\beffective\b",
+    r"\bsensible\b", r"\binsightful\b", r"\bstrong\b", r"\bsolid\b", r"\brelevant\b",
 )
 _VAGUE_ADV = _rx(
     r"\bappropriately\b", r"\bclearly\b", r"\bprofessionally\b", r"\breasonably\b", r"\badequately\b",
@@ -155,6 +164,7 @@ _VAGUE_ADV = _rx(
 # Terms of art in which these words carry a fixed meaning.
 _TERMS_OF_ART = _rx(
     r"\bgood (?:standing|faith|cause|title)\b", r"\bclear (?:title|and convincing)\b",
+    r"\bmak(?:e|es|ing) (?:it )?clear\b",
     r"\bclear(?:ly)? erroneous\b",
     r"\bprofessional (?:engineer|engineers|liability|services|service|fees|fee|license|licence|licensure|"
     r"development|association|certification|corporation|employer|organization|organisation|conduct rules)\b",
@@ -187,8 +197,11 @@ def _unanchored(text: str, pattern: re.Pattern[str]) -> list[str]:
 def unanchored_judgement(text: str, ctx: LintContext) -> list[str]:
     """Quality adjectives with no definition after them ("appropriate", "good", "clear",
     "professional", "reasonable", "well-written", …); terms of art such as "good standing"
-    and anchored uses ("appropriate (a bar or line chart)") are allowed."""
-    return [f"{_q(w)} is a judgement with no stated yardstick" for w in _unanchored(text, _VAGUE_ADJ)]
+    and anchored uses ("appropriate (a bar or line chart)") are allowed. Softer words
+    ("comprehensive", "relevant", "effective", …) are reported as warnings."""
+    out = [f"{_q(w)} is a judgement with no stated yardstick" for w in _unanchored(text, _VAGUE_ADJ)]
+    out += [f"{_q(w)} is a judgement with no stated yardstick{SOFT}" for w in _unanchored(text, _VAGUE_ADJ_SOFT)]
+    return out
 
 
 @_rule("OB2")
@@ -324,25 +337,29 @@ def decimal_without_tolerance(text: str, ctx: LintContext) -> list[str]:
 # --- exact-phrase traps ------------------------------------------------------------------
 
 _QUOTED = re.compile(r"[\"“]([^\"“”\n]{1,80})[\"”]|(?<![\w])'([^'\n]{1,80})'(?![\w])|`([^`\n]{1,80})`")
-_LABEL_CUE = _rx(
-    r"\btitled\b", r"\bentitled\b", r"\blabell?ed\b", r"\blabel\b", r"\bnamed\b", r"\bcalled\b", r"\bheading\b",
-    r"\bheader\b", r"\bheaded\b", r"\bcaption(?:ed)?\b", r"\bcolumn\b", r"\bsheet\b", r"\btab\b", r"\bworksheet\b",
-    r"\bfield\b", r"\bexact(?:ly)?\b", r"\bverbatim\b", r"\bliteral(?:ly)?\b", r"\bthe (?:exact )?phrase\b",
-    r"\bthe (?:exact )?words?\b", r"\bthe (?:exact )?text\b", r"\bthe (?:exact )?string\b", r"\bwording\b",
-    r"\breads\b", r"\bspelled\b", r"\bsubject line\b", r"\btitle\b",
+
+
+_LABEL_BEFORE = re.compile(
+    r"(?:\btitled|\bentitled|\blabell?ed|\blabel|\bnamed|\bcalled|\bheading|\bheader|\bheaded|\bcaption(?:ed)?|"
+    r"\bcolumn|\bsheet|\btab|\bworksheet|\bfield|\bexact(?:ly)?|\bverbatim|\bliteral(?:ly)?|\bphrase|\bwords?|"
+    r"\btext|\bstring|\bwording|\breads|\bspelled|\bsubject line|\btitle)\s*(?:of|as|to|is|:)?\s*$",
+    re.IGNORECASE,
 )
+_LABEL_AFTER = re.compile(r"^\s*(?:column|sheet|tab|worksheet|heading|header|label|title|field|section)\b", re.IGNORECASE)
 
 
 @_rule("EX1")
 def literal_label_trap(text: str, ctx: LintContext) -> list[str]:
     """A quoted literal demanded as a title, label, heading, sheet/column name or exact
-    wording, when the instructions do not contain that literal."""
-    if not _LABEL_CUE.search(text):
-        return []
+    wording (the cue word is right before the quote, or a "column"/"sheet"/… noun right
+    after it), when the instructions do not contain that literal."""
     instr = normalize(ctx.instructions)
     out = []
     for m in _QUOTED.finditer(text):
         lit = next(g for g in m.groups() if g is not None)
+        before, after = text[max(0, m.start() - 40):m.start()], text[m.end():m.end() + 25]
+        if not (_LABEL_BEFORE.search(before) or _LABEL_AFTER.search(after)):
+            continue  # a quoted value ("1,250.00", "Acme") rather than a demanded label
         norm = normalize(lit).strip(" .,:;")
         if not norm or norm in instr:
             continue
@@ -427,7 +444,8 @@ QUESTION_RULES: tuple[str, ...] = ("BI1",)
 """Rules also applied to rubric questions (the public judge shows them to the model)."""
 
 
-def lint_text(text: str, ctx: LintContext | None = None, rules: list[str] | None = None) -> list[tuple[str, str]]:
+def lint_text(text: str, ctx: LintContext | None = None,
+              rules: list[str] | None = None) -> list[tuple[str, str, Severity]]:
     """Lint one criterion sentence.
 
     Args:
@@ -436,14 +454,19 @@ def lint_text(text: str, ctx: LintContext | None = None, rules: list[str] | None
         rules: rule ids to run (default: all of :data:`LINT_RULES`).
 
     Returns:
-        ``[(rule_id, message), ...]`` in rule order.
+        ``[(rule_id, message, severity), ...]`` in rule order; the severity is the rule's
+        default unless the rule lowered it (soft quality words of ``OB1``).
     """
     ctx = ctx or LintContext()
-    out: list[tuple[str, str]] = []
+    out: list[tuple[str, str, Severity]] = []
     for rid, fn in LINT_RULES.items():
         if rules is not None and rid not in rules:
             continue
-        out += [(rid, msg) for msg in fn(text, ctx)]
+        for msg in fn(text, ctx):
+            sev: Severity = RULES[rid].severity
+            if msg.endswith(SOFT):
+                msg, sev = msg[: -len(SOFT)], "warning"
+            out.append((rid, msg, sev))
     return out
 
 
@@ -457,12 +480,13 @@ def lint_task(task: Task, rules: list[str] | None = None) -> list[Finding]:
     file = display_path(task.root / RUBRICS)
     out: list[Finding] = []
     for r in task.rubrics:
-        for rid, msg in lint_text(r.question, LintContext(task.instructions, r.question),
-                                  [x for x in QUESTION_RULES if rules is None or x in rules]):
-            out.append(make_finding(rid, msg, task_id=task.id, file=file, where=f"rubrics[{r.index}].rubric"))
+        for rid, msg, sev in lint_text(r.question, LintContext(task.instructions, r.question),
+                                       [x for x in QUESTION_RULES if rules is None or x in rules]):
+            out.append(make_finding(rid, msg, task_id=task.id, file=file, severity=sev,
+                                    where=f"rubrics[{r.index}].rubric"))
         for c in r.criteria:
             ctx = LintContext(task.instructions, r.question, c.check)
-            for rid, msg in lint_text(c.text, ctx, rules):
-                out.append(make_finding(rid, msg, task_id=task.id, file=file,
+            for rid, msg, sev in lint_text(c.text, ctx, rules):
+                out.append(make_finding(rid, msg, task_id=task.id, file=file, severity=sev,
                                         where=f"rubrics[{r.index}].criterion[{c.index}]"))
     return out

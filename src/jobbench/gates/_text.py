@@ -15,7 +15,7 @@ FILE_EXTENSIONS: tuple[str, ...] = (
     "csv", "tsv", "xlsx", "xlsm", "xls", "ods", "docx", "doc", "odt", "rtf", "pdf", "db",
     "sqlite", "sqlite3", "png", "jpg", "jpeg", "gif", "svg", "webp", "tif", "tiff", "bmp",
     "pptx", "ppt", "odp", "md", "markdown", "json", "jsonl", "ndjson", "txt", "ipynb", "py",
-    "r", "sql", "html", "htm", "xml", "yaml", "yml", "zip", "parquet", "log", "eml", "msg",
+    "sql", "html", "htm", "xml", "yaml", "yml", "zip", "parquet", "log", "eml", "msg",
     "geojson", "kml", "dta", "sav", "tex", "bib", "ics", "vcf",
 )
 """File extensions recognised when looking for file names in prose (lower case)."""
