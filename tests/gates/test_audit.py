@@ -77,6 +77,15 @@ def test_a3_passes_for_matching_glob(tmp_path: Path, fx) -> None:
     assert audit_task(fx.write_task(tmp_path, spec)) == []
 
 
+def test_a3_wildcard_glob_described_by_folder_or_format(tmp_path: Path, fx) -> None:
+    spec = fx.clean_spec()
+    spec.rubrics["rubrics"][0]["files"] = ["charts/*.png", "*.xlsx"]
+    found = [f.where for f in audit_task(fx.write_task(tmp_path / "bad", spec)) if f.rule == "A3"]
+    assert found == ["rubrics[0].files[0]", "rubrics[0].files[1]"]
+    spec.instructions += "\nAlso put one chart per vendor in a charts/ folder and the figures in an Excel workbook.\n"
+    assert audit_task(fx.write_task(tmp_path / "good", spec)) == []
+
+
 def test_a4_deliverable_not_graded(tmp_path: Path, fx) -> None:
     spec = fx.clean_spec()
     spec.instructions = spec.instructions.replace(

@@ -273,6 +273,8 @@ def audit_task(task: Task, config: AuditConfig | None = None) -> list[Finding]:
     for g, where in rubric_globs:
         if g.strip() in UNIVERSAL_GLOBS or any(glob_matches(g, d) for d in declared):
             continue
+        if is_glob(g) and _glob_described(g, text):
+            continue
         what = "glob" if is_glob(g) else "file"
         findings.append(make_finding(
             "A3", f"{where.split('.')[-1]} {what} {g!r} matches no deliverable named in the instructions"
@@ -407,6 +409,36 @@ def audit_task(task: Task, config: AuditConfig | None = None) -> list[Finding]:
                     "A6", f"{rel!r} holds {share:.0%} of the {rn}-word sequences of reference deliverable {label}",
                     task_id=tid, file=display_path(task.workspace_dir / rel), where=rel))
     return findings
+
+
+FORMAT_WORDS: dict[str, tuple[str, ...]] = {
+    "xlsx": ("xlsx", "excel", "workbook", "spreadsheet"), "xls": ("xls", "excel", "workbook", "spreadsheet"),
+    "csv": ("csv", "comma-separated"), "tsv": ("tsv", "tab-separated"),
+    "docx": ("docx", "word document", "word file"), "doc": ("doc", "word document"), "pdf": ("pdf",),
+    "png": ("png", "image", "chart", "figure", "plot"), "jpg": ("jpg", "jpeg", "image", "photo"),
+    "jpeg": ("jpg", "jpeg", "image", "photo"), "svg": ("svg", "image", "chart", "figure"),
+    "md": ("markdown", ".md"), "pptx": ("pptx", "powerpoint", "slide deck", "slides", "presentation"),
+    "json": ("json",), "db": ("sqlite", "database", ".db"), "sqlite": ("sqlite", "database"),
+    "txt": ("text file", ".txt", "plain text"), "ipynb": ("notebook", "ipynb"), "html": ("html", "web page"),
+}
+"""Words that describe a deliverable format in prose (for wildcard rubric/check globs)."""
+
+
+def _glob_described(pattern: str, instructions: str) -> bool:
+    """A wildcard glob (``charts/*.png``, ``*.xlsx``) is described by the instructions when
+    they mention its literal folder (``charts/``) or its format (``PNG``, ``Excel workbook``)."""
+    low = normalize(instructions)
+    p = PurePosixPath(pattern.strip().lower().lstrip("./"))
+    folder = p.parent.as_posix()
+    if folder not in ("", ".") and not is_glob(folder) and re.search(
+            rf"(?<![\w]){re.escape(folder)}(?:/| folder| directory)", low):
+        return True
+    ext = p.suffix.lstrip(".")
+    if ext and not is_glob(ext):
+        for w in FORMAT_WORDS.get(ext, (ext,)):
+            if re.search(rf"(?<![\w]){re.escape(w)}(?![\w])", low):
+                return True
+    return False
 
 
 def _named_in(blob: str, name: str) -> bool:
