@@ -109,13 +109,42 @@ def test_run_oracle_null_with_stand_in_stages(two_tasks, rb, tmp_path: Path) -> 
     assert res[t1.id]["oracle"].status == "pass" and res[t2.id]["oracle"].status == "fail"
 
 
-def test_missing_runner_is_reported() -> None:
+def test_missing_runner_is_reported(monkeypatch) -> None:
     import jobbench.runner
 
-    if hasattr(jobbench.runner, "run_agents"):
-        pytest.skip("runner present: exercised by test_sample.py::test_sample_oracle_and_null")
+    for name in ("run_agents", "run_trials", "RunConfig", "AgentSpec"):
+        monkeypatch.delattr(jobbench.runner, name, raising=False)
     with pytest.raises(GateUnavailable, match="run_agents"):
         run_oracle_null(Path("."), Path("run"))
+
+
+def test_runner_adapter_builds_a_run_config(monkeypatch, tmp_path: Path) -> None:
+    """With the runner's run_trials/RunConfig/AgentSpec API, the adapter passes dataset,
+    agents, run dir and task glob through."""
+    import dataclasses
+
+    import jobbench.runner
+    from jobbench.gates._oracle import resolve_runner
+
+    @dataclasses.dataclass
+    class Spec:
+        agent: str
+        model: str | None = None
+
+    @dataclasses.dataclass
+    class Config:
+        dataset: Path
+        agents: list
+        run_dir: Path
+        task_glob: str | None = None
+
+    seen = []
+    monkeypatch.delattr(jobbench.runner, "run_agents", raising=False)
+    monkeypatch.setattr(jobbench.runner, "AgentSpec", Spec, raising=False)
+    monkeypatch.setattr(jobbench.runner, "RunConfig", Config, raising=False)
+    monkeypatch.setattr(jobbench.runner, "run_trials", seen.append, raising=False)
+    resolve_runner()(tmp_path / "ds", tmp_path / "run", ["oracle", "null"], task_glob="*/x/*")
+    assert seen == [Config(tmp_path / "ds", [Spec("oracle"), Spec("null")], tmp_path / "run", "*/x/*")]
 
 
 # --- self-consistency ---------------------------------------------------------------------

@@ -108,8 +108,9 @@ def test_broken_copy_wrong_gold_number(tmp_path: Path) -> None:
     pytest.skip("no sample decoy is expected to pass a numeric check")
 
 
-@pytest.mark.skipif(not SAMPLE.is_dir() or not (_has("jobbench.runner", "run_agents") and _has("jobbench.judge", "grade_run")),
-                    reason="needs jobbench.runner.run_agents and jobbench.judge.grade_run")
+@pytest.mark.skipif(not SAMPLE.is_dir() or not ((_has("jobbench.runner", "run_agents") or _has("jobbench.runner", "run_trials"))
+                                               and _has("jobbench.judge", "grade_run")),
+                    reason="needs the runner (run_agents or run_trials) and jobbench.judge.grade_run")
 def test_sample_oracle_and_null(tmp_path: Path) -> None:
     rep = run_gates(SAMPLE, GateOptions(gates=[], run_oracle_into=tmp_path / "run"))
     bad = {t.task_id: {g: r.status for g, r in t.gates.items()} for t in rep.tasks

@@ -131,17 +131,36 @@ the tasks into ``run_dir`` (the runner contract this module expects; see docs/ga
 def resolve_runner() -> RunAgents:
     """The runner entry point used by :func:`run_oracle_null`.
 
+    Uses ``jobbench.runner.run_agents`` if the runner offers it, else builds one from
+    ``run_trials(RunConfig(dataset=…, agents=[AgentSpec(agent=…)], run_dir=…,
+    task_glob=…))`` (the runner stage's API as of this writing).
+
     Raises:
-        GateUnavailable: ``jobbench.runner.run_agents`` does not exist (yet).
+        GateUnavailable: the runner offers neither.
     """
     from .. import runner
 
     fn = getattr(runner, "run_agents", None)
-    if fn is None:
+    if fn is not None:
+        return fn
+    run_trials = getattr(runner, "run_trials", None)
+    run_config = getattr(runner, "RunConfig", None)
+    agent_spec = getattr(runner, "AgentSpec", None)
+    if run_trials is None or run_config is None or agent_spec is None:
         raise GateUnavailable(
-            "jobbench.runner does not offer run_agents(dataset, run_dir, agents, task_glob=...) yet; "
-            "run `jobbench run --agent oracle --agent null` yourself and pass the run with --oracle-run")
-    return fn
+            "jobbench.runner offers neither run_agents(dataset, run_dir, agents, task_glob=...) nor "
+            "run_trials/RunConfig/AgentSpec; run `jobbench run --agent oracle --agent null` yourself and pass "
+            "the graded run with --oracle-run")
+
+    def run_agents(dataset: Path, run_dir: Path, agents: list[str], *, task_glob: str | None = None) -> None:
+        try:
+            config = run_config(dataset=Path(dataset), agents=[agent_spec(agent=a) for a in agents],
+                                run_dir=Path(run_dir), task_glob=task_glob)
+        except TypeError as exc:
+            raise GateUnavailable(f"jobbench.runner.RunConfig has changed: {exc}") from exc
+        run_trials(config)
+
+    return run_agents
 
 
 def resolve_grade_run() -> Callable[..., list[GradeRecord]]:
