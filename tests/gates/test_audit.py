@@ -143,6 +143,41 @@ def test_a6_threshold(tmp_path: Path, fx) -> None:
     assert "A6" in rules(audit_task(task, AuditConfig(reference_threshold=0.3)))
 
 
+def test_a6_a7_decoy_that_hands_an_input_back_is_not_a_leak(tmp_path: Path, fx) -> None:
+    spec = fx.clean_spec()
+    spec.solution["decoys/did_nothing/reconciliation.csv"] = fx.LEDGER  # the input, unchanged
+    spec.solution["decoys/did_nothing/expected.json"] = "{}"
+    assert audit_task(fx.write_task(tmp_path, spec)) == []
+
+
+def _ledger(rows: int, dup: bool, fix: bool) -> str:
+    lines = ["date,vendor,amount,reference"]
+    for i in range(rows):
+        amount = "999.00" if (i % 5 == 2 and not fix) else f"{100 + i}.00"
+        lines.append(f"2024-03-{1 + i % 28:02d},Vendor {i:02d} Services Inc,{amount},INV-{1000 + i}")
+        if dup and i == 3:
+            lines.append(lines[-1])
+    return "\n".join(lines) + "\n"
+
+
+def test_a6_source_of_a_data_copy_deliverable_with_decoy_baseline(tmp_path: Path, fx) -> None:
+    """The answer is the cleaned ledger; the workspace holds the messy source. Without a
+    decoy the source looks like a leak (documented limitation); a decoy built from the same
+    input (duplicate kept) removes the shared rows from the comparison."""
+    spec = fx.clean_spec()
+    spec.workspace["ledger_march.csv"] = _ledger(40, dup=True, fix=False)
+    spec.solution = {"expected/cleaned_ledger.csv": _ledger(40, dup=False, fix=True)}
+    assert "A6" in rules(audit_task(fx.write_task(tmp_path / "no_decoy", spec)))
+    spec.solution["decoys/no_fixes/cleaned_ledger.csv"] = _ledger(40, dup=False, fix=False)
+    spec.solution["decoys/no_fixes/expected.json"] = "{}"
+    assert "A6" not in rules(audit_task(fx.write_task(tmp_path / "with_decoy", spec)))
+    # while a (reformatted) workspace copy of the answer is still caught
+    spec.workspace["corrected_amounts.txt"] = _ledger(40, dup=False, fix=True).replace(",", "\t")
+    spec.instructions += "\nSee corrected_amounts.txt.\n"
+    found = audit_task(fx.write_task(tmp_path / "leak", spec))
+    assert [(f.rule, f.where) for f in found] == [("A6", "corrected_amounts.txt")]
+
+
 @pytest.mark.parametrize("rel, content", [
     ("RUBRICS.json", None),
     ("brief.md", "task_card"),

@@ -134,10 +134,32 @@ def test_units_ranges_years_and_indexes() -> None:
     ok = ["Between 2019 and 2023 the county issued 1,204 permits.",
           "Row 5 of the table is removed.",
           "The lease runs 3-year terms.",
-          "The variance is between 10 and 20 days."]
+          "The variance is between 10 and 20 days.",
+          "The memo asks for follow-up on the returned check 2207.",
+          "The net amount due is $224.23 (38.60 + 325.62 - 139.99).",
+          "The mean violent crime rate is 392.7 per 100,000 residents.",
+          "The file gives United an on-time rate of 0.770.",
+          "The memo gives a Pearson correlation of r = 0.305."]
     for text in ok:
         assert lint_text(text, rules=["UN1"]) == [], text
-    assert [r for r, _, _ in lint_text("The ratio is 42.", rules=["UN1"])] == ["UN1"]
+    assert [r for r, _, _ in lint_text("The total is 42.", rules=["UN1"])] == ["UN1"]
+    assert [r for r, _, _ in lint_text("The ratio is 42 and the total is 17.", rules=["UN1"])] == ["UN1"]
+
+
+def test_asides_do_not_make_a_criterion_compound() -> None:
+    text = "mix_evaluation.csv gives M-06 a 28-day strength of 41.54 MPa (6,025 psi converted; within 0.05 MPa)."
+    assert lint_text(text, rules=["UN3", "UN4"]) == []
+    assert lint_text("The memo warns that the Q3 2013 figures use the v1.0 definition and are not comparable.",
+                     rules=["UN3"]) == []
+
+
+def test_check_numbers_stated_in_thousands() -> None:
+    from jobbench.tasks import CsvValueCheck
+
+    chk = CsvValueCheck(kind="csv_value", column="rmse_thousand", expect={"equals": 2901.68, "rel_tol": 0.005})
+    text = "forecast_metrics.csv gives A10 an RMSE of 2,901.7 thousand scripts (within 0.5 %)."
+    assert lint_text(text, LintContext(check=chk), rules=["CK1"]) == []
+    assert lint_text(text.replace("2,901.7", "3,901.7"), LintContext(check=chk), rules=["CK1"]) != []
 
 
 def test_check_text_mismatch_handles_scale_words_and_percent() -> None:

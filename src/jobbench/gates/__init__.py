@@ -17,7 +17,7 @@ Gates (each a function on loaded tasks or graded runs; ``jobbench gate PATH`` ru
 Every finding has a rule id from :data:`RULES`, a severity and a fix hint.
 """
 
-from ._audit import AuditConfig, audit_task, reference_files
+from ._audit import AuditConfig, audit_task, decoy_files, reference_files
 from ._decoy import DecoyOutcome, DecoyVerdict, chained_score, decoy_gate, evaluate_decoys, read_expected
 from ._findings import RULES, Finding, GateResult, GateUnavailable, Rule, make_finding, rules_for
 from ._grades import GradedTrial, judge_keys, read_grades, resolve_judge_key
@@ -38,7 +38,7 @@ from ._run import ALL_GATES, STATIC_GATES, GateOptions, run_gates
 from ._solve import SOLVE_THRESHOLD, CriterionRef, SolveTrial, TaskReachability, solve_gate_results, solve_trial
 
 __all__ = [
-    "AuditConfig", "audit_task", "reference_files",
+    "AuditConfig", "audit_task", "decoy_files", "reference_files",
     "DecoyOutcome", "DecoyVerdict", "chained_score", "decoy_gate", "evaluate_decoys", "read_expected",
     "RULES", "Finding", "GateResult", "GateUnavailable", "Rule", "make_finding", "rules_for",
     "GradedTrial", "judge_keys", "read_grades", "resolve_judge_key",

@@ -11,12 +11,14 @@ Leak detection compares word n-grams (lower-cased ``\\w+`` tokens):
   file; ``TASK_INSTRUCTIONS.txt`` is exempt because criteria legitimately restate the
   instructions (the deliverable names, the columns asked for);
 * reference answers (``A6``): for every reference deliverable (files under
-  ``solution/expected|output|outputs|deliverables/``, every decoy's files except
-  ``expected.json``, and any extra folders passed in, e.g. an oracle run's deliverables),
-  the share of its ``reference_ngram``-grams (minus those in the instructions) found in a
-  workspace file. A workspace file that is the *source* of a deliverable which copies it
-  verbatim (a deduplicated ledger, say) can trip this check: raise ``reference_threshold``
-  for such a task or keep the reference copy small.
+  ``solution/expected|output|outputs|deliverables/`` and any extra folders passed in, e.g.
+  an oracle trial's deliverables), the share of its *answer-bearing* ``reference_ngram``-
+  grams found in a workspace file. Answer-bearing n-grams are those that appear neither in
+  the instructions nor in any decoy: a decoy is a plausible wrong answer built from the same
+  inputs, so what a reference shares with the decoys (copied input rows, headers,
+  boilerplate) is not the answer. Without decoys, a workspace file that is the verbatim
+  *source* of a deliverable which copies it (a deduplicated ledger, say) can trip this
+  check: add a decoy or raise ``reference_threshold`` for such a task.
 """
 
 from __future__ import annotations
@@ -181,9 +183,9 @@ def _walk(folder: Path) -> list[str]:
 
 
 def reference_files(task: Task, extra_dirs: list[Path] | None = None) -> list[tuple[str, Path]]:
-    """Reference deliverables of a task: ``(label, path)`` for every file under
-    ``solution/{expected,output,outputs,deliverables}/``, under each
-    ``solution/decoys/<name>/`` (``expected.json`` excluded), and under ``extra_dirs``."""
+    """Reference deliverables of a task (the right answers): ``(label, path)`` for every
+    file under ``solution/{expected,output,outputs,deliverables}/`` and under
+    ``extra_dirs`` (e.g. an oracle trial's ``deliverables/``)."""
     out: list[tuple[str, Path]] = []
     sol = task.root / SOLUTION
     if sol.is_dir() and not sol.is_symlink():
@@ -191,16 +193,20 @@ def reference_files(task: Task, extra_dirs: list[Path] | None = None) -> list[tu
             d = sol / sub
             if d.is_dir() and not d.is_symlink():
                 out += [(f"{SOLUTION}/{sub}/{rel}", d / rel) for rel in _walk(d)]
-        decoys = sol / "decoys"
-        if decoys.is_dir() and not decoys.is_symlink():
-            for rel in _walk(decoys):
-                if PurePosixPath(rel).name.lower() == "expected.json":
-                    continue
-                out.append((f"{SOLUTION}/decoys/{rel}", decoys / rel))
     for d in extra_dirs or []:
         for rel in _walk(d):
             out.append((f"{display_path(d)}/{rel}", d / rel))
     return out
+
+
+def decoy_files(task: Task) -> list[tuple[str, Path]]:
+    """Files of every ``solution/decoys/<name>/`` (``expected.json`` excluded): plausible
+    wrong answers, used as the baseline of the reference-answer check."""
+    decoys = task.root / SOLUTION / "decoys"
+    if not decoys.is_dir() or decoys.is_symlink():
+        return []
+    return [(f"{SOLUTION}/decoys/{rel}", decoys / rel) for rel in _walk(decoys)
+            if PurePosixPath(rel).name.lower() != "expected.json"]
 
 
 def _sha(path: Path) -> str:
@@ -329,6 +335,8 @@ def audit_task(task: Task, config: AuditConfig | None = None) -> list[Finding]:
     sol = task.root / SOLUTION
     if sol.is_dir() and not sol.is_symlink():
         for rel in _walk(sol):
+            if rel.split("/", 1)[0] == "decoys":
+                continue  # a decoy may be an input handed back unchanged
             hidden_hashes.setdefault(_sha(sol / rel), f"{SOLUTION}/{rel}")
     search_hashes: dict[str, str] = {}
     if task.search_dir is not None:
@@ -390,16 +398,14 @@ def audit_task(task: Task, config: AuditConfig | None = None) -> list[Finding]:
 
     # --- A6: reference answers in workspace files ---------------------------------------
     rn = cfg.reference_ngram
-    instr_grams = ngrams(words(text), rn)
+    refs = reference_files(task, cfg.extra_reference_dirs)
+    baseline = ngrams(words(text), rn)
+    if refs:
+        for label, path in decoy_files(task):
+            baseline |= ngrams(words(_extract_text(extract, path, label, cfg.max_chars)), rn)
     ws_ref_grams = {rel: ngrams(words(t), rn) for rel, t in texts.items()}
-    for label, path in reference_files(task, cfg.extra_reference_dirs):
-        try:
-            ex = extract(path, rel=label, max_chars=cfg.max_chars)
-        except Exception:  # noqa: BLE001 - unreadable references cannot leak through us
-            continue
-        if ex.kind in ("unsupported", "refused"):
-            continue
-        grams = ngrams(words(ex.text), rn) - instr_grams
+    for label, path in refs:
+        grams = ngrams(words(_extract_text(extract, path, label, cfg.max_chars)), rn) - baseline
         if len(grams) < cfg.reference_min_ngrams:
             continue
         for rel, fg in ws_ref_grams.items():
@@ -439,6 +445,15 @@ def _glob_described(pattern: str, instructions: str) -> bool:
             if re.search(rf"(?<![\w]){re.escape(w)}(?![\w])", low):
                 return True
     return False
+
+
+def _extract_text(extract: object, path: Path, label: str, max_chars: int) -> str:
+    """Extracted text of a reference file; '' when it cannot be read (it cannot leak then)."""
+    try:
+        ex = extract(path, rel=label, max_chars=max_chars)  # type: ignore[operator]
+    except Exception:  # noqa: BLE001
+        return ""
+    return "" if ex.kind in ("unsupported", "refused") else ex.text
 
 
 def _named_in(blob: str, name: str) -> bool:

@@ -76,12 +76,12 @@ _RULES: list[Rule] = [
          "Remove or reword the passage in the workspace file; agents must never see rubric "
          "text."),
     Rule("A6", "audit", "reference-answer-leak", "leakage", "error",
-         "A workspace file contains most word n-grams of a reference deliverable (solution "
-         "output or decoy).",
+         "A workspace file contains most answer-bearing word n-grams of a reference deliverable "
+         "(solution output; decoys are the baseline).",
          "Remove the copied answer from the workspace; keep reference outputs under solution/."),
     Rule("A7", "audit", "hidden-file-in-workspace", "leakage", "error",
          "task_folder/ holds RUBRICS.json, task_card.md, a solution/ path, an expected.json, "
-         "or a byte-identical copy of a hidden file.",
+         "or a byte-identical copy of a hidden file (decoys excluded).",
          "Move hidden files out of task_folder/; agents see everything inside it."),
     Rule("A8", "audit", "search-file-in-workspace", "leakage", "warning",
          "A file of files_required_to_search/ is also in task_folder/ (byte-identical), so "

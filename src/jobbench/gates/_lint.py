@@ -223,6 +223,8 @@ _INDEX_WORDS = {
     "scenario", "plan", "model", "batch", "lane", "gate", "platform", "channel", "flight", "store", "branch",
     "site", "plant", "well", "station", "sector", "ticket", "po", "sku", "ssn", "ein", "zip", "tract", "block",
     "highway", "interstate", "hwy", "i", "us", "sr", "state", "county", "precinct", "grade", "year", "years",
+    "check", "cheque", "receipt", "record", "entry", "voucher", "transaction", "batch", "serial", "employee",
+    "patient", "customer", "vendor", "member", "item", "items", "part", "catalog", "model",
 }
 _FUNCTION_WORDS = {
     "and", "or", "the", "a", "an", "in", "is", "are", "was", "were", "of", "to", "for", "on", "at", "by",
@@ -241,6 +243,24 @@ _TOLERANCE = _rx(
 )
 
 
+_DIMENSIONLESS = re.compile(
+    r"\b(?:rate|rates|ratio|ratios|share|fraction|proportion|correlation|coefficient|r|rho|index|score|factor|"
+    r"multiplier|odds|probability|p-value|p|w/cm|w/c|elasticity|beta|alpha|r2|r-squared)\b"
+    r"(?:(?!\band\b)[^.;,\d]){0,30}$",
+    re.IGNORECASE,
+)
+
+
+def _in_parens(text: str, pos: int) -> bool:
+    """Whether ``pos`` lies inside parentheses (an explanatory aside)."""
+    return text.count("(", 0, pos) > text.count(")", 0, pos)
+
+
+def _fact_numbers(text: str) -> list[NumberToken]:
+    """Numbers that state a quantity: not years, indexes or parenthetical asides."""
+    return [n for n in numbers(text) if not n.is_year and not _is_index(n) and not _in_parens(text, n.start)]
+
+
 _TOLERANCE_BEFORE = re.compile(r"(?:±|\+/-|\+-|plus or minus|within)\s*[$€£¥]?\s*$", re.IGNORECASE)
 
 
@@ -256,15 +276,20 @@ def _has_unit(n: NumberToken) -> bool:
 
 @_rule("UN1")
 def number_without_unit(text: str, ctx: LintContext) -> list[str]:
-    """Numbers that are neither years nor indexes ("row 5") and carry no currency sign,
-    ``%``, scale word or following noun ("42 days", "3 vendors")."""
+    """Numbers that are neither years nor indexes ("row 5", "check 2207") and carry no
+    currency sign, ``%``, scale word or following noun ("42 days", "3 vendors"). Numbers in
+    parentheses (asides), after "per", and rates, ratios or coefficients ("a rate of 0.77",
+    "r = 0.31") are not flagged."""
     out = []
     toks = numbers(text)
     for i, n in enumerate(toks):
-        if n.is_year or _is_index(n) or _has_unit(n):
+        if n.is_year or _is_index(n) or _has_unit(n) or _in_parens(text, n.start) or n.prev_word == "per":
             continue
-        if _TOLERANCE_BEFORE.search(text[max(0, n.start - 20):n.start]):
+        before = text[max(0, n.start - 40):n.start]
+        if _TOLERANCE_BEFORE.search(before[-20:]):
             continue  # "± 0.1": a tolerance takes the unit of the figure it qualifies
+        if _DIMENSIONLESS.search(before):
+            continue  # rates, ratios, coefficients: no unit to give
         # "10 and 20 days", "5 to 7 %": the unit written after the last number of a range
         nxt = toks[i + 1] if i + 1 < len(toks) else None
         if (nxt is not None and n.next_word in ("and", "to", "or") and nxt.start - n.end <= 8
@@ -304,8 +329,7 @@ _RANGE = re.compile(r"\bbetween\b[^.;]{0,60}?\band\b", re.IGNORECASE)
 
 
 def _fact_units(part: str) -> int:
-    n_numbers = sum(1 for n in numbers(part) if not n.is_year and not _is_index(n))
-    return n_numbers + (1 if _CLAIM_VERBS.search(part) else 0)
+    return len(_fact_numbers(part)) + (1 if _CLAIM_VERBS.search(part) else 0)
 
 
 @_rule("UN3")
@@ -313,12 +337,13 @@ def compound_criterion(text: str, ctx: LintContext) -> list[str]:
     """Several facts in one criterion: it splits on "and"/";"/"as well as" into two or
     more parts each holding its own claim (a claim verb plus a number or another verb);
     "between X and Y" ranges and lists of names ("vendors A and B") do not count."""
-    body = _RANGE.sub("between-range", text)
+    body = re.sub(r"\([^()]*\)", " ", text)  # asides in parentheses are not extra facts
+    body = _RANGE.sub("between-range", body)
     parts = [p for p in re.split(r"\band\b|;|\bas well as\b|\balso\b", body, flags=re.IGNORECASE) if p.strip()]
     if len(parts) < 2:
         return []
-    strong = [p for p in parts if _fact_units(p) >= 2 or (_CLAIM_VERBS.search(p) and numbers(p))]
-    verbish = [p for p in parts if _CLAIM_VERBS.search(p) or any(not n.is_year and not _is_index(n) for n in numbers(p))]
+    strong = [p for p in parts if _fact_units(p) >= 2]
+    verbish = [p for p in parts if _CLAIM_VERBS.search(p) or _fact_numbers(p)]
     if len(strong) >= 2 or (len(strong) >= 1 and len(verbish) >= 2 and len(verbish) == len(parts)):
         return [f"tests {len(verbish)} facts joined by \u201cand\u201d/\u201c;\u201d"]
     return []
@@ -326,12 +351,13 @@ def compound_criterion(text: str, ctx: LintContext) -> list[str]:
 
 @_rule("UN4")
 def decimal_without_tolerance(text: str, ctx: LintContext) -> list[str]:
-    """Non-integer numbers (``20.2%``, ``3.75``) with no rounding or tolerance wording."""
+    """Non-integer numbers (``20.2%``, ``3.725``) with no rounding or tolerance wording.
+    Two-decimal amounts (``1,250.00``, ``$3.75``: cents) and parenthetical asides are
+    taken as exact."""
     if _TOLERANCE.search(text):
         return []
     return [f"{_q(n.text)} is not an integer and no rounding or tolerance is stated"
-            for n in numbers(text) if n.decimals > 0 and not n.is_year and not _is_index(n)
-            and not (n.currency and n.decimals == 2)]
+            for n in _fact_numbers(text) if n.decimals > 0 and n.decimals != 2]
 
 
 # --- exact-phrase traps ------------------------------------------------------------------
@@ -410,11 +436,14 @@ def _expected_numbers(check: object) -> tuple[list[float], float, float, bool]:
 
 
 def _number_matches(t: NumberToken, v: float, abs_tol: float, rel_tol: float) -> bool:
-    rounding = 0.5 * 10 ** (-t.decimals) * t.scale
-    for cand in (v, v * 100, v / 100):
-        tol = max(abs_tol, rel_tol * abs(cand), rounding, 1e-9 * max(1.0, abs(cand)))
-        if math.isclose(t.value, cand, abs_tol=tol) or math.isclose(abs(t.value), abs(cand), abs_tol=tol):
-            return True
+    # the written number, with and without its scale word ("2,901.7 thousand scripts" may
+    # state a value kept in thousands), against v, v×100 and v/100 (percent vs fraction)
+    for written, scale in ((t.value, t.scale), (t.value / t.scale, 1.0)):
+        rounding = 0.5 * 10 ** (-t.decimals) * scale
+        for cand in (v, v * 100, v / 100):
+            tol = max(abs_tol, rel_tol * abs(cand), rounding, 1e-9 * max(1.0, abs(cand)))
+            if math.isclose(abs(written), abs(cand), abs_tol=tol):
+                return True
     return False
 
 
