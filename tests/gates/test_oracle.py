@@ -87,6 +87,26 @@ def test_oracle_gate_in_report(two_tasks, rb, tmp_path: Path) -> None:
     assert "--oracle-run" in rep.notes[0]
 
 
+def test_oracle_deliverables_feed_the_leak_check(tmp_path: Path, fx, rb) -> None:
+    spec = fx.clean_spec()
+    spec.solution = {"solve.py": "# writes summary.md\n"}  # no stored outputs
+    spec.workspace["memo_from_ap.md"] = fx.AP_MEMO + fx.SOLUTION_SUMMARY  # the answer leaked
+    t = fx.write_task(tmp_path / "ds", spec)
+    run = tmp_path / "run"
+    rb.add_trial(run, t, "oracle", "-", 1, {}, default="pass")
+    rb.add_trial(run, t, "null", "-", 1, {})
+    rep = run_gates(tmp_path / "ds", GateOptions(gates=["audit"]))
+    assert rep.tasks[0].gates["audit"].status == "pass"  # nothing to compare with
+    deliv = run / "trials" / t.id / "oracle@-" / "epoch-1" / "deliverables"
+    deliv.mkdir(parents=True)
+    (deliv / "summary.md").write_text(fx.SOLUTION_SUMMARY)
+    rep = run_gates(tmp_path / "ds", GateOptions(gates=["audit"], oracle_run=run))
+    g = rep.tasks[0].gates
+    assert g["oracle"].status == "pass" and g["null"].status == "pass"
+    (f,) = g["audit"].findings
+    assert f.rule == "A6" and "oracle@-/epoch-1/deliverables/summary.md" in f.message
+
+
 def test_run_oracle_null_with_stand_in_stages(two_tasks, rb, tmp_path: Path) -> None:
     """The wiring: run both agents, grade, check. The stand-ins write what the real stages
     would (trials, then grades); the oracle of task 2 misses one criterion."""

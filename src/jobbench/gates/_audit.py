@@ -57,6 +57,13 @@ OUTPUT_CUES = (
     "provide", "prepare", "draft", "generate", "return", "upload", "hand in", "place it",
     "put it", "as a file",
 )
+# After a name, only unambiguous cues count ("statement export" is a noun, not an order).
+OUTPUT_CUES_AFTER = ("save", "write", "produce", "create", "deliver", "submit", "name it", "call it", "upload")
+REFERENCE_CUES_AFTER = ("contains", "includes", "lists", "shows", "has", "provided", "attached", "exported from",
+                        "from our", "from the", "is our", "is the", "are the")
+REFERENCE_HEADINGS = ("reference", "input", "source", "file", "attached", "material", "folder", "workspace",
+                      "enclosed", "included", "provided", "available", "you have", "data", "documents")
+
 REFERENCE_CUES = (
     "read", "use", "using", "see", "refer", "review", "open", "attached", "provided",
     "found in", "based on", "reference", "source", "consult", "check", "compare", "given",
@@ -129,7 +136,7 @@ def _cue_class(text: str, mention: Mention) -> str | None:
 
     def first_cue(segment: str) -> tuple[int, str] | None:
         best: tuple[int, str] | None = None
-        for cls, cues in (("output", OUTPUT_CUES), ("reference", REFERENCE_CUES)):
+        for cls, cues in (("output", OUTPUT_CUES_AFTER), ("reference", REFERENCE_CUES_AFTER)):
             for cue in cues:
                 m = re.search(rf"\b{re.escape(cue)}\b", segment)
                 if m and (best is None or m.start() < best[0]):
@@ -142,7 +149,7 @@ def _cue_class(text: str, mention: Mention) -> str | None:
     heading = _heading_before(text, mention.start)
     if any(w in heading for w in ("deliverable", "output", "produce", "submit", "hand in")):
         return "output"
-    if any(w in heading for w in ("reference", "input", "source", "file", "attached", "material")):
+    if any(w in heading for w in REFERENCE_HEADINGS):
         return "reference"
     found = first_cue(after)
     return found[1] if found else None
@@ -261,7 +268,8 @@ def audit_task(task: Task, config: AuditConfig | None = None) -> list[Finding]:
         m = next(x for x in mentions if x.name == name)
         referenced = any(glob_matches(g, name) for g, _ in rubric_globs) or _named_in(rubric_blob, name)
         cue = _cue_class(text, m)
-        if referenced or cue == "output":
+        # an explicit cue decides (criteria may name input files too); else a rubric reference
+        if cue == "output" or (cue is None and referenced):
             deliverables.append(name)
         else:
             findings.append(make_finding(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,8 @@ class GateOptions(BaseModel):
         llm: endpoint for the ``llm`` gate (None: gate not run).
         runs: graded runs for the solve trial.
         judge_key: which grades to read in ``runs`` / ``oracle_run``.
-        oracle_run: a graded run of the ``oracle`` and ``null`` agents.
+        oracle_run: a graded run of the ``oracle`` and ``null`` agents; the oracle's
+            deliverables also become reference answers of the audit's ``A6`` check.
         run_oracle_into: run the oracle and null agents into this new run directory (needs
             the runner stage).
         exclude_agents: agents left out of the solve trial.
@@ -57,6 +59,12 @@ class GateOptions(BaseModel):
     exclude_agents: tuple[str, ...] = ("oracle",)
     solve_threshold: float = SOLVE_THRESHOLD
     strict: bool = False
+
+
+def oracle_deliverables(run_dir: Path, task_id: str) -> list[Path]:
+    """``deliverables/`` folders of the oracle agent's trials of a task in a run."""
+    base = Path(run_dir) / "trials" / task_id
+    return sorted(p for p in base.glob("oracle@*/epoch-*/deliverables") if p.is_dir() and not p.is_symlink())
 
 
 def _restrict(result: GateResult, strict: bool) -> GateResult:
@@ -117,10 +125,40 @@ def run_gates(path: Path | str, options: GateOptions | None = None, *, evaluate:
     report.tasks = [by_id[k] for k in sorted(by_id)]
     tasks = ds.tasks
 
+    # oracle and null first: the oracle's deliverables also serve the audit's A6 check
+    oracle_dir: Path | None = None
+    if "oracle" in gates:
+        sub = Dataset(root=ds.root, tasks=tasks, problems=[])
+        try:
+            if opts.oracle_run is not None:
+                results = check_oracle_null(opts.oracle_run, judge_key=opts.judge_key, dataset=sub)
+                oracle_dir = opts.oracle_run
+            elif opts.run_oracle_into is not None:
+                results = run_oracle_null(root, opts.run_oracle_into, task_glob=opts.task_glob)
+                oracle_dir = opts.run_oracle_into
+            else:
+                raise GateUnavailable("the oracle gate needs --oracle-run RUN (a graded run of the oracle and "
+                                      "null agents) or --run-oracle DIR")
+        except Exception as exc:  # noqa: BLE001 - a stage failure is infrastructure, never a verdict
+            if not isinstance(exc, (GateUnavailable, FileNotFoundError, ValueError)):
+                exc = GateUnavailable(f"{type(exc).__name__}: {exc}")
+            report.notes.append(f"oracle/null gates could not run: {exc}")
+            for t in tasks:
+                by_id[t.id].gates["oracle"] = GateResult.errored("oracle", str(exc))
+                by_id[t.id].gates["null"] = GateResult.errored("null", str(exc))
+        else:
+            for t in tasks:
+                for name, res in results.get(t.id, {}).items():
+                    by_id[t.id].gates[name] = _restrict(res, opts.strict)
+
     for t in tasks:
         tg = by_id[t.id]
         if "audit" in gates:
-            tg.gates["audit"] = GateResult.from_findings("audit", audit_task(t, opts.audit), strict=opts.strict)
+            cfg = opts.audit
+            if oracle_dir is not None:
+                extra = oracle_deliverables(oracle_dir, t.id)
+                cfg = dataclasses.replace(cfg, extra_reference_dirs=list(cfg.extra_reference_dirs) + extra)
+            tg.gates["audit"] = GateResult.from_findings("audit", audit_task(t, cfg), strict=opts.strict)
         if "lint" in gates:
             tg.gates["lint"] = GateResult.from_findings("lint", lint_task(t), strict=opts.strict)
         if "decoy" in gates:
@@ -139,26 +177,6 @@ def run_gates(path: Path | str, options: GateOptions | None = None, *, evaluate:
                 if res.errors:
                     gr = gr.model_copy(update={"status": "error", "reason": "; ".join(res.errors)})
                 by_id[t.id].gates["llm"] = gr
-
-    if "oracle" in gates:
-        sub = Dataset(root=ds.root, tasks=tasks, problems=[])
-        try:
-            if opts.oracle_run is not None:
-                results = check_oracle_null(opts.oracle_run, judge_key=opts.judge_key, dataset=sub)
-            elif opts.run_oracle_into is not None:
-                results = run_oracle_null(root, opts.run_oracle_into, task_glob=opts.task_glob)
-            else:
-                raise GateUnavailable("the oracle gate needs --oracle-run RUN (a graded run of the oracle and "
-                                      "null agents) or --run-oracle DIR")
-        except (GateUnavailable, FileNotFoundError, ValueError) as exc:
-            report.notes.append(f"oracle/null gates could not run: {exc}")
-            for t in tasks:
-                by_id[t.id].gates["oracle"] = GateResult.errored("oracle", str(exc))
-                by_id[t.id].gates["null"] = GateResult.errored("null", str(exc))
-        else:
-            for t in tasks:
-                for name, res in results.get(t.id, {}).items():
-                    by_id[t.id].gates[name] = _restrict(res, opts.strict)
 
     if "solve" in gates:
         if not opts.runs:
