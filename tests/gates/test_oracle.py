@@ -222,11 +222,41 @@ def test_run_self_consistency_with_stand_in_judge(two_tasks, rb, tmp_path: Path)
         run_self_consistency(run, NoCache(), 2, tmp_path / "w", grade_run=grade_run)
 
 
-def test_missing_grade_run_is_reported() -> None:
+def test_missing_grade_run_is_reported(monkeypatch) -> None:
     import jobbench.judge
     from jobbench.gates._oracle import resolve_grade_run
 
-    if hasattr(jobbench.judge, "grade_run"):
-        pytest.skip("judge present: exercised by test_sample.py::test_sample_oracle_and_null")
+    monkeypatch.delattr(jobbench.judge, "grade_run", raising=False)
     with pytest.raises(GateUnavailable, match="grade_run"):
         resolve_grade_run()
+
+
+def test_self_consistency_with_the_real_judge(two_tasks, rb, tmp_path: Path, fx) -> None:
+    """Checks-only grading is deterministic: two gradings of the reference deliverables
+    decide all 6 criteria of task 1 the same way (flip rate 0)."""
+    import hashlib
+    import shutil
+
+    import jobbench.judge
+    from jobbench.records import DeliverableFile
+
+    if not hasattr(jobbench.judge, "JudgeConfig") or not hasattr(jobbench.judge, "grade_run"):
+        pytest.skip("jobbench.judge.grade_run / JudgeConfig not available yet (judge stage not merged)")
+    root, t1, _ = two_tasks
+    run = tmp_path / "run"
+    rb.write_lock(run, root, [t1])
+    tdir = run / "trials" / t1.id / "x@m" / "epoch-1"
+    shutil.copytree(t1.root / "solution" / "expected", tdir / "deliverables")
+    rec = rb.add_trial(run, t1, "x", "m", 1, {})  # writes trial.json (and a grade we drop)
+    shutil.rmtree(run / "grades")
+    from jobbench.records import TrialRecord
+
+    trial = TrialRecord.model_validate_json((tdir / "trial.json").read_bytes())
+    trial.deliverables = [DeliverableFile(path=p.name, size=p.stat().st_size,
+                                          sha256=hashlib.sha256(p.read_bytes()).hexdigest())
+                          for p in sorted((tdir / "deliverables").iterdir())]
+    (tdir / "trial.json").write_text(trial.model_dump_json())
+    assert rec.task_id == t1.id
+    c = run_self_consistency(run, jobbench.judge.JudgeConfig(cache_path=tmp_path / "cache.db"), 2, tmp_path / "work")
+    assert c.repeats == 2 and c.flip_rate == 0.0
+    assert sorted((x.rubric, x.criterion) for x in c.criteria) == [(r, j) for r in range(3) for j in range(2)]

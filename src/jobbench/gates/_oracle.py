@@ -300,7 +300,7 @@ def consistency_gate_results(result: Consistency, *, files: dict[str, str] | Non
     return out
 
 
-_CACHE_FIELDS = {"cache": False, "use_cache": False, "no_cache": True, "cache_path": None}
+_CACHE_FIELDS = {"cache": False, "use_cache": False, "no_cache": True}
 
 
 def _without_cache(config: Any) -> Any:
