@@ -9,6 +9,7 @@ import pytest
 from pydantic import BaseModel
 
 from jobbench.gates import (
+    render_markdown,
     GateOptions,
     GateUnavailable,
     check_oracle_null,
@@ -260,3 +261,38 @@ def test_self_consistency_with_the_real_judge(two_tasks, rb, tmp_path: Path, fx)
     c = run_self_consistency(run, jobbench.judge.JudgeConfig(cache_path=tmp_path / "cache.db"), 2, tmp_path / "work")
     assert c.repeats == 2 and c.flip_rate == 0.0
     assert sorted((x.rubric, x.criterion) for x in c.criteria) == [(r, j) for r in range(3) for j in range(2)]
+
+
+def test_consistency_gate_in_report(two_tasks, rb, tmp_path: Path) -> None:
+    root, t1, t2 = two_tasks
+    run = tmp_path / "run"
+    rb.write_lock(run, root, [t1])
+    rb.add_trial(run, t1, "x", "m", 1, {})
+    n = []
+
+    def grade_run(run_dir, config):
+        n.append(run_dir)
+        flip = "pass" if len(n) == 1 else "fail"
+        return [rb.grade(t1, f"{t1.id}/x@m/epoch-1", {(2, 1): flip})]
+
+    rep = run_gates(root, GateOptions(gates=[], consistency_run=run, consistency_repeats=2, judge_config=_Cfg()),
+                    grade_run=grade_run)
+    g1, g2 = rep.tasks[0].gates["consistency"], rep.tasks[1].gates["consistency"]
+    assert g1.status == "warn" and [(f.rule, f.where) for f in g1.findings] == [("C1", "rubrics[2].criterion[1]")]
+    assert g1.metrics == {"flip_rate": pytest.approx(1 / 6)}
+    assert g2.status == "skip" and rep.consistency.flip_rate == pytest.approx(1 / 6)
+    assert "Verdict flip rate 16.67% over 2 gradings" in render_markdown(rep)
+    assert len(n) == 2 and rep.exit_code == 0
+
+
+def test_consistency_gate_without_judge_is_an_error(two_tasks, rb, tmp_path: Path, monkeypatch) -> None:
+    import jobbench.judge
+
+    root, t1, _ = two_tasks
+    run = tmp_path / "run"
+    rb.write_lock(run, root, [t1])
+    for name in ("load_judge_config", "JudgeConfig", "grade_run"):
+        monkeypatch.delattr(jobbench.judge, name, raising=False)
+    rep = run_gates(root, GateOptions(gates=[], consistency_run=run))
+    assert rep.tasks[0].gates["consistency"].status == "error" and rep.exit_code == 3
+    assert "JudgeConfig is not available" in rep.notes[0]

@@ -25,7 +25,7 @@ def _err(msg: str) -> None:
 def gate_cmd(
     path: Path = typer.Argument(..., help="Dataset root, split, occupation or task directory."),
     gates: Optional[str] = typer.Option(
-        None, "--gates", help="Comma-separated gates (validate,audit,lint,llm,decoy,oracle,solve). "
+        None, "--gates", help="Comma-separated gates (validate,audit,lint,llm,decoy,oracle,solve,consistency). "
         "Default: validate,audit,lint,decoy plus those whose inputs you give."),
     split: Optional[list[str]] = typer.Option(None, "--split", help="Only these splits (repeatable)."),
     tasks: Optional[str] = typer.Option(None, "--tasks", help="Only task ids matching this glob."),
@@ -34,6 +34,9 @@ def gate_cmd(
     include_oracle: bool = typer.Option(False, "--include-oracle", help="Count the oracle agent in the solve trial."),
     oracle_run: Optional[Path] = typer.Option(None, "--oracle-run", help="A graded run of the oracle and null agents."),
     run_oracle: Optional[Path] = typer.Option(None, "--run-oracle", help="Run the oracle and null agents into this new run directory (needs the runner)."),
+    consistency: Optional[Path] = typer.Option(None, "--consistency", help="Grade this run's trials several times (judge cache off) and report verdict flips."),
+    repeats: int = typer.Option(3, "--repeats", help="Gradings for --consistency (>= 2)."),
+    judge_config: Optional[Path] = typer.Option(None, "--judge-config", help="Judge TOML config for --consistency (default: the judge's file/environment)."),
     llm: bool = typer.Option(False, "--llm", help="Also ask a model to review each criterion (advisory)."),
     llm_model: Optional[str] = typer.Option(None, "--llm-model", help="Model for --llm (default: $JUDGE_MODEL)."),
     llm_base_url: Optional[str] = typer.Option(None, "--llm-base-url", help="OpenAI-compatible base URL (default: $JUDGE_API_BASE)."),
@@ -66,11 +69,27 @@ def gate_cmd(
         if not 0.0 < value <= 1.0:
             _err(f"{label} must be in (0, 1], got {value}")
             raise typer.Exit(2)
+    if consistency is not None and repeats < 2:
+        _err(f"--repeats must be at least 2, got {repeats}")
+        raise typer.Exit(2)
+    judge_cfg = None
+    if judge_config is not None:
+        try:
+            from ..judge import load_judge_config
+
+            judge_cfg = load_judge_config(judge_config)
+        except ImportError as exc:
+            _err("--judge-config needs the judge stage (jobbench.judge.load_judge_config)")
+            raise typer.Exit(2) from exc
+        except (FileNotFoundError, ValueError) as exc:
+            _err(str(exc))
+            raise typer.Exit(2) from exc
     opts = GateOptions(
         gates=chosen, splits=split or None, task_glob=tasks,
         audit=AuditConfig(rubric_threshold=rubric_threshold, reference_threshold=reference_threshold),
         llm=llm_cfg, runs=list(runs or []), judge_key=judge, oracle_run=oracle_run, run_oracle_into=run_oracle,
         exclude_agents=() if include_oracle else ("oracle",), solve_threshold=solve_threshold, strict=strict,
+        consistency_run=consistency, consistency_repeats=max(repeats, 2), judge_config=judge_cfg,
     )
     try:
         report = run_gates(path, opts)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import fnmatch
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +16,13 @@ from ._decoy import Evaluate, decoy_gate
 from ._findings import GateResult, GateUnavailable, make_finding
 from ._lint import lint_task
 from ._llm import LLMReviewConfig, llm_review_task
-from ._oracle import check_oracle_null, run_oracle_null
+from ._oracle import check_oracle_null, consistency_gate_results, run_oracle_null, run_self_consistency
 from ._report import GateReport, TaskGates
 from ._solve import SOLVE_THRESHOLD, solve_gate_results, solve_trial
 
 STATIC_GATES: tuple[str, ...] = ("validate", "audit", "lint", "decoy")
 """Gates run by default: they need no agent run and no LLM."""
-ALL_GATES: tuple[str, ...] = ("validate", "audit", "lint", "llm", "decoy", "oracle", "solve")
+ALL_GATES: tuple[str, ...] = ("validate", "audit", "lint", "llm", "decoy", "oracle", "solve", "consistency")
 """Gate names accepted by ``--gates`` (``oracle`` runs the oracle and null gates)."""
 
 
@@ -42,6 +43,10 @@ class GateOptions(BaseModel):
             the runner stage).
         exclude_agents: agents left out of the solve trial.
         solve_threshold: task reachability threshold.
+        consistency_run: a run whose finished trials are graded ``consistency_repeats``
+            times (judge cache off) for the self-consistency gate.
+        judge_config: the ``jobbench.judge.JudgeConfig`` for it (default: the judge's own
+            defaults from its config file and environment).
         strict: warnings fail a gate.
     """
 
@@ -58,6 +63,9 @@ class GateOptions(BaseModel):
     run_oracle_into: Path | None = None
     exclude_agents: tuple[str, ...] = ("oracle",)
     solve_threshold: float = SOLVE_THRESHOLD
+    consistency_run: Path | None = None
+    consistency_repeats: int = Field(default=3, ge=2)
+    judge_config: Any = None
     strict: bool = False
 
 
@@ -74,7 +82,7 @@ def _restrict(result: GateResult, strict: bool) -> GateResult:
 
 
 def run_gates(path: Path | str, options: GateOptions | None = None, *, evaluate: Evaluate | None = None,
-              openai_client: Any = None) -> GateReport:
+              openai_client: Any = None, grade_run: Any = None) -> GateReport:
     """Run the gates on every task under ``path``.
 
     Args:
@@ -82,6 +90,8 @@ def run_gates(path: Path | str, options: GateOptions | None = None, *, evaluate:
         options: what to run (default: the static gates).
         evaluate: check evaluator for the decoy gate (default: ``jobbench.judge.evaluate_check``).
         openai_client: client for the ``llm`` gate (default: built from ``options.llm``).
+        grade_run: judge entry point for the consistency gate (default:
+            ``jobbench.judge.grade_run``).
 
     Returns:
         The :class:`GateReport`; its ``exit_code`` says pass / fail / infrastructure error.
@@ -97,6 +107,8 @@ def run_gates(path: Path | str, options: GateOptions | None = None, *, evaluate:
         gates.append("oracle")
     if opts.runs and "solve" not in gates:
         gates.append("solve")
+    if opts.consistency_run and "consistency" not in gates:
+        gates.append("consistency")
     unknown = [g for g in gates if g not in ALL_GATES]
     if unknown:
         raise ValueError(f"unknown gate(s) {', '.join(unknown)} (known: {', '.join(ALL_GATES)})")
@@ -198,4 +210,41 @@ def run_gates(path: Path | str, options: GateOptions | None = None, *, evaluate:
                 for t in tasks:
                     res = results.get(t.id) or GateResult.skipped("solve", "no counted graded trial of this task")
                     by_id[t.id].gates["solve"] = _restrict(res, opts.strict)
+    if "consistency" in gates:
+        files = {t.id: display_path(t.root / RUBRICS) for t in tasks}
+        try:
+            if opts.consistency_run is None:
+                raise GateUnavailable("the consistency gate needs a run (--consistency RUN)")
+            config = opts.judge_config if opts.judge_config is not None else _default_judge_config()
+            with tempfile.TemporaryDirectory(prefix="jobbench-consistency-") as work:
+                cons = run_self_consistency(opts.consistency_run, config, opts.consistency_repeats, Path(work),
+                                            grade_run=grade_run)
+        except Exception as exc:  # noqa: BLE001 - infrastructure, never a verdict
+            reason = str(exc) if isinstance(exc, GateUnavailable) else f"{type(exc).__name__}: {exc}"
+            report.notes.append(f"consistency gate could not run: {reason}")
+            for t in tasks:
+                by_id[t.id].gates["consistency"] = GateResult.errored("consistency", reason)
+        else:
+            report.consistency = cons
+            results = consistency_gate_results(cons, files=files)
+            for t in tasks:
+                res = results.get(t.id) or GateResult.skipped("consistency", "no trial of this task in the run")
+                by_id[t.id].gates["consistency"] = _restrict(res, opts.strict)
     return report
+
+
+def _default_judge_config() -> Any:
+    """``jobbench.judge.load_judge_config()`` (file and environment), else ``JudgeConfig()``.
+
+    Raises:
+        GateUnavailable: the judge stage is not installed.
+    """
+    from .. import judge
+
+    load = getattr(judge, "load_judge_config", None)
+    if load is not None:
+        return load()
+    cls = getattr(judge, "JudgeConfig", None)
+    if cls is None:
+        raise GateUnavailable("jobbench.judge.JudgeConfig is not available (judge stage not installed)")
+    return cls()
