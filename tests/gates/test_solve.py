@@ -17,7 +17,6 @@ dataset: micro 14/16 = 87.5 %; macro (5/6 + 9/10) / 2 = 26/30 = 86.67 %.
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 import pytest

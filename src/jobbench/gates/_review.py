@@ -522,7 +522,7 @@ def _revise(doc: dict[str, Any], task: Task, cdec: dict[tuple[int, int], tuple[s
 
 def changelog_markdown(result: ReviewResult) -> str:
     """The changelog as markdown (one section per task)."""
-    lines = [f"# Rubric review changelog", "",
+    lines = ["# Rubric review changelog", "",
              f"Applied {result.sheet} on {_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds')}.", ""]
     n_changes = sum(len(t.changes) for t in result.tasks)
     lines += [f"{len(result.tasks)} task(s) changed, {n_changes} change(s); {result.kept} criteria kept.", ""]
