@@ -142,16 +142,6 @@ def test_cli_gate(tmp_path: Path, fx) -> None:
     assert res.exit_code == 2
 
 
-def test_cli_gate_decoy_without_judge_is_an_infra_error(tmp_path: Path, fx, monkeypatch) -> None:
-    import jobbench.judge
-
-    monkeypatch.delattr(jobbench.judge, "evaluate_check", raising=False)
-    fx.write_task(tmp_path, fx.clean_spec())
-    res = CliRunner().invoke(app, ["gate", str(tmp_path)])
-    assert res.exit_code == 3, res.output
-    assert "- `decoy`: jobbench.judge.evaluate_check is not available" in res.output
-
-
 def test_cli_gate_llm_and_runs(tmp_path: Path, fx, rb, monkeypatch) -> None:
     from jobbench.testing import FakeOpenAIServer, chat_reply
 

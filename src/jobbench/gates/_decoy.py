@@ -35,19 +35,10 @@ Evaluate = Callable[..., Any]
 
 
 def resolve_evaluate() -> Evaluate:
-    """``jobbench.judge.evaluate_check``.
+    """``jobbench.judge.evaluate_check`` (imported lazily to keep the gates import light)."""
+    from ..judge import evaluate_check
 
-    Raises:
-        GateUnavailable: the judge stage does not provide it (yet).
-    """
-    try:
-        from .. import judge
-    except ImportError as exc:  # pragma: no cover - the package always exists
-        raise GateUnavailable(f"jobbench.judge cannot be imported: {exc}") from exc
-    fn = getattr(judge, "evaluate_check", None)
-    if fn is None:
-        raise GateUnavailable("jobbench.judge.evaluate_check is not available (judge stage not installed)")
-    return fn
+    return evaluate_check
 
 
 class DecoyVerdict(BaseModel):

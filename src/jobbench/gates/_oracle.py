@@ -129,52 +129,22 @@ the tasks into ``run_dir`` (the runner contract this module expects; see docs/ga
 
 
 def resolve_runner() -> RunAgents:
-    """The runner entry point used by :func:`run_oracle_null`.
-
-    Uses ``jobbench.runner.run_agents`` if the runner offers it, else builds one from
-    ``run_trials(RunConfig(dataset=…, agents=[AgentSpec(agent=…)], run_dir=…,
-    task_glob=…))`` (the runner stage's API as of this writing).
-
-    Raises:
-        GateUnavailable: the runner offers neither.
-    """
-    from .. import runner
-
-    fn = getattr(runner, "run_agents", None)
-    if fn is not None:
-        return fn
-    run_trials = getattr(runner, "run_trials", None)
-    run_config = getattr(runner, "RunConfig", None)
-    agent_spec = getattr(runner, "AgentSpec", None)
-    if run_trials is None or run_config is None or agent_spec is None:
-        raise GateUnavailable(
-            "jobbench.runner offers neither run_agents(dataset, run_dir, agents, task_glob=...) nor "
-            "run_trials/RunConfig/AgentSpec; run `jobbench run --agent oracle --agent null` yourself and pass "
-            "the graded run with --oracle-run")
+    """The runner entry point used by :func:`run_oracle_null`: runs the named agents with
+    :func:`jobbench.runner.run_trials` (one epoch, default limits and sandbox)."""
+    from ..runner import AgentSpec, RunConfig, run_trials
 
     def run_agents(dataset: Path, run_dir: Path, agents: list[str], *, task_glob: str | None = None) -> None:
-        try:
-            config = run_config(dataset=Path(dataset), agents=[agent_spec(agent=a) for a in agents],
-                                run_dir=Path(run_dir), task_glob=task_glob)
-        except TypeError as exc:
-            raise GateUnavailable(f"jobbench.runner.RunConfig has changed: {exc}") from exc
-        run_trials(config)
+        run_trials(RunConfig(dataset=Path(dataset), agents=[AgentSpec(agent=a) for a in agents],
+                             run_dir=Path(run_dir), task_glob=task_glob))
 
     return run_agents
 
 
 def resolve_grade_run() -> Callable[..., list[GradeRecord]]:
-    """``jobbench.judge.grade_run``.
+    """``jobbench.judge.grade_run``."""
+    from ..judge import grade_run
 
-    Raises:
-        GateUnavailable: the judge stage does not provide it (yet).
-    """
-    from .. import judge
-
-    fn = getattr(judge, "grade_run", None)
-    if fn is None:
-        raise GateUnavailable("jobbench.judge.grade_run is not available (judge stage not installed)")
-    return fn
+    return grade_run
 
 
 def run_oracle_null(
@@ -203,12 +173,9 @@ def run_oracle_null(
     run_agents = run_agents or resolve_runner()
     grade_run = grade_run or resolve_grade_run()
     if judge_config is None:
-        from .. import judge
+        from ..judge import JudgeConfig
 
-        cfg_cls = getattr(judge, "JudgeConfig", None)
-        if cfg_cls is None:
-            raise GateUnavailable("jobbench.judge.JudgeConfig is not available")
-        judge_config = cfg_cls()
+        judge_config = JudgeConfig()
     run_agents(Path(dataset_path), Path(run_dir), [ORACLE_AGENT, NULL_AGENT], task_glob=task_glob)
     grade_run(Path(run_dir), judge_config)
     from ..tasks import load_dataset

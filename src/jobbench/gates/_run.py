@@ -234,17 +234,7 @@ def run_gates(path: Path | str, options: GateOptions | None = None, *, evaluate:
 
 
 def _default_judge_config() -> Any:
-    """``jobbench.judge.load_judge_config()`` (file and environment), else ``JudgeConfig()``.
+    """``jobbench.judge.load_judge_config()``: the TOML file and the environment."""
+    from ..judge import load_judge_config
 
-    Raises:
-        GateUnavailable: the judge stage is not installed.
-    """
-    from .. import judge
-
-    load = getattr(judge, "load_judge_config", None)
-    if load is not None:
-        return load()
-    cls = getattr(judge, "JudgeConfig", None)
-    if cls is None:
-        raise GateUnavailable("jobbench.judge.JudgeConfig is not available (judge stage not installed)")
-    return cls()
+    return load_judge_config()
