@@ -12,6 +12,7 @@ from typing import Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from . import __version__
@@ -32,7 +33,7 @@ def _load_or_exit(path: Path, split: list[str] | None = None, tasks: str | None 
     try:
         return load_dataset(path, splits=split or None, task_glob=tasks)
     except FileNotFoundError as exc:
-        err_console.print(f"[red]error:[/red] {exc}")
+        err_console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from exc
 
 
@@ -79,7 +80,7 @@ def tasks_cmd(
         print(json.dumps({"tasks": [t.id for t in ds.tasks], "occupations": rows,
                           "problems": [str(p) for p in ds.problems]}, indent=2))
         return
-    table = Table(title=f"{len(ds.tasks)} tasks in {path}")
+    table = Table(title=escape(f"{len(ds.tasks)} tasks in {path}"))
     for col in ("split", "occupation", "SOC group", "tasks", "rubrics", "criteria", "weight", "files by format"):
         table.add_column(col, justify="right" if col in {"tasks", "rubrics", "criteria", "weight"} else "left")
     for r in rows:
@@ -87,8 +88,9 @@ def tasks_cmd(
         table.add_row(r["split"], r["occupation"], r["soc_major_code"], str(r["tasks"]), str(r["rubrics"]),
                       str(r["criteria"]), f"{r['total_weight']:g}", fmt)
     console.print(table)
-    n_groups = len({r["soc_major_code"] for r in rows})
-    console.print(f"{len(rows)} occupations, {n_groups} SOC major groups")
+    n_occ = len({r["occupation"] for r in rows})
+    n_groups = len({r["soc_major_code"] for r in rows} - {"unknown"})
+    console.print(f"{n_occ} occupations, {n_groups} SOC major groups")
     if ds.errors:
         err_console.print(f"[yellow]{len(ds.errors)} problem(s) left tasks out; run `jobbench validate {path}`[/yellow]")
 
@@ -105,7 +107,7 @@ def validate_cmd(
     else:
         for p in ds.problems:
             colour = "red" if p.severity == "error" else "yellow"
-            console.print(f"[{colour}]{p.severity}[/{colour}] {p}", highlight=False, soft_wrap=True)
+            console.print(f"[{colour}]{escape(str(p))}[/{colour}]", highlight=False, soft_wrap=True)
         n_err = len(ds.errors)
         verdict = "[green]valid[/green]" if n_err == 0 else f"[red]{n_err} error(s)[/red]"
         console.print(f"{len(ds.tasks)} valid task(s); {verdict}")

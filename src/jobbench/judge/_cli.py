@@ -1,12 +1,206 @@
-"""CLI commands of jobbench.judge, registered on the main app by :func:`register`.
+"""CLI commands of jobbench.judge: ``jobbench grade`` and ``jobbench cache stats|clear``.
 
 Import heavy modules inside command functions so that `jobbench --help` stays fast.
 """
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Optional
+
 import typer
+
+
+def _console(stderr: bool = False):  # noqa: ANN202
+    from rich.console import Console
+
+    return Console(stderr=stderr, soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
     """Add this stage's commands to `app`."""
+    cache_app = typer.Typer(help="The judge's verdict cache (SQLite).", no_args_is_help=True)
+    app.add_typer(cache_app, name="cache")
+
+    @app.command("grade")
+    def grade_cmd(
+        target: Path = typer.Argument(..., help="A run directory (with lock.json), or a dataset in the public layout "
+                                                "whose tasks hold model_output/<label>/ folders."),
+        judge_model: Optional[str] = typer.Option(None, "--judge-model", help="Judge model (env JUDGE_MODEL / "
+                                                  "JOBBENCH_JUDGE_MODEL). Without one, only programmatic checks run."),
+        api_base: Optional[str] = typer.Option(None, "--api-base", help="OpenAI-compatible base URL (env JUDGE_API_BASE)."),
+        mode: Optional[str] = typer.Option(None, "--mode", help="rubric (default) | task | criterion | official."),
+        decide: Optional[str] = typer.Option(None, "--decide", help="auto | llm | checks (default: auto with a judge "
+                                             "model, checks without)."),
+        config: Optional[Path] = typer.Option(None, "--config", help="TOML judge config (env JOBBENCH_JUDGE_CONFIG)."),
+        concurrency: Optional[int] = typer.Option(None, "--concurrency", help="Parallel LLM calls (default 10)."),
+        strict_evidence: bool = typer.Option(False, "--strict-evidence", help="A pass whose quote is not found "
+                                             "in the deliverables becomes a fail."),
+        max_attempts: Optional[int] = typer.Option(None, "--max-attempts", help="Tries per call (default 3)."),
+        timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per HTTP request (default 300)."),
+        seed: Optional[int] = typer.Option(None, "--seed", help="Sampling seed sent to the endpoint (default 0)."),
+        response_format: Optional[str] = typer.Option(None, "--response-format",
+                                                      help="json_schema (default) | json_object | none."),
+        prices: Optional[Path] = typer.Option(None, "--prices", help="TOML price table merged over the defaults."),
+        cache_path: Optional[Path] = typer.Option(None, "--cache-path", help="Verdict cache file."),
+        no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the verdict cache."),
+        no_vision: bool = typer.Option(False, "--no-vision", help="Never attach images."),
+        label: Optional[str] = typer.Option(None, "--label", help="Suffix of the judge key (keeps configs apart)."),
+        run_label: Optional[str] = typer.Option(None, "--run-label", help="Public layout only: suffix of the "
+                                                "details file name (default jobbench-<mode>)."),
+        output_label: Optional[list[str]] = typer.Option(None, "--output", help="Public layout only: grade only "
+                                                         "these model_output labels (repeatable)."),
+        force: bool = typer.Option(False, "--force", help="Regrade up-to-date trials too (the cache still applies)."),
+        progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+        as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    ) -> None:
+        """Grade deliverables with programmatic checks and/or an LLM judge (chained rubrics)."""
+        import json
+        import sys
+
+        from ..tasks import discover_task_dirs, display_path
+        from ._config import load_judge_config
+        from ._public import OverwriteRefused, grade_public_dataset
+        from ._run import RunDirError, grade_run
+
+        err = _console(stderr=True)
+        try:
+            cfg = load_judge_config(
+                config, model=judge_model, api_base=api_base, mode=mode, decide=decide, concurrency=concurrency,
+                strict_evidence=strict_evidence or None, max_attempts=max_attempts, timeout=timeout, seed=seed,
+                response_format=response_format, prices_file=prices, cache_path=cache_path,
+                cache=False if no_cache else None, vision=False if no_vision else None, label=label,
+            )
+        except (ValueError, FileNotFoundError) as exc:
+            err.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2) from exc
+        if cfg.decide is not None and cfg.decide != "checks" and not cfg.model:
+            err.print("[red]error:[/red] --decide auto/llm needs a judge model (--judge-model or JUDGE_MODEL)")
+            raise typer.Exit(2)
+        show = progress and sys.stderr.isatty()
+        try:
+            if (target / "lock.json").is_file():
+                records = grade_run(target, cfg, progress=show, force=force)
+                kind = "run"
+            else:
+                try:
+                    found = discover_task_dirs(target)
+                except FileNotFoundError as exc:
+                    err.print(f"[red]error:[/red] {exc}")
+                    raise typer.Exit(2) from exc
+                if not any((d / "model_output").is_dir() for _, _, d in found):
+                    err.print(f"[red]error:[/red] {display_path(target)}: neither a run directory (no lock.json) nor "
+                              "a dataset with <task>/model_output/<label>/ folders")
+                    raise typer.Exit(2)
+                records = grade_public_dataset(target, cfg, labels=output_label or None, run_label=run_label,
+                                               progress=show, force=force)
+                kind = "public"
+        except (RunDirError, OverwriteRefused, FileNotFoundError, ValueError) as exc:
+            err.print(f"[red]error:[/red] {exc}")
+            raise typer.Exit(2) from exc
+        _summary(records, cfg, kind, as_json)
+        if any(r.status == "judge_error" for r in records):
+            raise typer.Exit(1)
+
+    @cache_app.command("stats")
+    def cache_stats(
+        cache_path: Optional[Path] = typer.Option(None, "--cache-path", help="Cache file (default: the judge's)."),
+        as_json: bool = typer.Option(False, "--json"),
+    ) -> None:
+        """Entries, size and the tokens/cost the stored replies originally cost, per model."""
+        import json
+
+        from rich.table import Table
+
+        from ._cache import JudgeCache
+        from ._config import load_judge_config
+
+        path = cache_path or load_judge_config().resolved_cache_path()
+        if not path.exists():
+            stats = {"path": str(path), "entries": 0, "bytes": 0, "models": {}}
+        else:
+            cache = JudgeCache(path)
+            stats = cache.stats()
+            cache.close()
+        if as_json:
+            print(json.dumps(stats, indent=2))
+            return
+        con = _console()
+        con.print(f"{stats['path']}: {stats['entries']} entries, {stats['bytes'] / 1e6:.2f} MB")
+        if stats["models"]:
+            t = Table("model", "entries", "input tokens", "output tokens", "cost (USD)")
+            for m, v in stats["models"].items():
+                t.add_row(m, str(v["entries"]), str(v["input_tokens"]), str(v["output_tokens"]),
+                          "-" if v["cost_usd"] is None else f"{v['cost_usd']:.4f}")
+            con.print(t)
+
+    @cache_app.command("clear")
+    def cache_clear(
+        cache_path: Optional[Path] = typer.Option(None, "--cache-path", help="Cache file (default: the judge's)."),
+        model: Optional[str] = typer.Option(None, "--model", help="Only this judge model's entries."),
+    ) -> None:
+        """Delete cached judge replies (all, or one model's)."""
+        from ._cache import JudgeCache
+        from ._config import load_judge_config
+
+        path = cache_path or load_judge_config().resolved_cache_path()
+        if not path.exists():
+            print(f"{path}: no cache")
+            return
+        cache = JudgeCache(path)
+        n = cache.clear(model)
+        cache.close()
+        print(f"{path}: deleted {n} entries")
+
+
+def _summary(records, cfg, kind: str, as_json: bool) -> None:  # noqa: ANN001
+    import json
+    from collections import defaultdict
+
+    from rich.table import Table
+
+    from ..records import Usage
+
+    groups: dict[str, dict] = defaultdict(lambda: {"trials": 0, "scores": [], "judge_error": 0, "unjudged": 0,
+                                                   "usage": Usage()})
+    total = Usage()
+    for r in records:
+        extra = r.model_extra or {}
+        who = f"{extra.get('agent', '-')}@{extra.get('model', '-')}"
+        g = groups[who]
+        g["trials"] += 1
+        if r.score is not None:
+            g["scores"].append(r.score)
+        elif r.status == "judge_error":
+            g["judge_error"] += 1
+        else:
+            g["unjudged"] += 1
+        g["usage"] = g["usage"] + r.usage
+        total = total + r.usage
+    rows = []
+    for who, g in sorted(groups.items()):
+        mean = sum(g["scores"]) / len(g["scores"]) if g["scores"] else None
+        rows.append({"agent_model": who, "trials": g["trials"], "scored": len(g["scores"]),
+                     "mean_score": mean, "judge_error": g["judge_error"], "unjudged": g["unjudged"],
+                     "judge_usage": g["usage"].model_dump()})
+    if as_json:
+        print(json.dumps({"judge": cfg.identity(), "target": kind, "rows": rows, "judge_usage": total.model_dump()},
+                         indent=2))
+        return
+    con = _console()
+    t = Table(title=f"grades by judge {cfg.key}")
+    for col in ("agent@model", "trials", "scored", "mean score", "judge_error", "unjudged", "judge calls", "judge cost"):
+        t.add_column(col)
+    for r in rows:
+        u = r["judge_usage"]
+        t.add_row(r["agent_model"], str(r["trials"]), str(r["scored"]),
+                  "-" if r["mean_score"] is None else f"{100 * r['mean_score']:.1f}",
+                  str(r["judge_error"]), str(r["unjudged"]), str(u["calls"]),
+                  "-" if u["cost_usd"] is None else f"${u['cost_usd']:.4f}")
+    con.print(t)
+    cost = "unknown (no price for this model)" if total.cost_usd is None and total.calls else f"${total.cost_usd or 0:.4f}"
+    con.print(f"judge usage: {total.calls} calls, {total.input_tokens} input tokens "
+              f"({total.cached_input_tokens} cached), {total.output_tokens} output tokens, cost {cost}")
+    if any(r["judge_error"] for r in rows):
+        con.print("[yellow]some trials have judge_error verdicts and no score; run the same command again to "
+                  "retry only those[/yellow]")

@@ -2,10 +2,12 @@
 
 Public API:
     :func:`load_dataset`, :func:`load_task`, :func:`discover_task_dirs`,
-    :func:`parse_rubrics`, :func:`task_digest`, :class:`Task`, :class:`Rubric`,
+    :func:`parse_rubrics`, :func:`rubrics_schema`, :func:`task_digest`, :class:`Task`, :class:`Rubric`,
     :class:`Criterion`, :class:`Dataset`, :class:`Problem`, :class:`TaskLoadError`,
     occupation metadata (:func:`occupation_for`, :func:`occupations`,
-    :func:`soc_major_groups`) and check specifications (:data:`Check` and its kinds).
+    :func:`soc_major_groups`), check specifications (:data:`Check` and its kinds), the
+    JSON Schema of RUBRICS.json (:func:`rubrics_schema`) and the verified, pinned download
+    of the public dataset (:func:`pull_dataset`, :class:`PullManifest`).
 """
 
 from ._checks import (
@@ -45,7 +47,16 @@ from ._occupations import (
     soc_major_groups,
 )
 from ._problems import Problem, TaskLoadError
-from ._rubrics import parse_rubrics
+from ._pull import (
+    DEFAULT_REPO_ID,
+    MANIFEST,
+    DatasetPullError,
+    PulledFile,
+    PullManifest,
+    pull_dataset,
+    read_manifest,
+)
+from ._rubrics import parse_rubrics, rubrics_schema
 
 __all__ = [
     "CHECK_KINDS",
@@ -83,4 +94,12 @@ __all__ = [
     "Problem",
     "TaskLoadError",
     "parse_rubrics",
+    "rubrics_schema",
+    "DEFAULT_REPO_ID",
+    "MANIFEST",
+    "DatasetPullError",
+    "PulledFile",
+    "PullManifest",
+    "pull_dataset",
+    "read_manifest",
 ]

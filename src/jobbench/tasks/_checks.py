@@ -17,9 +17,10 @@ Expected values (:class:`Expect`) are shared by the kinds that read a value:
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 CHECK_KINDS: tuple[str, ...] = (
     "number",
@@ -33,8 +34,16 @@ CHECK_KINDS: tuple[str, ...] = (
 """Every check kind this version understands."""
 
 
+_STRICT = ConfigDict(extra="forbid", frozen=True, strict=True, allow_inf_nan=False)
+"""Checks come from JSON: no type coercion (``"5"`` is not a number, ``true`` is not 1),
+no NaN/Infinity, no unknown fields."""
+
+A1_RE = re.compile(r"\$?[A-Za-z]{1,3}\$?[1-9][0-9]*")
+"""An A1 cell reference such as ``B7`` or ``$B$7`` (column letters, then a row >= 1)."""
+
+
 class _CheckBase(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = _STRICT
 
     file: str | None = Field(
         default=None, description="Glob of deliverables to look in (default: all files)."
@@ -48,21 +57,19 @@ class Expect(BaseModel):
     Tolerances apply to numbers only; ``abs_tol`` and ``rel_tol`` are ORed (either suffices).
     """
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = _STRICT
 
     equals: float | str | None = None
-    any_of: list[float | str] | None = None
+    any_of: list[float | str] | None = Field(default=None, min_length=1)
     contains: str | None = None
-    abs_tol: float = 0.0
-    rel_tol: float = 0.0
+    abs_tol: float = Field(default=0.0, ge=0)
+    rel_tol: float = Field(default=0.0, ge=0)
 
     @model_validator(mode="after")
     def _one_target(self) -> "Expect":
         given = [x is not None for x in (self.equals, self.any_of, self.contains)]
         if sum(given) != 1:
             raise ValueError("exactly one of equals, any_of, contains must be given")
-        if self.abs_tol < 0 or self.rel_tol < 0:
-            raise ValueError("tolerances must be >= 0")
         return self
 
 
@@ -78,11 +85,11 @@ class NumberCheck(_CheckBase):
 
     kind: Literal["number"]
     value: float
-    abs_tol: float = 0.0
-    rel_tol: float = 0.0
+    abs_tol: float = Field(default=0.0, ge=0)
+    rel_tol: float = Field(default=0.0, ge=0)
     percent: bool = False
     near: list[str] = Field(default_factory=list)
-    window: int = 120
+    window: int = Field(default=120, ge=0)
 
 
 class RegexCheck(_CheckBase):
@@ -96,7 +103,16 @@ class RegexCheck(_CheckBase):
     pattern: str
     ignore_case: bool = True
     absent: bool = False
-    min_count: int = 1
+    min_count: int = Field(default=1, ge=1)
+
+    @field_validator("pattern")
+    @classmethod
+    def _compiles(cls, value: str) -> str:
+        try:
+            re.compile(value)
+        except re.error as exc:
+            raise ValueError(f"invalid regular expression: {exc}") from None
+        return value
 
 
 class FileExistsCheck(_CheckBase):
@@ -105,7 +121,7 @@ class FileExistsCheck(_CheckBase):
 
     kind: Literal["file_exists"]
     file: str
-    min_bytes: int = 1
+    min_bytes: int = Field(default=1, ge=0)
 
 
 class XlsxCellCheck(_CheckBase):
@@ -127,6 +143,8 @@ class XlsxCellCheck(_CheckBase):
     def _cell_or_find(self) -> "XlsxCellCheck":
         if (self.cell is None) == (self.find is None):
             raise ValueError("exactly one of cell, find must be given")
+        if self.cell is not None and not A1_RE.fullmatch(self.cell):
+            raise ValueError(f"cell must be an A1 reference such as B7, got {self.cell!r}")
         return self
 
 

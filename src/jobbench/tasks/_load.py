@@ -18,6 +18,7 @@ import hashlib
 import json
 import os
 import re
+import stat
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
@@ -27,7 +28,13 @@ from ._problems import Problem, TaskLoadError
 from ._rubrics import parse_rubrics
 
 TASK_DIR_RE = re.compile(r"task[1-9][0-9]*")
+"""Task directory names: ``task`` then N >= 1 without leading zeros (DESIGN §2)."""
+LOOSE_TASK_RE = re.compile(r"(?i)task[ ._-]?[0-9]+")
+"""Names that are probably meant as task directories (``task01``, ``Task1``, ``task_2``)."""
 SLUG_RE = re.compile(r"[a-z0-9][a-z0-9_-]*")
+"""Occupation slugs (DESIGN §2)."""
+SPLIT_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+"""Split names: safe as one path component of trial ids."""
 SPLIT_ALIASES = {"dataset": "main", "dataset_easy": "easy"}
 
 WORKSPACE = "task_folder"
@@ -38,13 +45,15 @@ SEARCH = "files_required_to_search"
 SOLUTION = "solution"
 
 
-def display_path(path: Path) -> str:
+def display_path(path: Path | str) -> str:
     """``path`` relative to the current directory when below it, else absolute (POSIX)."""
-    path = Path(os.path.abspath(path))
-    try:
-        return path.relative_to(Path.cwd()).as_posix()
-    except ValueError:
-        return path.as_posix()
+    full = os.path.abspath(path)
+    cwd = os.getcwd()
+    if full == cwd:
+        return "."
+    prefix = cwd if cwd.endswith(os.sep) else cwd + os.sep
+    shown = full[len(prefix):] if full.startswith(prefix) else full
+    return shown.replace(os.sep, "/") if os.sep != "/" else shown
 
 
 class Dataset(BaseModel):
@@ -84,25 +93,159 @@ def _split_name(name: str) -> str:
     return SPLIT_ALIASES.get(name, name)
 
 
-def _subdirs(path: Path) -> list[Path]:
+def _ignored(name: str) -> bool:
+    """Hidden entries (``.git``, ``.cache`` left by ``huggingface_hub``) and ``__MACOSX``
+    (zip debris) are never part of a dataset."""
+    return name.startswith(".") or name == "__MACOSX"
+
+
+def _scan(path: Path) -> tuple[list[Path], list[Path]]:
+    """``(directories, symlinks)`` directly under ``path``, sorted by name, ignored names
+    skipped. Symlinks are never followed; unreadable directories give empty lists."""
+    dirs: list[Path] = []
+    links: list[Path] = []
     try:
-        return sorted(p for p in path.iterdir() if p.is_dir() and not p.is_symlink())
+        with os.scandir(path) as it:
+            for entry in it:
+                if _ignored(entry.name):
+                    continue
+                if entry.is_symlink():
+                    links.append(Path(entry.path))
+                elif entry.is_dir(follow_symlinks=False):
+                    dirs.append(Path(entry.path))
     except OSError:
-        return []
+        pass
+    return sorted(dirs), sorted(links)
 
 
-def _has_tasks(path: Path) -> bool:
-    return any(TASK_DIR_RE.fullmatch(p.name) for p in _subdirs(path))
+def _subdirs(path: Path) -> list[Path]:
+    return _scan(path)[0]
+
+
+def _looks_like_task(path: Path) -> bool:
+    """A directory that is probably a task although not named ``taskN``: ``task01``,
+    ``Task1``, ``task_2`` …, or any directory holding ``RUBRICS.json`` or ``task_folder``."""
+    if LOOSE_TASK_RE.fullmatch(path.name):
+        return True
+    return (path / RUBRICS).is_file() or (path / WORKSPACE).is_dir()
+
+
+def _symlink_problem(link: Path) -> Problem:
+    try:
+        target = os.readlink(link)
+    except OSError:
+        target = "?"
+    return Problem(file=display_path(link), message=f"symlink not allowed (points to {target}); not followed")
+
+
+def _link_to_dir(link: Path) -> bool:
+    """True for a symlink to a directory or a dangling one (a file link is not a task)."""
+    return link.is_dir() or not link.exists()
+
+
+_Found = list[tuple[str, str, Path]]
+_Scoped = list[tuple[str | None, Problem]]
+"""Discovery problems with the task id they concern (``split/occupation/name``), or None
+when they concern no single task, so that split and task filters apply to them too."""
+
+
+class _Occupation:
+    """The task directories of one occupation directory, with what was skipped."""
+
+    def __init__(self, path: Path):
+        self.path = path
+        self.tasks: list[Path] = []
+        self.problems: list[tuple[str, Problem]] = []  # (directory name, problem)
+        dirs, links = _scan(path)
+        for d in dirs:
+            if TASK_DIR_RE.fullmatch(d.name):
+                self.tasks.append(d)
+            elif _looks_like_task(d):
+                self.problems.append(
+                    (d.name, Problem(
+                        file=display_path(d),
+                        message="looks like a task directory but is not named taskN "
+                        "(N = 1, 2, … without leading zeros); skipped",
+                        severity="warning",
+                    ))
+                )
+        for link in links:
+            if TASK_DIR_RE.fullmatch(link.name) or LOOSE_TASK_RE.fullmatch(link.name):
+                self.problems.append((link.name, _symlink_problem(link)))
+
+    def scoped(self, split: str) -> _Scoped:
+        return [(f"{split}/{self.path.name}/{name}", p) for name, p in self.problems]
+
+    @property
+    def found(self) -> bool:
+        return bool(self.tasks or self.problems)
+
+
+def _split_level(path: Path, split: str) -> tuple[_Found, _Scoped]:
+    """Occupations directly under a split directory ``path``."""
+    found: _Found = []
+    problems: _Scoped = []
+    dirs, links = _scan(path)
+    for d in dirs:
+        occ = _Occupation(d)
+        found += [(split, d.name, t) for t in occ.tasks]
+        problems += occ.scoped(split)
+    if found or problems:
+        problems += [(f"{split}/{link.name}/*", _symlink_problem(link)) for link in links if _link_to_dir(link)]
+    return found, problems
+
+
+def _discover(path: Path) -> tuple[_Found, _Scoped]:
+    # a task directory given directly, even misnamed (loading then names the problem)
+    if TASK_DIR_RE.fullmatch(path.name) or _looks_like_task(path):
+        return [(_split_name(path.parent.parent.name), path.parent.name, path)], []
+    occ = _Occupation(path)
+    if occ.found:
+        split = _split_name(path.parent.name)
+        return [(split, path.name, t) for t in occ.tasks], occ.scoped(split)
+    found, problems = _split_level(path, _split_name(path.name))
+    if found or problems:
+        return found, problems
+    return _root_level(path)
+
+
+def _root_level(path: Path) -> tuple[_Found, _Scoped]:
+    """Split directories under a dataset root. A ``dataset/`` child holding split
+    directories (public layout) is looked into as well, even beside a raw ``dataset_easy/``;
+    deeper nesting is not searched (it could be anything, e.g. run directories)."""
+    found: _Found = []
+    problems: _Scoped = []
+    dirs, links = _scan(path)
+    for split_dir in dirs:
+        f, p = _split_level(split_dir, _split_name(split_dir.name))
+        if not (f or p) and split_dir.name == "dataset":
+            f, p = _root_level(split_dir)
+        found += f
+        problems += p
+    if found or problems:
+        problems += [(None, _symlink_problem(link)) for link in links if _link_to_dir(link)]
+    return found, problems
+
+
+def _sort_key(item: tuple[str, str, Path]) -> tuple[str, str, int]:
+    return (item[0], item[1], int(item[2].name[4:]) if TASK_DIR_RE.fullmatch(item[2].name) else 0)
 
 
 def discover_task_dirs(path: Path) -> list[tuple[str, str, Path]]:
-    """Find task directories under ``path``.
+    """Find task directories under ``path`` without reading any task file.
+
+    Layouts: a dataset root (public ``dataset/<split>/<occupation>/taskN`` or raw Hugging
+    Face ``dataset/<occupation>/taskN`` + ``dataset_easy/…``), a split, an occupation or a
+    task directory. Hidden entries and ``__MACOSX`` are ignored; symlinks are not followed.
+    Misnamed task directories and symlinks are reported by :func:`load_dataset`.
 
     Args:
         path: a dataset root, split, occupation or task directory.
 
     Returns:
-        ``[(split, occupation, task_dir), ...]`` sorted; empty when nothing is found.
+        ``[(split, occupation, task_dir), ...]`` sorted by (split, occupation, N), with
+        ``dataset`` / ``dataset_easy`` split names mapped to ``main`` / ``easy``; empty when
+        nothing is found.
 
     Raises:
         FileNotFoundError: ``path`` does not exist or is not a directory.
@@ -110,83 +253,95 @@ def discover_task_dirs(path: Path) -> list[tuple[str, str, Path]]:
     path = Path(os.path.abspath(path))
     if not path.is_dir():
         raise FileNotFoundError(f"{display_path(path)}: no such directory")
-    found: list[tuple[str, str, Path]] = []
-    if TASK_DIR_RE.fullmatch(path.name):
-        return [(_split_name(path.parent.parent.name), path.parent.name, path)]
-    if _has_tasks(path):
-        return [
-            (_split_name(path.parent.name), path.name, t)
-            for t in _subdirs(path)
-            if TASK_DIR_RE.fullmatch(t.name)
-        ]
-    occ_level = [o for o in _subdirs(path) if _has_tasks(o)]
-    if occ_level:
-        split = _split_name(path.name)
-        for occ in occ_level:
-            found += [(split, occ.name, t) for t in _subdirs(occ) if TASK_DIR_RE.fullmatch(t.name)]
-        return found
-    for split_dir in _subdirs(path):
-        for occ in _subdirs(split_dir):
-            if _has_tasks(occ):
-                found += [
-                    (_split_name(split_dir.name), occ.name, t)
-                    for t in _subdirs(occ)
-                    if TASK_DIR_RE.fullmatch(t.name)
-                ]
-    if not found and (path / "dataset").is_dir():
-        return discover_task_dirs(path / "dataset")
-    return sorted(found, key=lambda x: (x[0], x[1], int(x[2].name[4:])))
+    return sorted(_discover(path)[0], key=_sort_key)
 
 
 def _walk_files(base: Path, problems: list[Problem]) -> list[str]:
-    """Relative POSIX paths of regular files under ``base``; symlinks and special files
-    become problems (never followed)."""
+    """Relative POSIX paths of regular files under ``base``, sorted; symlinks, special
+    files and unreadable directories become problems (links are never followed)."""
     out: list[str] = []
-    for dirpath, dirnames, filenames in os.walk(base, followlinks=False):
-        d = Path(dirpath)
-        for name in list(dirnames):
-            p = d / name
-            if p.is_symlink():
-                problems.append(
-                    Problem(file=display_path(p), message=f"symlink not allowed (points to {os.readlink(p)})")
-                )
-                dirnames.remove(name)
-        dirnames.sort()
-        for name in sorted(filenames):
-            p = d / name
-            if p.is_symlink():
-                problems.append(
-                    Problem(file=display_path(p), message=f"symlink not allowed (points to {os.readlink(p)})")
-                )
-            elif not p.is_file():
-                problems.append(Problem(file=display_path(p), message="not a regular file"))
+
+    def walk(directory: str, rel: str) -> None:
+        try:
+            with os.scandir(directory) as it:
+                entries = sorted(it, key=lambda e: e.name)
+        except OSError as exc:
+            problems.append(Problem(file=display_path(directory), message=f"cannot be read ({exc.strerror})"))
+            return
+        subdirs = []
+        for e in entries:
+            if e.is_symlink():
+                problems.append(_symlink_problem(Path(e.path)))
+            elif e.is_file(follow_symlinks=False):
+                out.append(rel + e.name)
+            elif e.is_dir(follow_symlinks=False):
+                subdirs.append(e)
             else:
-                out.append(p.relative_to(base).as_posix())
-    return out
+                problems.append(Problem(file=display_path(e.path), message="not a regular file"))
+        for e in subdirs:
+            walk(e.path, f"{rel}{e.name}/")
+
+    walk(os.fspath(base), "")
+    return sorted(out)
 
 
-def _read_text(path: Path, problems: list[Problem]) -> str | None:
-    if path.is_symlink():
-        problems.append(Problem(file=display_path(path), message="symlink not allowed"))
+def _kind(path: Path) -> str | None:
+    """``link``, ``dir``, ``file``, ``other`` or None (absent), from one ``lstat``."""
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
         return None
-    if not path.is_file():
+    except OSError:
+        return "other"
+    if stat.S_ISLNK(mode):
+        return "link"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    return "file" if stat.S_ISREG(mode) else "other"
+
+
+def _read_text(path: Path, problems: list[Problem], *, required_nonblank: bool = False) -> str | None:
+    """UTF-8 text of ``path`` (a BOM is dropped), or None with a problem recorded."""
+    kind = _kind(path)
+    if kind == "link":
+        problems.append(_symlink_problem(path))
+        return None
+    if kind is None:
         problems.append(Problem(file=display_path(path), message="missing"))
         return None
+    if kind != "file":
+        problems.append(Problem(file=display_path(path), message="must be a regular file"))
+        return None
     try:
-        return path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError as exc:
-        problems.append(Problem(file=display_path(path), message=f"not valid UTF-8 ({exc.reason} at byte {exc.start})"))
+        with open(path, "rb") as f:
+            data = f.read()
     except OSError as exc:
         problems.append(Problem(file=display_path(path), message=f"cannot be read ({exc.strerror})"))
-    return None
+        return None
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        problems.append(
+            Problem(
+                file=display_path(path),
+                message=f"not valid UTF-8 ({exc.reason} at byte {exc.start}, line {line})",
+            )
+        )
+        return None
+    if required_nonblank and not text.strip():
+        problems.append(Problem(file=display_path(path), message="is empty"))
+        return None
+    return text
 
 
 def load_task(task_dir: Path, split: str | None = None, occupation: str | None = None) -> Task:
-    """Load and validate one task directory.
+    """Load and validate one task directory (read-only).
 
     Args:
         task_dir: the ``taskN`` directory.
-        split: split name; default: inferred from the grandparent directory name.
+        split: split name; default: the grandparent directory name (``dataset`` → ``main``,
+            ``dataset_easy`` → ``easy``).
         occupation: occupation slug; default: the parent directory name.
 
     Returns:
@@ -214,59 +369,80 @@ def _load_task(task_dir: Path, split: str | None, occupation: str | None) -> tup
         problems.append(Problem(file=shown, message="task directory must be named taskN (N = 1, 2, …)"))
     if not SLUG_RE.fullmatch(occupation):
         problems.append(
-            Problem(file=display_path(task_dir.parent), message=f"occupation slug {occupation!r} must match [a-z0-9][a-z0-9_-]*")
+            Problem(
+                file=display_path(task_dir.parent),
+                message=f"occupation slug {occupation!r} must match [a-z0-9][a-z0-9_-]*",
+            )
         )
-    if task_dir.is_symlink():
-        problems.append(Problem(file=shown, message="symlink not allowed"))
+    if not SPLIT_RE.fullmatch(split):
+        problems.append(
+            Problem(
+                file=display_path(task_dir.parent.parent),
+                message=f"split name {split!r} must match [A-Za-z0-9][A-Za-z0-9._-]*",
+            )
+        )
+    kind = _kind(task_dir)
+    if kind == "link":
+        problems.append(_symlink_problem(task_dir))
         return None, problems
-
-    for name in (RUBRICS, TASK_CARD):
-        p = task_dir / name
-        if p.is_symlink():
-            problems.append(Problem(file=display_path(p), message="symlink not allowed"))
+    if kind != "dir":
+        problems.append(Problem(file=shown, message="no such directory"))
+        return None, problems
 
     workspace = task_dir / WORKSPACE
     workspace_files: list[str] = []
     instructions: str | None = None
-    if workspace.is_symlink() or not workspace.is_dir():
+    kind = _kind(workspace)
+    if kind == "link":
+        problems.append(_symlink_problem(workspace))
+    elif kind is None:
         problems.append(Problem(file=display_path(workspace), message="missing (the agent's workspace directory)"))
+    elif kind != "dir":
+        problems.append(Problem(file=display_path(workspace), message="must be a directory"))
     else:
         workspace_files = _walk_files(workspace, problems)
-        instructions = _read_text(workspace / INSTRUCTIONS, problems)
+        instructions = _read_text(workspace / INSTRUCTIONS, problems, required_nonblank=True)
 
-    task_card = _read_text(task_dir / TASK_CARD, problems)
+    task_card = _read_text(task_dir / TASK_CARD, problems, required_nonblank=True)
 
     rubrics = []
     key = "rubrics"
     rubrics_path = task_dir / RUBRICS
-    raw = _read_text(rubrics_path, problems) if not rubrics_path.is_symlink() else None
+    raw = _read_text(rubrics_path, problems)
     if raw is not None:
         try:
-            data = json.loads(raw)
+            data = json.loads(raw)  # accepts NaN/Infinity, which validation then names
         except json.JSONDecodeError as exc:
             problems.append(
-                Problem(file=display_path(rubrics_path), message=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")
+                Problem(
+                    file=display_path(rubrics_path),
+                    message=f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
+                )
             )
+        except RecursionError:
+            problems.append(Problem(file=display_path(rubrics_path), message="invalid JSON: nested too deeply"))
         else:
             rubrics, key, found = parse_rubrics(data, display_path(rubrics_path))
             problems += found
 
     search_dir = task_dir / SEARCH
     search_files: list[str] = []
-    if search_dir.is_symlink():
-        problems.append(Problem(file=display_path(search_dir), message="symlink not allowed"))
-        search_dir_opt = None
-    elif search_dir.is_dir():
+    search_dir_opt = None
+    kind = _kind(search_dir)
+    if kind == "link":
+        problems.append(_symlink_problem(search_dir))
+    elif kind == "dir":
         search_files = _walk_files(search_dir, problems)
         search_dir_opt = search_dir
-    else:
-        search_dir_opt = None
+    elif kind is not None:
+        problems.append(Problem(file=display_path(search_dir), message="must be a directory"))
 
     solution = task_dir / SOLUTION
     solution_opt = None
-    if solution.is_symlink():
-        problems.append(Problem(file=display_path(solution), message="symlink not allowed"))
-    elif solution.is_dir():
+    kind = _kind(solution)
+    if kind == "link":
+        problems.append(_symlink_problem(solution))
+    elif kind == "dir":
         _walk_files(solution, problems)
         solution_opt = solution
 
@@ -305,38 +481,56 @@ def load_dataset(
         task_glob: keep only task ids matching this fnmatch pattern, e.g. ``"*/lawyers/*"``.
 
     Returns:
-        A :class:`Dataset`; invalid tasks are left out of ``tasks`` and their errors are in
-        ``problems``.
+        A :class:`Dataset`; invalid tasks (and every task sharing an id with another) are
+        left out of ``tasks`` and their errors are in ``problems`` (each distinct problem
+        once, in discovery order). Nothing is written anywhere.
 
     Raises:
-        FileNotFoundError: ``path`` is not a directory, or holds no ``taskN`` directory.
+        FileNotFoundError: ``path`` is not a directory, or holds nothing that looks like a
+            task.
     """
     root = Path(os.path.abspath(path))
-    found = discover_task_dirs(root)
-    if not found:
+    if not root.is_dir():
+        raise FileNotFoundError(f"{display_path(root)}: no such directory")
+    found, scoped = _discover(root)
+    if not found and not scoped:
         raise FileNotFoundError(
             f"{display_path(root)}: no tasks found (expected <split>/<occupation>/taskN/ "
             "directories, or dataset/ and dataset_easy/ from Hugging Face)"
         )
-    tasks: list[Task] = []
-    problems: list[Problem] = []
-    for split, occupation, task_dir in found:
-        if splits and split not in splits:
-            continue
-        task_id = f"{split}/{occupation}/{task_dir.name}"
-        if task_glob and not fnmatch.fnmatchcase(task_id, task_glob):
+
+    def wanted(split: str | None, task_id: str | None) -> bool:
+        if split is not None and splits and split not in splits:
+            return False
+        return not (task_glob and task_id is not None and not fnmatch.fnmatchcase(task_id, task_glob))
+
+    problems: list[Problem] = [
+        p for scope, p in scoped if scope is None or wanted(scope.split("/", 1)[0], scope)
+    ]
+    loaded: list[Task] = []
+    for split, occupation, task_dir in sorted(found, key=_sort_key):
+        if not wanted(split, f"{split}/{occupation}/{task_dir.name}"):
             continue
         task, found_problems = _load_task(task_dir, split, occupation)
         problems += found_problems
         if task is not None:
-            tasks.append(task)
-    seen: dict[str, Path] = {}
-    for t in tasks:
-        if t.id in seen:
-            problems.append(Problem(file=display_path(t.root), message=f"duplicate task id {t.id} (also {display_path(seen[t.id])})"))
-        seen[t.id] = t.root
+            loaded.append(task)
+
+    by_id: dict[str, list[Task]] = {}
+    for t in loaded:
+        by_id.setdefault(t.id, []).append(t)
+    tasks: list[Task] = []
+    for task_id, same in by_id.items():
+        if len(same) == 1:
+            tasks.append(same[0])
+            continue
+        for t in same:
+            others = ", ".join(display_path(o.root) for o in same if o is not t)
+            problems.append(
+                Problem(file=display_path(t.root), message=f"duplicate task id {task_id} (also {others})")
+            )
     tasks.sort(key=lambda t: (t.split, t.occupation, t.number))
-    return Dataset(root=root, tasks=tasks, problems=problems)
+    return Dataset(root=root, tasks=tasks, problems=list(dict.fromkeys(problems)))
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:

@@ -1,9 +1,17 @@
 """Parsing and validation of ``RUBRICS.json`` (public format plus extensions).
 
 The public format (DESIGN §2): ``{"rubrics": [{"rubric": str, "weight": number >= 0,
-"criterion": [str, ...]}]}`` with ``evaluation_rubrics`` accepted as a fallback key. A
-rubric's identity is its 0-based position; unknown keys are ignored. Extensions (DESIGN §3):
-``id``, ``requires``, ``checks``, ``files``, ``vision``.
+"criterion": [str, ...]}]}``. A rubric's identity is its 0-based position; unknown keys are
+ignored. The top-level key is chosen as the public judge does
+(``data.get("rubrics") or data.get("evaluation_rubrics")``, ``eval/judge.py`` of
+``Job-Bench/job-bench-eval``): ``rubrics`` unless it is absent or empty, then
+``evaluation_rubrics``. The validity rules are those of the public dataset validator
+(``scripts/sync_dataset.py`` of the same repository): a non-empty list of objects with a
+non-blank ``rubric`` string, a non-empty ``criterion`` list of non-blank strings, a finite,
+non-boolean ``weight`` >= 0, and a positive weight total.
+
+Extensions (DESIGN §3, all optional): ``id``, ``requires``, ``checks``, ``files``,
+``vision``.
 
 Every problem is collected (never stop at the first) and reported with a JSON path such as
 ``rubrics[3].weight``.
@@ -13,15 +21,20 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from functools import lru_cache
+from importlib import resources
+from typing import Any, Callable
 
 from pydantic import TypeAdapter, ValidationError
 
 from ._checks import CHECK_KINDS, Check
-from ._model import Criterion, Rubric
+from ._model import Rubric
 from ._problems import Problem
 
 _CHECK_ADAPTER: TypeAdapter[Any] = TypeAdapter(Check)
+
+PRIMARY_KEY = "rubrics"
+FALLBACK_KEY = "evaluation_rubrics"
 
 
 def _show(value: Any) -> str:
@@ -33,13 +46,58 @@ def _show(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+def _finite_number(value: Any) -> float | None:
+    """``value`` as a float when it is a finite JSON number (not a boolean), else None."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    try:
+        number = float(value)
+    except OverflowError:  # an integer too large for a float
+        return None
+    return number if math.isfinite(number) else None
 
 
-def _bad_glob(pattern: str) -> bool:
+def escapes(pattern: str) -> bool:
+    """True when a deliverable glob could name a file outside the deliverable folder.
+
+    Rejected: absolute paths (``/x``, ``\\\\x``, ``C:x``, ``~/x``), and any ``..`` path
+    segment (either separator). Globs are otherwise matched relative to the folder.
+    """
     parts = pattern.replace("\\", "/").split("/")
-    return pattern.startswith(("/", "\\")) or ".." in parts or (len(pattern) > 1 and pattern[1] == ":")
+    return (
+        pattern.startswith(("/", "\\", "~"))
+        or ".." in parts
+        or (len(pattern) > 1 and pattern[1] == ":")
+    )
+
+
+_bad_glob = escapes  # former private name
+
+
+@lru_cache(maxsize=1)
+def rubrics_schema() -> dict[str, Any]:
+    """The JSON Schema (draft 2020-12) of the extended ``RUBRICS.json`` format.
+
+    Shipped as ``jobbench/tasks/rubrics.schema.json``. It accepts what
+    :func:`parse_rubrics` accepts except for the rules JSON Schema cannot state (NaN or
+    Infinity weights, unique ids, existing acyclic ``requires`` targets, ``checks`` as long
+    as ``criterion``); those only :func:`parse_rubrics` enforces. Regex patterns carry
+    ``"format": "regex"``, which only validators that assert formats check.
+
+    Returns:
+        The schema as a dict (cached; do not mutate).
+    """
+    text = resources.files("jobbench.tasks").joinpath("rubrics.schema.json").read_text(encoding="utf-8")
+    return json.loads(text)
+
+
+def _choose_key(data: dict[str, Any]) -> str:
+    primary = data.get(PRIMARY_KEY)
+    if primary:
+        return PRIMARY_KEY
+    if data.get(FALLBACK_KEY):
+        return FALLBACK_KEY
+    return PRIMARY_KEY if PRIMARY_KEY in data or FALLBACK_KEY not in data else FALLBACK_KEY
 
 
 def parse_rubrics(data: Any, file: str) -> tuple[list[Rubric], str, list[Problem]]:
@@ -52,8 +110,8 @@ def parse_rubrics(data: Any, file: str) -> tuple[list[Rubric], str, list[Problem
     Returns:
         ``(rubrics, key, problems)``: the rubrics that parsed (possibly partial when there
         are problems), the top-level key used (``rubrics`` or ``evaluation_rubrics``), and
-        every problem found. The rubrics are trustworthy only when ``problems`` holds no
-        errors.
+        every problem found, each with a JSON path (``rubrics[3].weight``). The rubrics are
+        trustworthy only when ``problems`` holds no errors.
     """
     problems: list[Problem] = []
 
@@ -62,55 +120,45 @@ def parse_rubrics(data: Any, file: str) -> tuple[list[Rubric], str, list[Problem
 
     if not isinstance(data, dict):
         err("$", f"must be a JSON object, got {_show(data)}")
-        return [], "rubrics", problems
-    key = "rubrics" if "rubrics" in data else "evaluation_rubrics"
-    items = data.get(key)
+        return [], PRIMARY_KEY, problems
+    key = _choose_key(data)
     if key not in data:
-        err("$", "missing key 'rubrics' (or fallback 'evaluation_rubrics')")
+        err("$", f"missing key {PRIMARY_KEY!r} (or fallback {FALLBACK_KEY!r})")
         return [], key, problems
+    items = data[key]
     if not isinstance(items, list) or not items:
         err(key, f"must be a non-empty list, got {_show(items)}")
         return [], key, problems
 
-    raw: list[dict[str, Any]] = []
+    objects: list[dict[str, Any] | None] = []
     for i, item in enumerate(items):
-        where = f"{key}[{i}]"
-        if not isinstance(item, dict):
-            err(where, f"must be an object, got {_show(item)}")
-            raw.append({})
-            continue
-        raw.append(item)
+        if isinstance(item, dict):
+            objects.append(item)
+        else:
+            err(f"{key}[{i}]", f"must be an object, got {_show(item)}")
+            objects.append(None)
 
-    ids: dict[str, int] = {}
-    for i, item in enumerate(raw):
-        if "id" in item:
-            rid = item["id"]
-            if not isinstance(rid, str) or not rid.strip():
-                err(f"{key}[{i}].id", f"must be a non-empty string, got {_show(rid)}")
-            elif rid in ids:
-                err(f"{key}[{i}].id", f"duplicate id {_show(rid)} (also rubrics[{ids[rid]}])")
-            else:
-                ids[rid] = i
-
+    ids = _collect_ids(objects, key, err)
     rubrics: list[Rubric] = []
     total = 0.0
     weights_ok = True
     edges: dict[int, list[int]] = {}
-    for i, item in enumerate(raw):
-        where = f"{key}[{i}]"
-        if not item:
+    for i, item in enumerate(objects):
+        if item is None:
             weights_ok = False
             continue
+        where = f"{key}[{i}]"
         question = item.get("rubric")
         if not isinstance(question, str) or not question.strip():
             err(f"{where}.rubric", f"must be a non-empty string, got {_show(question)}")
             question = ""
-        weight = item.get("weight")
-        if not _is_number(weight) or not math.isfinite(weight) or weight < 0:
-            err(f"{where}.weight", f"must be a finite number ≥ 0, got {_show(weight)}")
+        raw_weight = item.get("weight")
+        weight = _finite_number(raw_weight)
+        if weight is None or weight < 0:
+            err(f"{where}.weight", f"must be a finite number ≥ 0, got {_show(raw_weight)}")
             weights_ok = False
             weight = 0.0
-        total += float(weight)
+        total += weight
         texts = item.get("criterion")
         if not isinstance(texts, list) or not texts:
             err(f"{where}.criterion", f"must be a non-empty list of strings, got {_show(texts)}")
@@ -134,42 +182,17 @@ def parse_rubrics(data: Any, file: str) -> tuple[list[Rubric], str, list[Problem
                 for j, spec in enumerate(given[: len(texts)]):
                     checks[j] = _parse_check(spec, f"{where}.checks[{j}]", err)
 
-        requires: list[int] = []
-        if "requires" in item:
-            req = item["requires"]
-            if not isinstance(req, list):
-                err(f"{where}.requires", f"must be a list of rubric ids or indexes, got {_show(req)}")
-            else:
-                for k, target in enumerate(req):
-                    idx = _resolve_target(target, ids, len(raw))
-                    if idx is None:
-                        err(
-                            f"{where}.requires[{k}]",
-                            f"unknown rubric {_show(target)} (give an existing id or a 0-based "
-                            f"index below {len(raw)})",
-                        )
-                    elif idx == i:
-                        err(f"{where}.requires[{k}]", "a rubric cannot require itself")
-                    elif idx not in requires:
-                        requires.append(idx)
-        edges[i] = requires
-
-        files = item.get("files")
-        if files is not None:
-            if not isinstance(files, list) or not all(isinstance(f, str) and f.strip() for f in files):
-                err(f"{where}.files", f"must be a list of non-empty glob strings, got {_show(files)}")
-                files = None
-            else:
-                for k, pattern in enumerate(files):
-                    if _bad_glob(pattern):
-                        err(f"{where}.files[{k}]", f"must stay inside the deliverables, got {_show(pattern)}")
+        edges[i] = _parse_requires(item, i, where, ids, len(objects), err)
+        files = _parse_files(item, where, err)
         vision = item.get("vision")
         if vision is not None and not isinstance(vision, bool):
             err(f"{where}.vision", f"must be true or false, got {_show(vision)}")
             vision = None
 
+        # plain dicts: pydantic validates the nested list in one call (3x faster than
+        # building each Criterion separately on large datasets)
         criteria = [
-            Criterion(index=j, text=t if isinstance(t, str) else "", check=checks[j])
+            {"index": j, "text": t if isinstance(t, str) else "", "check": checks[j]}
             for j, t in enumerate(texts)
         ]
         rid = item.get("id")
@@ -178,9 +201,9 @@ def parse_rubrics(data: Any, file: str) -> tuple[list[Rubric], str, list[Problem
                 index=i,
                 id=rid if isinstance(rid, str) and rid.strip() else str(i),
                 question=question,
-                weight=float(weight),
-                criteria=criteria,
-                requires=requires,
+                weight=weight,
+                criteria=criteria,  # type: ignore[arg-type]
+                requires=edges[i],
                 files=files,
                 vision=vision,
             )
@@ -194,6 +217,75 @@ def parse_rubrics(data: Any, file: str) -> tuple[list[Rubric], str, list[Problem
     return rubrics, key, problems
 
 
+_Err = Callable[[str, str], None]
+
+
+def _collect_ids(objects: list[dict[str, Any] | None], key: str, err: _Err) -> dict[str, int]:
+    """Explicit ``id`` values → index. Rubrics without an id answer to ``str(index)``, so
+    an explicit id equal to another id-less rubric's index would be ambiguous."""
+    ids: dict[str, int] = {}
+    for i, item in enumerate(objects):
+        if item is None or "id" not in item:
+            continue
+        rid = item["id"]
+        if not isinstance(rid, str) or not rid.strip():
+            err(f"{key}[{i}].id", f"must be a non-empty string, got {_show(rid)}")
+        elif rid in ids:
+            err(f"{key}[{i}].id", f"duplicate id {_show(rid)} (also {key}[{ids[rid]}])")
+        else:
+            ids[rid] = i
+    for rid, i in ids.items():
+        if rid.isdigit() and rid != str(i):
+            other = int(rid)
+            if other < len(objects) and (objects[other] is None or "id" not in objects[other]):
+                err(
+                    f"{key}[{i}].id",
+                    f"id {_show(rid)} is also the default id of {key}[{other}], which has no "
+                    "id; choose a non-numeric id",
+                )
+    return ids
+
+
+def _parse_requires(
+    item: dict[str, Any], i: int, where: str, ids: dict[str, int], n: int, err: _Err
+) -> list[int]:
+    requires: list[int] = []
+    if "requires" not in item:
+        return requires
+    req = item["requires"]
+    if not isinstance(req, list):
+        err(f"{where}.requires", f"must be a list of rubric ids or indexes, got {_show(req)}")
+        return requires
+    for k, target in enumerate(req):
+        idx = _resolve_target(target, ids, n)
+        if idx is None:
+            err(
+                f"{where}.requires[{k}]",
+                f"unknown rubric {_show(target)} (give an existing id or a 0-based index "
+                f"below {n})",
+            )
+        elif idx == i:
+            err(f"{where}.requires[{k}]", "a rubric cannot require itself")
+        elif idx not in requires:
+            requires.append(idx)
+    return requires
+
+
+def _parse_files(item: dict[str, Any], where: str, err: _Err) -> list[str] | None:
+    files = item.get("files")
+    if files is None:
+        return None
+    if not isinstance(files, list) or not files or not all(isinstance(f, str) and f.strip() for f in files):
+        err(f"{where}.files", f"must be a non-empty list of non-empty glob strings, got {_show(files)}")
+        return None
+    ok = True
+    for k, pattern in enumerate(files):
+        if escapes(pattern):
+            err(f"{where}.files[{k}]", f"must stay inside the deliverables, got {_show(pattern)}")
+            ok = False
+    return files if ok else None
+
+
 def _resolve_target(target: Any, ids: dict[str, int], n: int) -> int | None:
     if isinstance(target, bool):
         return None
@@ -204,54 +296,69 @@ def _resolve_target(target: Any, ids: dict[str, int], n: int) -> int | None:
     return None
 
 
-def _parse_check(spec: Any, where: str, err: Any) -> Any:
+def _parse_check(spec: Any, where: str, err: _Err) -> Any:
     if spec is None:
         return None
     if not isinstance(spec, dict):
         err(where, f"must be a check object or null, got {_show(spec)}")
         return None
-    kind = spec.get("kind")
+    if "kind" not in spec:
+        err(f"{where}.kind", f"missing (known kinds: {', '.join(CHECK_KINDS)})")
+        return None
+    kind = spec["kind"]
     if kind not in CHECK_KINDS:
         err(f"{where}.kind", f"unknown check kind {_show(kind)} (known: {', '.join(CHECK_KINDS)})")
         return None
     try:
         check = _CHECK_ADAPTER.validate_python(spec)
     except ValidationError as exc:
-        for e in exc.errors():
-            loc = [str(x) for x in e["loc"] if str(x) != kind]
+        for e in exc.errors(include_url=False):
+            loc = [str(x) for x in e["loc"]]
+            if loc and loc[0] == kind:  # the discriminated-union tag
+                loc = loc[1:]
             sub = "".join(f"[{x}]" if x.isdigit() else f".{x}" for x in loc)
-            msg = e["msg"]
             if e["type"] == "extra_forbidden":
-                msg = "unknown field for this check kind"
+                msg = f"unknown field for check kind {_show(kind)}"
+            elif e["type"] == "missing":
+                msg = "required field missing"
+            elif e["type"] in ("value_error", "assertion_error"):
+                msg = str(e["msg"]).removeprefix("Value error, ")
+            else:
+                msg = f"{e['msg']}, got {_show(e.get('input'))}"
             err(f"{where}{sub}", msg)
         return None
-    for field in ("file",):
-        value = getattr(check, field, None)
-        if isinstance(value, str) and _bad_glob(value):
-            err(f"{where}.{field}", f"must stay inside the deliverables, got {_show(value)}")
-            return None
+    value = getattr(check, "file", None)
+    if isinstance(value, str) and (not value.strip() or escapes(value)):
+        err(f"{where}.file", f"must be a glob inside the deliverables, got {_show(value)}")
+        return None
     return check
 
 
 def _find_cycles(edges: dict[int, list[int]]) -> list[list[int]]:
-    """Return one representative path per cycle found (each closed: first == last)."""
-    state: dict[int, int] = {}
+    """One representative closed path (first == last) per back edge found by an iterative
+    depth-first search (no recursion limit on long chains)."""
+    state: dict[int, int] = {}  # 1 = on the stack, 2 = done
     cycles: list[list[int]] = []
-    stack: list[int] = []
-
-    def visit(node: int) -> None:
-        state[node] = 1
-        stack.append(node)
-        for nxt in edges.get(node, []):
-            if state.get(nxt, 0) == 0:
-                visit(nxt)
-            elif state.get(nxt) == 1:
-                start = stack.index(nxt)
-                cycles.append(stack[start:] + [nxt])
-        stack.pop()
-        state[node] = 2
-
-    for node in sorted(edges):
-        if state.get(node, 0) == 0:
-            visit(node)
+    for root in sorted(edges):
+        if state.get(root):
+            continue
+        stack: list[tuple[int, int]] = [(root, 0)]
+        path: list[int] = [root]
+        state[root] = 1
+        while stack:
+            node, k = stack[-1]
+            targets = edges.get(node, [])
+            if k < len(targets):
+                stack[-1] = (node, k + 1)
+                nxt = targets[k]
+                if not state.get(nxt):
+                    state[nxt] = 1
+                    stack.append((nxt, 0))
+                    path.append(nxt)
+                elif state[nxt] == 1:
+                    cycles.append(path[path.index(nxt):] + [nxt])
+            else:
+                state[node] = 2
+                stack.pop()
+                path.pop()
     return cycles

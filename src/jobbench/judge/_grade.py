@@ -1,0 +1,780 @@
+"""Grading trials: extraction → checks → LLM units → verdicts → chains → GradeRecord.
+
+One :class:`Grader` serves many trials. For each trial it plans *units* (LLM calls: one per
+rubric, per task or per criterion depending on the mode), runs them with bounded
+concurrency across all trials (cache first, then the endpoint), and assembles one
+:class:`jobbench.records.GradeRecord` per trial with every criterion's verdict, source,
+reasoning, evidence, evidence-found flag, raw replies, usage, cost and timings. z_r and s_t
+are computed in code by :mod:`jobbench.scoring`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import mimetypes
+import re
+import threading
+import time
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+from .._io import atomic_write_json
+from ..extract import ExtractedImage, Extraction, FolderExtraction
+from ..records import CriterionVerdict, GradeRecord, RubricGrade, Usage
+from ..scoring import chain_values, disagrees, official_values, task_score
+from ..tasks import Rubric, Task
+from ._cache import JudgeCache, unit_key
+from ._client import JudgeCallError, JudgeClient
+from ._config import PROMPT_VERSION, JudgeConfig
+from ._evidence import detect_injection, evidence_found, normalise
+from ._jsonfix import recover_json
+from ._prices import PriceTable, load_prices
+from ._prompts import (
+    CRITERION_SCHEMA,
+    RUBRIC_SCHEMA,
+    TASK_SCHEMA,
+    build_messages,
+    criterion_part,
+    deliverables_part,
+    make_boundary,
+    parse_criterion_reply,
+    parse_rubric_reply,
+    parse_task_reply,
+    rubric_part,
+    task_part,
+)
+from .checks import CheckResult, evaluate_check, list_deliverables
+from .checks._common import glob_match
+
+VISION_RE = re.compile(
+    r"\b(plots?|plotted|figures?|charts?|histograms?|heat\s?maps?|scatter\s?plots?|diagrams?|q\s?-?\s?q(\s?plots?)?"
+    r"|visuali[sz]ations?|visuali[sz]e[ds]?|biplots?)\b",
+    re.IGNORECASE,
+)
+"""Rubric text that calls for images (the public judge's rule, plus ``charts``)."""
+
+IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
+MAX_IMAGE_BYTES = 10_000_000
+
+
+def needs_vision(rubric: Rubric) -> bool:
+    """True when images should be attached: ``vision`` if set, else the rubric or one of its
+    criteria mentions plots, figures, charts, histograms, heatmaps, scatter plots, diagrams,
+    Q-Q plots or visualisations."""
+    if rubric.vision is not None:
+        return rubric.vision
+    text = rubric.question + " " + " ".join(c.text for c in rubric.criteria)
+    return bool(VISION_RE.search(text))
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+# ----------------------------------------------------------------------------- data
+
+
+@dataclass
+class TrialInput:
+    """What to grade.
+
+    Attributes:
+        trial_id: ``<task_id>/<agent>@<model>/epoch-<N>`` (any unique string works).
+        task: the task (rubrics).
+        deliverables_dir: folder of deliverables (may be missing or empty).
+        epoch: epoch number (part of the cache key).
+        out_path: where to write the GradeRecord JSON (None: not written).
+        prior: an earlier record of the same inputs (its valid verdicts are reused).
+        extra: fields added to the record (``inputs_digest``, ``agent``, …).
+        on_written: called with the record after it is written.
+    """
+
+    trial_id: str
+    task: Task
+    deliverables_dir: Path
+    epoch: int = 1
+    out_path: Path | None = None
+    prior: GradeRecord | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+    on_written: Callable[[GradeRecord], None] | None = None
+
+
+@dataclass
+class Unit:
+    """One LLM question (one or more replies after retries)."""
+
+    job: "TrialJob"
+    uid: str
+    kind: str  # rubric | task | criterion
+    asked: dict[int, list[int]]
+    key: str
+    messages: list[dict[str, Any]]
+    schema_name: str
+    schema: dict[str, Any]
+    images: list[str]
+    needs_model_verdict: bool
+    payload: dict[str, Any] | None = None
+    replies: list[dict[str, Any]] = field(default_factory=list)
+    cached: bool = False
+    reused: bool = False
+    error: str | None = None
+    elapsed: float = 0.0
+    base_key: str = ""
+    carried: dict[str, dict[str, Any]] = field(default_factory=dict)
+    carried_model: dict[str, bool | None] = field(default_factory=dict)
+    full_asked: dict[int, list[int]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.base_key = self.base_key or self.key
+        self.full_asked = self.full_asked or self.asked
+
+    def verdict(self, r: int, c: int) -> tuple[dict[str, Any] | None, bool]:
+        """(verdict of criterion (r, c), whether it was carried over from a previous grade)."""
+        v = (self.payload or {}).get("verdicts", {}).get(f"{r}:{c}")
+        if v is not None:
+            return v, False
+        v = self.carried.get(f"{r}:{c}")
+        return v, v is not None
+
+    def model_verdict(self, r: int) -> bool | None:
+        got = (self.payload or {}).get("model_verdicts", {}).get(str(r))
+        return got if got is not None else self.carried_model.get(str(r))
+
+    def merged_payload(self) -> dict[str, Any]:
+        """This unit's payload with carried-over verdicts, as stored for the next resume."""
+        p = self.payload or {"verdicts": {}, "model_verdicts": {}, "overall": {}, "raw": []}
+        out = {**p, "verdicts": {**self.carried, **p.get("verdicts", {})},
+               "model_verdicts": {**self.carried_model, **{k: v for k, v in p.get("model_verdicts", {}).items()
+                                                           if v is not None}}}
+        return out
+
+    @property
+    def complete(self) -> bool:
+        p = self.payload or {}
+        have = p.get("verdicts", {})
+        for r, cs in self.asked.items():
+            for c in cs:
+                if f"{r}:{c}" not in have:
+                    return False
+            if self.needs_model_verdict and p.get("model_verdicts", {}).get(str(r)) is None:
+                return False
+        return True
+
+
+@dataclass
+class TrialJob:
+    """A trial being graded."""
+
+    inp: TrialInput
+    extraction: FolderExtraction
+    files: list[str]
+    prefilled: dict[tuple[int, int], CriterionVerdict]
+    second: dict[tuple[int, int], dict[str, Any]]
+    units: list[Unit]
+    unit_of: dict[tuple[int, int], Unit]
+    flags: list[str]
+    injection: list[dict[str, str]]
+    norm_text: str
+    timings: dict[str, float]
+    started: float
+    remaining: int = 0
+
+
+# ----------------------------------------------------------------------------- grader
+
+
+class Grader:
+    """Grades trials under one :class:`JudgeConfig`.
+
+    Args:
+        config: the judge configuration.
+        prices: price table (default: packaged defaults + ``config.prices_file``).
+        client: a :class:`JudgeClient` (default: built from ``config`` when it uses an LLM).
+        cache: a :class:`JudgeCache` (default: ``config.resolved_cache_path()`` when
+            ``config.cache``; None disables).
+        progress: show a rich progress bar on stderr.
+    """
+
+    def __init__(
+        self,
+        config: JudgeConfig,
+        *,
+        prices: PriceTable | None = None,
+        client: JudgeClient | None = None,
+        cache: JudgeCache | None = None,
+        progress: bool = False,
+    ):
+        self.config = config
+        self.prices = prices or load_prices(config.prices_file)
+        self.client = client
+        if self.client is None and config.uses_llm:
+            self.client = JudgeClient(config, self.prices)
+        self.cache = cache
+        self._own_cache = False
+        if self.cache is None and config.cache and config.uses_llm:
+            self.cache = JudgeCache(config.resolved_cache_path())
+            self._own_cache = True
+        self.progress = progress
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        """Close the cache if this grader opened it."""
+        if self._own_cache and self.cache is not None:
+            self.cache.close()
+
+    # -------------------------------------------------------------- planning
+
+    def plan(self, inp: TrialInput) -> TrialJob:
+        """Extract, run checks and build the LLM units of one trial (no LLM call)."""
+        from ..extract import extract_dir
+
+        cfg = self.config
+        t0 = time.monotonic()
+        files = list_deliverables(inp.deliverables_dir)
+        if files:
+            extraction = extract_dir(inp.deliverables_dir, max_chars_per_file=cfg.max_chars_per_file)
+        else:
+            extraction = FolderExtraction(files=[], text="")
+        t_extract = time.monotonic() - t0
+        flags: list[str] = []
+        injection: list[dict[str, str]] = []
+        for ex in extraction.files:
+            if any(d.level == "error" for d in ex.diagnostics):
+                flags.append(f"extraction_error:{ex.path}")
+            hit = detect_injection(ex.path, ex.text)
+            if hit:
+                flags.append(f"prompt_injection:{ex.path}")
+                injection.append({"file": hit.file, "excerpt": hit.excerpt})
+        norm_text = normalise("\n".join(ex.text for ex in extraction.files))
+
+        t1 = time.monotonic()
+        task = inp.task
+        decide = cfg.effective_decide
+        checks: dict[tuple[int, int], CheckResult] = {}
+        for r in task.rubrics:
+            for c in r.criteria:
+                if c.check is not None and files:
+                    checks[(r.index, c.index)] = evaluate_check(c.check, inp.deliverables_dir, extraction)
+        t_checks = time.monotonic() - t1
+
+        prefilled: dict[tuple[int, int], CriterionVerdict] = {}
+        second: dict[tuple[int, int], dict[str, Any]] = {}
+        asked: dict[int, list[int]] = {}
+        for r in task.rubrics:
+            for c in r.criteria:
+                rc = (r.index, c.index)
+                res = checks.get(rc)
+                if not files:
+                    prefilled[rc] = CriterionVerdict(rubric_index=r.index, criterion_index=c.index, verdict="fail",
+                                                     source="none", reasoning="no deliverable files")
+                    continue
+                if res is not None and decide in ("auto", "checks"):
+                    prefilled[rc] = _check_verdict(r.index, c.index, res)
+                elif decide == "checks":
+                    prefilled[rc] = CriterionVerdict(rubric_index=r.index, criterion_index=c.index, verdict="unjudged",
+                                                     source="none", reasoning="no programmatic check and no LLM judge")
+                else:
+                    asked.setdefault(r.index, []).append(c.index)
+                    if res is not None:
+                        second[rc] = {"source": "check", "verdict": "judge_error" if res.error else ("pass" if res.passed else "fail"),
+                                      "detail": res.detail, "evidence": res.evidence}
+
+        job = TrialJob(inp=inp, extraction=extraction, files=files, prefilled=prefilled, second=second, units=[],
+                       unit_of={}, flags=flags, injection=injection, norm_text=norm_text,
+                       timings={"extract_s": round(t_extract, 4), "checks_s": round(t_checks, 4)}, started=t0)
+        if asked and cfg.uses_llm:
+            self._build_units(job, asked)
+        return job
+
+    def _scope(self, job: TrialJob, globs: list[str] | None) -> tuple[str, list[Extraction]]:
+        ex = job.extraction
+        if not globs:
+            return ex.text, list(ex.files)
+        chosen = [f for f in ex.files if any(glob_match(f.path, g) for g in globs)]
+        if not chosen:
+            return f"(no deliverable matches {', '.join(globs)})", []
+        return "\n".join(f"=== FILE: {f.path} ===\n{f.text}" for f in chosen), chosen
+
+    def _images(self, job: TrialJob, chosen: list[Extraction]) -> list[tuple[str, str, str]]:
+        """(name, data_url, sha256) of up to ``max_images`` distinct images of ``chosen``."""
+        out: list[tuple[str, str, str]] = []
+        seen: set[str] = set()
+        root = Path(job.inp.deliverables_dir)
+        for ex in chosen:
+            imgs: list[ExtractedImage] = list(ex.images)
+            suffix = Path(ex.path).suffix.lower()
+            if not imgs and suffix in IMAGE_TYPES:
+                p = root / ex.path
+                try:
+                    if p.is_file() and not p.is_symlink() and p.stat().st_size <= MAX_IMAGE_BYTES:
+                        data = p.read_bytes()
+                        imgs = [ExtractedImage(source=ex.path, name=ex.path, media_type=IMAGE_TYPES[suffix], data=data,
+                                               sha256=hashlib.sha256(data).hexdigest())]
+                except OSError:
+                    imgs = []
+            for img in imgs:
+                if img.sha256 in seen:
+                    continue
+                seen.add(img.sha256)
+                media = img.media_type or mimetypes.guess_type(img.name)[0] or "image/png"
+                out.append((img.name, f"data:{media};base64,{base64.b64encode(img.data).decode('ascii')}", img.sha256))
+                if len(out) >= self.config.max_images:
+                    return out
+        return out
+
+    def _build_units(self, job: TrialJob, asked: dict[int, list[int]]) -> None:
+        cfg = self.config
+        task = job.inp.task
+        all_text = job.extraction.text + "\n".join(f.text for f in job.extraction.files)
+        boundary = make_boundary(all_text)
+        rubrics = {r.index: r for r in task.rubrics}
+
+        def base_parts() -> dict[str, Any]:
+            return {"model": cfg.model, "temperature": cfg.temperature, "seed": cfg.seed,
+                    "response_format": cfg.response_format, "max_tokens": cfg.max_tokens, "prompt": PROMPT_VERSION,
+                    "mode": cfg.mode, "epoch": job.inp.epoch}
+
+        def make(kind: str, sub: dict[int, list[int]], uid: str) -> Unit:
+            rs = [rubrics[r] for r in sub]
+            globs: list[str] | None
+            if any(r.files is None for r in rs):
+                globs = None
+            else:
+                globs = sorted({g for r in rs for g in (r.files or [])})
+            text, chosen = self._scope(job, globs)
+            imgs: list[tuple[str, str, str]] = []
+            if cfg.vision and cfg.max_images > 0 and any(needs_vision(r) for r in rs):
+                imgs = self._images(job, chosen)
+            if kind == "task":
+                tail = task_part(rs, sub, boundary, len(imgs))
+                schema_name, schema = "task_verdicts", TASK_SCHEMA
+            elif kind == "criterion":
+                (r, cs), = sub.items()
+                tail = criterion_part(rubrics[r], cs[0], boundary, len(imgs))
+                schema_name, schema = "criterion_verdict", CRITERION_SCHEMA
+            else:
+                (r, cs), = sub.items()
+                tail = rubric_part(rubrics[r], cs, boundary, len(imgs))
+                schema_name, schema = "rubric_verdicts", RUBRIC_SCHEMA
+            messages = build_messages(deliverables_part(text, boundary), tail, [(n, u) for n, u, _ in imgs])
+            key = unit_key({
+                **base_parts(),
+                "kind": kind,
+                "asked": [{"rubric": rubrics[r].question, "files": rubrics[r].files,
+                           "criteria": [[c, rubrics[r].criteria[c].text] for c in cs]} for r, cs in sub.items()],
+                "deliverables": sorted([f.path, f.sha256] for f in chosen),
+                "text": _sha(text),
+                "images": [s for _, _, s in imgs],
+            })
+            return Unit(job=job, uid=uid, kind=kind, asked=sub, key=key, messages=messages, schema_name=schema_name,
+                        schema=schema, images=[n for n, _, _ in imgs],
+                        needs_model_verdict=(cfg.mode == "official"))
+
+        units: list[Unit] = []
+        if cfg.mode == "task":
+            units.append(make("task", dict(asked), "task"))
+        elif cfg.mode == "criterion":
+            for r, cs in asked.items():
+                for c in cs:
+                    units.append(make("criterion", {r: [c]}, f"rubric:{r}/criterion:{c}"))
+        else:
+            for r, cs in asked.items():
+                units.append(make("rubric", {r: cs}, f"rubric:{r}"))
+        # Resume: every verdict a previous grade of the same inputs obtained for a unit (same
+        # base key) is kept; a unit is asked again only for what is still missing.
+        prior: dict[str, dict[str, Any]] = {}
+        if job.inp.prior is not None:
+            for old in (job.inp.prior.model_extra or {}).get("units", []) or []:
+                if not isinstance(old, dict) or not isinstance(old.get("payload"), dict):
+                    continue
+                agg = prior.setdefault(old.get("base_key") or old.get("key"), {"verdicts": {}, "model_verdicts": {},
+                                                                                "overall": {}, "raw": []})
+                pl = old["payload"]
+                for k, v in (pl.get("verdicts") or {}).items():
+                    agg["verdicts"].setdefault(k, v)
+                for k, v in (pl.get("model_verdicts") or {}).items():
+                    if v is not None and agg["model_verdicts"].get(k) is None:
+                        agg["model_verdicts"][k] = v
+                for k, v in (pl.get("overall") or {}).items():
+                    agg["overall"].setdefault(k, v)
+        final: list[Unit] = []
+        for u in units:
+            old = prior.get(u.key)
+            if old is not None and old["verdicts"]:
+                u.payload = old
+                if u.complete:
+                    u.reused = True
+                elif cfg.mode != "official":  # the public rule needs the full rubric asked again
+                    remaining = {r: [c for c in cs if f"{r}:{c}" not in old["verdicts"]] for r, cs in u.asked.items()}
+                    remaining = {r: cs for r, cs in remaining.items() if cs}
+                    if remaining:
+                        reduced = make(u.kind, remaining, u.uid)
+                        reduced.base_key = u.key
+                        reduced.carried = {k: v for k, v in old["verdicts"].items()}
+                        reduced.carried_model = dict(old["model_verdicts"])
+                        reduced.full_asked = u.asked
+                        u = reduced
+                    else:  # only a model-level verdict is missing: nothing to re-ask
+                        u.reused = True
+                else:
+                    u.payload = None
+            final.append(u)
+        for u in final:
+            for r, cs in u.full_asked.items():
+                for c in cs:
+                    job.unit_of[(r, c)] = u
+        units = final
+        job.units = units
+
+    # -------------------------------------------------------------- running
+
+    def run_unit(self, unit: Unit) -> None:
+        """Fill ``unit.payload`` from the prior record, the cache or the endpoint."""
+        if unit.reused:
+            return
+        t0 = time.monotonic()
+        if self.cache is not None:
+            for key in dict.fromkeys((unit.key, unit.base_key)):  # a resumed unit may be cached whole
+                hit = self.cache.get(key)
+                if hit is not None:
+                    unit.payload = hit
+                    unit.cached = True
+                    return
+        assert self.client is not None
+        payload: dict[str, Any] = {"verdicts": {}, "model_verdicts": {}, "overall": {}, "raw": []}
+        unit.payload = payload
+        messages = unit.messages
+        for attempt in range(self.config.max_attempts):
+            try:
+                reply = self.client.chat(messages, unit.schema_name, unit.schema)
+            except JudgeCallError as exc:
+                unit.error = str(exc)
+                unit.replies.append({"error": str(exc), "attempts": exc.attempts})
+                break
+            rec: dict[str, Any] = {"raw": reply.content, "usage": reply.usage.model_dump(), "attempts": reply.attempts,
+                                   "errors": reply.errors, "elapsed_s": round(reply.elapsed, 4),
+                                   "response_format": reply.response_format, "finish_reason": reply.finish_reason}
+            payload["raw"].append(reply.content)
+            try:
+                obj, method = recover_json(reply.content)
+                rec["parse"] = method
+                self._merge(unit, obj)
+            except ValueError as exc:
+                rec["parse"] = f"failed: {exc}"
+            unit.replies.append(rec)
+            if unit.complete:
+                unit.error = None
+                break
+            missing = self._missing(unit)
+            unit.error = f"no valid verdict for {', '.join(missing)}"
+            note = (f"Note: your previous reply did not contain a valid verdict for {', '.join(missing)}. "
+                    "Reply again with the complete JSON object in the requested shape.")
+            messages = unit.messages[:-1] + [{
+                "role": "user", "content": list(unit.messages[-1]["content"]) + [{"type": "text", "text": note}]}]
+        unit.elapsed = time.monotonic() - t0
+        if unit.complete and self.cache is not None:
+            total = sum((Usage(**r["usage"]) for r in unit.replies if "usage" in r), Usage())
+            self.cache.put(unit.key, self.config.model or "", payload, total.model_dump())
+
+    def _missing(self, unit: Unit) -> list[str]:
+        p = unit.payload or {}
+        out = []
+        for r, cs in unit.asked.items():
+            for c in cs:
+                if f"{r}:{c}" not in p.get("verdicts", {}):
+                    out.append(f"rubric {r} criterion {c}")
+            if unit.needs_model_verdict and p.get("model_verdicts", {}).get(str(r)) is None:
+                out.append(f"rubric {r} overall verdict (rubric_passed)")
+        return out
+
+    def _merge(self, unit: Unit, obj: dict[str, Any]) -> None:
+        p = unit.payload
+        assert p is not None
+        if unit.kind == "task":
+            verdicts, model = parse_task_reply(obj, unit.asked)
+            for (r, c), v in verdicts.items():
+                p["verdicts"].setdefault(f"{r}:{c}", v)
+            for r, mv in model.items():
+                if p["model_verdicts"].get(str(r)) is None:
+                    p["model_verdicts"][str(r)] = mv
+        elif unit.kind == "criterion":
+            (r, cs), = unit.asked.items()
+            v = parse_criterion_reply(obj)
+            if v is not None:
+                p["verdicts"].setdefault(f"{r}:{cs[0]}", v)
+        else:
+            (r, cs), = unit.asked.items()
+            verdicts, mv, overall = parse_rubric_reply(obj, cs)
+            for c, v in verdicts.items():
+                p["verdicts"].setdefault(f"{r}:{c}", v)
+            if p["model_verdicts"].get(str(r)) is None:
+                p["model_verdicts"][str(r)] = mv
+            if overall and not p["overall"].get(str(r)):
+                p["overall"][str(r)] = overall
+
+    # -------------------------------------------------------------- assembling
+
+    def assemble(self, job: TrialJob) -> GradeRecord:
+        """Turn a planned-and-run trial into its :class:`GradeRecord` (scores in code)."""
+        cfg = self.config
+        task = job.inp.task
+        grades: list[RubricGrade] = []
+        model_verdicts: list[bool | None] = []
+        for r in task.rubrics:
+            crits: list[CriterionVerdict] = []
+            llm_verdicts: list[str] = []
+            mv: bool | None = None
+            for c in r.criteria:
+                rc = (r.index, c.index)
+                if rc in job.prefilled:
+                    crits.append(job.prefilled[rc])
+                    continue
+                unit = job.unit_of[rc]
+                v, carried = unit.verdict(r.index, c.index)
+                extra: dict[str, Any] = {"unit": unit.uid, "cached": unit.cached or unit.reused or carried}
+                if v is None:
+                    cv = CriterionVerdict(rubric_index=r.index, criterion_index=c.index, verdict="judge_error",
+                                          source="llm", reasoning=unit.error or "no valid verdict", **extra)
+                else:
+                    found = evidence_found(v.get("evidence", ""), job.norm_text)
+                    verdict = v["verdict"]
+                    reasoning = v.get("reasoning", "")
+                    if cfg.strict_evidence and verdict == "pass" and not found and not unit.images:
+                        verdict = "fail"
+                        reasoning = "[strict evidence: the quoted evidence was not found in the deliverables] " + reasoning
+                        extra["strict_override"] = True
+                    cv = CriterionVerdict(rubric_index=r.index, criterion_index=c.index, verdict=verdict, source="llm",
+                                          reasoning=reasoning, evidence=v.get("evidence", ""), evidence_found=found,
+                                          **extra)
+                    llm_verdicts.append(v["verdict"])
+                if rc in job.second:
+                    cv.second_opinion = job.second[rc]
+                crits.append(cv)
+            units = {job.unit_of[(r.index, c.index)].uid: job.unit_of[(r.index, c.index)]
+                     for c in r.criteria if (r.index, c.index) in job.unit_of}
+            for u in units.values():
+                got = u.model_verdict(r.index)
+                if got is not None:
+                    mv = got
+            model_verdicts.append(mv)
+            overall = next(((u.payload or {}).get("overall", {}).get(str(r.index)) for u in units.values()
+                            if (u.payload or {}).get("overall", {}).get(str(r.index))), None)
+            g = RubricGrade(index=r.index, id=r.id, weight=r.weight, criteria=crits, passed=None,
+                            requires=list(r.requires), model_verdict=mv,
+                            disagreement=disagrees(mv, llm_verdicts))
+            if overall:
+                g.overall_reasoning = overall  # type: ignore[attr-defined]
+            imgs = sorted({n for u in units.values() for n in u.images})
+            if imgs:
+                g.images = imgs  # type: ignore[attr-defined]
+            grades.append(g)
+
+        if cfg.mode == "official" and cfg.uses_llm:
+            if not job.files:
+                values = official_values([False] * len(grades))
+            else:
+                values = official_values(model_verdicts)
+        else:
+            values = chain_values([[c.verdict for c in g.criteria] for g in grades], [g.requires for g in grades])
+        for g, v in zip(grades, values):
+            g.passed = v.passed
+            g.chain_break = v.chain_break
+            if v.undecided:
+                g.undecided = v.undecided  # type: ignore[attr-defined]
+        ts = task_score([g.weight for g in grades], values)
+        if ts.score is not None:
+            status = "complete"
+        elif any(v.undecided == "judge_error" for v in values):
+            status = "judge_error"
+        else:
+            status = "unjudged"
+
+        usage = Usage()
+        unit_records = []
+        for u in job.units:
+            u_usage = sum((Usage(**r["usage"]) for r in u.replies if "usage" in r), Usage())
+            if u_usage.calls and u_usage.cost_usd is None:
+                u_usage.cost_usd = self.prices.cost(cfg.model, u_usage)
+            usage = usage + u_usage
+            unit_records.append({
+                "unit": u.uid, "kind": u.kind, "key": u.key, "base_key": u.base_key,
+                "asked": {str(r): cs for r, cs in u.asked.items()},
+                "complete": u.complete, "cached": u.cached, "reused": u.reused, "error": u.error,
+                "images": u.images, "usage": u_usage.model_dump(), "elapsed_s": round(u.elapsed, 4),
+                "replies": u.replies, "payload": u.merged_payload(),
+            })
+        t_llm = sum(u.elapsed for u in job.units)
+        rec = GradeRecord(
+            trial_id=job.inp.trial_id,
+            task_id=task.id,
+            judge=cfg.identity(),
+            rubrics=grades,
+            score=ts.score,
+            max_score=ts.max_score,
+            passed_weight=ts.passed_weight,
+            status=status,  # type: ignore[arg-type]
+            usage=usage,
+            flags=job.flags,
+            created_at=_now(),
+        )
+        extra = {
+            "epoch": job.inp.epoch,
+            "undecided_weight": ts.undecided_weight,
+            "passed_count": ts.passed_count,
+            "total_count": ts.total_count,
+            "disagreements": sum(1 for g in grades if g.disagreement),
+            "injection": job.injection,
+            "deliverables": [{"path": f.path, "sha256": f.sha256, "size": f.size, "kind": f.kind} for f in job.extraction.files],
+            "timings": {**job.timings, "llm_s": round(t_llm, 4), "wall_s": round(time.monotonic() - job.started, 4)},
+            "units": unit_records,
+            **job.inp.extra,
+        }
+        for k, v in extra.items():
+            setattr(rec, k, v)
+        return rec
+
+    # -------------------------------------------------------------- driving
+
+    def grade(self, inputs: list[TrialInput]) -> list[GradeRecord]:
+        """Grade many trials with at most ``config.concurrency`` LLM calls in flight.
+
+        Trials are planned (extraction + checks) one after another in this thread; each
+        trial's LLM units are submitted as soon as it is planned, so extraction overlaps
+        with judging. Each record is written to ``inp.out_path`` (atomically) as soon as its
+        trial is done.
+
+        Returns:
+            Records in the order of ``inputs``.
+        """
+        if not inputs:
+            return []
+        records: dict[int, GradeRecord] = {}
+        jobs: list[TrialJob] = []
+        spent = Usage()
+
+        def finish(i: int) -> None:
+            rec = self.assemble(jobs[i])
+            inp = jobs[i].inp
+            if inp.out_path is not None:
+                atomic_write_json(inp.out_path, rec)
+            if inp.on_written is not None:
+                inp.on_written(rec)
+            records[i] = rec
+
+        with _progress(self.progress) as prog, ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
+            plan_bar = prog.add_task("extracting + checks", total=len(inputs)) if prog else None
+            call_bar = prog.add_task("judging", total=0) if prog else None
+            futs: dict[Future[None], tuple[int, Unit]] = {}
+
+            def collect(done: set[Future[None]]) -> None:
+                nonlocal spent
+                for f in done:
+                    i, u = futs.pop(f)
+                    exc = f.exception()
+                    if exc is not None:  # a bug: fail closed for this unit
+                        u.error = f"internal error: {type(exc).__name__}: {exc}"
+                        if u.payload is None:
+                            u.payload = {"verdicts": {}, "model_verdicts": {}, "overall": {}, "raw": []}
+                    for r in u.replies:
+                        if "usage" in r:
+                            spent = spent + Usage(**r["usage"])
+                    jobs[i].remaining -= 1
+                    if jobs[i].remaining == 0:
+                        finish(i)
+                    if prog:
+                        cost = f", ${spent.cost_usd:.4f}" if spent.cost_usd is not None else ""
+                        prog.update(call_bar, advance=1, description=(
+                            f"judging ({spent.calls} calls, {spent.input_tokens + spent.output_tokens:,} tokens{cost})"))
+
+            for i, inp in enumerate(inputs):
+                job = self.plan(inp)
+                jobs.append(job)
+                todo = [u for u in job.units if not u.reused]
+                job.remaining = len(todo)
+                if prog:
+                    prog.advance(plan_bar)
+                    prog.update(call_bar, total=(prog.tasks[call_bar].total or 0) + len(todo))
+                if not todo:
+                    finish(i)
+                for u in todo:
+                    futs[pool.submit(self.run_unit, u)] = (i, u)
+                done = {f for f in futs if f.done()}
+                if done:
+                    collect(done)
+            while futs:
+                done, _ = wait(set(futs), return_when=FIRST_COMPLETED)
+                collect(done)
+        return [records[i] for i in range(len(jobs))]
+
+
+def _check_verdict(r: int, c: int, res: CheckResult) -> CriterionVerdict:
+    verdict = "judge_error" if res.error else ("pass" if res.passed else "fail")
+    return CriterionVerdict(rubric_index=r, criterion_index=c, verdict=verdict, source="check",  # type: ignore[arg-type]
+                            reasoning=res.detail, evidence=res.evidence, evidence_found=None)
+
+
+class _NoProgress:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: Any) -> None:
+        return None
+
+
+def _progress(enabled: bool) -> Any:
+    if not enabled:
+        return _NoProgress()
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    console=Console(stderr=True), transient=False)
+
+
+def grade_trial(
+    task: Task,
+    deliverables_dir: Path,
+    config: JudgeConfig,
+    *,
+    trial_id: str | None = None,
+    epoch: int = 1,
+    prior: GradeRecord | None = None,
+    out_path: Path | None = None,
+) -> GradeRecord:
+    """Grade one trial's deliverables (convenience wrapper around :class:`Grader`).
+
+    Args:
+        task: the task whose rubrics apply.
+        deliverables_dir: the deliverable folder.
+        config: judge configuration.
+        trial_id: identity for the record (default ``<task_id>/-@-/epoch-<epoch>``).
+        epoch: epoch number (part of the cache key).
+        prior: an earlier record; its valid verdicts are reused (resume).
+        out_path: also write the record there (atomically).
+
+    Returns:
+        The :class:`GradeRecord`.
+    """
+    grader = Grader(config)
+    try:
+        inp = TrialInput(trial_id=trial_id or f"{task.id}/-@-/epoch-{epoch}", task=task,
+                         deliverables_dir=Path(deliverables_dir), epoch=epoch, prior=prior, out_path=out_path)
+        return grader.grade([inp])[0]
+    finally:
+        grader.close()
+
+
+def inputs_digest(task_digest: str, deliverables: list[tuple[str, str]], config: JudgeConfig) -> str:
+    """Digest of everything a grade depends on: task, deliverable manifest, judge identity."""
+    blob = json.dumps({"task": task_digest, "deliverables": sorted(deliverables), "judge": config.fingerprint()},
+                      sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()

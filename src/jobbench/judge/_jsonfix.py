@@ -1,0 +1,201 @@
+"""Tolerant recovery of JSON objects from near-JSON model replies.
+
+Tried in order, stopping at the first that parses to a JSON object:
+the reply as is; the body of a Markdown code fence; the first balanced ``{…}``; the span from
+the first ``{`` to the last ``}``; each of these repaired (trailing commas removed, Python
+``True/False/None`` and typographic quotes outside strings fixed, ``//`` line comments
+dropped); a Python-literal reading (single-quoted dicts); and finally a truncated reply with
+its open strings, arrays and objects closed. Whatever is recovered is still validated item
+by item by the caller, so a recovery can never invent a verdict.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from typing import Any
+
+_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+
+
+def _balanced_objects(text: str) -> list[str]:
+    """Top-level balanced ``{…}`` spans, in order (string literals respected); stops at an
+    object that never closes (a truncated reply)."""
+    out: list[str] = []
+    start = text.find("{")
+    while start != -1:
+        depth, in_str, esc, end = 0, False, False, -1
+        for i in range(start, len(text)):
+            ch = text[i]
+            if in_str:
+                if esc:
+                    esc = False
+                elif ch == "\\":
+                    esc = True
+                elif ch == '"':
+                    in_str = False
+            elif ch == '"':
+                in_str = True
+            elif ch == "{":
+                depth += 1
+            elif ch == "}":
+                depth -= 1
+                if depth == 0:
+                    end = i
+                    break
+        if end == -1:
+            break
+        out.append(text[start : end + 1])
+        start = text.find("{", end + 1)
+    return out
+
+
+def _repair(text: str) -> str:
+    """Fix common near-JSON outside string literals."""
+    text = text.replace("\u201c", '"').replace("\u201d", '"') if text.count('"') == 0 else text
+    out: list[str] = []
+    i, n = 0, len(text)
+    in_str, esc = False, False
+    while i < n:
+        ch = text[i]
+        if in_str:
+            out.append(ch)
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+            elif ch == "\n":
+                out[-1] = "\\n"  # raw newline inside a string
+            i += 1
+            continue
+        if ch == '"':
+            in_str = True
+            out.append(ch)
+            i += 1
+            continue
+        if ch == "/" and text.startswith("//", i):
+            j = text.find("\n", i)
+            i = n if j == -1 else j
+            continue
+        if ch == ",":
+            j = i + 1
+            while j < n and text[j] in " \t\r\n":
+                j += 1
+            if j < n and text[j] in "]}":
+                i += 1
+                continue
+        for word, repl in (("True", "true"), ("False", "false"), ("None", "null")):
+            if text.startswith(word, i) and not (i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_")) and not (
+                i + len(word) < n and (text[i + len(word)].isalnum() or text[i + len(word)] == "_")
+            ):
+                out.append(repl)
+                i += len(word)
+                break
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+def _closings(text: str) -> list[str]:
+    """Candidate completions of a reply cut off mid-way: the text (and the text cut back to
+    each of its last 50 top-level-or-nested commas) with open strings, arrays and objects
+    closed."""
+    start = text.find("{")
+    if start == -1:
+        return []
+    body = text[start:]
+    commas: list[int] = []
+    in_str, esc = False, False
+    for i, ch in enumerate(body):
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        elif ch == ",":
+            commas.append(i)
+    out = []
+    for cut in [len(body)] + commas[::-1][:50]:
+        part = body[:cut]
+        stack: list[str] = []
+        in_str, esc = False, False
+        for ch in part:
+            if in_str:
+                if esc:
+                    esc = False
+                elif ch == "\\":
+                    esc = True
+                elif ch == '"':
+                    in_str = False
+            elif ch == '"':
+                in_str = True
+            elif ch in "{[":
+                stack.append("}" if ch == "{" else "]")
+            elif ch in "}]" and stack:
+                stack.pop()
+        closed = part + ('"' if in_str else "")
+        closed = re.sub(r"[,:]\s*$", "", closed.rstrip())
+        out.append(closed + "".join(reversed(stack)))
+    return out
+
+
+def _loads_object(text: str) -> dict[str, Any] | None:
+    try:
+        obj = json.loads(text)
+    except (json.JSONDecodeError, ValueError):
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+def recover_json(text: str | None) -> tuple[dict[str, Any], str]:
+    """Parse a JSON object out of a model reply.
+
+    Args:
+        text: the reply content.
+
+    Returns:
+        ``(object, method)`` where method names the step that worked (``direct``,
+        ``fence``, ``balanced``, ``span``, ``…+repair``, ``python_literal``, ``truncated``).
+
+    Raises:
+        ValueError: no JSON object could be recovered (message quotes the reply's start).
+    """
+    if not text or not text.strip():
+        raise ValueError("empty reply")
+    s = text.strip()
+    candidates: list[tuple[str, str]] = [(s, "direct")]
+    for m in _FENCE.finditer(s):
+        candidates.append((m.group(1).strip(), "fence"))
+    for bal in _balanced_objects(s):
+        candidates.append((bal, "balanced"))
+    a, b = s.find("{"), s.rfind("}")
+    if a != -1 and b > a:
+        candidates.append((s[a : b + 1], "span"))
+    for cand, method in candidates:
+        obj = _loads_object(cand)
+        if obj is not None:
+            return obj, method
+    for cand, method in candidates:
+        obj = _loads_object(_repair(cand))
+        if obj is not None:
+            return obj, method + "+repair"
+    for cand, _ in candidates:
+        try:
+            obj = ast.literal_eval(cand)
+        except (ValueError, SyntaxError, MemoryError, RecursionError):
+            continue
+        if isinstance(obj, dict):
+            return json.loads(json.dumps(obj, default=str)), "python_literal"
+    for cand in _closings(s):
+        obj = _loads_object(_repair(cand))
+        if obj is not None:
+            return obj, "truncated"
+    raise ValueError(f"no JSON object in reply: {s[:200]!r}")

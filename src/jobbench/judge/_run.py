@@ -1,0 +1,180 @@
+"""Grading a run directory (contract in COMMON.md) and summarising judge usage."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from .._io import atomic_write_json
+from ..records import GradeRecord, TrialRecord, TrialStatus, Usage
+from ..tasks import Dataset, display_path, load_dataset, task_digest
+from ._config import JudgeConfig
+from ._grade import Grader, TrialInput, inputs_digest
+
+
+class RunDirError(ValueError):
+    """The run directory is missing or malformed (message names the file)."""
+
+
+def read_lock(run_dir: Path) -> dict[str, Any]:
+    """``lock.json`` of a run directory.
+
+    Raises:
+        RunDirError: missing or invalid, naming the file.
+    """
+    p = Path(run_dir) / "lock.json"
+    if not p.is_file():
+        raise RunDirError(f"{display_path(p)}: missing (not a JobBench run directory)")
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as exc:
+        raise RunDirError(f"{display_path(p)}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
+    if not isinstance(data, dict):
+        raise RunDirError(f"{display_path(p)}: must be a JSON object")
+    return data
+
+
+def finished_trials(run_dir: Path) -> list[TrialRecord]:
+    """Every ``trials/**/trial.json`` (finished trials), sorted by trial id.
+
+    Raises:
+        RunDirError: a trial.json is not a valid TrialRecord (naming the file and field).
+    """
+    out = []
+    base = Path(run_dir) / "trials"
+    for p in sorted(base.rglob("trial.json")) if base.is_dir() else []:
+        try:
+            out.append(TrialRecord.model_validate_json(p.read_text(encoding="utf-8")))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            loc = ".".join(str(x) for x in err["loc"])
+            raise RunDirError(f"{display_path(p)}: {loc}: {err['msg']}") from exc
+    return sorted(out, key=lambda t: t.trial_id)
+
+
+def grade_path(run_dir: Path, config: JudgeConfig, trial_id: str) -> Path:
+    """``grades/<judge-key>/<trial_id>.json``."""
+    return Path(run_dir) / "grades" / config.key / f"{trial_id}.json"
+
+
+def load_grade(path: Path) -> GradeRecord | None:
+    """A grade record, or None when absent or unreadable (then it is regraded)."""
+    try:
+        return GradeRecord.model_validate_json(path.read_text(encoding="utf-8"))
+    except (OSError, ValidationError, ValueError):
+        return None
+
+
+def grade_run(
+    run_dir: Path,
+    config: JudgeConfig,
+    *,
+    dataset: Dataset | None = None,
+    progress: bool | None = None,
+    force: bool = False,
+    grader: Grader | None = None,
+) -> list[GradeRecord]:
+    """Grade every finished trial of a run that lacks an up-to-date grade.
+
+    A grade is up to date when its ``inputs_digest`` (task digest, deliverable manifest,
+    judge identity) matches and its status is ``complete`` or ``unjudged``. A grade with
+    ``judge_error`` is regraded, reusing its valid verdicts (only the missing or errored
+    units are asked again). Trials with status ``infra_error`` are never graded.
+
+    Args:
+        run_dir: ``runs/<run-name>/``.
+        config: judge configuration (grades go to ``grades/<config.key>/``).
+        dataset: the tasks (default: loaded from ``lock.json``'s ``dataset_root``).
+        progress: show a progress bar (default: when stderr is a terminal).
+        force: regrade even up-to-date trials (the cache still applies).
+        grader: a prepared :class:`Grader` (tests); default built from ``config``.
+
+    Returns:
+        The current grade of every gradable trial (fresh or up to date), sorted by trial id.
+        Also writes ``grades/<key>.usage.json`` (judge usage per trial, task, agent/model and
+        in total), beside the key folder rather than inside it, because every ``*.json``
+        inside ``grades/<key>/`` is read as a grade record.
+
+    Raises:
+        RunDirError: missing/invalid ``lock.json`` or ``trial.json``.
+        FileNotFoundError: the dataset cannot be found.
+    """
+    run_dir = Path(run_dir)
+    lock = read_lock(run_dir)
+    if dataset is None:
+        root = lock.get("dataset_root")
+        if not root:
+            raise RunDirError(f"{display_path(run_dir / 'lock.json')}: dataset_root missing")
+        dataset = load_dataset(root)
+    tasks = {t.id: t for t in dataset.tasks}
+    digests: dict[str, str] = {}
+    inputs: list[TrialInput] = []
+    current: dict[str, GradeRecord] = {}
+    skipped: list[str] = []
+    for trial in finished_trials(run_dir):
+        if trial.status == TrialStatus.infra_error:
+            continue
+        task = tasks.get(trial.task_id)
+        if task is None:
+            skipped.append(f"{trial.trial_id}: task {trial.task_id} not in the dataset")
+            continue
+        if task.id not in digests:
+            digests[task.id] = task_digest(task)
+        manifest = [(d.path, d.sha256) for d in trial.deliverables]
+        dig = inputs_digest(digests[task.id], manifest, config)
+        out = grade_path(run_dir, config, trial.trial_id)
+        prior = load_grade(out)
+        prior_dig = (prior.model_extra or {}).get("inputs_digest") if prior else None
+        if prior is not None and not force and prior_dig == dig and prior.status in ("complete", "unjudged"):
+            current[trial.trial_id] = prior
+            continue
+        inputs.append(TrialInput(
+            trial_id=trial.trial_id, task=task,
+            deliverables_dir=run_dir / "trials" / trial.trial_id / "deliverables",
+            epoch=trial.epoch, out_path=out, prior=prior if prior_dig == dig else None,
+            extra={"inputs_digest": dig, "agent": trial.agent, "model": trial.model,
+                   "task_digest": digests[task.id], "trial_status": trial.status.value,
+                   "task_digest_changed": lock.get("tasks", {}).get(task.id) not in (None, digests[task.id])},
+        ))
+    for s in skipped:
+        print(f"warning: {s}", file=sys.stderr)
+    own = grader is None
+    if grader is None:
+        grader = Grader(config, progress=sys.stderr.isatty() if progress is None else progress)
+    try:
+        for rec in grader.grade(inputs):
+            current[rec.trial_id] = rec
+    finally:
+        if own:
+            grader.close()
+    records = [current[k] for k in sorted(current)]
+    atomic_write_json(run_dir / "grades" / f"{config.key}.usage.json", usage_summary(records, config))
+    return records
+
+
+def usage_summary(records: list[GradeRecord], config: JudgeConfig) -> dict[str, Any]:
+    """Judge usage totals per trial, task, agent@model and overall (kept apart from the
+    agents' own usage), as written to ``grades/<key>.usage.json``."""
+    by_task: dict[str, Usage] = defaultdict(Usage)
+    by_model: dict[str, Usage] = defaultdict(Usage)
+    total = Usage()
+    trials = {}
+    for r in records:
+        extra = r.model_extra or {}
+        who = f"{extra.get('agent', '-')}@{extra.get('model', '-')}"
+        by_task[r.task_id] = by_task[r.task_id] + r.usage
+        by_model[who] = by_model[who] + r.usage
+        total = total + r.usage
+        trials[r.trial_id] = r.usage.model_dump()
+    return {
+        "judge": config.identity(),
+        "total": total.model_dump(),
+        "by_task": {k: v.model_dump() for k, v in sorted(by_task.items())},
+        "by_agent_model": {k: v.model_dump() for k, v in sorted(by_model.items())},
+        "by_trial": trials,
+    }

@@ -1,0 +1,191 @@
+"""Helpers shared by the check kinds: results, deliverable selection, expected values."""
+
+from __future__ import annotations
+
+import fnmatch
+import math
+import os
+import re
+from datetime import date, datetime, time
+from pathlib import Path
+from typing import Any, Iterable
+
+from pydantic import BaseModel
+
+from ...extract import FolderExtraction
+from ...tasks import Expect
+from ._numbers import close, parse_number
+
+
+class CheckResult(BaseModel):
+    """The outcome of one programmatic check.
+
+    Attributes:
+        passed: True when the deliverables satisfy the check.
+        detail: one sentence saying why (what was read, what was expected).
+        evidence: the text, cell or value that decided, quoted from the deliverable.
+        error: True when the check could not be evaluated for a reason that is not the
+            deliverable's fault (a bug or a broken check); the judge records such a
+            criterion as ``judge_error``, never as a pass or a fail.
+        file: the deliverable (relative POSIX path) the evidence came from, if any.
+    """
+
+    passed: bool
+    detail: str
+    evidence: str = ""
+    error: bool = False
+    file: str | None = None
+
+
+def list_deliverables(root: Path) -> list[str]:
+    """Relative POSIX paths of every regular file under ``root`` (sorted).
+
+    Symlinks (files or directories) are never followed nor listed; a missing ``root``
+    yields an empty list.
+    """
+    root = Path(root)
+    if not root.is_dir():
+        return []
+    out: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        d = Path(dirpath)
+        dirnames[:] = sorted(n for n in dirnames if not (d / n).is_symlink())
+        for name in filenames:
+            p = d / name
+            if not p.is_symlink() and p.is_file():
+                out.append(p.relative_to(root).as_posix())
+    return sorted(out)
+
+
+def glob_match(rel: str, pattern: str | None) -> bool:
+    """Whether deliverable ``rel`` matches ``pattern`` (case-insensitive fnmatch).
+
+    A pattern without ``/`` is also tried against the base name, so ``*.csv`` matches
+    ``out/summary.csv``. None matches everything.
+    """
+    if pattern is None:
+        return True
+    p = pattern.replace("\\", "/").lower()
+    if p.startswith("./"):
+        p = p[2:]
+    r = rel.lower()
+    if fnmatch.fnmatchcase(r, p):
+        return True
+    if "/" not in p:
+        return fnmatch.fnmatchcase(r.rsplit("/", 1)[-1], p)
+    return False
+
+
+def select_files(root: Path, pattern: str | None, extensions: Iterable[str] | None = None) -> list[str]:
+    """Deliverables under ``root`` matching ``pattern``; with no pattern, those whose
+    extension (lower-case, with dot) is in ``extensions`` (all files when None)."""
+    files = list_deliverables(root)
+    if pattern is not None:
+        return [f for f in files if glob_match(f, pattern)]
+    if extensions is None:
+        return files
+    exts = {e.lower() for e in extensions}
+    return [f for f in files if Path(f).suffix.lower() in exts]
+
+
+def texts_for(root: Path, pattern: str | None, extraction: FolderExtraction | None) -> list[tuple[str, str]]:
+    """``[(rel_path, text)]`` of the deliverables matching ``pattern``.
+
+    Uses ``extraction`` when given (what the judge saw), else extracts each file with
+    :func:`jobbench.extract.extract`.
+    """
+    if extraction is not None:
+        return [(f.path, f.text) for f in extraction.files if glob_match(f.path, pattern) and f.text]
+    from ...extract import extract
+
+    out = []
+    for rel in select_files(root, pattern):
+        ex = extract(Path(root) / rel, rel=rel)
+        if ex.text:
+            out.append((rel, ex.text))
+    return out
+
+
+def snippet(text: str, start: int, end: int, pad: int = 40) -> str:
+    """``text[start:end]`` with ``pad`` characters of context, whitespace folded."""
+    a, b = max(0, start - pad), min(len(text), end + pad)
+    s = re.sub(r"\s+", " ", text[a:b]).strip()
+    return ("…" if a > 0 else "") + s + ("…" if b < len(text) else "")
+
+
+def fold(s: str) -> str:
+    """Case-fold and collapse whitespace (the string comparison used by every check)."""
+    return re.sub(r"\s+", " ", s).strip().casefold()
+
+
+def show(value: Any) -> str:
+    """A value as a person would read it in a cell (``2024`` not ``2024.0``)."""
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, float) and math.isfinite(value) and value == int(value) and abs(value) < 1e15:
+        return str(int(value))
+    if isinstance(value, datetime):
+        return value.isoformat(sep=" ") if (value.hour or value.minute or value.second) else value.date().isoformat()
+    if isinstance(value, (date, time)):
+        return value.isoformat()
+    if value is None:
+        return ""
+    return str(value)
+
+
+def as_number(value: Any) -> float | None:
+    """A numeric reading of a cell/field/JSON value, or None (strings are parsed with
+    :func:`jobbench.judge.checks.parse_number`; booleans are not numbers)."""
+    if isinstance(value, bool) or value is None:
+        return None
+    if isinstance(value, (int, float)):
+        return float(value) if math.isfinite(float(value)) else None
+    if isinstance(value, str):
+        return parse_number(value)
+    return None
+
+
+def _one(value: Any, target: float | str, expect: Expect) -> bool:
+    if isinstance(target, (int, float)) and not isinstance(target, bool):
+        num = as_number(value)
+        return num is not None and close(num, float(target), expect.abs_tol, expect.rel_tol)
+    if fold(show(value)) == fold(str(target)):
+        return True
+    # a numeric-looking string target ("1,234") against a number
+    t_num, v_num = parse_number(str(target)), as_number(value)
+    return t_num is not None and v_num is not None and close(v_num, t_num, expect.abs_tol, expect.rel_tol)
+
+
+def expect_matches(value: Any, expect: Expect) -> bool:
+    """Whether ``value`` satisfies ``expect`` (see :class:`jobbench.tasks.Expect`).
+
+    Numbers compare within ``abs_tol`` OR ``rel_tol``; strings compare case-insensitively
+    after whitespace folding; ``contains`` is a case-insensitive substring test on the
+    value as displayed.
+    """
+    if expect.contains is not None:
+        return fold(expect.contains) in fold(show(value))
+    if expect.any_of is not None:
+        return any(_one(value, t, expect) for t in expect.any_of)
+    assert expect.equals is not None
+    return _one(value, expect.equals, expect)
+
+
+def describe_expect(expect: Expect) -> str:
+    """Human-readable form of ``expect`` for details (``= 1234 ± 0.5``)."""
+    tol = ""
+    if expect.abs_tol:
+        tol += f" ± {expect.abs_tol:g}"
+    if expect.rel_tol:
+        tol += f" (± {expect.rel_tol:g} rel.)"
+    if expect.contains is not None:
+        return f"containing {expect.contains!r}"
+    if expect.any_of is not None:
+        return "one of " + ", ".join(repr(v) for v in expect.any_of) + tol
+    return f"= {expect.equals!r}{tol}"
+
+
+def no_file(kind: str, pattern: str | None, what: str) -> CheckResult:
+    """The failing result when no deliverable matches."""
+    where = f"matching {pattern!r}" if pattern else what
+    return CheckResult(passed=False, detail=f"{kind}: no deliverable {where}")
