@@ -119,6 +119,17 @@ def build_run(root: Path, dataset: Path) -> Path:
     return run
 
 
+@pytest.fixture(autouse=True)
+def _isolated_judge_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No user judge settings leak into tests, and no test writes to ~/.cache."""
+    import os
+
+    for name in list(os.environ):
+        if name.startswith(("JUDGE_", "JOBBENCH_JUDGE_")) or name == "OPENAI_API_KEY":
+            monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+
+
 @pytest.fixture
 def dataset(tmp_path: Path) -> Path:
     return make_dataset(tmp_path / "dataset")

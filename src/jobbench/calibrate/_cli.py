@@ -117,12 +117,12 @@ def register(app: typer.Typer) -> None:
         if as_json:
             print(paths["json"].read_text(encoding="utf-8"), end="")
             return
-        console = Console(soft_wrap=True)
+        console = Console(soft_wrap=True, width=max(120, Console().width))
         acc = {e.judge: e for e in report.expected}
         vs_ref = {p.a: p for p in report.pairs if p.b == report.reference}
         table = Table(title=f"Judge calibration (reference: {report.reference})")
-        for col in ("judge", "accuracy", "F1", "agreement", "kappa", "Δ micro (pp)", "calls/pass", "tokens/pass",
-                    "cost/pass"):
+        for col in ("judge", "accuracy", "F1", "agreement", "kappa", "Δ micro pp", "calls/pass", "tokens/pass",
+                    "USD/pass"):
             table.add_column(col, justify="left" if col == "judge" else "right")
 
         def f(x: float | None, d: int = 3) -> str:

@@ -82,6 +82,7 @@ def plot_cost_vs_agreement(report: CalibrationReport) -> bytes:
     xs = [x for _, x, _ in shown]
     if xs and min(xs) > 0 and max(xs) / min(xs) > 50:
         ax.set_xscale("log")
+    ax.margins(x=0.2)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel + ", %")
     lo = min([100 * y for _, _, y in shown], default=0.0)
@@ -199,6 +200,8 @@ def render_markdown(report: CalibrationReport, *, max_flips: int = 50) -> str:
         for c in report.checks_vs_llm:
             L.append(f"| {c.judge} | {c.n} | {c.agree} | {_pct(c.percent_agreement)} | {_f(c.kappa)} "
                      f"| {c.table.get('pass/fail', 0)} | {c.table.get('fail/pass', 0)} | {c.undecided} |")
+        if any(c.disagreements for c in report.checks_vs_llm):
+            L.append("")
         for c in report.checks_vs_llm:
             for d in c.disagreements[:max_flips]:
                 L.append(f"- {c.judge} {d.trial_id} rubric {d.rubric}, criterion {d.criterion}: check **{d.check_verdict}** "
