@@ -196,3 +196,54 @@ def test_cli_bad_input_exits_2(run: Path, tmp_path: Path):
     assert res.exit_code == 2 and "no such file or folder" in res.output
     res = r.invoke(app, ["calibrate", "--sets", str(tmp_path), "--out", str(tmp_path / "o")])
     assert res.exit_code == 2 and "--sets and --task go together" in res.output
+
+
+def test_cli_sets_folder_with_the_checks_judge(tmp_path: Path):
+    """``--sets DIR --task T`` with programmatic checks only, figures worked out by hand.
+
+    Task: rubric 0 (weight 1) 'hello' + 'world', rubric 1 (weight 1, requires 0) '42', each
+    criterion decided by a regex check. Sets (file out.txt; expected verdicts; check verdicts):
+      s1 'hello world 42'  expected T T | T   checks P P | P   (3 right)
+      s2 'hello there'     expected T F | F   checks P F | F   (3 right)
+      s3 'HELLO wrld 42'   expected T T | T   checks P F | P   (a reader forgives the typo; the regex does not)
+    Confusion (pass positive): TP 6, FN 1, FP 0, TN 2 -> accuracy 8/9, precision 1,
+    recall 6/7, F1 12/13. Scores: expected 1, 0, 1; checks 1, 0, 0 (s3: rubric 0 fails, so
+    rubric 1 fails by its requires) -> mean |diff| 1/3, micro 4/6 vs 2/6.
+    """
+    d = tmp_path / "ds" / "main" / "clerks" / "task1"
+    (d / "task_folder").mkdir(parents=True)
+    (d / "task_folder" / "TASK_INSTRUCTIONS.txt").write_text("Greet.\n")
+    (d / "task_card.md").write_text("card\n")
+    rubrics = [
+        {"id": "greet", "rubric": "Greeting?", "weight": 1, "criterion": ["says hello", "says world"],
+         "checks": [{"kind": "regex", "pattern": "hello"}, {"kind": "regex", "pattern": "world"}]},
+        {"id": "answer", "rubric": "Answer?", "weight": 1, "criterion": ["gives 42"], "requires": ["greet"],
+         "checks": [{"kind": "regex", "pattern": "42"}]},
+    ]
+    (d / "RUBRICS.json").write_text(json.dumps({"rubrics": rubrics}))
+    sets = {"s1": ("hello world 42", [[True, True], [True]]), "s2": ("hello there", [[True, False], [False]]),
+            "s3": ("HELLO wrld 42", [[True, True], [True]])}
+    for name, (text, exp) in sets.items():
+        s = tmp_path / "sets" / name
+        (s / "deliverables").mkdir(parents=True)
+        (s / "deliverables" / "out.txt").write_text(text)
+        (s / "expected.json").write_text(json.dumps({"rubrics": [{"index": i, "criteria": c} for i, c in enumerate(exp)]}))
+    out = tmp_path / "out"
+    res = CliRunner().invoke(app, ["calibrate", "--sets", str(tmp_path / "sets"), "--task", str(d), "--checks-judge",
+                                   "--out", str(out), "--no-progress"])
+    assert res.exit_code == 0, res.output
+    data = json.loads((out / "calibration.json").read_text())
+    (e,) = data["expected"]
+    assert e["judge"] == "checks" and e["sets"] == 3
+    assert (e["tp"], e["fp"], e["fn"], e["tn"]) == (6, 0, 1, 2)
+    assert e["accuracy"] == pytest.approx(8 / 9)
+    assert e["precision"] == 1.0
+    assert e["recall"] == pytest.approx(6 / 7)
+    assert e["f1"] == pytest.approx(12 / 13)
+    assert [(x["trial_id"], x["rubric"], x["criterion"]) for x in e["errors"]] == [
+        ("main/clerks/task1/expected@s3/epoch-1", 0, 1)]
+    assert [(t["score"], t["expected_score"]) for t in e["per_trial"]] == [(1.0, 1.0), (0.0, 0.0), (0.0, 1.0)]
+    assert e["score"]["mean_abs_diff"] == pytest.approx(1 / 3)
+    assert (e["score"]["micro_a"], e["score"]["micro_b"]) == pytest.approx((2 / 6, 4 / 6))
+    assert data["pairs"] == [] and data["overall"]["alpha"] is None  # one judge: no agreement figures
+    assert (out / "grades" / "checks" / "main/clerks/task1/expected@s3/epoch-1.json").is_file()

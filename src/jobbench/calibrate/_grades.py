@@ -82,7 +82,9 @@ def criterion_map(record: GradeRecord) -> dict[tuple[int, int], CriterionVerdict
 
 def read_judge_dir(key_dir: Path, key: str | None = None, into: JudgeGrades | None = None,
                    problems: list[str] | None = None) -> JudgeGrades:
-    """Read every grade record (``**/epoch-*.json``) under one ``grades/<key>/`` folder.
+    """Read every grade record (every ``**/*.json``, as the judge and the report agree; the
+    judge keeps its usage totals beside the folder, in ``grades/<key>.usage.json``) under
+    one ``grades/<key>/`` folder.
 
     Args:
         key_dir: the ``grades/<key>`` folder.
@@ -100,7 +102,7 @@ def read_judge_dir(key_dir: Path, key: str | None = None, into: JudgeGrades | No
     jg = into if into is not None else JudgeGrades(key or key_dir.name)
     own = problems is None
     problems = [] if problems is None else problems
-    for p in sorted(Path(key_dir).rglob("epoch-*.json")):
+    for p in sorted(Path(key_dir).rglob("*.json")):
         if not p.is_file():
             continue
         try:
