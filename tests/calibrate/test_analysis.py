@@ -202,3 +202,13 @@ def test_json_is_plain_json(report, tmp_path: Path):
     data = json.loads(paths["json"].read_text())
     assert data["reference"] == BIG
     assert data["expected"][1]["judge"] == BIG and data["expected"][1]["accuracy"] == 1.0
+
+
+def test_markdown_escapes_untrusted_text(run: Path, tmp_path: Path):
+    from .conftest import VERDICTS, make_record, write_record
+
+    hostile = "</td><script>alert(1)</script> | `code` \n\n# heading"
+    write_record(run, CHEAP, make_record(CHEAP, TR1, VERDICTS[CHEAP][TR1], reasoning=hostile))
+    md = render_markdown(calibrate(read_run_grades([run], [BIG, CHEAP])))
+    assert "<script>" not in md and "</td>" not in md
+    assert "&lt;/td&gt;&lt;script&gt;alert(1)&lt;/script&gt; \\| \\`code\\` # heading" in md

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import html
 import io
 from pathlib import Path
 
@@ -31,10 +32,13 @@ def _usd(x: float | None) -> str:
 
 
 def _cell(text: str | None, limit: int = 300) -> str:
+    """Untrusted text (reasoning, evidence, check details, criterion texts) for one Markdown
+    table cell or list item: one line, cut to ``limit`` characters, HTML escaped (Markdown
+    viewers render raw HTML) and with table pipes escaped."""
     s = " ".join((text or "").split())
     if len(s) > limit:
         s = s[: limit - 1] + "…"
-    return s.replace("|", "\\|") or "—"
+    return html.escape(s, quote=False).replace("|", "\\|").replace("`", "\\`") or "—"
 
 
 def plot_axes(report: CalibrationReport) -> tuple[str, str, list[tuple[str, float | None, float | None]]]:
@@ -103,7 +107,7 @@ def _judge_rows(judges: list[JudgeSummary]) -> list[str]:
            "| tokens / pass | cost / pass | cached units |",
            "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
     for j in judges:
-        out.append(f"| {j.key} | {j.model or '—'} | {j.mode or '—'} | {j.decide or '—'} | {j.trials} | {j.decided} "
+        out.append(f"| {j.key} | {_cell(j.model)} | {_cell(j.mode)} | {_cell(j.decide)} | {j.trials} | {j.decided} "
                    f"| {j.undecided} | {_pct(j.pass_rate)} | {j.calls_per_pass} | {j.tokens_per_pass:,} "
                    f"| {_usd(j.cost_per_pass_usd)} | {j.cached_units} |")
     return out
@@ -141,14 +145,14 @@ def render_markdown(report: CalibrationReport, *, max_flips: int = 50) -> str:
                 rows.setdefault(t.trial_id, ["—"] * len(report.expected))[i] = (
                     f"{_f(t.accuracy)} ({_f(t.score, 2)} / {_f(t.expected_score, 2)})")
         for tid, cells in sorted(rows.items()):
-            L.append(f"| {tid} | " + " | ".join(cells) + " |")
+            L.append(f"| {_cell(tid, 1000)} | " + " | ".join(cells) + " |")
         for e in report.expected:
             if e.errors:
                 L += ["", f"Wrong or undecided verdicts of **{e.judge}** ({len(e.errors)}):", "",
                       "| set | rubric.criterion | criterion | expected | verdict | reasoning |",
                       "| --- | --- | --- | --- | --- | --- |"]
                 for err in e.errors[:max_flips]:
-                    L.append(f"| {err.trial_id} | {err.rubric}.{err.criterion} | {_cell(err.criterion_text, 160)} "
+                    L.append(f"| {_cell(err.trial_id, 1000)} | {err.rubric}.{err.criterion} | {_cell(err.criterion_text, 160)} "
                              f"| {'pass' if err.expected else 'fail'} | {err.verdict} | {_cell(err.reasoning)} |")
                 if len(e.errors) > max_flips:
                     L.append(f"| … {len(e.errors) - max_flips} more in calibration.json | | | | | |")
@@ -178,14 +182,14 @@ def render_markdown(report: CalibrationReport, *, max_flips: int = 50) -> str:
                 L += ["", f"Per task, {p.a} vs {p.b}:", "", "| task | trials | s_t a | s_t b | mean abs Δ |",
                       "| --- | ---: | ---: | ---: | ---: |"]
                 for t in p.score.per_task:
-                    L.append(f"| {t.task_id} | {t.trials} | {_f(t.score_a)} | {_f(t.score_b)} | {_f(t.mean_abs_diff)} |")
+                    L.append(f"| {_cell(t.task_id, 1000)} | {t.trials} | {_f(t.score_a)} | {_f(t.score_b)} | {_f(t.mean_abs_diff)} |")
 
     if report.flips:
         keys = [j.key for j in report.judges]
         L += ["", f"## Verdict flips ({len(report.flips)} listed)", ""]
         for fl in report.flips[:max_flips]:
             exp = "" if fl.expected is None else f" (expected: {'pass' if fl.expected else 'fail'})"
-            L.append(f"- **{fl.trial_id}** rubric {fl.rubric}, criterion {fl.criterion}{exp}: {_cell(fl.criterion_text, 200)}")
+            L.append(f"- **{_cell(fl.trial_id, 1000)}** rubric {fl.rubric}, criterion {fl.criterion}{exp}: {_cell(fl.criterion_text, 200)}")
             for k in keys:
                 v = fl.verdicts.get(k)
                 if v is not None:
@@ -204,8 +208,8 @@ def render_markdown(report: CalibrationReport, *, max_flips: int = 50) -> str:
             L.append("")
         for c in report.checks_vs_llm:
             for d in c.disagreements[:max_flips]:
-                L.append(f"- {c.judge} {d.trial_id} rubric {d.rubric}, criterion {d.criterion}: check **{d.check_verdict}** "
-                         f"({_cell(d.check_detail, 160)}), LLM **{d.llm_verdict}** ({_cell(d.llm_reasoning, 200)})")
+                L.append(f"- {c.judge} {_cell(d.trial_id, 1000)} rubric {d.rubric}, criterion {d.criterion}: check **{_cell(d.check_verdict)}** "
+                         f"({_cell(d.check_detail, 160)}), LLM **{_cell(d.llm_verdict)}** ({_cell(d.llm_reasoning, 200)})")
 
     L += ["", f"![cost vs agreement]({PLOT_FILE})", ""]
     return "\n".join(L)
