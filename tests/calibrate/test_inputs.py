@@ -246,4 +246,18 @@ def test_cli_sets_folder_with_the_checks_judge(tmp_path: Path):
     assert e["score"]["mean_abs_diff"] == pytest.approx(1 / 3)
     assert (e["score"]["micro_a"], e["score"]["micro_b"]) == pytest.approx((2 / 6, 4 / 6))
     assert data["pairs"] == [] and data["overall"]["alpha"] is None  # one judge: no agreement figures
-    assert (out / "grades" / "checks" / "main/clerks/task1/expected@s3/epoch-1.json").is_file()
+    grade = out / "grades" / "checks" / "main/clerks/task1/expected@s3/epoch-1.json"
+    assert grade.is_file()
+
+    # --reuse-grades: the same figures from the stored grades, nothing graded again
+    grade.write_text(grade.read_text().replace('"created_at"', '"reused_marker": true, "created_at"'))
+    res = CliRunner().invoke(app, ["calibrate", "--sets", str(tmp_path / "sets"), "--task", str(d), "--reuse-grades",
+                                   "--out", str(out), "--json"])
+    assert res.exit_code == 0, res.output
+    again = json.loads(res.stdout)
+    assert again["expected"] == data["expected"]
+    assert '"reused_marker": true' in grade.read_text()  # not overwritten by a new grade
+    assert again["sources"]["reused grades"].endswith("out/grades")
+    res = CliRunner().invoke(app, ["calibrate", "--sets", str(tmp_path / "sets"), "--task", str(d), "--reuse-grades",
+                                   "--out", str(tmp_path / "elsewhere")])
+    assert res.exit_code == 2 and "no grades to reuse" in res.output

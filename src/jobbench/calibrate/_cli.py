@@ -80,6 +80,8 @@ def register(app: typer.Typer) -> None:
         prices: Optional[Path] = typer.Option(None, "--prices", help="TOML price table merged over the defaults."),
         cache: bool = typer.Option(False, "--cache/--no-cache", help="Use the verdict cache when grading sets "
                                    "(default off: cost and tokens then measure a fresh pass)."),
+        reuse_grades: bool = typer.Option(False, "--reuse-grades", help="Do not grade the sets again: read the "
+                                          "grades an earlier calibrate wrote to OUT/grades/."),
         out: Path = typer.Option(Path("calibration-results"), "--out", "-o", help="Output folder."),
         max_flips: Optional[int] = typer.Option(None, "--max-flips", min=0, help="List at most this many verdict "
                                                 "flips in calibration.json (default: all)."),
@@ -101,7 +103,7 @@ def register(app: typer.Typer) -> None:
         try:
             found_sets, warnings = collect_sets(list(expected or []), sets, task)
             configs = []
-            if found_sets:
+            if found_sets and not reuse_grades:
                 common = {"api_base": api_base, "mode": mode, "decide": decide, "concurrency": concurrency,
                           "max_attempts": max_attempts, "timeout": timeout, "prices_file": prices, "cache": cache}
                 configs = _configs(list(judge_config or []), list(judge_model or []), checks_judge, common)
@@ -110,7 +112,7 @@ def register(app: typer.Typer) -> None:
                                           "give --expected or --sets too")
             report, paths = run_calibration(runs, judge_keys=judge_key or None, reference=reference,
                                             sets=found_sets, configs=configs, out_dir=out, max_flips=max_flips,
-                                            progress=progress, warnings=warnings)
+                                            progress=progress, warnings=warnings, reuse_grades=reuse_grades)
         except (CalibrateInputError, ExpectedFileError, ValueError, FileNotFoundError) as exc:
             _fail(str(exc))
             return

@@ -81,6 +81,7 @@ def run_calibration(
     max_flips: int | None = None,
     progress: bool = False,
     warnings: Sequence[str] = (),
+    reuse_grades: bool = False,
 ) -> tuple[CalibrationReport, dict[str, Path]]:
     """Read and/or grade, compute, write.
 
@@ -96,6 +97,8 @@ def run_calibration(
         max_flips: list at most this many flips in the JSON (Markdown lists at most 50).
         progress: show the judge's progress bar while grading sets.
         warnings: warnings gathered earlier (shown in the report).
+        reuse_grades: do not grade ``sets``: read the grades an earlier calibration wrote to
+            ``out_dir/grades/`` (as if ``out_dir`` were one more run directory).
 
     Returns:
         (the report, ``{"json", "markdown", "plot"}`` → path).
@@ -106,20 +109,29 @@ def run_calibration(
     if not run_dirs and not sets:
         raise CalibrateInputError("nothing to calibrate: give graded run directories and/or --expected/--sets")
     warn = list(warnings)
+    given_runs = list(run_dirs)
+    run_dirs = list(run_dirs)
+    if reuse_grades:
+        if not sets:
+            raise CalibrateInputError("--reuse-grades needs the deliverable sets (--expected or --sets)")
+        if not (Path(out_dir) / "grades").is_dir():
+            raise CalibrateInputError(f"{display_path(Path(out_dir) / 'grades')}: no grades to reuse "
+                                      "(run once without --reuse-grades)")
+        run_dirs.append(Path(out_dir))
     judges: dict[str, JudgeGrades] = {}
     tasks: dict[str, Task] = {}
     if run_dirs:
         judges = read_run_grades(run_dirs, judge_keys)
         if not judges:
             raise CalibrateInputError("no grades found in " + ", ".join(display_path(r) for r in run_dirs))
-        tasks.update(tasks_of_runs(run_dirs, warn))
+        tasks.update(tasks_of_runs(given_runs, warn))
+    for s in sets:
+        tasks.setdefault(s.task.id, s.task)
     configs = list(configs)
-    if sets:
+    if sets and not reuse_grades:
         if not configs:
             raise CalibrateInputError("deliverable sets need at least one judge configuration "
                                       "(--judge-model, --judge-config, --checks-judge or JUDGE_MODEL)")
-        for s in sets:
-            tasks.setdefault(s.task.id, s.task)
         graded = grade_sets(sets, configs, out_dir, progress=progress)
         for key, jg in graded.items():
             if key in judges:
@@ -139,7 +151,8 @@ def run_calibration(
                        tasks=tasks, max_flips=max_flips)
     report.warnings = warn + report.warnings
     report.sources = {
-        **({"runs": [display_path(r) for r in run_dirs]} if run_dirs else {}),
+        **({"runs": [display_path(r) for r in given_runs]} if given_runs else {}),
+        **({"reused grades": display_path(Path(out_dir) / "grades")} if reuse_grades else {}),
         **({"expected sets": len(sets)} if sets else {}),
         "judges": list(judges),
         "output": display_path(out_dir),
