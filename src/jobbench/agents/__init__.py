@@ -1,1 +1,105 @@
-"""jobbench.agents (see the README for the pipeline)."""
+"""Agents behind one small interface (:class:`Agent.run(ctx) -> AgentResult`).
+
+Built in: ``oracle`` (runs the task's ``solution/solve.py``), ``null`` (writes nothing),
+``builtin`` (tool-calling agent over any OpenAI-compatible endpoint), and the CLI adapters
+``claude-code``, ``codex`` and ``opencode``.
+
+Public API:
+    :class:`Agent`, :class:`AgentContext`, :class:`AgentResult`, :class:`AgentLimits`,
+    :class:`ModelSettings`, :class:`Pricing`, :class:`Endpoint`, :class:`Trajectory`,
+    :class:`InfraError`, :func:`make_agent`, :data:`AGENTS`, :func:`standard_prompt`,
+    the concrete agents and the CLI event parsers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._base import (
+    Agent,
+    AgentContext,
+    AgentLimits,
+    AgentResult,
+    Endpoint,
+    InfraError,
+    ModelSettings,
+    Pricing,
+    Trajectory,
+)
+from ._builtin import TOOLS, BuiltinAgent, WorkspaceTools
+from ._cli_agents import (
+    ClaudeCodeAgent,
+    ClaudeCodeParser,
+    CliAgent,
+    CodexAgent,
+    CodexParser,
+    EventParser,
+    OpenCodeAgent,
+    OpenCodeParser,
+    install_mounts,
+    looks_like_infra,
+)
+from ._prompt import PROMPT_VERSION, standard_prompt
+from ._search import SearchHit, SearchIndex
+from ._simple import NullAgent, OracleAgent
+
+AGENTS: dict[str, type[Agent]] = {
+    cls.name: cls
+    for cls in (OracleAgent, NullAgent, BuiltinAgent, ClaudeCodeAgent, CodexAgent, OpenCodeAgent)
+}
+
+
+def make_agent(name: str, **options: Any) -> Agent:
+    """Instantiate the agent called ``name``.
+
+    Args:
+        name: one of :data:`AGENTS`.
+        options: constructor options (e.g. ``executable=`` for CLI agents); options an
+            agent does not take are ignored.
+
+    Raises:
+        KeyError: unknown agent name (the message lists the known ones).
+    """
+    try:
+        cls = AGENTS[name]
+    except KeyError:
+        raise KeyError(f"unknown agent {name!r}; known agents: {', '.join(sorted(AGENTS))}") from None
+    import inspect
+
+    params = inspect.signature(cls.__init__).parameters
+    kwargs = {k: v for k, v in options.items() if k in params and v is not None}
+    return cls(**kwargs)
+
+
+__all__ = [
+    "AGENTS",
+    "Agent",
+    "AgentContext",
+    "AgentLimits",
+    "AgentResult",
+    "BuiltinAgent",
+    "ClaudeCodeAgent",
+    "ClaudeCodeParser",
+    "CliAgent",
+    "CodexAgent",
+    "CodexParser",
+    "Endpoint",
+    "EventParser",
+    "InfraError",
+    "ModelSettings",
+    "NullAgent",
+    "OpenCodeAgent",
+    "OpenCodeParser",
+    "OracleAgent",
+    "PROMPT_VERSION",
+    "Pricing",
+    "SearchHit",
+    "SearchIndex",
+    "TOOLS",
+    "Trajectory",
+    "WorkspaceTools",
+    "install_mounts",
+    "looks_like_infra",
+    "make_agent",
+    "standard_prompt",
+]

@@ -60,7 +60,7 @@ def register(app: typer.Typer) -> None:
         from rich.table import Table
 
         from . import ReportInputError, build_report, default_out_dir
-        from ._tables import ci, pct
+        from ._console import print_summary
         from ._write import write_data
 
         try:
@@ -69,17 +69,7 @@ def register(app: typer.Typer) -> None:
             _fail(str(exc))
         out_dir = write_data(data, out if out is not None else default_out_dir(runs))
         console = Console()
-        table = Table(title=f"JobBench leaderboard (judge key: {data.judge_key or 'none'})")
-        for col in ("rank", "configuration", "micro %", "95 % CI", "macro %", "95 % CI", "tasks scored", "missing",
-                    "trials not scored"):
-            table.add_column(col, justify="left" if col in ("configuration",) else "right")
-        for c in data.configs:
-            o = c.overall
-            ns = sum(n for s, n in o.trials_by_state.items() if s not in ("complete", "no_deliverable"))
-            table.add_row(str(c.rank), escape(c.label), pct(o.micro.estimate), ci(o.micro), pct(o.macro.estimate),
-                          ci(o.macro), f"{o.tasks_scored}/{o.tasks}", str(o.tasks_missing), str(ns))
-        console.print(table)
-        console.print("micro = Σ points / Σ maxima, macro = mean of task scores; missing tasks count 0 in both.")
+        print_summary(data, console, tasks=False)
         err = Console(stderr=True)
         for w in data.warnings:
             err.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False, soft_wrap=True)

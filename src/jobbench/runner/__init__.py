@@ -1,1 +1,63 @@
-"""jobbench.runner (see the README for the pipeline)."""
+"""Trials, resume and the local pool of concurrent trials; ``jobbench run`` chains
+run → grade → report.
+
+Public API:
+    :func:`run_trials`, :class:`RunConfig`, :class:`RunSummary`, :class:`AgentSpec`,
+    :class:`PlannedTrial`, :func:`plan`, :func:`load_finished`, :func:`trial_id`,
+    :func:`safe_name`, :func:`model_label`, :func:`read_lock`, :class:`RunConfigError`,
+    :func:`export_official`, :func:`run_trial_once`, :class:`TrialEnv`.
+"""
+
+from ._export import ExportSummary, export_official
+from ._lock import RunConfigError, RunDirLock, merge_lock, read_lock, write_lock
+from ._paths import (
+    DELIVERABLES,
+    GRADES,
+    LOCK_FILE,
+    NO_MODEL,
+    REPORT,
+    TRAJECTORY,
+    TRIAL_JSON,
+    TRIALS,
+    AgentSpec,
+    config_label,
+    model_label,
+    safe_name,
+    trial_dir,
+    trial_id,
+)
+from ._run import PlannedTrial, RunConfig, RunSummary, load_finished, plan, run_trials
+from ._trial import TrialEnv, remove_stale_grades, run_trial_once
+
+__all__ = [
+    "DELIVERABLES",
+    "GRADES",
+    "LOCK_FILE",
+    "NO_MODEL",
+    "REPORT",
+    "TRAJECTORY",
+    "TRIAL_JSON",
+    "TRIALS",
+    "AgentSpec",
+    "ExportSummary",
+    "PlannedTrial",
+    "RunConfig",
+    "RunConfigError",
+    "RunDirLock",
+    "RunSummary",
+    "TrialEnv",
+    "config_label",
+    "export_official",
+    "load_finished",
+    "merge_lock",
+    "model_label",
+    "plan",
+    "read_lock",
+    "remove_stale_grades",
+    "run_trial_once",
+    "run_trials",
+    "safe_name",
+    "trial_dir",
+    "trial_id",
+    "write_lock",
+]

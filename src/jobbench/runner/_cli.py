@@ -1,12 +1,381 @@
-"""CLI commands of jobbench.runner, registered on the main app by :func:`register`.
+"""CLI commands of jobbench.runner: ``jobbench run`` (run → grade → report) and
+``jobbench export official``.
 
 Import heavy modules inside command functions so that `jobbench --help` stays fast.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any, Optional
+
 import typer
+
+DEFAULT_DATASET = Path("datasets") / "sample"
+
+
+def default_dataset() -> Path:
+    """``datasets/sample`` relative to the current directory, else relative to the
+    repository holding the installed package (``src/jobbench`` → repository root).
+
+    Raises:
+        FileNotFoundError: neither exists (the message names both places).
+    """
+    here = Path.cwd() / DEFAULT_DATASET
+    if here.is_dir():
+        return here
+    import jobbench
+
+    repo = Path(jobbench.__file__).resolve().parents[2] / DEFAULT_DATASET
+    if repo.is_dir():
+        return repo
+    raise FileNotFoundError(f"no dataset given and the bundled sample split was not found at {here} or {repo}; "
+                            "pass a DATASET path")
+
+
+def parse_setting(text: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` → (key, value); the value is parsed as JSON when it is JSON.
+
+    Raises:
+        typer.BadParameter: no ``=``.
+    """
+    key, sep, raw = text.partition("=")
+    if not sep or not key.strip():
+        raise typer.BadParameter(f"expected KEY=VALUE, got {text!r}")
+    try:
+        value: Any = json.loads(raw)
+    except json.JSONDecodeError:
+        value = raw
+    return key.strip(), value
+
+
+def build_specs(agent_opts: list[str], model_opts: list[str], settings, options: dict[str, dict[str, Any]]):
+    """Agent configurations from ``--agent``/``--model``.
+
+    ``--agent NAME@MODEL`` fixes the model; an agent that needs a model and has none gets
+    one configuration per ``--model``; agents without a model ignore ``--model`` and the
+    model settings.
+
+    Raises:
+        typer.BadParameter: unknown agent, or a model-needing agent without any model.
+    """
+    from ..agents import AGENTS, ModelSettings
+    from ._paths import AgentSpec
+
+    specs = []
+    for a in agent_opts or ["oracle", "null"]:
+        name, _, model = a.partition("@")
+        if name not in AGENTS:
+            raise typer.BadParameter(f"unknown agent {name!r}; known: {', '.join(sorted(AGENTS))}", param_hint="--agent")
+        cls = AGENTS[name]
+        opts = dict(options.get(name, {}))
+        if model:
+            specs.append(AgentSpec(name, model, settings if cls.needs_model else ModelSettings(), opts))
+        elif cls.needs_model:
+            if not model_opts:
+                raise typer.BadParameter(f"agent {name} needs --model (or --agent {name}@MODEL)", param_hint="--model")
+            specs += [AgentSpec(name, m, settings, opts) for m in model_opts]
+        else:
+            specs.append(AgentSpec(name, None, ModelSettings(), opts))
+    return specs
+
+
+def default_run_name(dataset_root: Path, specs) -> str:
+    """Deterministic run name: ``<dataset dir>-<agent@model+…>`` plus a short hash of the
+    model settings when any is set, so the same command resumes the same run."""
+    import re
+
+    from ._paths import safe_name
+
+    labels = "+".join(s.agent if not s.model else f"{s.agent}@{s.model}" for s in specs)
+    name = f"{safe_name(dataset_root.name)}-{labels}"
+    settings = [s.settings.as_record() for s in specs if s.settings.as_record()]
+    if settings:
+        name += "-" + hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
+    name = re.sub(r"[^A-Za-z0-9._@+-]", "_", name)
+    if len(name) > 100:
+        name = name[:80] + "-" + hashlib.sha256(name.encode()).hexdigest()[:10]
+    return name
+
+
+def _grade_and_report(run_dir: Path, args: Any) -> int:
+    """Grade the run's trials and write the report.
+
+    The judge configuration comes from ``load_judge_config()``: the environment
+    (``JUDGE_MODEL``/``JUDGE_API_BASE``/``JUDGE_API_KEY`` or ``JOBBENCH_JUDGE_*``) and
+    ``$JOBBENCH_JUDGE_CONFIG``; with no endpoint configured only programmatic checks run.
+
+    Returns:
+        A process exit code contribution (0 = fine, 1 = grading or reporting failed; the
+        trials are kept either way and ``jobbench grade`` / ``jobbench report`` redo it).
+    """
+    from rich.console import Console
+
+    from jobbench.judge import grade_run, load_judge_config
+    from jobbench.report import build_report, default_out_dir
+    from jobbench.report._console import print_summary
+    from jobbench.report._write import write_data
+
+    console = Console()
+    if getattr(args, "no_grade", False):
+        console.print(f"Grading skipped (--no-grade). Trials are in {run_dir}.")
+        return 0
+    try:
+        config = load_judge_config()
+        grade_run(run_dir, config)
+        data = build_report([run_dir], judge_key=config.key)
+        out = write_data(data, default_out_dir([run_dir]))
+    except Exception as exc:  # the trials are saved; grading can be redone alone
+        console.print(f"[red]Grading or reporting failed:[/red] {type(exc).__name__}: {exc}. "
+                      f"The trials are saved in {run_dir}; `jobbench grade {run_dir}` redoes it.",
+                      soft_wrap=True, highlight=False)
+        return 1
+    print_summary(data, console)
+    console.print(f"Report: {out}")
+    return 0
+
+
+class _Progress:
+    """Rich progress display (trials done/running/failed, elapsed, ETA), fed from worker
+    threads; plain lines when disabled or not on a terminal."""
+
+    def __init__(self, enabled: bool) -> None:
+        import threading
+
+        from rich.console import Console
+
+        self.console = Console(stderr=True)
+        self.enabled = enabled and self.console.is_terminal
+        self.lock = threading.Lock()
+        self.total = 0
+        self.running = 0
+        self.done = 0
+        self.failed = 0
+        self.empty = 0
+        self.progress = None
+        self.task_id = None
+        if self.enabled:
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                SpinnerColumn,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            self.progress = Progress(
+                SpinnerColumn(), TextColumn("trials"), BarColumn(), MofNCompleteColumn(),
+                TextColumn("running {task.fields[running]} · failed {task.fields[failed]} · no deliverable "
+                           "{task.fields[empty]}"),
+                TextColumn("elapsed"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
+                console=self.console, transient=False,
+            )
+
+    def __enter__(self) -> "_Progress":
+        if self.progress is not None:
+            self.progress.start()
+            self.task_id = self.progress.add_task("trials", total=0, running=0, failed=0, empty=0)
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.progress is not None:
+            self.progress.stop()
+
+    def __call__(self, kind: str, pt, rec) -> None:
+        with self.lock:
+            if kind == "plan":
+                self.total += 1
+            elif kind == "start":
+                self.running += 1
+            elif kind == "end":
+                self.running -= 1
+                self.done += 1
+                if rec is not None and rec.status.value in ("agent_error", "agent_timeout", "infra_error"):
+                    self.failed += 1
+                elif rec is not None and rec.status.value == "no_deliverable":
+                    self.empty += 1
+            if self.progress is not None and self.task_id is not None:
+                self.progress.update(self.task_id, total=self.total, completed=self.done, running=self.running,
+                                     failed=self.failed, empty=self.empty)
+            elif kind == "end":
+                status = rec.status.value if rec is not None else "interrupted"
+                extra = f" ({rec.error.splitlines()[0][:120]})" if rec is not None and rec.error else ""
+                self.console.print(f"[{self.done}/{self.total}] {pt.trial_id}: {status}{extra}", highlight=False,
+                                   soft_wrap=True)
+
+
+def _summary_table(summary) -> Any:
+    from rich.table import Table
+
+    statuses = ["ok", "no_deliverable", "agent_error", "agent_timeout", "infra_error"]
+    headers = ["trials", "ok", "no deliv.", "agent err.", "timeout", "infra err."]
+    table = Table(title=f"Trials in {summary.run_dir}")
+    table.add_column("agent@model", overflow="fold")
+    for h in headers:
+        table.add_column(h, justify="right")
+    for label, counts in sorted(summary.status_counts().items()):
+        table.add_row(label, str(sum(counts.values())), *[str(counts.get(s, 0)) for s in statuses])
+    return table
 
 
 def register(app: typer.Typer) -> None:
     """Add this stage's commands to `app`."""
+
+    @app.command("run")
+    def run_cmd(
+        dataset: Optional[Path] = typer.Argument(None, help="Dataset root, split, occupation or task directory "
+                                                             "(default: datasets/sample)."),
+        agent: Optional[list[str]] = typer.Option(None, "--agent", "-a", help="Agent (repeatable; NAME or NAME@MODEL): "
+                                                  "oracle, null, builtin, claude-code, codex, opencode "
+                                                  "(default: oracle and null)."),
+        model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="Model for agents that need one "
+                                                  "(repeatable: one configuration per model)."),
+        epochs: int = typer.Option(1, "--epochs", "-k", min=1, help="Trials per task and agent configuration."),
+        split: Optional[list[str]] = typer.Option(None, "--split", help="Only these splits (repeatable)."),
+        tasks: Optional[str] = typer.Option(None, "--tasks", help="Only task ids matching this glob, e.g. '*/lawyers/*'."),
+        run_name: Optional[str] = typer.Option(None, "--run-name", help="Run directory name (default: derived from the "
+                                               "dataset, agents and settings, so the same command resumes)."),
+        runs_dir: Path = typer.Option(Path("runs"), "--runs-dir", help="Where run directories live."),
+        max_trials: int = typer.Option(1, "--max-trials", "-j", min=1, help="Trials run concurrently."),
+        timeout: float = typer.Option(3600.0, "--timeout", help="Wall-clock seconds per trial."),
+        max_turns: int = typer.Option(100, "--max-turns", help="Model calls per trial (builtin; CLIs that support it)."),
+        max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Input+output token budget per trial (builtin)."),
+        max_cost: Optional[float] = typer.Option(None, "--max-cost", help="Dollar budget per trial (builtin; needs prices)."),
+        command_timeout: float = typer.Option(600.0, "--command-timeout", help="Seconds per tool command (builtin)."),
+        memory_mb: Optional[int] = typer.Option(4096, "--memory-mb", help="Address-space limit of sandboxed commands, MiB."),
+        temperature: Optional[float] = typer.Option(None, "--temperature", help="Model temperature."),
+        reasoning_effort: Optional[str] = typer.Option(None, "--reasoning-effort", help="e.g. low, medium, high, xhigh."),
+        max_output_tokens: Optional[int] = typer.Option(None, "--max-output-tokens", help="Tokens per model response."),
+        setting: Optional[list[str]] = typer.Option(None, "--setting", help="Extra model parameter KEY=VALUE (repeatable)."),
+        api_base: Optional[str] = typer.Option(None, "--api-base", help="OpenAI-compatible endpoint for the builtin agent "
+                                               "(env JOBBENCH_API_BASE or OPENAI_BASE_URL); key from JOBBENCH_API_KEY "
+                                               "or OPENAI_API_KEY."),
+        price_in: Optional[float] = typer.Option(None, "--price-in", help="USD per million input tokens."),
+        price_out: Optional[float] = typer.Option(None, "--price-out", help="USD per million output tokens."),
+        price_cached_in: Optional[float] = typer.Option(None, "--price-cached-in", help="USD per million cached input tokens."),
+        sandbox: str = typer.Option("auto", "--sandbox", help="auto, bwrap or none."),
+        agent_bin: Optional[list[str]] = typer.Option(None, "--agent-bin", help="CLI executable, NAME=PATH (repeatable)."),
+        agent_mount: Optional[list[Path]] = typer.Option(None, "--agent-mount", help="Extra read-only path for CLI agents."),
+        agent_env: Optional[list[str]] = typer.Option(None, "--agent-env", help="Extra environment variable passed to CLI agents."),
+        agent_home_seed: Optional[Path] = typer.Option(None, "--agent-home-seed", help="Directory copied into each CLI "
+                                                       "agent's fresh HOME (configuration)."),
+        infra_retries: int = typer.Option(2, "--infra-retries", min=0, help="Retries of infrastructure failures."),
+        keep_workspaces: bool = typer.Option(False, "--keep-workspaces", help="Keep trial scratch directories."),
+        no_progress: bool = typer.Option(False, "--no-progress", help="Print one line per trial instead of a live display."),
+        no_grade: bool = typer.Option(False, "--no-grade", help="Stop after collecting deliverables."),
+    ) -> None:
+        """Run agents on tasks in sandboxed workspaces, then grade and report (resumable)."""
+        import threading
+
+        from rich.console import Console
+
+        from ..agents import AgentLimits, Endpoint, ModelSettings, Pricing
+        from ..sandbox import SandboxError, kill_all_sandboxes
+        from ._lock import RunConfigError
+        from ._run import RunConfig, run_trials
+
+        console = Console()
+        err = Console(stderr=True)
+        if sandbox not in ("auto", "bwrap", "none"):
+            raise typer.BadParameter("expected auto, bwrap or none", param_hint="--sandbox")
+        try:
+            dataset_path = dataset if dataset is not None else default_dataset()
+        except FileNotFoundError as exc:
+            err.print(f"[red]error:[/red] {exc}", soft_wrap=True, highlight=False)
+            raise typer.Exit(2) from exc
+        extra = dict(parse_setting(s) for s in setting or [])
+        settings = ModelSettings(temperature=temperature, reasoning_effort=reasoning_effort,
+                                 max_output_tokens=max_output_tokens, extra=extra)
+        options: dict[str, dict[str, Any]] = {}
+        for item in agent_bin or []:
+            name, sep, path = item.partition("=")
+            if not sep:
+                raise typer.BadParameter(f"expected NAME=PATH, got {item!r}", param_hint="--agent-bin")
+            options.setdefault(name, {})["executable"] = path
+        for name in ("claude-code", "codex", "opencode"):
+            o = options.setdefault(name, {})
+            if agent_mount:
+                o["mounts"] = list(agent_mount)
+            if agent_env:
+                o["env"] = list(agent_env)
+            if agent_home_seed:
+                o["home_seed"] = agent_home_seed
+        specs = build_specs(list(agent or []), list(model or []), settings, options)
+        root = Path(os.path.abspath(dataset_path))
+        name = run_name or default_run_name(root, specs)
+        run_dir = runs_dir / name
+        base = api_base or os.environ.get("JOBBENCH_API_BASE") or os.environ.get("OPENAI_BASE_URL")
+        key = os.environ.get("JOBBENCH_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        pricing = None
+        if price_in is not None or price_out is not None:
+            if price_in is None or price_out is None:
+                raise typer.BadParameter("give both --price-in and --price-out")
+            pricing = Pricing(input_per_mtok=price_in, output_per_mtok=price_out, cached_input_per_mtok=price_cached_in)
+        limits = AgentLimits(timeout=timeout, max_turns=max_turns, max_total_tokens=max_tokens, max_cost_usd=max_cost,
+                             command_timeout=command_timeout, memory_mb=memory_mb)
+        config = RunConfig(dataset=dataset_path, agents=specs, run_dir=run_dir, epochs=epochs, splits=split or None,
+                           task_glob=tasks, max_trials=max_trials, limits=limits,
+                           endpoint=Endpoint(base_url=base, api_key=key), pricing=pricing, sandbox=sandbox,  # type: ignore[arg-type]
+                           keep_workspaces=keep_workspaces, infra_retries=infra_retries)
+        console.print(f"Run directory: {run_dir}  ·  agents: {', '.join(s.label for s in specs)}  ·  epochs: {epochs}",
+                      highlight=False, soft_wrap=True)
+        cancel = threading.Event()
+        try:
+            with _Progress(not no_progress) as progress:
+                summary = run_trials(config, on_event=progress, cancel=cancel)
+        except KeyboardInterrupt:
+            cancel.set()
+            kill_all_sandboxes()
+            err.print("\n[yellow]Interrupted.[/yellow] Finished trials are saved; run the same command to resume.")
+            err.file.flush()
+            os._exit(130)
+        except (RunConfigError, FileNotFoundError, KeyError, SandboxError) as exc:
+            err.print(f"[red]error:[/red] {exc}", soft_wrap=True, highlight=False)
+            raise typer.Exit(2) from exc
+        for w in summary.warnings:
+            err.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True, highlight=False)
+        console.print(_summary_table(summary))
+        console.print(f"{summary.ran} trial(s) run, {summary.skipped} already finished (sandbox: {summary.backend}).")
+        code = _grade_and_report(summary.run_dir, SimpleNamespace(no_grade=no_grade, run_dir=summary.run_dir,
+                                                                 config=config))
+        infra = sum(c.get("infra_error", 0) for c in summary.status_counts().values())
+        if infra:
+            err.print(f"[yellow]{infra} trial(s) ended with infrastructure errors (not scored as agent failures); "
+                      "run the same command again to retry them.[/yellow]")
+            code = code or 1
+        raise typer.Exit(code)
+
+    export = typer.Typer(help="Export a run to other layouts.", no_args_is_help=True)
+
+    @export.command("official")
+    def export_official_cmd(
+        run: Path = typer.Argument(..., help="Run directory (runs/<name>)."),
+        dataset_copy: Path = typer.Argument(..., help="A copy of the dataset to write model_output/, model_traj/ and "
+                                             "eval_result/ into (never the dataset the run used)."),
+        judge_key: Optional[str] = typer.Option(None, "--judge-key", help="Only grades of this judge key."),
+    ) -> None:
+        """Write a run in the public JobBench layout (model_output/, model_traj/, eval_result/)."""
+        from rich.console import Console
+
+        from ._export import export_official
+        from ._lock import RunConfigError
+
+        err = Console(stderr=True)
+        try:
+            s = export_official(run, dataset_copy, judge_key=judge_key)
+        except (RunConfigError, FileNotFoundError) as exc:
+            err.print(f"[red]error:[/red] {exc}", soft_wrap=True, highlight=False)
+            raise typer.Exit(2) from exc
+        Console().print(f"model_output: {s.outputs}  model_traj: {s.trajectories}  eval_result: {s.eval_results}")
+        for t in s.missing_tasks:
+            err.print(f"[yellow]warning:[/yellow] task {t} is not in {dataset_copy}; skipped")
+        for p in s.problems:
+            err.print(f"[yellow]warning:[/yellow] {p}")
+
+    app.add_typer(export, name="export")

@@ -1,1 +1,60 @@
-"""jobbench.sandbox (see the README for the pipeline)."""
+"""Workspaces, isolation and limits for agent trials.
+
+Public API:
+    :class:`Sandbox` (bubblewrap, or a plain subprocess with a loud warning),
+    :class:`Limits`, :class:`Mount`, :class:`SandboxResult`, :class:`SandboxError`,
+    :func:`bwrap_available`, :func:`resolve_backend`, :func:`kill_all_sandboxes`,
+    :func:`prepare_workspace`, :class:`TrialWorkspace`, :func:`cleanup_stale_scratch`,
+    :func:`collect_deliverables`,
+    :class:`DeliverableLimits`, :class:`Collected`.
+"""
+
+from ._sandbox import (
+    HOME_MOUNT,
+    WORKSPACE_MOUNT,
+    Limits,
+    Mount,
+    Sandbox,
+    SandboxError,
+    SandboxResult,
+    bwrap_available,
+    chown_back,
+    kill_all_sandboxes,
+    python_prefixes,
+    resolve_backend,
+)
+from ._workspace import (
+    OUTPUT,
+    TASK_FOLDER,
+    Collected,
+    DeliverableLimits,
+    TrialWorkspace,
+    cleanup_stale_scratch,
+    collect_deliverables,
+    default_scratch_root,
+    prepare_workspace,
+)
+
+__all__ = [
+    "HOME_MOUNT",
+    "WORKSPACE_MOUNT",
+    "Limits",
+    "Mount",
+    "Sandbox",
+    "SandboxError",
+    "SandboxResult",
+    "bwrap_available",
+    "chown_back",
+    "kill_all_sandboxes",
+    "python_prefixes",
+    "resolve_backend",
+    "OUTPUT",
+    "TASK_FOLDER",
+    "Collected",
+    "DeliverableLimits",
+    "TrialWorkspace",
+    "cleanup_stale_scratch",
+    "collect_deliverables",
+    "default_scratch_root",
+    "prepare_workspace",
+]

@@ -1,0 +1,457 @@
+"""``builtin``: a tool-calling agent over any OpenAI-compatible Chat Completions endpoint.
+
+Tools (OpenAI function calling):
+
+* ``bash(command)`` and ``python(code)``: run inside the sandbox, no network, a fresh
+  process tree per call (files persist in the workspace), per-command timeout;
+* ``read_file(path)``: text of any file via :func:`jobbench.extract.extract` (xlsx, pdf,
+  docx, … as the extractor supports);
+* ``write_file(path, content)``, ``list_files(path)``: confined to the workspace, symlinks
+  are never followed;
+* ``search(query)`` / ``search(download=id)``: offline keyword search over the task's
+  ``files_required_to_search/``; a downloaded file is copied into
+  ``task_folder/search_downloads/``. The directory's location is never shown;
+* ``finish(summary)``: ends the run.
+
+Budgets: turns (model calls), total tokens, wall-clock time and dollars (when prices are
+known). Running out of any budget ends the run with ``agent_timeout`` and a message naming
+the budget; deliverables already written are still collected. API failures that are not the
+model's doing (connection errors, timeouts, 408/409/429/5xx after the client's retries,
+authentication, a 400 on the very first call, i.e. a configuration problem) raise
+:class:`InfraError`; a later 400 (e.g. the context window overflowed) is ``agent_error``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from pathlib import Path
+from typing import Any
+
+from ..records import Usage
+from ..sandbox import Limits, SandboxError
+from ._base import Agent, AgentContext, AgentResult, InfraError
+from ._search import SearchIndex
+
+SYSTEM_PROMPT = (
+    "You are a careful professional working on a desk task in a Linux workspace. You act only through the "
+    "tools provided. Shell and Python commands run in an isolated sandbox without internet access, with the "
+    "Python packages installed on the machine (such as openpyxl). Inspect the files, do the work, save the "
+    "final deliverables in the output directory, then call finish."
+)
+
+TOOLS: list[dict[str, Any]] = [
+    {"type": "function", "function": {
+        "name": "bash",
+        "description": "Run a bash command in the workspace (no network). Returns exit code, stdout and stderr.",
+        "parameters": {"type": "object", "properties": {
+            "command": {"type": "string", "description": "The command line."},
+            "timeout": {"type": "integer", "description": "Seconds before the command is killed (optional)."}},
+            "required": ["command"]}}},
+    {"type": "function", "function": {
+        "name": "python",
+        "description": "Run a Python 3 program in the workspace (no network). Print what you need to see.",
+        "parameters": {"type": "object", "properties": {
+            "code": {"type": "string", "description": "The program source."},
+            "timeout": {"type": "integer", "description": "Seconds before the program is killed (optional)."}},
+            "required": ["code"]}}},
+    {"type": "function", "function": {
+        "name": "read_file",
+        "description": "Read a file as text. Spreadsheets, PDFs, Word, PowerPoint, notebooks and databases are "
+                       "converted to text.",
+        "parameters": {"type": "object", "properties": {
+            "path": {"type": "string", "description": "Path relative to the workspace, or absolute under it."},
+            "max_chars": {"type": "integer", "description": "Maximum characters returned (optional)."}},
+            "required": ["path"]}}},
+    {"type": "function", "function": {
+        "name": "write_file",
+        "description": "Create or overwrite a text file (parent directories are created).",
+        "parameters": {"type": "object", "properties": {
+            "path": {"type": "string"}, "content": {"type": "string"}}, "required": ["path", "content"]}}},
+    {"type": "function", "function": {
+        "name": "list_files",
+        "description": "List files under a directory of the workspace, recursively, with sizes in bytes.",
+        "parameters": {"type": "object", "properties": {
+            "path": {"type": "string", "description": "Directory (default: the workspace root)."}}}}},
+    {"type": "function", "function": {
+        "name": "search",
+        "description": "Search a document collection by keywords (offline web search). Give `query` to get "
+                       "results with ids and snippets; give `download` (a result id such as R2, or its name) to "
+                       "copy that document into task_folder/search_downloads/.",
+        "parameters": {"type": "object", "properties": {
+            "query": {"type": "string"}, "download": {"type": "string"}}}}},
+    {"type": "function", "function": {
+        "name": "finish",
+        "description": "Call when the deliverables are saved in the output directory. Ends the task.",
+        "parameters": {"type": "object", "properties": {
+            "summary": {"type": "string", "description": "One paragraph on what you delivered."}},
+            "required": ["summary"]}}},
+]
+
+NUDGE = "Continue with the task using the tools. When the deliverables are saved in the output directory, call finish."
+
+
+class ToolError(Exception):
+    """A tool call the model got wrong; the message goes back to the model."""
+
+
+class WorkspaceTools:
+    """Host-side implementation of the file tools, confined to the workspace.
+
+    Args:
+        workspace: host path of the workspace.
+        inside: the workspace path the agent sees (``/workspace``).
+        search: the search index (may be empty).
+        download_dir: host directory for downloaded search results.
+    """
+
+    max_read_bytes = 200 * 1024 * 1024
+
+    def __init__(self, workspace: Path, inside: str, search: SearchIndex, download_dir: Path) -> None:
+        self.workspace = Path(os.path.abspath(workspace))
+        self.inside = inside.rstrip("/") or "/"
+        self.search_index = search
+        self.download_dir = download_dir
+
+    def resolve(self, path: str) -> Path:
+        """Host path for an agent path; refuses anything outside the workspace or through a
+        symlink.
+
+        Raises:
+            ToolError: outside the workspace or through a symlink.
+        """
+        path = (path or ".").strip()
+        if path == self.inside or path.startswith(self.inside + "/"):
+            path = path[len(self.inside):].lstrip("/") or "."
+        elif path.startswith("/"):
+            raise ToolError(f"{path}: outside the workspace ({self.inside})")
+        norm = os.path.normpath(path)
+        if norm.startswith("..") or os.path.isabs(norm):
+            raise ToolError(f"{path}: outside the workspace ({self.inside})")
+        host = self.workspace if norm == "." else self.workspace / norm
+        cur = self.workspace
+        for part in Path(norm).parts if norm != "." else ():
+            cur = cur / part
+            if cur.is_symlink():
+                raise ToolError(f"{path}: symbolic links are not followed")
+        return host
+
+    def shown(self, host: Path) -> str:
+        rel = host.relative_to(self.workspace).as_posix()
+        return self.inside if rel == "." else f"{self.inside.rstrip('/')}/{rel}"
+
+    def read_file(self, path: str, max_chars: int = 50_000) -> str:
+        from ..extract import extract
+
+        host = self.resolve(path)
+        try:
+            st = os.lstat(host)
+        except FileNotFoundError:
+            raise ToolError(f"{path}: no such file") from None
+        if not stat.S_ISREG(st.st_mode):
+            raise ToolError(f"{path}: not a regular file")
+        if st.st_size > self.max_read_bytes:
+            raise ToolError(f"{path}: {st.st_size} bytes is too large to read whole; inspect it with bash or python")
+        ex = extract(host, rel=host.relative_to(self.workspace).as_posix(), max_chars=max(1000, int(max_chars)))
+        notes = "".join(f"\n[{d.level}: {d.message}]" for d in ex.diagnostics)
+        more = f"\n[truncated to {max_chars} characters]" if ex.truncated else ""
+        return ex.text + more + notes
+
+    def write_file(self, path: str, content: str) -> str:
+        host = self.resolve(path)
+        if host == self.workspace:
+            raise ToolError("path names the workspace itself")
+        parent = host.parent
+        rel_parent = parent.relative_to(self.workspace)
+        cur = self.workspace
+        for part in rel_parent.parts:
+            cur = cur / part
+            if cur.is_symlink() or (cur.exists() and not cur.is_dir()):
+                raise ToolError(f"{path}: {self.shown(cur)} is not a directory")
+            cur.mkdir(exist_ok=True)
+        data = content.encode("utf-8")
+        fd = os.open(host, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        return f"wrote {len(data)} bytes to {self.shown(host)}"
+
+    def list_files(self, path: str = ".", max_entries: int = 500) -> str:
+        host = self.resolve(path)
+        if not host.is_dir():
+            raise ToolError(f"{path}: not a directory")
+        lines = []
+        for dirpath, dirnames, filenames in os.walk(host, followlinks=False):
+            dirnames.sort()
+            d = Path(dirpath)
+            for name in sorted(filenames) + [n for n in dirnames if (d / n).is_symlink()]:
+                p = d / name
+                st = os.lstat(p)
+                kind = "symlink" if stat.S_ISLNK(st.st_mode) else ("" if stat.S_ISREG(st.st_mode) else "special")
+                lines.append(f"{self.shown(p)}\t{st.st_size}" + (f"\t{kind}" if kind else ""))
+                if len(lines) >= max_entries:
+                    lines.append(f"[listing stopped at {max_entries} entries]")
+                    return "\n".join(lines)
+            if not filenames and not dirnames:
+                lines.append(f"{self.shown(d)}/\t(empty directory)")
+        return "\n".join(lines) or "(no files)"
+
+    def search(self, query: str | None = None, download: str | None = None) -> str:
+        if download:
+            target = self.search_index.fetch(download, self.download_dir)
+            if target is None:
+                raise ToolError(f"unknown result {download!r}; search first and use a result id")
+            return f"downloaded to {self.shown(target)}"
+        if not query:
+            raise ToolError("give a query (or a result id to download)")
+        hits = self.search_index.search(query)
+        if not hits:
+            return "No results."
+        return "\n\n".join(f"[{h.id}] {h.name}\n{h.snippet}" for h in hits)
+
+
+def _clip(text: str, n: int) -> str:
+    if len(text) <= n:
+        return text
+    half = n // 2
+    return text[:half] + f"\n[... {len(text) - 2 * half} characters omitted ...]\n" + text[-half:]
+
+
+class BuiltinAgent(Agent):
+    """The tool-calling API agent (see the module docstring).
+
+    Args:
+        tool_output_chars: cap on each tool result sent back to the model.
+        client_retries: retries of the ``openai`` client for transient HTTP errors.
+        request_timeout: seconds per model call (also bounded by the trial deadline).
+    """
+
+    name = "builtin"
+    needs_model = True
+
+    def __init__(self, *, tool_output_chars: int = 20_000, client_retries: int = 4, request_timeout: float = 600.0) -> None:
+        self.tool_output_chars = tool_output_chars
+        self.client_retries = client_retries
+        self.request_timeout = request_timeout
+
+    def describe(self) -> dict[str, Any]:
+        return {"tools": [t["function"]["name"] for t in TOOLS], "tool_output_chars": self.tool_output_chars,
+                "client_retries": self.client_retries}
+
+    # -- one model call -----------------------------------------------------------------
+    def _call(self, client, ctx: AgentContext, messages: list[dict], timeout: float, first: bool):
+        import openai
+
+        s = ctx.settings
+        kwargs: dict[str, Any] = {"model": ctx.model, "messages": messages, "tools": TOOLS, "timeout": timeout}
+        if s.temperature is not None:
+            kwargs["temperature"] = s.temperature
+        if s.reasoning_effort is not None:
+            kwargs["reasoning_effort"] = s.reasoning_effort
+        if s.max_output_tokens is not None:
+            kwargs["max_completion_tokens"] = s.max_output_tokens
+        if s.extra:
+            kwargs["extra_body"] = dict(s.extra)
+        try:
+            resp = client.chat.completions.create(**kwargs)
+        except openai.BadRequestError as exc:
+            if first:
+                raise InfraError(f"endpoint rejected the first request (configuration?): {exc}") from exc
+            raise _AgentStop("agent_error", f"model API rejected the request: {exc}") from exc
+        except (openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError, openai.InternalServerError,
+                openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError,
+                openai.ConflictError, openai.UnprocessableEntityError) as exc:
+            raise InfraError(f"model API error: {type(exc).__name__}: {exc}") from exc
+        except openai.APIStatusError as exc:
+            raise InfraError(f"model API error {exc.status_code}: {exc}") from exc
+        except (openai.APIResponseValidationError, ValueError) as exc:
+            raise InfraError(f"malformed model API response: {exc}") from exc
+        if not getattr(resp, "choices", None):
+            raise InfraError("model API returned no choices")
+        return resp
+
+    def run(self, ctx: AgentContext) -> AgentResult:
+        import openai
+
+        if not ctx.model:
+            return AgentResult(status="agent_error", error="builtin agent needs --model")
+        endpoint = ctx.endpoint
+        base_url = endpoint.base_url if endpoint else None
+        api_key = (endpoint.api_key if endpoint else None) or "none"
+        client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=self.client_retries)
+        sandbox = ctx.make_sandbox(network=False, mounts=[])
+        inside = sandbox.path_of(ctx.workspace.workspace)
+        tools = WorkspaceTools(
+            ctx.workspace.workspace, inside,
+            SearchIndex(ctx.task.search_dir, ctx.task.search_files),
+            ctx.workspace.task_folder / "search_downloads",
+        )
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": SYSTEM_PROMPT},
+            {"role": "user", "content": ctx.prompt},
+        ]
+        ctx.trajectory.emit("messages", messages=messages, tools=[t["function"]["name"] for t in TOOLS])
+        lim = ctx.limits
+        start = time.monotonic()
+        deadline = start + lim.timeout
+        usage = Usage()
+        turns = 0
+        nudges = 0
+        result = AgentResult(status="ok")
+        try:
+            while True:
+                if ctx.cancel.is_set():
+                    raise InfraError("run interrupted")
+                stop = self._budget_exceeded(ctx, turns, usage, deadline)
+                if stop:
+                    raise _AgentStop("agent_timeout", stop)
+                remaining = deadline - time.monotonic()
+                try:
+                    resp = self._call(client, ctx, messages, min(self.request_timeout, max(remaining, 1.0)), turns == 0)
+                except InfraError:
+                    if time.monotonic() >= deadline:
+                        raise _AgentStop("agent_timeout", f"time limit of {lim.timeout:g} s reached") from None
+                    raise
+                turns += 1
+                u = resp.usage
+                if u is not None:
+                    details = getattr(u, "prompt_tokens_details", None)
+                    cached = int(getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+                    call = Usage(calls=1, input_tokens=int(u.prompt_tokens or 0), cached_input_tokens=cached,
+                                 output_tokens=int(u.completion_tokens or 0))
+                else:
+                    call = Usage(calls=1)
+                if ctx.pricing is not None:
+                    call.cost_usd = ctx.pricing.cost(call)
+                usage = usage + call
+                choice = resp.choices[0]
+                msg = choice.message
+                tool_calls = list(msg.tool_calls or [])
+                assistant: dict[str, Any] = {"role": "assistant", "content": msg.content}
+                if tool_calls:
+                    assistant["tool_calls"] = [
+                        {"id": tc.id, "type": "function",
+                         "function": {"name": tc.function.name, "arguments": tc.function.arguments}}
+                        for tc in tool_calls
+                    ]
+                messages.append(assistant)
+                extra = {}
+                reasoning = getattr(msg, "reasoning_content", None) or getattr(msg, "reasoning", None)
+                if reasoning:
+                    extra["reasoning"] = reasoning
+                ctx.trajectory.emit("model_response", turn=turns, content=msg.content,
+                                    tool_calls=assistant.get("tool_calls", []), finish_reason=choice.finish_reason,
+                                    usage=call.model_dump(), **extra)
+                if not tool_calls:
+                    if nudges < 1:
+                        nudges += 1
+                        messages.append({"role": "user", "content": NUDGE})
+                        ctx.trajectory.emit("nudge", content=NUDGE)
+                        continue
+                    result.details["stop_reason"] = "no_tool_call"
+                    break
+                finished = False
+                for tc in tool_calls:
+                    output, finished_now = self._tool(ctx, sandbox, tools, tc, deadline)
+                    finished = finished or finished_now
+                    messages.append({"role": "tool", "tool_call_id": tc.id, "content": output})
+                if finished:
+                    result.details["stop_reason"] = "finish"
+                    break
+        except _AgentStop as stop:
+            result.status = stop.status  # type: ignore[assignment]
+            result.error = stop.message
+            result.details["stop_reason"] = stop.status
+            ctx.trajectory.emit("stop", status=stop.status, reason=stop.message)
+        result.turns = turns
+        if ctx.pricing is None:
+            usage.cost_usd = None
+        result.usage = usage
+        return result
+
+    def _budget_exceeded(self, ctx: AgentContext, turns: int, usage: Usage, deadline: float) -> str | None:
+        lim = ctx.limits
+        if time.monotonic() >= deadline:
+            return f"time limit of {lim.timeout:g} s reached"
+        if turns >= lim.max_turns:
+            return f"turn limit of {lim.max_turns} model calls reached"
+        if lim.max_total_tokens is not None and usage.input_tokens + usage.output_tokens >= lim.max_total_tokens:
+            return f"token budget of {lim.max_total_tokens} tokens reached"
+        if lim.max_cost_usd is not None and usage.cost_usd is not None and usage.cost_usd >= lim.max_cost_usd:
+            return f"cost budget of ${lim.max_cost_usd:g} reached"
+        return None
+
+    def _tool(self, ctx: AgentContext, sandbox, tools: WorkspaceTools, tc, deadline: float) -> tuple[str, bool]:
+        name = tc.function.name
+        raw = tc.function.arguments or "{}"
+        ctx.trajectory.emit("tool_call", id=tc.id, name=name, arguments=raw)
+        t0 = time.monotonic()
+        finished = False
+        try:
+            try:
+                args = json.loads(raw) if raw.strip() else {}
+            except json.JSONDecodeError as exc:
+                raise ToolError(f"arguments are not valid JSON ({exc.msg}); send a JSON object") from None
+            if not isinstance(args, dict):
+                raise ToolError("arguments must be a JSON object")
+            if name in ("bash", "python"):
+                output = self._command(ctx, sandbox, name, args, deadline)
+            elif name == "read_file":
+                output = tools.read_file(_str_arg(args, "path"), int(args.get("max_chars") or 50_000))
+            elif name == "write_file":
+                output = tools.write_file(_str_arg(args, "path"), _str_arg(args, "content", allow_empty=True))
+            elif name == "list_files":
+                output = tools.list_files(str(args.get("path") or "."))
+            elif name == "search":
+                output = tools.search(args.get("query"), args.get("download"))
+            elif name == "finish":
+                output = "Finished."
+                finished = True
+                ctx.trajectory.emit("finish", summary=args.get("summary", ""))
+            else:
+                raise ToolError(f"unknown tool {name!r}; available: {', '.join(t['function']['name'] for t in TOOLS)}")
+        except ToolError as exc:
+            output = f"ERROR: {exc}"
+        except SandboxError as exc:
+            raise InfraError(f"sandbox failure in tool {name}: {exc}") from exc
+        except OSError as exc:
+            output = f"ERROR: {exc.strerror or exc}"
+        output = _clip(output, self.tool_output_chars)
+        ctx.trajectory.emit("tool_result", id=tc.id, name=name, output=output, seconds=round(time.monotonic() - t0, 3))
+        return output, finished
+
+    def _command(self, ctx: AgentContext, sandbox, name: str, args: dict, deadline: float) -> str:
+        remaining = deadline - time.monotonic()
+        if remaining <= 0:
+            raise _AgentStop("agent_timeout", f"time limit of {ctx.limits.timeout:g} s reached")
+        want = args.get("timeout")
+        timeout = min(float(want) if isinstance(want, (int, float)) and want > 0 else ctx.limits.command_timeout,
+                      ctx.limits.command_timeout, remaining)
+        limits = Limits(timeout=timeout, memory_mb=ctx.limits.memory_mb, max_processes=ctx.limits.max_processes)
+        if name == "bash":
+            res = sandbox.run(["bash", "-c", _str_arg(args, "command")], limits=limits, cancel=ctx.cancel,
+                              max_output_chars=self.tool_output_chars)
+        else:
+            res = sandbox.run(["python3", "-"], stdin=_str_arg(args, "code").encode("utf-8"), limits=limits,
+                              cancel=ctx.cancel, max_output_chars=self.tool_output_chars)
+        parts = [f"exit code: {res.exit_code}" + (f" (killed after {timeout:g} s)" if res.timed_out else "")]
+        if res.stdout:
+            parts.append("stdout:\n" + res.stdout)
+        if res.stderr:
+            parts.append("stderr:\n" + res.stderr)
+        return "\n".join(parts)
+
+
+class _AgentStop(Exception):
+    def __init__(self, status: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def _str_arg(args: dict, key: str, *, allow_empty: bool = False) -> str:
+    v = args.get(key)
+    if not isinstance(v, str) or (not v and not allow_empty):
+        raise ToolError(f"missing string argument {key!r}")
+    return v

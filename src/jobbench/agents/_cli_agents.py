@@ -1,0 +1,502 @@
+"""Adapters for coding-agent CLIs run headless inside the sandbox: ``claude-code``,
+``codex`` and ``opencode``.
+
+Each adapter builds the CLI's headless command line (model, permissions, turn limit where
+the CLI has one), passes the standard prompt, streams the CLI's JSON events into the
+trajectory (``cli_event`` events; other stdout lines as ``cli_output``) and parses session
+id, turns, tokens and cost when the stream reports them. The CLI process gets the network
+(it calls its model API) and a fresh per-trial HOME; credentials come from the environment
+variables listed in ``env_passthrough`` (never written to disk by JobBench).
+
+Event formats the parsers are based on (recorded-format fixtures in tests/runner/):
+
+* Claude Code ``claude -p --output-format stream-json --verbose`` (Claude Code 2.1.x):
+  ``{"type":"system","subtype":"init","session_id",…}``, ``{"type":"assistant",
+  "message":{"id","usage":{…}}}``, ``{"type":"user",…}`` and a final ``{"type":"result",
+  "subtype":"success"|"error_max_turns"|"error_during_execution","is_error","num_turns",
+  "session_id","total_cost_usd","usage":{"input_tokens","cache_creation_input_tokens",
+  "cache_read_input_tokens","output_tokens"},"api_error_status"?}`` — Claude Agent SDK
+  result message as documented by Anthropic and mirrored by the ``claude-codes`` crate 2.1.x.
+  Anthropic's ``input_tokens`` excludes cache reads and writes; we add them back so that
+  ``Usage.input_tokens`` counts every prompt token.
+* Codex CLI ``codex exec --json`` (0.101 era): ``thread.started`` (``thread_id``),
+  ``turn.started``, ``item.started/updated/completed`` (``item.type`` ``agent_message``,
+  ``reasoning``, ``command_execution``, ``file_change``, …), ``turn.completed``
+  (``usage``: ``input_tokens`` incl. ``cached_input_tokens``, ``output_tokens``),
+  ``turn.failed`` (``error.message``) and ``error`` (``message``) — per the ``codex-codes``
+  crate 0.101 event types. Codex reports no cost.
+* OpenCode ``opencode run --format json`` (1.14.18, the official JobBench reference pin,
+  through 1.18.x): ``{"type":"step_start"|"text"|"tool_use"|"step_finish"|"error",
+  "timestamp","sessionID","part":{…}}``; ``step_finish.part`` has ``cost`` and ``tokens``
+  ``{input, output, reasoning, cache:{read, write}}``; one step = one model call.
+
+These formats were taken from the references above, not from live binaries (none is
+installed on the build machine); each adapter is unit-tested against a fake executable
+that emits them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from abc import abstractmethod
+from pathlib import Path
+from typing import Any, ClassVar
+
+from ..records import Usage
+from ..sandbox import Limits, Mount, SandboxError
+from ._base import Agent, AgentContext, AgentResult, InfraError
+
+_INFRA_RE = re.compile(
+    r"\b(408|429|500|502|503|504|529)\b|rate.?limit|overloaded|too many requests|connection (error|reset|refused|closed)"
+    r"|ECONNRESET|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|getaddrinfo|stream disconnected|network error|unauthori[sz]ed"
+    r"|invalid (x-)?api.?key|authentication|credit balance|quota|service unavailable|internal server error",
+    re.IGNORECASE,
+)
+
+
+def looks_like_infra(message: str | None) -> bool:
+    """True when an error message describes the model API or the network rather than the
+    agent's work (rate limits, 5xx, connection and authentication failures)."""
+    return bool(message) and bool(_INFRA_RE.search(message or ""))
+
+
+class EventParser:
+    """Accumulates facts from a CLI's JSON event stream.
+
+    Attributes:
+        session_id, turns, usage (:class:`Usage`; ``cost_usd`` None when not reported),
+        error (fatal error message or None), infra (error looks like an API/network
+        failure), budget (a CLI-side budget such as max turns ended the run),
+        final_text (last assistant text).
+    """
+
+    def __init__(self) -> None:
+        self.session_id: str | None = None
+        self.turns: int | None = None
+        self.usage = Usage()
+        self.error: str | None = None
+        self.infra = False
+        self.budget: str | None = None
+        self.final_text: str | None = None
+        self.events = 0
+
+    def feed(self, event: dict[str, Any]) -> None:
+        """Consume one decoded JSON event."""
+        self.events += 1
+        self._feed(event)
+
+    @abstractmethod
+    def _feed(self, event: dict[str, Any]) -> None: ...
+
+    def _set_error(self, message: str | None, *, infra: bool | None = None) -> None:
+        if not message:
+            return
+        self.error = str(message)[:4000]
+        self.infra = looks_like_infra(self.error) if infra is None else infra
+
+
+def _int(v: Any) -> int:
+    try:
+        return int(v or 0)
+    except (TypeError, ValueError):
+        return 0
+
+
+class ClaudeCodeParser(EventParser):
+    """Claude Code ``stream-json`` events (see module docstring)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._msg_usage: dict[str, dict] = {}
+        self._have_result = False
+
+    def _feed(self, ev: dict[str, Any]) -> None:
+        t = ev.get("type")
+        if isinstance(ev.get("session_id"), str) and not self.session_id:
+            self.session_id = ev["session_id"]
+        if t == "assistant":
+            msg = ev.get("message") or {}
+            mid = msg.get("id") or f"_{len(self._msg_usage)}"
+            if isinstance(msg.get("usage"), dict):
+                self._msg_usage[mid] = msg["usage"]
+            for block in msg.get("content") or []:
+                if isinstance(block, dict) and block.get("type") == "text":
+                    self.final_text = block.get("text")
+            if not self._have_result:
+                self._usage_from_messages()
+        elif t == "result":
+            self._have_result = True
+            if isinstance(ev.get("session_id"), str):
+                self.session_id = ev["session_id"]
+            if ev.get("num_turns") is not None:
+                self.turns = _int(ev.get("num_turns"))
+            u = ev.get("usage") or {}
+            cache_read = _int(u.get("cache_read_input_tokens"))
+            cache_write = _int(u.get("cache_creation_input_tokens"))
+            self.usage = Usage(
+                calls=len(self._msg_usage) or self.turns or 0,
+                input_tokens=_int(u.get("input_tokens")) + cache_read + cache_write,
+                cached_input_tokens=cache_read,
+                output_tokens=_int(u.get("output_tokens")),
+                cost_usd=float(ev["total_cost_usd"]) if isinstance(ev.get("total_cost_usd"), (int, float)) else None,
+            )
+            if isinstance(ev.get("result"), str):
+                self.final_text = ev["result"]
+            subtype = str(ev.get("subtype") or "")
+            if subtype == "error_max_turns":
+                self.budget = "Claude Code stopped at its --max-turns limit"
+            elif ev.get("is_error") or subtype.startswith("error"):
+                status = ev.get("api_error_status")
+                msg = ev.get("result") if isinstance(ev.get("result"), str) else None
+                errors = ev.get("errors")
+                if not msg and isinstance(errors, list) and errors:
+                    msg = "; ".join(str(e) for e in errors)
+                msg = msg or subtype or "error"
+                infra = True if isinstance(status, int) and (status in (401, 403, 408, 429) or status >= 500) else None
+                self._set_error(f"{subtype}: {msg}" if subtype and subtype not in msg else msg, infra=infra)
+
+    def _usage_from_messages(self) -> None:
+        inp = cached = out = 0
+        for u in self._msg_usage.values():
+            cr = _int(u.get("cache_read_input_tokens"))
+            inp += _int(u.get("input_tokens")) + cr + _int(u.get("cache_creation_input_tokens"))
+            cached += cr
+            out += _int(u.get("output_tokens"))
+        self.usage = Usage(calls=len(self._msg_usage), input_tokens=inp, cached_input_tokens=cached, output_tokens=out)
+        self.turns = len(self._msg_usage)
+
+
+class CodexParser(EventParser):
+    """Codex ``exec --json`` events (see module docstring). ``turns`` counts model
+    responses (completed agent messages, reasoning items excluded, and tool-call items)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.turn_events = 0
+
+    def _feed(self, ev: dict[str, Any]) -> None:
+        t = ev.get("type")
+        if t == "thread.started" and isinstance(ev.get("thread_id"), str):
+            self.session_id = ev["thread_id"]
+        elif t == "turn.completed":
+            self.turn_events += 1
+            self._add_usage(ev.get("usage"))
+        elif t == "turn.failed":
+            self._add_usage(ev.get("usage"))
+            err = ev.get("error") or {}
+            self._set_error(err.get("message") if isinstance(err, dict) else str(err))
+        elif t == "error":
+            self._set_error(ev.get("message") or json.dumps(ev)[:500])
+        elif t == "item.completed":
+            item = ev.get("item") or {}
+            kind = item.get("type") or item.get("item_type")
+            if kind == "agent_message" and isinstance(item.get("text"), str):
+                self.final_text = item["text"]
+            if kind in ("agent_message", "command_execution", "file_change", "mcp_tool_call", "web_search"):
+                self.turns = (self.turns or 0) + 1
+
+    def _add_usage(self, u: Any) -> None:
+        if not isinstance(u, dict):
+            return
+        self.usage = self.usage + Usage(calls=1, input_tokens=_int(u.get("input_tokens")),
+                                        cached_input_tokens=_int(u.get("cached_input_tokens")),
+                                        output_tokens=_int(u.get("output_tokens")))
+
+
+class OpenCodeParser(EventParser):
+    """OpenCode ``run --format json`` events (see module docstring)."""
+
+    def _feed(self, ev: dict[str, Any]) -> None:
+        t = ev.get("type")
+        if isinstance(ev.get("sessionID"), str) and not self.session_id:
+            self.session_id = ev["sessionID"]
+        part = ev.get("part") if isinstance(ev.get("part"), dict) else {}
+        if t == "step_finish":
+            self.turns = (self.turns or 0) + 1
+            tok = part.get("tokens") or {}
+            cache = tok.get("cache") or {}
+            cost = part.get("cost")
+            step = Usage(
+                calls=1,
+                input_tokens=_int(tok.get("input")) + _int(cache.get("read")) + _int(cache.get("write")),
+                cached_input_tokens=_int(cache.get("read")),
+                output_tokens=_int(tok.get("output")) + _int(tok.get("reasoning")),
+                cost_usd=float(cost) if isinstance(cost, (int, float)) else None,
+            )
+            self.usage = self.usage + step
+        elif t == "text" and isinstance(part.get("text"), str):
+            self.final_text = part["text"]
+        elif t == "error":
+            err = ev.get("error") or {}
+            msg = None
+            if isinstance(err, dict):
+                data = err.get("data") if isinstance(err.get("data"), dict) else {}
+                msg = data.get("message") or err.get("message") or err.get("name")
+                if err.get("name") and msg and err["name"] not in msg:
+                    msg = f"{err['name']}: {msg}"
+            self._set_error(msg or json.dumps(ev)[:500])
+
+
+def install_mounts(executable: Path) -> tuple[Path, list[Mount], list[str]]:
+    """Read-only mounts a CLI needs inside the sandbox: its install directory and, for a
+    script, its interpreter's installation; both at their host paths so shebangs work.
+
+    Args:
+        executable: the CLI (a path or a name on the host PATH).
+
+    Returns:
+        ``(real executable path, mounts, PATH entries to prepend)``.
+
+    Raises:
+        InfraError: the executable is not found.
+    """
+    found = shutil.which(str(executable))
+    if found is None:
+        raise InfraError(f"agent executable {executable} not found on PATH")
+    real = Path(os.path.realpath(found))
+    mounts: list[Mount] = []
+    path_dirs: list[str] = []
+
+    def add(p: Path) -> None:
+        if p.parts[:2] == ("/", "usr") or any(m.source == p for m in mounts):
+            return
+        mounts.append(Mount(p, str(p)))
+
+    parts = real.parts
+    if "node_modules" in parts:
+        i = len(parts) - 1 - parts[::-1].index("node_modules")
+        end = i + 3 if i + 1 < len(parts) and parts[i + 1].startswith("@") else i + 2
+        add(Path(*parts[:end]))
+    else:
+        add(real.parent)
+    try:
+        with open(real, "rb") as f:
+            head = f.read(256)
+    except OSError:
+        head = b""
+    if head.startswith(b"#!"):
+        words = head[2:].split(b"\n", 1)[0].decode("utf-8", "replace").split()
+        interp = None
+        if words and os.path.basename(words[0]) == "env":
+            rest = [w for w in words[1:] if not w.startswith("-")]
+            if rest:
+                interp = shutil.which(rest[0])
+        elif words:
+            interp = words[0]
+        if interp:
+            ireal = Path(os.path.realpath(interp))
+            home = ireal.parent.parent if ireal.parent.name == "bin" else ireal.parent
+            add(home)
+            path_dirs.append(str(Path(interp).parent))
+            if str(ireal.parent) not in path_dirs:
+                path_dirs.append(str(ireal.parent))
+    return real, mounts, path_dirs
+
+
+class CliAgent(Agent):
+    """Common machinery of the CLI adapters.
+
+    Args:
+        executable: CLI path or name (default: ``default_executable`` on PATH, or the
+            ``JOBBENCH_<NAME>_BIN`` environment variable).
+        mounts: extra host paths to bind read-only (at the same path) inside the sandbox.
+        env: extra environment variable names to pass through from the harness.
+        home_seed: a directory copied into the trial's fresh HOME before the run (e.g. a
+            config directory); never written back.
+    """
+
+    uses_network = True
+    needs_model = True
+    default_executable: ClassVar[str]
+    env_passthrough: ClassVar[tuple[str, ...]] = ()
+    parser_class: ClassVar[type[EventParser]]
+
+    def __init__(self, *, executable: str | Path | None = None, mounts: list[Path] | None = None,
+                 env: list[str] | None = None, home_seed: Path | None = None) -> None:
+        env_var = f"JOBBENCH_{self.name.upper().replace('-', '_')}_BIN"
+        self.executable = str(executable or os.environ.get(env_var) or self.default_executable)
+        self.extra_mounts = [Path(p) for p in (mounts or [])]
+        self.extra_env = list(env or [])
+        self.home_seed = home_seed
+
+    def describe(self) -> dict[str, Any]:
+        return {"executable": self.executable, "env_passthrough": list(self.env_passthrough) + self.extra_env}
+
+    @abstractmethod
+    def build_argv(self, exe: str, ctx: AgentContext, workspace: str) -> list[str]:
+        """The headless command line."""
+
+    def build_env(self, ctx: AgentContext) -> dict[str, str]:
+        """Environment inside the sandbox (credentials passed through by name)."""
+        env = {}
+        for name in list(self.env_passthrough) + self.extra_env:
+            if name in os.environ:
+                env[name] = os.environ[name]
+        return env
+
+    def ignored_settings(self, ctx: AgentContext) -> list[str]:
+        """Model settings this CLI cannot take (recorded in the trajectory)."""
+        return []
+
+    def run(self, ctx: AgentContext) -> AgentResult:
+        if not ctx.model:
+            return AgentResult(status="agent_error", error=f"{self.name} needs --model")
+        real, mounts, path_dirs = install_mounts(Path(self.executable))
+        mounts += [Mount(Path(os.path.abspath(p)), os.path.abspath(p)) for p in self.extra_mounts]
+        if self.home_seed is not None:
+            shutil.copytree(self.home_seed, ctx.workspace.home, dirs_exist_ok=True, symlinks=True)
+        env = self.build_env(ctx)
+        sandbox = ctx.make_sandbox(network=True, mounts=mounts, env=env, path_prepend=path_dirs)
+        argv = self.build_argv(str(real), ctx, sandbox.path_of(ctx.workspace.workspace))
+        ignored = self.ignored_settings(ctx)
+        ctx.trajectory.emit("command", argv=[a if len(a) < 2000 else a[:2000] + "…" for a in argv],
+                            env_names=sorted(env), ignored_settings=ignored)
+        parser = self.parser_class()
+
+        def on_line(line: str) -> None:
+            if not line.strip():
+                return
+            try:
+                ev = json.loads(line)
+            except json.JSONDecodeError:
+                ctx.trajectory.emit("cli_output", text=line[:20000])
+                return
+            if isinstance(ev, dict):
+                parser.feed(ev)
+                ctx.trajectory.emit("cli_event", event=ev)
+            else:
+                ctx.trajectory.emit("cli_output", text=line[:20000])
+
+        limits = Limits(timeout=ctx.limits.timeout, memory_mb=None, max_processes=ctx.limits.max_processes,
+                        max_open_files=4096)
+        try:
+            res = sandbox.run(argv, limits=limits, cancel=ctx.cancel, on_stdout_line=on_line)
+        except SandboxError as exc:
+            raise InfraError(str(exc)) from exc
+        ctx.trajectory.emit("cli_exit", exit_code=res.exit_code, timed_out=res.timed_out,
+                            seconds=round(res.wall_seconds, 3), stderr=res.stderr[-20000:])
+        usage = parser.usage
+        if usage.cost_usd is None and ctx.pricing is not None and (usage.input_tokens or usage.output_tokens):
+            usage.cost_usd = ctx.pricing.cost(usage)
+        result = AgentResult(turns=parser.turns, usage=usage, session_id=parser.session_id,
+                             details={"exit_code": res.exit_code, "events": parser.events})
+        if res.timed_out:
+            result.status = "agent_timeout"
+            result.error = f"time limit of {ctx.limits.timeout:g} s reached"
+        elif parser.budget:
+            result.status = "agent_timeout"
+            result.error = parser.budget
+        elif parser.error or res.exit_code != 0:
+            msg = parser.error or f"{self.name} exited with {res.exit_code}: {res.stderr.strip()[-2000:]}"
+            if parser.infra or (parser.error is None and looks_like_infra(res.stderr[-4000:])):
+                raise InfraError(f"{self.name}: {msg}")
+            result.status = "agent_error"
+            result.error = msg
+        return result
+
+
+class ClaudeCodeAgent(CliAgent):
+    """Claude Code: ``claude -p PROMPT --output-format stream-json --verbose --model M
+    --permission-mode bypassPermissions --max-turns N [--effort E]``.
+
+    ``reasoning_effort`` maps to ``--effort`` (Claude Code 2.1+, levels low/medium/high/max)
+    and ``max_output_tokens`` to ``CLAUDE_CODE_MAX_OUTPUT_TOKENS``; ``temperature`` is not
+    settable and is recorded as ignored. ``IS_SANDBOX=1`` lets the permission bypass run
+    in our sandbox. Credentials: ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_AUTH_TOKEN``,
+    ``ANTHROPIC_BASE_URL``, Bedrock/Vertex variables)."""
+
+    name = "claude-code"
+    default_executable = "claude"
+    parser_class = ClaudeCodeParser
+    env_passthrough = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_USE_BEDROCK",
+                       "CLAUDE_CODE_USE_VERTEX", "AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+                       "AWS_SESSION_TOKEN", "CLOUD_ML_REGION", "ANTHROPIC_VERTEX_PROJECT_ID", "HTTPS_PROXY", "HTTP_PROXY")
+
+    def build_argv(self, exe: str, ctx: AgentContext, workspace: str) -> list[str]:
+        argv = [exe, "-p", ctx.prompt, "--output-format", "stream-json", "--verbose", "--model", str(ctx.model),
+                "--permission-mode", "bypassPermissions", "--max-turns", str(ctx.limits.max_turns)]
+        if ctx.settings.reasoning_effort:
+            argv += ["--effort", ctx.settings.reasoning_effort]
+        return argv
+
+    def build_env(self, ctx: AgentContext) -> dict[str, str]:
+        env = super().build_env(ctx)
+        env.update({"IS_SANDBOX": "1", "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
+        if ctx.settings.max_output_tokens:
+            env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] = str(ctx.settings.max_output_tokens)
+        return env
+
+    def ignored_settings(self, ctx: AgentContext) -> list[str]:
+        return ["temperature"] if ctx.settings.temperature is not None else []
+
+
+class CodexAgent(CliAgent):
+    """Codex CLI: ``codex exec --json --model M --skip-git-repo-check
+    --dangerously-bypass-approvals-and-sandbox --ephemeral -C WORKSPACE [-c
+    model_reasoning_effort="E"] [-c model_max_output_tokens=N] PROMPT`` (the flags of the
+    public JobBench Codex runner; Codex's own sandbox is bypassed because ours applies).
+    ``temperature`` is not settable and is recorded as ignored; there is no turn limit (the
+    wall-clock limit applies). Credentials: ``CODEX_API_KEY`` or ``OPENAI_API_KEY``
+    (``OPENAI_BASE_URL`` for another endpoint)."""
+
+    name = "codex"
+    default_executable = "codex"
+    parser_class = CodexParser
+    env_passthrough = ("CODEX_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "HTTPS_PROXY", "HTTP_PROXY")
+
+    def build_argv(self, exe: str, ctx: AgentContext, workspace: str) -> list[str]:
+        argv = [exe, "exec", "--json", "--model", str(ctx.model), "--skip-git-repo-check",
+                "--dangerously-bypass-approvals-and-sandbox", "--ephemeral", "-C", workspace]
+        if ctx.settings.reasoning_effort:
+            argv += ["-c", f'model_reasoning_effort="{ctx.settings.reasoning_effort}"']
+        if ctx.settings.max_output_tokens:
+            argv += ["-c", f"model_max_output_tokens={int(ctx.settings.max_output_tokens)}"]
+        return argv + [ctx.prompt]
+
+    def build_env(self, ctx: AgentContext) -> dict[str, str]:
+        env = super().build_env(ctx)
+        if "CODEX_API_KEY" not in env and "OPENAI_API_KEY" in env:
+            env["CODEX_API_KEY"] = env["OPENAI_API_KEY"]
+        return env
+
+    def ignored_settings(self, ctx: AgentContext) -> list[str]:
+        return ["temperature"] if ctx.settings.temperature is not None else []
+
+
+class OpenCodeAgent(CliAgent):
+    """OpenCode: ``opencode run --format json --model PROVIDER/MODEL PROMPT`` with
+    ``OPENCODE_PERMISSION`` allowing every tool (the sandbox confines it) and
+    ``OPENCODE_CONFIG_CONTENT`` carrying ``temperature`` and ``reasoningEffort`` for the
+    ``build`` agent (OpenCode passes agent options through to the provider). There is no
+    turn limit (the wall-clock limit applies). Credentials: the provider's usual variables
+    (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``OPENROUTER_API_KEY``, …)."""
+
+    name = "opencode"
+    default_executable = "opencode"
+    parser_class = OpenCodeParser
+    env_passthrough = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY",
+                       "XAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY", "GROQ_API_KEY",
+                       "DEEPSEEK_API_KEY", "OPENCODE_CONFIG", "HTTPS_PROXY", "HTTP_PROXY")
+
+    def build_argv(self, exe: str, ctx: AgentContext, workspace: str) -> list[str]:
+        return [exe, "run", "--format", "json", "--model", str(ctx.model), ctx.prompt]
+
+    def build_env(self, ctx: AgentContext) -> dict[str, str]:
+        env = super().build_env(ctx)
+        env["OPENCODE_PERMISSION"] = json.dumps({"edit": "allow", "bash": "allow", "webfetch": "allow",
+                                                 "external_directory": "allow"})
+        build: dict[str, Any] = {}
+        if ctx.settings.temperature is not None:
+            build["temperature"] = ctx.settings.temperature
+        if ctx.settings.reasoning_effort:
+            build["reasoningEffort"] = ctx.settings.reasoning_effort
+        if build:
+            env["OPENCODE_CONFIG_CONTENT"] = json.dumps({"agent": {"build": build}})
+        env["OPENCODE_DISABLE_AUTOUPDATE"] = "1"
+        return env
+
+    def ignored_settings(self, ctx: AgentContext) -> list[str]:
+        return ["max_output_tokens"] if ctx.settings.max_output_tokens else []

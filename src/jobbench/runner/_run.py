@@ -1,0 +1,298 @@
+"""Running a set of trials: plan, resume, a local pool of concurrent trials, progress.
+
+Resume rules (the same command run again):
+
+* a trial with a valid ``trial.json`` whose status is not ``infra_error`` and whose task
+  digest equals the task's current digest is finished and skipped;
+* every other trial is run from scratch: never started, interrupted (no ``trial.json``),
+  infrastructure failure, unreadable record, or a task that changed since.
+
+Infrastructure failures are retried within the invocation (``infra_retries`` times, with
+backoff); a trial still failing is recorded as ``infra_error`` and retried by the next
+invocation.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import os
+import threading
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+from pydantic import ValidationError
+
+from .. import __version__
+from ..agents import PROMPT_VERSION, AgentLimits, Endpoint, Pricing, make_agent
+from ..records import TrialRecord, TrialStatus
+from ..sandbox import (
+    DeliverableLimits,
+    cleanup_stale_scratch,
+    default_scratch_root,
+    kill_all_sandboxes,
+    resolve_backend,
+)
+from ..tasks import Task, display_path, load_dataset, task_digest
+from ._lock import RunConfigError, RunDirLock, merge_lock, read_lock, write_lock
+from ._paths import TRIAL_JSON, AgentSpec, trial_dir, trial_id
+from ._trial import TrialEnv, run_trial_once
+
+
+@dataclass
+class RunConfig:
+    """A run: which tasks, which agents, how many epochs, where, with which limits.
+
+    Attributes:
+        dataset: dataset root (or split/occupation/task directory).
+        agents: agent configurations.
+        run_dir: the run directory (``runs/<run-name>``); never inside the dataset.
+        epochs: trials per (task, agent configuration).
+        splits, task_glob: task selection (as :func:`jobbench.tasks.load_dataset`).
+        max_trials: trials run concurrently.
+        limits: per-trial budget.
+        endpoint, pricing: for API agents.
+        sandbox: ``auto``, ``bwrap`` or ``none``.
+        scratch_root: where workspaces are made (default: system temp).
+        keep_workspaces: keep scratch directories.
+        infra_retries: retries of infra-failed trials within this invocation.
+        retry_backoff: seconds before the first retry (doubles each time, max 60).
+        deliverable_limits: caps on collected deliverables.
+    """
+
+    dataset: Path
+    agents: list[AgentSpec]
+    run_dir: Path
+    epochs: int = 1
+    splits: list[str] | None = None
+    task_glob: str | None = None
+    max_trials: int = 1
+    limits: AgentLimits = field(default_factory=AgentLimits)
+    endpoint: Endpoint | None = None
+    pricing: Pricing | None = None
+    sandbox: Literal["auto", "bwrap", "none"] = "auto"
+    scratch_root: Path | None = None
+    keep_workspaces: bool = False
+    infra_retries: int = 2
+    retry_backoff: float = 5.0
+    deliverable_limits: DeliverableLimits = field(default_factory=DeliverableLimits)
+
+
+@dataclass
+class PlannedTrial:
+    """One (task, agent configuration, epoch) of the plan."""
+
+    task: Task
+    digest: str
+    spec: AgentSpec
+    epoch: int
+
+    @property
+    def trial_id(self) -> str:
+        return trial_id(self.task.id, self.spec.agent, self.spec.model, self.epoch)
+
+
+@dataclass
+class RunSummary:
+    """Outcome of :func:`run_trials`.
+
+    Attributes:
+        run_dir: the run directory.
+        records: the record of every planned trial that has one (finished earlier or now).
+        ran: trials run by this invocation; skipped: trials already finished.
+        warnings: notes about the run directory (changed tasks, configuration).
+        backend: sandbox backend used.
+    """
+
+    run_dir: Path
+    records: list[TrialRecord]
+    ran: int
+    skipped: int
+    warnings: list[str] = field(default_factory=list)
+    backend: str = ""
+
+    def status_counts(self) -> dict[str, Counter]:
+        """``{"agent@model": Counter(status -> trials)}``."""
+        out: dict[str, Counter] = {}
+        for r in self.records:
+            key = f"{r.agent}@{r.model}"
+            out.setdefault(key, Counter())[r.status.value] += 1
+        return out
+
+
+def _inside(a: Path, b: Path) -> bool:
+    try:
+        a.relative_to(b)
+        return True
+    except ValueError:
+        return False
+
+
+def load_finished(run_dir: Path, tid: str, digest: str) -> TrialRecord | None:
+    """The trial's record if it counts as finished for ``digest`` (see module docstring),
+    else None."""
+    p = trial_dir(run_dir, tid) / TRIAL_JSON
+    if not p.is_file():
+        return None
+    try:
+        rec = TrialRecord.model_validate_json(p.read_text(encoding="utf-8"))
+    except (ValidationError, ValueError, OSError):
+        return None
+    if rec.status == TrialStatus.infra_error or rec.task_digest != digest or rec.trial_id != tid:
+        return None
+    return rec
+
+
+def plan(tasks: list[Task], digests: dict[str, str], agents: list[AgentSpec], epochs: int) -> list[PlannedTrial]:
+    """Every (epoch, task, agent) combination, epoch-major so that a partial run covers
+    every task once before repeating."""
+    return [PlannedTrial(t, digests[t.id], a, e) for e in range(1, epochs + 1) for t in tasks for a in agents]
+
+
+def _check_paths(dataset_root: Path, run_dir: Path) -> None:
+    if _inside(run_dir, dataset_root):
+        raise RunConfigError(f"the run directory {run_dir} is inside the dataset {dataset_root}; "
+                             "JobBench never writes into a dataset (use --runs-dir)")
+    if _inside(dataset_root, run_dir):
+        raise RunConfigError(f"the dataset {dataset_root} is inside the run directory {run_dir}")
+
+
+ProgressHook = Callable[[str, PlannedTrial, TrialRecord | None], None]
+
+
+def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
+               cancel: threading.Event | None = None) -> RunSummary:
+    """Run (or resume) every trial of ``config``.
+
+    Args:
+        config: the run.
+        on_event: called as ``on_event(kind, trial, record)`` with kind ``plan`` (once per
+            trial to run, record None), ``start``, ``retry`` and ``end`` (record set, or None
+            when interrupted); called from worker threads.
+        cancel: set it (e.g. on Ctrl-C) to stop: running sandboxes are killed and
+            unfinished trials are left without a record.
+
+    Returns:
+        :class:`RunSummary`.
+
+    Raises:
+        RunConfigError: bad selection or a run directory that cannot be used.
+        FileNotFoundError: the dataset does not exist.
+        KeyError: unknown agent.
+    """
+    dataset_root = Path(os.path.abspath(config.dataset))
+    run_dir = Path(os.path.abspath(config.run_dir))
+    _check_paths(dataset_root, run_dir)
+    if not config.agents:
+        raise RunConfigError("no agent given")
+    agents = {}
+    for spec in config.agents:
+        agent = make_agent(spec.agent, **spec.options)
+        if agent.needs_model and not spec.model:
+            raise RunConfigError(f"agent {spec.agent} needs a --model")
+        agents[spec.label] = agent
+    if len(agents) != len(config.agents):
+        raise RunConfigError("the same agent@model is listed twice")
+    if config.epochs < 1:
+        raise RunConfigError("--epochs must be at least 1")
+    ds = load_dataset(dataset_root, splits=config.splits, task_glob=config.task_glob)
+    if not ds.tasks:
+        what = f" matching {config.task_glob!r}" if config.task_glob else ""
+        raise RunConfigError(f"no valid task{what} in {display_path(dataset_root)}"
+                             + (f" ({len(ds.errors)} invalid; run `jobbench validate`)" if ds.errors else ""))
+    backend = resolve_backend(config.sandbox)
+    scratch = Path(os.path.abspath(config.scratch_root or default_scratch_root()))
+    for forbidden in (dataset_root, run_dir):
+        if _inside(scratch, forbidden):
+            raise RunConfigError(f"scratch directory {scratch} is inside {forbidden}")
+    digests = {t.id: task_digest(t) for t in ds.tasks}
+    cfg_record: dict[str, Any] = {
+        "limits": config.limits.model_dump(),
+        "sandbox": backend,
+        "prompt_version": PROMPT_VERSION,
+        "splits": config.splits,
+        "task_glob": config.task_glob,
+        "endpoint": _public_url(config.endpoint.base_url) if config.endpoint and config.endpoint.base_url else None,
+        "pricing": config.pricing.model_dump() if config.pricing else None,
+        "deliverable_limits": vars(config.deliverable_limits),
+        "agents": {label: a.describe() for label, a in agents.items()},
+    }
+    env = TrialEnv(run_dir=run_dir, dataset_root=dataset_root, limits=config.limits, backend=backend,
+                   scratch_root=scratch, keep_workspaces=config.keep_workspaces,
+                   deliverable_limits=config.deliverable_limits, endpoint=config.endpoint, pricing=config.pricing,
+                   cancel=cancel or threading.Event())
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with RunDirLock(run_dir):
+        lock, warnings = merge_lock(read_lock(run_dir), harness_version=__version__, dataset_root=dataset_root,
+                                    digests=digests, agents=config.agents, epochs=config.epochs, config=cfg_record)
+        write_lock(run_dir, lock)
+        cleanup_stale_scratch(scratch)
+        trials = plan(ds.tasks, digests, config.agents, config.epochs)
+        done: dict[str, TrialRecord] = {}
+        todo: list[PlannedTrial] = []
+        for pt in trials:
+            rec = load_finished(run_dir, pt.trial_id, pt.digest)
+            if rec is not None:
+                done[pt.trial_id] = rec
+            else:
+                todo.append(pt)
+        for pt in todo:
+            if on_event:
+                on_event("plan", pt, None)
+
+        def work(pt: PlannedTrial) -> TrialRecord | None:
+            attempts: list[dict[str, Any]] = []
+            backoff = config.retry_backoff
+            for attempt in range(config.infra_retries + 1):
+                if env.cancel.is_set():
+                    return None
+                if on_event:
+                    on_event("start" if attempt == 0 else "retry", pt, None)
+                rec = run_trial_once(pt.task, pt.digest, pt.spec, agents[pt.spec.label], pt.epoch, env, attempts)
+                if rec is None or rec.status != TrialStatus.infra_error or attempt == config.infra_retries:
+                    return rec
+                attempts.append({"attempt": attempt + 1, "status": rec.status.value, "error": rec.error})
+                if env.cancel.wait(backoff):
+                    return None
+                backoff = min(backoff * 2, 60.0)
+            return None
+
+        ran = 0
+        pool = cf.ThreadPoolExecutor(max_workers=max(1, config.max_trials), thread_name_prefix="trial")
+        try:
+            futures = {pool.submit(work, pt): pt for pt in todo}
+            pending = set(futures)
+            while pending:
+                finished, pending = cf.wait(pending, timeout=0.5, return_when=cf.FIRST_COMPLETED)
+                for fut in finished:
+                    pt = futures[fut]
+                    rec = fut.result()
+                    if rec is not None:
+                        done[pt.trial_id] = rec
+                        ran += 1
+                    if on_event:
+                        on_event("end", pt, rec)
+                if env.cancel.is_set():
+                    kill_all_sandboxes()
+        except BaseException:
+            env.cancel.set()
+            kill_all_sandboxes()
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+    records = [done[pt.trial_id] for pt in trials if pt.trial_id in done]
+    return RunSummary(run_dir=run_dir, records=records, ran=ran, skipped=len(trials) - len(todo),
+                      warnings=warnings, backend=backend)
+
+
+def _public_url(url: str) -> str:
+    """``url`` without user-info (credentials are never recorded)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    netloc = parts.hostname or ""
+    if parts.port:
+        netloc += f":{parts.port}"
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))

@@ -1,0 +1,283 @@
+"""Per-trial workspaces (a fresh copy of ``task_folder/`` plus an empty ``output/``) and the
+collection of deliverables from ``output/`` into the run directory.
+
+Layout of a trial's scratch directory (outside the dataset and the run directory)::
+
+    <scratch_root>/jb-<random>/
+        workspace/            bound at /workspace in the sandbox
+            task_folder/      a copy of the task's task_folder/ (TASK_INSTRUCTIONS.txt, references)
+            output/           empty; whatever is here at the end is the deliverable set
+        home/                 HOME of the agent (bound at /home/agent)
+        private/              harness-only files (e.g. the oracle's copy of solution/)
+
+This mirrors the public JobBench runners, which copy ``task_folder`` into a temporary
+directory next to an ``output`` directory (Job-Bench/job-bench-eval, eval/run_benchmark_*.sh).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..records import DeliverableFile
+
+TASK_FOLDER = "task_folder"
+OUTPUT = "output"
+OWNER_FILE = "owner.pid"
+
+
+@dataclass
+class TrialWorkspace:
+    """Host paths of one trial's scratch area.
+
+    Attributes:
+        root: the scratch directory (delete it with :meth:`cleanup`).
+        workspace: bound writable at ``/workspace``.
+        task_folder: ``workspace/task_folder`` (copy of the task's files).
+        output: ``workspace/output`` (deliverables).
+        home: the agent's HOME.
+        private: harness-only files, never bound unless an agent asks for it.
+    """
+
+    root: Path
+    workspace: Path
+    task_folder: Path
+    output: Path
+    home: Path
+    private: Path
+
+    def cleanup(self) -> None:
+        """Delete the scratch directory (ignores errors)."""
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def default_scratch_root() -> Path:
+    """``$JOBBENCH_SCRATCH`` or ``<system temp>/jobbench-scratch``."""
+    env = os.environ.get("JOBBENCH_SCRATCH")
+    return Path(env) if env else Path(tempfile.gettempdir()) / "jobbench-scratch"
+
+
+def _inside(a: Path, b: Path) -> bool:
+    try:
+        a.relative_to(b)
+        return True
+    except ValueError:
+        return False
+
+
+def prepare_workspace(task_folder: Path, scratch_root: Path | None = None, *, forbidden: list[Path] | None = None) -> TrialWorkspace:
+    """Create a fresh trial workspace holding a copy of ``task_folder`` and an empty
+    ``output/``.
+
+    Args:
+        task_folder: the task's ``task_folder`` directory (read only).
+        scratch_root: where scratch directories are made (default
+            :func:`default_scratch_root`).
+        forbidden: directories the scratch area must not be inside (the dataset root and
+            the run directory).
+
+    Returns:
+        The :class:`TrialWorkspace`.
+
+    Raises:
+        ValueError: the scratch root lies inside a forbidden directory.
+        OSError: the copy failed (disk full, permissions).
+    """
+    scratch_root = Path(os.path.abspath(scratch_root or default_scratch_root()))
+    for f in forbidden or []:
+        f = Path(os.path.abspath(f))
+        if _inside(scratch_root, f):
+            raise ValueError(f"scratch directory {scratch_root} is inside {f}; choose another (JOBBENCH_SCRATCH)")
+    scratch_root.mkdir(parents=True, exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix="jb-", dir=scratch_root))
+    os.chmod(root, 0o755)
+    (root / OWNER_FILE).write_text(str(os.getpid()))
+    ws = root / "workspace"
+    ws.mkdir()
+    # copy regular files only; the task loader already refuses symlinks in task_folder
+    shutil.copytree(task_folder, ws / TASK_FOLDER, symlinks=True, ignore=_ignore_non_regular)
+    (ws / OUTPUT).mkdir()
+    home = root / "home"
+    home.mkdir()
+    private = root / "private"
+    private.mkdir(mode=0o700)
+    for d in (ws, home):
+        os.chmod(d, 0o755)
+    return TrialWorkspace(root=root, workspace=ws, task_folder=ws / TASK_FOLDER, output=ws / OUTPUT, home=home,
+                          private=private)
+
+
+def cleanup_stale_scratch(scratch_root: Path | None = None) -> int:
+    """Delete scratch directories left by processes that no longer exist (e.g. a run
+    killed with SIGKILL).
+
+    Returns:
+        How many were deleted.
+    """
+    scratch_root = Path(scratch_root or default_scratch_root())
+    if not scratch_root.is_dir():
+        return 0
+    n = 0
+    for d in scratch_root.glob("jb-*"):
+        try:
+            pid = int((d / OWNER_FILE).read_text().strip())
+        except (OSError, ValueError):
+            continue
+        try:
+            os.kill(pid, 0)
+            continue  # still alive
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        shutil.rmtree(d, ignore_errors=True)
+        n += 1
+    return n
+
+
+def _ignore_non_regular(directory: str, names: list[str]) -> list[str]:
+    out = []
+    for n in names:
+        st = os.lstat(os.path.join(directory, n))
+        if not (stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode)):
+            out.append(n)
+    return out
+
+
+@dataclass(frozen=True)
+class DeliverableLimits:
+    """Caps on what is collected from ``output/``.
+
+    Attributes:
+        max_file_bytes: larger files are refused (default 100 MiB).
+        max_total_bytes: files past this running total are refused (default 500 MiB).
+        max_files: files past this count are refused (default 1000).
+    """
+
+    max_file_bytes: int = 100 * 1024 * 1024
+    max_total_bytes: int = 500 * 1024 * 1024
+    max_files: int = 1000
+
+
+@dataclass
+class Collected:
+    """Result of :func:`collect_deliverables`.
+
+    Attributes:
+        files: copied files with size and sha256, sorted by path.
+        refused: ``"<path>: <reason>"`` for every entry not copied.
+    """
+
+    files: list[DeliverableFile] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+
+
+def _valid_name(rel: str) -> bool:
+    try:
+        rel.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return not any(ord(c) < 32 for c in rel)
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "named pipe"
+    if stat.S_ISSOCK(mode):
+        return "socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "device"
+    return "special file"
+
+
+def collect_deliverables(output: Path, dest: Path, limits: DeliverableLimits | None = None) -> Collected:
+    """Copy the regular files under ``output`` into ``dest`` with a sha256 manifest.
+
+    Symlinks (to files or directories, wherever they point), named pipes, sockets, devices,
+    files with unprintable or non-UTF-8 names and files over the limits are not copied and
+    are reported in ``refused``. Nothing is followed: every file is opened with
+    ``O_NOFOLLOW`` after an ``lstat``. Call it only once the agent's processes are gone.
+
+    Args:
+        output: the trial's ``output/`` directory (untrusted content).
+        dest: the run directory's ``deliverables/`` (created).
+        limits: size and count caps.
+
+    Returns:
+        :class:`Collected`.
+    """
+    limits = limits or DeliverableLimits()
+    out = Collected()
+    dest.mkdir(parents=True, exist_ok=True)
+    if not output.is_dir() or output.is_symlink():
+        if output.is_symlink() or output.exists():
+            out.refused.append("output: not a directory")
+        return out
+    total = 0
+    count = 0
+    entries: list[tuple[str, Path]] = []
+    for dirpath, dirnames, filenames in os.walk(output, followlinks=False):
+        d = Path(dirpath)
+        for name in sorted(dirnames):
+            p = d / name
+            rel = p.relative_to(output).as_posix()
+            if p.is_symlink():
+                out.refused.append(f"{rel}: symlink refused (points to {os.readlink(p)})")
+                dirnames.remove(name)
+            elif not _valid_name(rel):
+                out.refused.append(f"{rel!r}: file name is not printable UTF-8")
+                dirnames.remove(name)
+        dirnames.sort()
+        for name in sorted(filenames):
+            p = d / name
+            entries.append((p.relative_to(output).as_posix(), p))
+    for rel, p in sorted(entries):
+        if not _valid_name(rel):
+            out.refused.append(f"{rel!r}: file name is not printable UTF-8")
+            continue
+        st = os.lstat(p)
+        if stat.S_ISLNK(st.st_mode):
+            out.refused.append(f"{rel}: symlink refused (points to {os.readlink(p)})")
+            continue
+        if not stat.S_ISREG(st.st_mode):
+            out.refused.append(f"{rel}: {_kind(st.st_mode)} refused")
+            continue
+        if st.st_size > limits.max_file_bytes:
+            out.refused.append(f"{rel}: {st.st_size} bytes exceeds the per-file limit of {limits.max_file_bytes}")
+            continue
+        if count + 1 > limits.max_files:
+            out.refused.append(f"{rel}: more than {limits.max_files} files")
+            continue
+        if total + st.st_size > limits.max_total_bytes:
+            out.refused.append(f"{rel}: total size would exceed {limits.max_total_bytes} bytes")
+            continue
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        h = hashlib.sha256()
+        size = 0
+        try:
+            fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError as exc:
+            out.refused.append(f"{rel}: cannot be read ({exc.strerror})")
+            continue
+        with os.fdopen(fd, "rb") as src, open(target, "wb") as dst:
+            while block := src.read(1 << 20):
+                size += len(block)
+                if size > limits.max_file_bytes:
+                    break
+                h.update(block)
+                dst.write(block)
+        if size > limits.max_file_bytes:
+            target.unlink()
+            out.refused.append(f"{rel}: grew past the per-file limit of {limits.max_file_bytes} bytes")
+            continue
+        os.chmod(target, 0o644)
+        total += size
+        count += 1
+        out.files.append(DeliverableFile(path=rel, size=size, sha256=h.hexdigest()))
+    return out
