@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from jobbench.tasks import Task, load_task
 from jobbench.testing import ScriptedReply, chat_reply

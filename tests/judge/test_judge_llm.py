@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from judge_helpers import TableJudge, asked, make_run, make_task, tail_text, write_files
 
-from jobbench.judge import Grader, JudgeCache, grade_run, grade_trial, load_prices
+from jobbench.judge import Grader, JudgeCache, grade_run, grade_trial
 from jobbench.judge._config import JudgeConfig
 from jobbench.records import GradeRecord, Usage
 from jobbench.testing import FakeOpenAIServer, ScriptedReply, chat_reply

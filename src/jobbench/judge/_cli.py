@@ -55,7 +55,6 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     ) -> None:
         """Grade deliverables with programmatic checks and/or an LLM judge (chained rubrics)."""
-        import json
         import sys
 
         from ..tasks import discover_task_dirs, display_path

@@ -57,7 +57,6 @@ def register(app: typer.Typer) -> None:
         """Write leaderboard.md/.csv, results.jsonl, summary.json and report.html for RUN [RUN…]."""
         from rich.console import Console
         from rich.markup import escape
-        from rich.table import Table
 
         from . import ReportInputError, build_report, default_out_dir
         from ._console import print_summary
