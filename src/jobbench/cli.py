@@ -121,6 +121,7 @@ def version_cmd() -> None:
 
 
 def _register_stages() -> None:
+    from .calibrate._cli import register as calibrate_cli
     from .extract._cli import register as extract_cli
     from .gates._cli import register as gates_cli
     from .judge._cli import register as judge_cli
@@ -129,7 +130,8 @@ def _register_stages() -> None:
     from .selection._cli import register as selection_cli
     from .tasks._cli import register as tasks_cli
 
-    for register in (tasks_cli, extract_cli, judge_cli, runner_cli, report_cli, gates_cli, selection_cli):
+    for register in (tasks_cli, extract_cli, judge_cli, runner_cli, report_cli, gates_cli,
+                     calibrate_cli, selection_cli):
         register(app)
 
 
