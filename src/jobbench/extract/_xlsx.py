@@ -1,0 +1,669 @@
+"""Workbooks (xlsx/xlsm): recalculate, then read formulas and values in two passes.
+
+Reading order:
+
+1. the file's formulas and constants (openpyxl, ``data_only=False``);
+2. the values cached in the file (openpyxl, ``data_only=True``);
+3. recalculated values: LibreOffice headless on a private copy with a profile that forces
+   recalculation on load (:mod:`._soffice`), else the ``formulas`` package, else none.
+
+A formula cell shows the recalculated value, except an *untrusted* cell (a volatile
+function such as NOW/TODAY/RAND, an external reference, or, in a workbook with macros, a
+cell that recalculates only to an error, e.g. a user-defined function): it shows the value
+cached in the file when there is one, flagged in the text and in a warning, because
+recalculation cannot reproduce what the author saw. Errors (``#DIV/0!``) stay errors.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import io
+import math
+import re
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ._base import Context, ExtractionError, Source
+from ._budget import fair_shares, head_tail
+from ._limits import ExtractLimits
+from ._records import CellValue, Diagnostic, WorkbookValues
+
+ERROR_CODES = frozenset({
+    "#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A", "#GETTING_DATA", "#SPILL!",
+    "#CALC!", "#FIELD!", "#BLOCKED!", "#UNKNOWN!", "#CONNECT!", "#BUSY!",
+})
+"""Excel error values (Microsoft: "How to correct a #… error")."""
+
+UNTRUSTED_FUNCTIONS = ("NOW", "TODAY", "RAND", "RANDBETWEEN", "RANDARRAY", "WEBSERVICE", "FILTERXML", "INFO",
+                       "CELL", "RTD")
+"""Functions whose recalculated value depends on the clock, chance or the environment, so a
+recalculation cannot reproduce the value the author saw (Excel documents NOW, TODAY, RAND,
+RANDBETWEEN, RANDARRAY, INFO and CELL as volatile; WEBSERVICE/FILTERXML/RTD read external
+data). OFFSET and INDIRECT are volatile too but deterministic, so they are recalculated."""
+
+_UNTRUSTED_RE = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(" + "|".join(UNTRUSTED_FUNCTIONS) + r")\s*\(", re.I)
+_STRING_RE = re.compile(r'"(?:[^"]|"")*"')
+_EXTERNAL_RE = re.compile(r"\[\d+\]")
+_REF_RE = re.compile(r"(?<![A-Za-z0-9_.\"])(\$?)([A-Z]{1,3})(\$?)([0-9]{1,7})(?![0-9A-Za-z_(])")
+FILL_RUN_MIN = 3
+"""A column run of at least this many identical relative formulas is shown once."""
+
+
+@dataclass
+class SheetData:
+    """One sheet after the passes: cells in file order and their final values."""
+
+    name: str
+    state: str = "visible"
+    chartsheet: bool = False
+    cells: list[tuple[int, int, str]] = field(default_factory=list)
+    formulas: dict[str, str] = field(default_factory=dict)
+    values: dict[str, CellValue] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    formats: dict[str, str] = field(default_factory=dict)
+    cached: dict[str, CellValue] = field(default_factory=dict)
+    untrusted: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Workbook:
+    """Everything the renderer and :class:`WorkbookValues` need."""
+
+    sheets: list[SheetData]
+    engine: str
+    engine_note: str
+    diagnostics: list[Diagnostic]
+    defined_names: list[tuple[str, str]] = field(default_factory=list)
+    charts: list[tuple[str, bytes]] = field(default_factory=list)
+    media: list[tuple[str, bytes]] = field(default_factory=list)
+    epoch_1904: bool = False
+
+    def values(self, path: str, sha256: str) -> WorkbookValues:
+        return WorkbookValues(
+            path=path, sha256=sha256, engine=self.engine,  # type: ignore[arg-type]
+            sheets=[s.name for s in self.sheets],
+            values={s.name: dict(s.values) for s in self.sheets},
+            formulas={s.name: dict(s.formulas) for s in self.sheets if s.formulas},
+            errors={s.name: dict(s.errors) for s in self.sheets if s.errors},
+            hidden_sheets=[s.name for s in self.sheets if s.state != "visible"],
+            untrusted={s.name: dict(s.untrusted) for s in self.sheets if s.untrusted},
+            diagnostics=list(self.diagnostics),
+        )
+
+
+# --------------------------------------------------------------------------- value helpers
+
+def _to_date(serial: float, epoch_1904: bool) -> dt.datetime | None:
+    from openpyxl.utils.datetime import CALENDAR_MAC_1904, CALENDAR_WINDOWS_1900, from_excel
+
+    try:
+        return from_excel(serial, CALENDAR_MAC_1904 if epoch_1904 else CALENDAR_WINDOWS_1900)
+    except (ValueError, OverflowError, TypeError):
+        return None
+
+
+def normalise(value: object, data_type: str | None = None, number_format: str | None = None,
+              epoch_1904: bool = False) -> tuple[CellValue, bool]:
+    """A cell value as :data:`CellValue` plus whether it is an error.
+
+    Integral floats become ``int``; NumPy scalars become Python scalars; dates become ISO
+    strings (a number with a date format is converted using the workbook's epoch); error
+    codes stay strings and are flagged.
+    """
+    if value is None:
+        return None, False
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        try:
+            value = value.item()
+        except (ValueError, AttributeError):
+            pass
+    cls = type(value).__name__
+    if cls == "XlError":  # formulas package error object
+        return str(value), True
+    if isinstance(value, bool):
+        return value, False
+    if isinstance(value, (int, float)):
+        if number_format and data_type != "d":
+            from openpyxl.styles.numbers import is_date_format
+
+            if is_date_format(number_format):
+                when = _to_date(float(value), epoch_1904)
+                if when is not None:
+                    return normalise(when)
+        if isinstance(value, float):
+            if math.isnan(value) or math.isinf(value):
+                return "#NUM!", True
+            if value.is_integer() and abs(value) < 2**53:
+                return int(value), False
+        return value, False
+    if isinstance(value, dt.datetime):
+        if value.time() == dt.time(0):
+            return value.date().isoformat(), False
+        return value.replace(microsecond=0).isoformat() if value.microsecond < 1000 else value.isoformat(), False
+    if isinstance(value, (dt.date, dt.time)):
+        return value.isoformat(), False
+    if isinstance(value, dt.timedelta):
+        return str(value), False
+    if isinstance(value, str):
+        if data_type == "e" or (data_type is None and value in ERROR_CODES):
+            return value, True
+        return value, False
+    if cls in ("Empty", "EmptyCell") or str(value) == "empty":
+        return None, False
+    return str(value), False
+
+
+def _same(a: CellValue, b: CellValue) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+    if a in (None, "") and b in (None, ""):
+        return True
+    return a == b
+
+
+def show(value: CellValue, is_error: bool = False, number_format: str | None = None) -> str:
+    """How a cell value reads in the extracted text."""
+    if value is None:
+        return ""
+    if is_error:
+        return f"{value} (error)"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        text = str(value)
+    elif isinstance(value, float):
+        text = format(value, ".15g")
+    else:
+        s = str(value).replace("\r\n", "\n").replace("\n", "\\n")
+        if re.fullmatch(r"\s*[-+]?[0-9][0-9,]*(\.[0-9]+)?\s*", s) or s in ERROR_CODES or s in ("TRUE", "FALSE"):
+            return f'"{s}" (text)'
+        return s
+    if number_format and "%" in number_format and isinstance(value, (int, float)):
+        m = re.search(r"0(?:\.(0+))?\s*%", number_format)
+        decimals = len(m.group(1) or "") if m else 0
+        text += f" ({value * 100:.{decimals}f}%)"
+    return text
+
+
+def relative_form(formula: str, row: int, col: int) -> str:
+    """``formula`` with relative A1 references rewritten as offsets from (row, col), so
+    that a formula filled down a column has the same form in every cell."""
+    from openpyxl.utils import column_index_from_string
+
+    def repl(m: re.Match) -> str:
+        cabs, cletters, rabs, rdigits = m.groups()
+        try:
+            c = column_index_from_string(cletters)
+        except ValueError:
+            return m.group(0)
+        cpart = f"C{c}" if cabs else f"C[{c - col}]"
+        rpart = f"R{rdigits}" if rabs else f"R[{int(rdigits) - row}]"
+        return rpart + cpart
+
+    parts = []
+    last = 0
+    for m in _STRING_RE.finditer(formula):
+        parts.append(_REF_RE.sub(repl, formula[last:m.start()]))
+        parts.append(m.group(0))
+        last = m.end()
+    parts.append(_REF_RE.sub(repl, formula[last:]))
+    return "".join(parts)
+
+
+def _formula_text(value: object) -> str:
+    text = getattr(value, "text", None)  # ArrayFormula / DataTableFormula
+    if text is not None:
+        ref = getattr(value, "ref", None)
+        return f"{{{text}}}" + (f" (array {ref})" if ref else "")
+    if type(value).__name__ == "DataTableFormula":
+        return "=TABLE()"
+    return str(value)
+
+
+def _is_formula(value: object, data_type: str | None) -> bool:
+    if data_type == "f":
+        return True
+    return type(value).__name__ in ("ArrayFormula", "DataTableFormula")
+
+
+# --------------------------------------------------------------------------- passes
+
+def _load(fileobj, *, data_only: bool):
+    import openpyxl
+
+    with contextlib.redirect_stdout(io.StringIO()):
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return openpyxl.load_workbook(fileobj, read_only=True, data_only=data_only, keep_links=False)
+
+
+def _formula_pass(source: Source, ctx: Context | None) -> tuple[list[SheetData], list[tuple[str, str]], bool]:
+    with source.open() as f:
+        wb = _load(f, data_only=False)
+        try:
+            epoch_1904 = wb.epoch.year == 1904
+            names: list[tuple[str, str]] = []
+            try:
+                for name, dn in wb.defined_names.items():
+                    names.append((name, str(dn.attr_text)))
+            except Exception:  # noqa: BLE001 - defined names are a nicety
+                pass
+            sheets: list[SheetData] = []
+            chart_titles = {cs.title for cs in getattr(wb, "chartsheets", [])}
+            for title in wb.sheetnames:
+                if title in chart_titles:
+                    sheets.append(SheetData(name=title, chartsheet=True))
+                    continue
+                ws = wb[title]
+                sd = SheetData(name=title, state=getattr(ws, "sheet_state", "visible") or "visible")
+                if hasattr(ws, "reset_dimensions"):
+                    ws.reset_dimensions()  # never trust (or pad to) a declared dimension
+                for row in ws.iter_rows():
+                    if ctx is not None:
+                        ctx.check_deadline()
+                    for cell in row:
+                        v = cell.value
+                        if v is None:
+                            continue
+                        coord = f"{cell.column_letter}{cell.row}"
+                        sd.cells.append((cell.row, cell.column, coord))
+                        fmt = cell.number_format
+                        if fmt and fmt != "General":
+                            sd.formats[coord] = fmt
+                        if _is_formula(v, cell.data_type):
+                            sd.formulas[coord] = _formula_text(v)
+                        else:
+                            val, err = normalise(v, cell.data_type, fmt, epoch_1904)
+                            sd.values[coord] = val
+                            if err:
+                                sd.errors[coord] = str(val)
+                sheets.append(sd)
+        finally:
+            wb.close()
+    return sheets, names, epoch_1904
+
+
+def _values_pass(fileobj, sheets: list[SheetData], epoch_1904: bool, ctx: Context | None,
+                 only_formulas: bool = True) -> dict[str, dict[str, tuple[CellValue, bool]]]:
+    """Values of the formula cells of ``sheets`` as stored in ``fileobj`` (cached values of
+    the original, or the values LibreOffice wrote)."""
+    wb = _load(fileobj, data_only=True)
+    out: dict[str, dict[str, tuple[CellValue, bool]]] = {}
+    try:
+        for sd in sheets:
+            if sd.chartsheet or sd.name not in wb.sheetnames or not sd.formulas:
+                continue
+            ws = wb[sd.name]
+            if hasattr(ws, "reset_dimensions"):
+                ws.reset_dimensions()
+            want = sd.formulas
+            got: dict[str, tuple[CellValue, bool]] = {}
+            for row in ws.iter_rows():
+                if ctx is not None:
+                    ctx.check_deadline()
+                for cell in row:
+                    if cell.value is None:
+                        continue
+                    coord = f"{cell.column_letter}{cell.row}"
+                    if coord in want:
+                        got[coord] = normalise(cell.value, cell.data_type, sd.formats.get(coord), epoch_1904)
+            out[sd.name] = got
+    finally:
+        wb.close()
+    return out
+
+
+def _recalc_libreoffice(source: Source, sheets, epoch_1904, ctx: Context | None, limits: ExtractLimits,
+                        limit_resources: bool):
+    from . import _soffice
+
+    with tempfile.TemporaryDirectory(prefix="jobbench-xlsx-") as tmp:
+        tmpdir = Path(tmp)
+        (tmpdir / "in").mkdir()
+        (tmpdir / "out").mkdir()
+        src = source.copy_to(tmpdir / "in" / ("book" + (source.suffix if source.suffix in (".xlsx", ".xlsm") else ".xlsx")))
+        timeout = limits.soffice_timeout
+        if ctx is not None and ctx.remaining() is not None:
+            timeout = max(1.0, min(timeout, ctx.remaining() - 5.0))
+        out = _soffice.convert(src, "xlsx", tmpdir / "out", timeout=timeout, limit_resources=limit_resources)
+        with open(out, "rb") as f:
+            return _values_pass(f, sheets, epoch_1904, ctx)
+
+
+_FORMULAS_KEY = re.compile(r"^'?\[(?P<book>[^\]]+)\](?P<sheet>.+?)'?!(?P<cell>\$?[A-Z]{1,3}\$?[0-9]+)$")
+
+
+def _recalc_formulas(source: Source, sheets, epoch_1904, ctx: Context | None):
+    import warnings
+
+    with tempfile.TemporaryDirectory(prefix="jobbench-xlsx-") as tmp:
+        path = source.copy_to(Path(tmp) / "book.xlsx")
+        sink = io.StringIO()
+        with contextlib.redirect_stderr(sink), contextlib.redirect_stdout(sink), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import formulas
+
+            model = formulas.ExcelModel().loads(str(path))
+            try:
+                model.finish()
+            except Exception:  # noqa: BLE001 - retry allowing circular references
+                model = formulas.ExcelModel().loads(str(path))
+                model.finish(circular=True)
+            solution = model.calculate()
+    by_upper = {sd.name.upper(): sd for sd in sheets}
+    out: dict[str, dict[str, tuple[CellValue, bool]]] = {sd.name: {} for sd in sheets}
+    for key, ranges in solution.items():
+        m = _FORMULAS_KEY.match(str(key))
+        if not m:
+            continue
+        sheet_name = m.group("sheet").replace("''", "'")
+        sd = by_upper.get(sheet_name.upper())
+        if sd is None:
+            continue
+        coord = m.group("cell").replace("$", "")
+        if coord not in sd.formulas:
+            continue
+        value = getattr(ranges, "value", ranges)
+        try:
+            value = value[0][0] if hasattr(value, "__getitem__") and not isinstance(value, str) else value
+        except (IndexError, TypeError):
+            pass
+        out[sd.name][coord] = normalise(value, None, sd.formats.get(coord), epoch_1904)
+    return out
+
+
+def _package_parts(source: Source) -> tuple[set[str], list[tuple[str, bytes]], list[tuple[str, bytes]]]:
+    with source.open() as f, zipfile.ZipFile(f) as zf:
+        names = set(zf.namelist())
+        charts = [(n, zf.read(n)) for n in sorted(names) if re.fullmatch(r"xl/charts/chart\d+\.xml", n)]
+        media = [(n, zf.read(n)) for n in sorted(names) if n.startswith("xl/media/")]
+    return names, charts, media
+
+
+def _resolve_engine(requested: str, soffice_present: bool) -> str:
+    if requested == "auto":
+        return "libreoffice" if soffice_present else "formulas"
+    return requested
+
+
+def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
+                  limit_resources: bool = False) -> Workbook:
+    """Run the passes and the recalculation; see the module docstring.
+
+    Args:
+        source: a verified xlsx/xlsm (already past the zip-bomb guard).
+        ctx: for deadline checks (``None`` = no deadline).
+        limits: ``xlsx_engine`` and ``soffice_timeout`` are used.
+        limit_resources: apply rlimits to LibreOffice (worker only).
+
+    Raises:
+        ExtractionError / openpyxl, zipfile errors: unreadable workbook (the caller turns
+        them into an error diagnostic).
+    """
+    from ._soffice import find_soffice
+
+    diags: list[Diagnostic] = []
+    names, charts, media = _package_parts(source)
+    sheets, defined_names, epoch_1904 = _formula_pass(source, ctx)
+    with source.open() as f:
+        cached = _values_pass(f, sheets, epoch_1904, ctx)
+
+    n_formulas = sum(len(s.formulas) for s in sheets)
+    soffice_present = find_soffice() is not None
+    requested = limits.xlsx_engine
+    engine = _resolve_engine(requested, soffice_present)
+    recalculated = None
+    engine_note = ""
+    failures = []
+    if n_formulas == 0:
+        engine, engine_note = "cached", "no formulas"
+    else:
+        order = [engine] + (["formulas"] if engine == "libreoffice" else [])
+        if engine == "libreoffice" and not soffice_present:
+            failures.append("LibreOffice requested but soffice was not found")
+            order = ["formulas"]
+        for candidate in order:
+            if candidate == "cached":
+                break
+            try:
+                if candidate == "libreoffice":
+                    recalculated = _recalc_libreoffice(source, sheets, epoch_1904, ctx, limits, limit_resources)
+                else:
+                    recalculated = _recalc_formulas(source, sheets, epoch_1904, ctx)
+                engine = candidate
+                break
+            except Exception as exc:  # noqa: BLE001 - any engine failure falls through to the next
+                if type(exc).__name__ == "DeadlineExceeded":
+                    raise
+                failures.append(f"{'LibreOffice' if candidate == 'libreoffice' else 'formulas'} recalculation failed: "
+                                f"{type(exc).__name__}: {str(exc)[:300]}")
+        if recalculated is None:
+            engine = "cached"
+        for msg in failures:
+            diags.append(Diagnostic(level="warning" if recalculated is not None else "error", message=msg))
+        if engine == "libreoffice":
+            engine_note = "values recalculated with LibreOffice (headless, recalculation forced on load)"
+        elif engine == "formulas":
+            why = "LibreOffice not installed" if not soffice_present else (
+                "LibreOffice failed" if requested in ("auto", "libreoffice") else "engine chosen")
+            engine_note = f"values recalculated with the formulas package ({why})"
+        else:
+            engine_note = ("values are the cached values saved in the file (recalculation disabled)"
+                           if requested == "cached" else "values are the cached values saved in the file (no engine could recalculate)")
+        diags.append(Diagnostic(level="info", message=engine_note))
+
+    # cells whose recalculation cannot be trusted: volatile functions, external
+    # references, and (in a workbook with macros) cells that only recalculate to an error
+    has_macros = "xl/vbaProject.bin" in names
+    has_links = any(n.startswith("xl/externalLinks/") for n in names)
+    volatile_cells: list[str] = []
+    external_cells: list[str] = []
+    macro_cells: list[str] = []
+    stale = []
+    missing = 0
+    for sd in sheets:
+        rec = (recalculated or {}).get(sd.name, {})
+        cac = cached.get(sd.name, {})
+        for coord, formula in sd.formulas.items():
+            c_val, c_err = cac.get(coord, (None, False))
+            r_val, r_err = rec.get(coord, (None, False)) if recalculated is not None else (c_val, c_err)
+            sd.cached[coord] = c_val
+            if c_val is None:
+                missing += 1
+            bare = _STRING_RE.sub('""', formula)
+            reason = None
+            m = _UNTRUSTED_RE.search(bare)
+            if m:
+                reason = f"volatile {m.group(1).upper()}"
+                volatile_cells.append(f"{sd.name}!{coord} ({m.group(1).upper()})")
+            elif _EXTERNAL_RE.search(bare):
+                reason = "external link"
+                external_cells.append(f"{sd.name}!{coord}")
+            elif has_macros and recalculated is not None and r_err and not c_err and c_val is not None:
+                reason = "macro workbook"
+                macro_cells.append(f"{sd.name}!{coord}")
+            if recalculated is None:
+                val, err = c_val, c_err
+            elif reason is not None:
+                if c_val is not None:
+                    val, err = c_val, c_err
+                    sd.untrusted[coord] = f"{reason}: value cached in the file" + (
+                        "" if _same(c_val, r_val) else f"; recalculating now gives {show(r_val, r_err)}")
+                else:
+                    val, err = r_val, r_err
+                    sd.untrusted[coord] = f"{reason}: no cached value; recalculated now"
+            else:
+                val, err = r_val, r_err
+                if c_val is not None and not _same(c_val, r_val):
+                    stale.append((sd.name, coord, c_val, r_val))
+            sd.values[coord] = val
+            if err:
+                sd.errors[coord] = str(val)
+        # keep file order of values
+        sd.values = {coord: sd.values[coord] for _r, _c, coord in sd.cells if coord in sd.values}
+
+    def _eg(cells: list[str]) -> str:
+        return ", ".join(cells[:10]) + (" …" if len(cells) > 10 else "")
+
+    if volatile_cells:
+        diags.append(Diagnostic(level="warning", message=(
+            f"volatile functions in {len(volatile_cells)} cell(s), not trusted: {_eg(volatile_cells)}; these cells "
+            "show the value cached in the file when there is one")))
+    if external_cells or has_links:
+        diags.append(Diagnostic(level="warning", message=(
+            "external links" + (f" in {len(external_cells)} cell(s): {_eg(external_cells)}" if external_cells else "")
+            + "; links are never updated, cells show the value cached in the file")))
+    if has_macros:
+        diags.append(Diagnostic(level="warning", message=(
+            "workbook contains macros (vbaProject.bin), never run"
+            + (f"; {len(macro_cells)} cell(s) that recalculate only to an error show their cached value: "
+               f"{_eg(macro_cells)}" if macro_cells else ""))))
+    if stale:
+        eg = ", ".join(f"{s}!{c} saved {show(a)} → {show(b)}" for s, c, a, b in stale[:5])
+        diags.append(Diagnostic(level="warning", message=(
+            f"{len(stale)} formula cell(s) had stale cached values, recalculated values are shown (e.g. {eg})")))
+    if missing and n_formulas:
+        if engine == "cached":
+            diags.append(Diagnostic(level="warning", message=(
+                f"{missing} of {n_formulas} formula cell(s) have no cached value and could not be recalculated "
+                "(shown empty)")))
+        else:
+            diags.append(Diagnostic(level="info", message=(
+                f"{missing} of {n_formulas} formula cell(s) had no cached value (workbook saved without "
+                "calculation, e.g. written by a script); recalculated values are shown")))
+    n_err = sum(len(s.errors) for s in sheets)
+    if n_err:
+        eg = ", ".join(f"{s.name}!{c} {v}" for s in sheets for c, v in list(s.errors.items())[:3])
+        diags.append(Diagnostic(level="warning", message=f"{n_err} cell(s) hold error values (e.g. {eg})"))
+    return Workbook(sheets=sheets, engine=engine, engine_note=engine_note, diagnostics=diags,
+                    defined_names=defined_names, charts=charts, media=media, epoch_1904=epoch_1904)
+
+
+# --------------------------------------------------------------------------- rendering
+
+def _annotations(sd: SheetData) -> dict[str, str]:
+    """Formula annotation per formula cell; a long fill-down run is shown once."""
+    from openpyxl.utils import coordinate_to_tuple
+
+    by_col: dict[int, list[tuple[int, str]]] = {}
+    for coord in sd.formulas:
+        r, c = coordinate_to_tuple(coord)
+        by_col.setdefault(c, []).append((r, coord))
+    notes: dict[str, str] = {}
+    for c, cells in by_col.items():
+        cells.sort()
+        i = 0
+        while i < len(cells):
+            r0, coord0 = cells[i]
+            form = relative_form(sd.formulas[coord0], r0, c)
+            j = i + 1
+            while j < len(cells) and cells[j][0] == cells[j - 1][0] + 1 and \
+                    relative_form(sd.formulas[cells[j][1]], cells[j][0], c) == form:
+                j += 1
+            formula = sd.formulas[coord0]
+            formula = formula if formula.startswith(("=", "{")) else "=" + formula
+            if j - i >= FILL_RUN_MIN:
+                notes[coord0] = f"[{formula} ; filled down to {cells[j - 1][1]}, {j - i:,} cells]"
+                for _r, coord in cells[i + 1:j]:
+                    notes[coord] = ""
+            else:
+                for _r, coord in cells[i:j]:
+                    f = sd.formulas[coord]
+                    notes[coord] = f"[{f if f.startswith(('=', '{')) else '=' + f}]"
+            i = j
+    return notes
+
+
+def render_sheet(sd: SheetData) -> str:
+    """The text of one sheet: a header, then one line per row ``A1=… | B1=…``."""
+    if sd.chartsheet:
+        return f'## Chart sheet "{sd.name}"\n'
+    state = "" if sd.state == "visible" else f", {sd.state}"
+    if not sd.cells:
+        return f'## Sheet "{sd.name}" (empty{state})\n'
+    rows = sorted({r for r, _c, _coord in sd.cells})
+    min_c = min(c for _r, c, _coord in sd.cells)
+    max_c = max(c for _r, c, _coord in sd.cells)
+    from openpyxl.utils import get_column_letter
+
+    used = f"{get_column_letter(min_c)}{rows[0]}:{get_column_letter(max_c)}{rows[-1]}"
+    head = f'## Sheet "{sd.name}" (used range {used}; {len(rows):,} rows with data; {len(sd.formulas):,} formulas{state})'
+    notes = _annotations(sd)
+    lines = [head]
+    current = None
+    parts: list[str] = []
+    for r, _c, coord in sd.cells:
+        if r != current:
+            if parts:
+                lines.append(" | ".join(parts))
+            parts = []
+            current = r
+        val = sd.values.get(coord)
+        text = f"{coord}={show(val, coord in sd.errors, sd.formats.get(coord))}"
+        note = notes.get(coord)
+        if note:
+            text += " " + note
+        flag = sd.untrusted.get(coord)
+        if flag:
+            text += f" ({flag})"
+        parts.append(text)
+    if parts:
+        lines.append(" | ".join(parts))
+    return "\n".join(lines) + "\n"
+
+
+def render_workbook(wb: Workbook, ctx: Context, budget: int) -> str:
+    """The whole workbook's text within ``budget`` characters: a header line, every sheet
+    (a fair share of the budget each, head and tail kept), named ranges and charts."""
+    from ._ooxml import chart_summary
+
+    names = ", ".join(f'"{s.name}"' + (" (hidden)" if s.state != "visible" else "") for s in wb.sheets)
+    header = f"Workbook with {len(wb.sheets)} sheet(s): {names}\n[{wb.engine_note or 'no formulas'}]\n"
+    tail_parts = []
+    if wb.defined_names:
+        tail_parts.append("Named ranges: " + "; ".join(f"{n} = {t}" for n, t in wb.defined_names[:100]))
+    for name, data in wb.charts:
+        tail_parts.append(f"{name}: " + chart_summary(data))
+    for name, data in wb.media:
+        label = ctx.add_image(name.rsplit("/", 1)[-1], data)
+        tail_parts.append(f"[image: {name}" + ("" if label else ", not attached") + "]")
+    tail = ("\n" + "\n".join(tail_parts) + "\n") if tail_parts else ""
+    tail, cut_tail = head_tail(tail, max(1000, budget // 5), what="charts and names")
+    texts = [render_sheet(s) for s in wb.sheets]
+    room = max(1000, budget - len(header) - len(tail) - 2 * len(texts))
+    shares = fair_shares([len(t) for t in texts], room)
+    out = [header]
+    for sd, text, share in zip(wb.sheets, texts, shares):
+        cut, was_cut = head_tail(text, share, what=f'sheet "{sd.name}"')
+        ctx.truncated |= was_cut
+        out.append(cut)
+    ctx.truncated |= cut_tail
+    return "\n".join(out) + tail
+
+
+def extract_xlsx(source: Source, ctx: Context, *, sha256: str = "", limit_resources: bool = False) -> str:
+    """Extractor entry point for xlsx/xlsm (see module docstring)."""
+    wb = read_workbook(source, ctx, ctx.limits, limit_resources=limit_resources)
+    ctx.diagnostics.extend(wb.diagnostics)
+    ctx.workbook = wb.values(ctx.rel, sha256)
+    if any(d.level == "error" for d in wb.diagnostics) or any("recalculation failed" in d.message for d in wb.diagnostics):
+        ctx.cacheable = False
+    return render_workbook(wb, ctx, ctx.limits.max_chars)
+
+
+def workbook_values_of(source: Source, ctx: Context | None, limits: ExtractLimits, *, rel: str, sha256: str,
+                       limit_resources: bool = False) -> WorkbookValues:
+    """:class:`WorkbookValues` of a verified workbook (no rendering)."""
+    wb = read_workbook(source, ctx, limits, limit_resources=limit_resources)
+    return wb.values(rel, sha256)
+
+
+def raise_if_not_workbook(kind: str, rel: str) -> None:
+    """Raise :class:`ExtractionError` unless ``kind`` is a workbook kind."""
+    if kind != "xlsx":
+        raise ExtractionError(f"{rel}: not an xlsx/xlsm workbook (detected {kind})")
