@@ -302,14 +302,15 @@ def decode_text(data: bytes, ctx: Context | None = None, *, what: str = "text") 
         # a multibyte sequence cut at the end of a chunk is still UTF-8
         if exc.start >= len(data) - 3 and exc.reason == "unexpected end of data":
             return data[: exc.start].decode("utf-8"), "utf-8"
-    enc = None
-    try:
-        from charset_normalizer import from_bytes
+    enc = "cp1252" if _mostly_western(data[: 1 << 20]) else None
+    if enc is None:
+        try:
+            from charset_normalizer import from_bytes
 
-        best = from_bytes(data[: 1 << 20]).best()
-        enc = best.encoding if best is not None else None
-    except Exception:  # noqa: BLE001 - detection is best effort
-        enc = None
+            best = from_bytes(data[: 1 << 20]).best()
+            enc = best.encoding if best is not None else None
+        except Exception:  # noqa: BLE001 - detection is best effort
+            enc = None
     enc = enc or "cp1252"
     try:
         text = data.decode(enc, errors="replace")
@@ -319,6 +320,24 @@ def decode_text(data: bytes, ctx: Context | None = None, *, what: str = "text") 
     if ctx is not None:
         ctx.warn(f"{what} is not UTF-8; decoded as {enc} (detected)")
     return text, enc
+
+
+def _mostly_western(data: bytes) -> bool:
+    """True for text that is mostly ASCII with occasional bytes that cp1252 decodes to
+    Latin letters or punctuation (accented Western European text). Statistical detectors
+    misjudge such short samples (e.g. as Johab); Cyrillic or CJK legacy encodings are
+    mostly high bytes and fail the ratio test."""
+    import unicodedata
+
+    high = [b for b in data if b >= 0x80]
+    letters = sum(1 for b in data if (0x41 <= b <= 0x5A) or (0x61 <= b <= 0x7A)) + len(high)
+    if not high or letters == 0 or len(high) > 0.3 * letters:
+        return False
+    if any(b in (0x81, 0x8D, 0x8F, 0x90, 0x9D) for b in high):  # undefined in cp1252
+        return False
+    decoded = bytes(high).decode("cp1252")
+    latin = sum(1 for ch in decoded if unicodedata.category(ch)[0] in "LPSZN")
+    return latin == len(decoded)
 
 
 def looks_binary(head: bytes) -> bool:

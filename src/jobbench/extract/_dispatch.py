@@ -107,6 +107,7 @@ def extract_source(source: Source, ctx: Context) -> tuple[str, str]:
     ext_kind = extension_kind(source.suffix)
     magic = magic_kind(head)
     label = source.suffix or "(no extension)"
+    ctx.kind = magic if magic in ("pdf", "sqlite", "image") else (ext_kind or magic or "unknown")
 
     if magic == "zip":
         from ._safety import check_zip
