@@ -1,0 +1,86 @@
+"""Shared fixtures for the extraction tests: a private cache per test, workbook builders."""
+
+from __future__ import annotations
+
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+
+SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
+needs_soffice = pytest.mark.skipif(
+    SOFFICE is None,
+    reason="LibreOffice (soffice) is not installed; CI installs it with scripts/setup.sh "
+           "(apt libreoffice-calc-nogui), so the LibreOffice path runs there",
+)
+ENGINES = [
+    pytest.param("libreoffice", marks=needs_soffice, id="libreoffice"),
+    pytest.param("formulas", id="formulas"),
+]
+
+
+@pytest.fixture(autouse=True)
+def _private_cache(tmp_path_factory, monkeypatch):
+    """Every test gets its own empty extraction cache and no engine override."""
+    monkeypatch.setenv("JOBBENCH_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    monkeypatch.delenv("JOBBENCH_XLSX_ENGINE", raising=False)
+    monkeypatch.delenv("JOBBENCH_NO_CACHE", raising=False)
+    monkeypatch.delenv("JOBBENCH_EXTRACT_ISOLATION", raising=False)
+
+
+def set_cached_values(path: Path, sheet_xml: str, cached: dict[str, str]) -> None:
+    """Rewrite an openpyxl-written workbook so formula cells carry the given cached values
+    (``{"C2": "999"}``), as a workbook saved by an application with stale caches would.
+
+    openpyxl writes a formula cell as ``<c r="C2"><f>…</f><v></v></c>`` (empty cache);
+    the cached value goes into ``<v>``.
+    """
+    import re
+
+    tmp = path.with_suffix(".tmp")
+    with zipfile.ZipFile(path) as src, zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in src.infolist():
+            data = src.read(info.filename)
+            if info.filename == sheet_xml:
+                text = data.decode()
+                for cell, value in cached.items():
+                    pattern = re.compile(r'(<c r="%s"[^>]*>)(<f>[^<]*</f>)<v\s*/?>(?:</v>)?' % cell)
+                    text, n = pattern.subn(lambda m: f"{m.group(1)}{m.group(2)}<v>{value}</v>", text)
+                    assert n == 1, f"cell {cell} not found as a formula cell in {sheet_xml}"
+                data = text.encode()
+            out.writestr(info, data)
+    tmp.replace(path)
+
+
+def add_zip_member(path: Path, name: str, data: bytes, compress: int = zipfile.ZIP_DEFLATED) -> None:
+    """Append a member to an existing zip container (xlsx/docx/pptx/zip)."""
+    with zipfile.ZipFile(path, "a", compression=compress) as z:
+        z.writestr(name, data)
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request) -> str:
+    """Each workbook test runs with both recalculation engines (LibreOffice skipped, with a
+    reason, only when soffice is absent)."""
+    return request.param
+
+
+@pytest.fixture
+def soffice() -> str:
+    """Path of soffice; skips the test (with the reason) when LibreOffice is absent."""
+    if SOFFICE is None:
+        pytest.skip("LibreOffice (soffice) is not installed; CI installs it with scripts/setup.sh")
+    return SOFFICE
+
+
+@pytest.fixture
+def stale():
+    """The :func:`set_cached_values` helper."""
+    return set_cached_values
+
+
+@pytest.fixture
+def add_member():
+    """The :func:`add_zip_member` helper."""
+    return add_zip_member
