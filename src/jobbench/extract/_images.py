@@ -16,6 +16,7 @@ def extract_image(source: Source, ctx: Context) -> str:
     from PIL import Image
 
     data = source.read_bytes()
+    Image.MAX_IMAGE_PIXELS = ctx.limits.max_image_pixels
     try:
         with Image.open(io.BytesIO(data)) as im:
             fmt, (w, h), frames = im.format or "image", im.size, getattr(im, "n_frames", 1)

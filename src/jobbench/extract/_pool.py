@@ -21,6 +21,10 @@ from pathlib import Path
 from ._worker import HEADER
 
 
+STARTUP_TIMEOUT = 120.0
+"""Seconds a new worker may take to start and answer its first ping."""
+
+
 class WorkerTimeout(Exception):
     """The worker did not answer within the time budget (it has been killed)."""
 
@@ -48,6 +52,8 @@ class Worker:
             env=env, start_new_session=True, close_fds=True,
         )
         self.memory_mb = memory_mb
+        # start-up (interpreter, pydantic) must not eat into the first file's time budget
+        self.call({"op": "ping"}, timeout=STARTUP_TIMEOUT)
 
     @property
     def pid(self) -> int:

@@ -59,7 +59,7 @@ def _handle(req: dict) -> dict:
     from ._limits import ExtractLimits
 
     op = req.get("op")
-    if op == "ping":
+    if op == "ping":  # also warms up the imports every request needs
         return {"ok": True, "pid": os.getpid()}
     limits = ExtractLimits.model_validate(req["limits"])
     if op == "extract":
