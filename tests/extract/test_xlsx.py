@@ -268,3 +268,15 @@ def test_workbook_values_rejects_non_workbooks(tmp_path):
         workbook_values(q)
     with pytest.raises(FileNotFoundError, match="missing.xlsx"):
         workbook_values(tmp_path / "missing.xlsx")
+
+
+def test_formulas_fallback_skips_very_large_workbooks(tmp_path, stale):
+    from jobbench.extract import ExtractLimits
+
+    path = _sales_book(tmp_path / "sales.xlsx")
+    stale(path, "xl/worksheets/sheet1.xml", {"D7": "113"})
+    wv = workbook_values(path, limits=ExtractLimits(xlsx_engine="formulas", formulas_max_cells=3))
+    assert wv.engine == "cached"
+    assert wv.get("Sales", "D7") == 113 and wv.get("Sales", "D2") is None
+    msgs = [d.message for d in wv.diagnostics if d.level == "warning"]
+    assert "formulas recalculation skipped: 7 formula cells exceed its limit of 3" in msgs[0]

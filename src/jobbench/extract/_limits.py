@@ -50,6 +50,9 @@ class ExtractLimits(BaseModel):
         memory_mb: address-space limit (RLIMIT_AS) of the extraction worker; 0 = none.
         xlsx_engine: ``auto`` (LibreOffice if installed, else ``formulas``),
             ``libreoffice``, ``formulas`` or ``cached`` (no recalculation).
+        formulas_max_cells: the ``formulas`` fallback is not attempted on workbooks with
+            more formula cells than this (it takes several milliseconds and tens of KB per
+            formula cell); such workbooks show their cached values with a warning.
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -72,6 +75,7 @@ class ExtractLimits(BaseModel):
     soffice_timeout: float = Field(120.0, gt=0)
     memory_mb: int = Field(4096, ge=0)
     xlsx_engine: XlsxEngine = "auto"
+    formulas_max_cells: int = Field(20_000, ge=0)
 
     def cache_relevant(self) -> dict:
         """The fields that change an extraction's output (part of the cache key)."""

@@ -2,9 +2,9 @@
 
 Reading order:
 
-1. the file's formulas and constants (openpyxl, ``data_only=False``);
-2. the values cached in the file (openpyxl, ``data_only=True``);
-3. recalculated values: LibreOffice headless on a private copy with a profile that forces
+1. the file's formulas, constants and the values cached in it, in one streaming pass
+   (:mod:`._xlsx_read`);
+2. recalculated values: LibreOffice headless on a private copy with a profile that forces
    recalculation on load (:mod:`._soffice`), else the ``formulas`` package, else none.
 
 A formula cell shows the recalculated value, except an *untrusted* cell (a volatile
@@ -17,6 +17,7 @@ recalculation cannot reproduce what the author saw. Errors (``#DIV/0!``) stay er
 from __future__ import annotations
 
 import contextlib
+import functools
 import datetime as dt
 import io
 import math
@@ -105,6 +106,13 @@ def _to_date(serial: float, epoch_1904: bool) -> dt.datetime | None:
         return None
 
 
+@functools.lru_cache(maxsize=1024)
+def _is_date_format(number_format: str) -> bool:
+    from openpyxl.styles.numbers import is_date_format
+
+    return bool(is_date_format(number_format))
+
+
 def normalise(value: object, data_type: str | None = None, number_format: str | None = None,
               epoch_1904: bool = False) -> tuple[CellValue, bool]:
     """A cell value as :data:`CellValue` plus whether it is an error.
@@ -127,9 +135,7 @@ def normalise(value: object, data_type: str | None = None, number_format: str | 
         return value, False
     if isinstance(value, (int, float)):
         if number_format and data_type != "d":
-            from openpyxl.styles.numbers import is_date_format
-
-            if is_date_format(number_format):
+            if _is_date_format(number_format):
                 when = _to_date(float(value), epoch_1904)
                 if when is not None:
                     return normalise(when)
@@ -213,108 +219,85 @@ def relative_form(formula: str, row: int, col: int) -> str:
     return "".join(parts)
 
 
-def _formula_text(value: object) -> str:
-    text = getattr(value, "text", None)  # ArrayFormula / DataTableFormula
-    if text is not None:
-        ref = getattr(value, "ref", None)
-        return f"{{{text}}}" + (f" (array {ref})" if ref else "")
-    if type(value).__name__ == "DataTableFormula":
-        return "=TABLE()"
-    return str(value)
-
-
-def _is_formula(value: object, data_type: str | None) -> bool:
-    if data_type == "f":
-        return True
-    return type(value).__name__ in ("ArrayFormula", "DataTableFormula")
+def _formula_text(raw) -> str:
+    """Display text of a stored formula: ``=…``, ``{=…} (array B1:B9)`` or ``=TABLE(…)``."""
+    if raw.formula_kind == "array":
+        return f"{{={raw.formula}}}" + (f" (array {raw.array_ref})" if raw.array_ref else "")
+    return "=" + raw.formula
 
 
 # --------------------------------------------------------------------------- passes
 
-def _load(fileobj, *, data_only: bool):
-    import openpyxl
+def _read_file(fileobj, ctx: Context | None):
+    from ._xlsx_read import read_package
 
-    with contextlib.redirect_stdout(io.StringIO()):
-        import warnings
-
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            return openpyxl.load_workbook(fileobj, read_only=True, data_only=data_only, keep_links=False)
+    zf = zipfile.ZipFile(fileobj)
+    return zf, read_package(zf)
 
 
-def _formula_pass(source: Source, ctx: Context | None) -> tuple[list[SheetData], list[tuple[str, str]], bool]:
+def _formula_pass(source: Source, ctx: Context | None):
+    """Formulas, constants, number formats and cached values of every cell, in one pass.
+
+    Returns:
+        ``(sheets, defined_names, epoch_1904, cached)`` where ``cached`` maps sheet →
+        coordinate → ``(value, is_error)`` for formula cells.
+    """
+    from ._xlsx_read import iter_cells
+
+    cached: dict[str, dict[str, tuple[CellValue, bool]]] = {}
     with source.open() as f:
-        wb = _load(f, data_only=False)
-        try:
-            epoch_1904 = wb.epoch.year == 1904
-            names: list[tuple[str, str]] = []
-            try:
-                for name, dn in wb.defined_names.items():
-                    names.append((name, str(dn.attr_text)))
-            except Exception:  # noqa: BLE001 - defined names are a nicety
-                pass
+        zf, pkg = _read_file(f, ctx)
+        with zf:
             sheets: list[SheetData] = []
-            chart_titles = {cs.title for cs in getattr(wb, "chartsheets", [])}
-            for title in wb.sheetnames:
-                if title in chart_titles:
-                    sheets.append(SheetData(name=title, chartsheet=True))
-                    continue
-                ws = wb[title]
-                sd = SheetData(name=title, state=getattr(ws, "sheet_state", "visible") or "visible")
-                if hasattr(ws, "reset_dimensions"):
-                    ws.reset_dimensions()  # never trust (or pad to) a declared dimension
-                for row in ws.iter_rows():
-                    if ctx is not None:
-                        ctx.check_deadline()
-                    for cell in row:
-                        v = cell.value
-                        if v is None:
-                            continue
-                        coord = f"{cell.column_letter}{cell.row}"
-                        sd.cells.append((cell.row, cell.column, coord))
-                        fmt = cell.number_format
-                        if fmt and fmt != "General":
-                            sd.formats[coord] = fmt
-                        if _is_formula(v, cell.data_type):
-                            sd.formulas[coord] = _formula_text(v)
-                        else:
-                            val, err = normalise(v, cell.data_type, fmt, epoch_1904)
-                            sd.values[coord] = val
-                            if err:
-                                sd.errors[coord] = str(val)
+            for info in pkg.sheets:
+                sd = SheetData(name=info.name, state=info.state, chartsheet=info.chartsheet)
                 sheets.append(sd)
-        finally:
-            wb.close()
-    return sheets, names, epoch_1904
+                if info.chartsheet or info.part is None:
+                    continue
+                got: dict[str, tuple[CellValue, bool]] = {}
+                for n, raw in enumerate(iter_cells(zf, info.part, pkg)):
+                    if ctx is not None and n % 5000 == 0:
+                        ctx.check_deadline()
+                    coord = raw.coord
+                    sd.cells.append((raw.row, raw.col, coord))
+                    fmt = raw.number_format
+                    if fmt and fmt != "General":
+                        sd.formats[coord] = fmt
+                    val, err = normalise(raw.value, raw.data_type, fmt, pkg.date1904)
+                    if raw.formula is not None:
+                        sd.formulas[coord] = _formula_text(raw)
+                        got[coord] = (val, err)
+                    else:
+                        sd.values[coord] = val
+                        if err:
+                            sd.errors[coord] = str(val)
+                cached[sd.name] = got
+    return sheets, pkg.defined_names, pkg.date1904, cached
 
 
-def _values_pass(fileobj, sheets: list[SheetData], epoch_1904: bool, ctx: Context | None,
-                 only_formulas: bool = True) -> dict[str, dict[str, tuple[CellValue, bool]]]:
-    """Values of the formula cells of ``sheets`` as stored in ``fileobj`` (cached values of
-    the original, or the values LibreOffice wrote)."""
-    wb = _load(fileobj, data_only=True)
+def _values_pass(fileobj, sheets: list[SheetData], epoch_1904: bool, ctx: Context | None
+                 ) -> dict[str, dict[str, tuple[CellValue, bool]]]:
+    """Stored values of the formula cells of ``sheets`` in another copy of the workbook
+    (the one LibreOffice wrote after recalculating), matched by sheet name."""
+    from ._xlsx_read import iter_cells
+
     out: dict[str, dict[str, tuple[CellValue, bool]]] = {}
-    try:
+    zf, pkg = _read_file(fileobj, ctx)
+    parts = {info.name: info.part for info in pkg.sheets if not info.chartsheet}
+    with zf:
         for sd in sheets:
-            if sd.chartsheet or sd.name not in wb.sheetnames or not sd.formulas:
+            part = parts.get(sd.name)
+            if sd.chartsheet or part is None or not sd.formulas:
                 continue
-            ws = wb[sd.name]
-            if hasattr(ws, "reset_dimensions"):
-                ws.reset_dimensions()
             want = sd.formulas
             got: dict[str, tuple[CellValue, bool]] = {}
-            for row in ws.iter_rows():
-                if ctx is not None:
+            for n, raw in enumerate(iter_cells(zf, part, pkg)):
+                if ctx is not None and n % 5000 == 0:
                     ctx.check_deadline()
-                for cell in row:
-                    if cell.value is None:
-                        continue
-                    coord = f"{cell.column_letter}{cell.row}"
-                    if coord in want:
-                        got[coord] = normalise(cell.value, cell.data_type, sd.formats.get(coord), epoch_1904)
+                if raw.coord in want:
+                    got[raw.coord] = normalise(raw.value, raw.data_type, sd.formats.get(raw.coord) or raw.number_format,
+                                               pkg.date1904)
             out[sd.name] = got
-    finally:
-        wb.close()
     return out
 
 
@@ -409,9 +392,7 @@ def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
 
     diags: list[Diagnostic] = []
     names, charts, media = _package_parts(source)
-    sheets, defined_names, epoch_1904 = _formula_pass(source, ctx)
-    with source.open() as f:
-        cached = _values_pass(f, sheets, epoch_1904, ctx)
+    sheets, defined_names, epoch_1904, cached = _formula_pass(source, ctx)
 
     n_formulas = sum(len(s.formulas) for s in sheets)
     soffice_present = find_soffice() is not None
@@ -425,7 +406,7 @@ def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
     else:
         order = [engine] + (["formulas"] if engine == "libreoffice" else [])
         if engine == "libreoffice" and not soffice_present:
-            failures.append("LibreOffice requested but soffice was not found")
+            failures.append(("warning", "LibreOffice requested but soffice was not found"))
             order = ["formulas"]
         for candidate in order:
             if candidate == "cached":
@@ -433,6 +414,11 @@ def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
             try:
                 if candidate == "libreoffice":
                     recalculated = _recalc_libreoffice(source, sheets, epoch_1904, ctx, limits, limit_resources)
+                elif n_formulas > limits.formulas_max_cells:
+                    failures.append(("warning",
+                        f"formulas recalculation skipped: {n_formulas:,} formula cells exceed its limit of "
+                        f"{limits.formulas_max_cells:,} (install LibreOffice to recalculate large workbooks)"))
+                    continue
                 else:
                     recalculated = _recalc_formulas(source, sheets, epoch_1904, ctx)
                 engine = candidate
@@ -440,12 +426,13 @@ def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
             except Exception as exc:  # noqa: BLE001 - any engine failure falls through to the next
                 if type(exc).__name__ == "DeadlineExceeded":
                     raise
-                failures.append(f"{'LibreOffice' if candidate == 'libreoffice' else 'formulas'} recalculation failed: "
-                                f"{type(exc).__name__}: {str(exc)[:300]}")
+                failures.append((None, f"{'LibreOffice' if candidate == 'libreoffice' else 'formulas'} recalculation "
+                                       f"failed: {type(exc).__name__}: {str(exc)[:300]}"))
         if recalculated is None:
             engine = "cached"
-        for msg in failures:
-            diags.append(Diagnostic(level="warning" if recalculated is not None else "error", message=msg))
+        for level, msg in failures:
+            level = level or ("warning" if recalculated is not None else "error")
+            diags.append(Diagnostic(level=level, message=msg))
         if engine == "libreoffice":
             engine_note = "values recalculated with LibreOffice (headless, recalculation forced on load)"
         elif engine == "formulas":
