@@ -3,7 +3,8 @@
 Inputs are generated into a temporary directory:
 
 * a 50,000-row workbook with formulas (two formula columns filled down + a summary sheet),
-  extracted with LibreOffice recalculation and with the ``formulas`` fallback;
+  extracted with LibreOffice recalculation and with the ``formulas`` fallback (which skips
+  workbooks over ``formulas_max_cells``, so it is also measured on a 5,000-row workbook);
 * a 50-page PDF with a 25-row table on every page (reportlab);
 * a 100 MB CSV.
 
@@ -121,6 +122,8 @@ def main() -> int:
     ap.add_argument("--cases", default="xlsx,pdf,csv")
     ap.add_argument("--engines", default="libreoffice,formulas", help="workbook engines to measure")
     ap.add_argument("--rows", type=int, default=50_000)
+    ap.add_argument("--formulas-rows", type=int, default=5_000,
+                    help="rows of the smaller workbook the formulas fallback is also measured on (0 = skip)")
     ap.add_argument("--pages", type=int, default=50)
     ap.add_argument("--csv-mb", type=int, default=100)
     ap.add_argument("--keep", type=Path, help="generate inputs here and keep them")
@@ -142,6 +145,11 @@ def main() -> int:
                   f"{p.stat().st_size / 1e6:.1f} MB in {time.perf_counter() - t0:.1f} s", flush=True)
             for engine in args.engines.split(","):
                 plan.append((f"xlsx {args.rows:,} rows ({engine})", p, engine))
+            if "formulas" in args.engines and args.formulas_rows:
+                small = make_workbook(root / "workbook_small.xlsx", args.formulas_rows)
+                plan.append((f"xlsx {args.formulas_rows:,} rows (formulas)", small, "formulas"))
+                if "libreoffice" in args.engines:
+                    plan.append((f"xlsx {args.formulas_rows:,} rows (libreoffice)", small, "libreoffice"))
         if "pdf" in cases:
             p = make_pdf(root / "tables.pdf", args.pages)
             print(f"generated {p.name}: {args.pages} pages, {p.stat().st_size / 1e6:.1f} MB", flush=True)

@@ -84,3 +84,40 @@ def stale():
 def add_member():
     """The :func:`add_zip_member` helper."""
     return add_zip_member
+
+
+def _can_convert(tmp_dir: Path, name: str, content: str, target: str) -> bool:
+    import subprocess
+
+    src = tmp_dir / name
+    src.write_text(content, encoding="utf-8")
+    out = tmp_dir / "out"
+    try:
+        subprocess.run([SOFFICE, "--headless", f"-env:UserInstallation={(tmp_dir / 'profile').as_uri()}",
+                        "--convert-to", target, "--outdir", str(out), str(src)],
+                       capture_output=True, timeout=120)
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return (out / f"{src.stem}.{target}").is_file()
+
+
+@pytest.fixture(scope="session")
+def soffice_draw(tmp_path_factory) -> str:
+    """soffice with the Draw component (SVG rendering); skips with the reason otherwise."""
+    if SOFFICE is None:
+        pytest.skip("LibreOffice (soffice) is not installed; CI installs it with scripts/setup.sh")
+    ok = _can_convert(tmp_path_factory.mktemp("probe-draw"), "p.svg",
+                      '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="20"><rect width="20" height="20" fill="red"/></svg>', "png")
+    if not ok:
+        pytest.skip("LibreOffice Draw is not installed (apt: libreoffice-draw-nogui); SVG rendering unavailable")
+    return SOFFICE
+
+
+@pytest.fixture(scope="session")
+def soffice_writer(tmp_path_factory) -> str:
+    """soffice with the Writer component (doc/odt/rtf); skips with the reason otherwise."""
+    if SOFFICE is None:
+        pytest.skip("LibreOffice (soffice) is not installed; CI installs it with scripts/setup.sh")
+    if not _can_convert(tmp_path_factory.mktemp("probe-writer"), "p.txt", "probe", "odt"):
+        pytest.skip("LibreOffice Writer is not installed (apt: libreoffice-writer-nogui); doc/odt/rtf unavailable")
+    return SOFFICE

@@ -351,7 +351,7 @@ def test_large_image_is_downscaled(tmp_path):
     assert Image.open(io.BytesIO(ext.images[0].data)).size == (1000, 500)
 
 
-def test_svg_text_and_rendering(tmp_path, soffice):
+def test_svg_text_and_rendering(tmp_path, soffice_draw):
     p = tmp_path / "chart.svg"
     p.write_text('<svg xmlns="http://www.w3.org/2000/svg" width="120" height="60"><rect width="120" height="60" '
                  'fill="blue"/><text x="5" y="30">Share 61%</text></svg>', encoding="utf-8")
@@ -406,7 +406,8 @@ def test_xls_via_xlrd(tmp_path, soffice):
     assert "A2=Travel | B2=1250.5" in ext.text and "A3=Total | B3=2501" in ext.text
 
 
-def test_odt_converted_with_libreoffice(tmp_path, soffice):
+def test_odt_converted_with_libreoffice(tmp_path, soffice_writer):
+    soffice = soffice_writer
     import docx
 
     d = docx.Document()

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._base import Context, ExtractionError, Source
-from ._budget import fair_shares, head_tail
+from ._budget import HEAD_FRACTION, fair_shares, head_tail
 from ._limits import ExtractLimits
 from ._records import CellValue, Diagnostic, WorkbookValues
 
@@ -566,32 +566,41 @@ def _annotations(sd: SheetData) -> dict[str, str]:
     return notes
 
 
-def render_sheet(sd: SheetData) -> str:
-    """The text of one sheet: a header, then one line per row ``A1=… | B1=…``."""
-    if sd.chartsheet:
-        return f'## Chart sheet "{sd.name}"\n'
+def _sheet_header(sd: SheetData) -> str:
     state = "" if sd.state == "visible" else f", {sd.state}"
+    if sd.chartsheet:
+        return f'## Chart sheet "{sd.name}"'
     if not sd.cells:
-        return f'## Sheet "{sd.name}" (empty{state})\n'
-    rows = sorted({r for r, _c, _coord in sd.cells})
-    min_c = min(c for _r, c, _coord in sd.cells)
-    max_c = max(c for _r, c, _coord in sd.cells)
+        return f'## Sheet "{sd.name}" (empty{state})'
     from openpyxl.utils import get_column_letter
 
-    used = f"{get_column_letter(min_c)}{rows[0]}:{get_column_letter(max_c)}{rows[-1]}"
-    head = f'## Sheet "{sd.name}" (used range {used}; {len(rows):,} rows with data; {len(sd.formulas):,} formulas{state})'
-    notes = _annotations(sd)
-    lines = [head]
+    first_row, last_row = sd.cells[0][0], sd.cells[0][0]
+    min_c = max_c = sd.cells[0][1]
+    rows = set()
+    for r, c, _coord in sd.cells:
+        rows.add(r)
+        first_row, last_row = min(first_row, r), max(last_row, r)
+        min_c, max_c = min(min_c, c), max(max_c, c)
+    used = f"{get_column_letter(min_c)}{first_row}:{get_column_letter(max_c)}{last_row}"
+    return f'## Sheet "{sd.name}" (used range {used}; {len(rows):,} rows with data; {len(sd.formulas):,} formulas{state})'
+
+
+def _rows(sd: SheetData) -> list[list[str]]:
+    """Coordinates grouped by row, in file order."""
+    rows: list[list[str]] = []
     current = None
-    parts: list[str] = []
     for r, _c, coord in sd.cells:
         if r != current:
-            if parts:
-                lines.append(" | ".join(parts))
-            parts = []
+            rows.append([])
             current = r
-        val = sd.values.get(coord)
-        text = f"{coord}={show(val, coord in sd.errors, sd.formats.get(coord))}"
+        rows[-1].append(coord)
+    return rows
+
+
+def _row_line(sd: SheetData, coords: list[str], notes: dict[str, str]) -> str:
+    parts = []
+    for coord in coords:
+        text = f"{coord}={show(sd.values.get(coord), coord in sd.errors, sd.formats.get(coord))}"
         note = notes.get(coord)
         if note:
             text += " " + note
@@ -599,9 +608,64 @@ def render_sheet(sd: SheetData) -> str:
         if flag:
             text += f" ({flag})"
         parts.append(text)
-    if parts:
-        lines.append(" | ".join(parts))
-    return "\n".join(lines) + "\n"
+    return " | ".join(parts)
+
+
+def render_sheet(sd: SheetData, budget: int | None = None) -> tuple[str, bool]:
+    """The text of one sheet: a header, then one line per row ``A1=… | B1=…``.
+
+    With a ``budget``, only the rows that fit are rendered: the first rows (3/4 of the
+    budget) and the last rows (1/4) around a marker naming the rows left out, so a
+    50,000-row sheet costs what its visible part costs.
+
+    Returns:
+        ``(text, truncated)``.
+    """
+    header = _sheet_header(sd)
+    if sd.chartsheet or not sd.cells:
+        return header + "\n", False
+    notes = _annotations(sd)
+    rows = _rows(sd)
+    if budget is None:
+        return header + "\n" + "\n".join(_row_line(sd, r, notes) for r in rows) + "\n", False
+    room = budget - len(header) - 200
+    head_room = int(room * HEAD_FRACTION)
+    tail_room = room - head_room
+    head_lines: list[str] = []
+    used = 0
+    i = 0
+    while i < len(rows):
+        line = _row_line(sd, rows[i], notes)
+        if used + len(line) + 1 > head_room:
+            break
+        head_lines.append(line)
+        used += len(line) + 1
+        i += 1
+    if i == len(rows):
+        return header + "\n" + "\n".join(head_lines) + "\n", False
+    tail_lines: list[str] = []
+    used = 0
+    j = len(rows) - 1
+    while j >= i:
+        line = _row_line(sd, rows[j], notes)
+        if used + len(line) + 1 > tail_room:
+            break
+        tail_lines.append(line)
+        used += len(line) + 1
+        j -= 1
+    if j < i:  # everything fitted after all
+        return header + "\n" + "\n".join(head_lines + tail_lines[::-1]) + "\n", False
+    r0 = re.sub(r"^[A-Z]+", "", rows[i][0])
+    r1 = re.sub(r"^[A-Z]+", "", rows[j][0])
+    marker = (f'[... truncated: {j - i + 1:,} rows of sheet "{sd.name}" (rows {r0}–{r1}) omitted here; '
+              "head and tail kept ...]")
+    text = header + "\n" + "\n".join(head_lines + [marker] + tail_lines[::-1]) + "\n"
+    return text, True
+
+
+def _min_length(sd: SheetData) -> int:
+    """A cheap lower bound of a sheet's rendered length (``A1=x | `` per cell)."""
+    return sum(len(coord) + 4 for _r, _c, coord in sd.cells)
 
 
 def render_workbook(wb: Workbook, ctx: Context, budget: int) -> str:
@@ -621,12 +685,29 @@ def render_workbook(wb: Workbook, ctx: Context, budget: int) -> str:
         tail_parts.append(f"[image: {name}" + ("" if label else ", not attached") + "]")
     tail = ("\n" + "\n".join(tail_parts) + "\n") if tail_parts else ""
     tail, cut_tail = head_tail(tail, max(1000, budget // 5), what="charts and names")
-    texts = [render_sheet(s) for s in wb.sheets]
-    room = max(1000, budget - len(header) - len(tail) - 2 * len(texts))
-    shares = fair_shares([len(t) for t in texts], room)
+    room = max(1000, budget - len(header) - len(tail) - 2 * len(wb.sheets))
+    # sheets that certainly exceed the whole budget are rendered lazily (head and tail rows
+    # only); the others are rendered in full to learn their length
+    texts: list[str | None] = []
+    lengths = []
+    for sd in wb.sheets:
+        lower = _min_length(sd)
+        if lower > room:
+            texts.append(None)
+            lengths.append(lower)
+        else:
+            text, _cut = render_sheet(sd)
+            texts.append(text)
+            lengths.append(len(text))
+    shares = fair_shares(lengths, room)
     out = [header]
     for sd, text, share in zip(wb.sheets, texts, shares):
-        cut, was_cut = head_tail(text, share, what=f'sheet "{sd.name}"')
+        if text is None or len(text) > share:
+            cut, was_cut = render_sheet(sd, budget=share)
+            if len(cut) > share:  # a single row longer than the share
+                cut, was_cut = head_tail(cut, share, what=f'sheet "{sd.name}"')
+        else:
+            cut, was_cut = text, False
         ctx.truncated |= was_cut
         out.append(cut)
     ctx.truncated |= cut_tail

@@ -217,10 +217,14 @@ def iter_cells(zf: zipfile.ZipFile, part: str, pkg: Package) -> Iterator[RawCell
     strings, formats = pkg.strings, pkg.formats
     row_no = 0
     col_no = 0
+    ns = None
+    row_tag = v_tag = f_tag = is_tag = ""
     with zf.open(part) as f:
         for ev, el in etree.iterparse(f, events=("start", "end"), tag=("{*}row", "{*}c"), **_PARSER_KW):
-            tag = _local(el.tag)
-            if tag == "row":
+            if ns is None:  # the sheet's namespace (transitional or strict), fixed for the part
+                ns = el.tag.rpartition("}")[0] + "}" if el.tag.startswith("{") else ""
+                row_tag, v_tag, f_tag, is_tag = ns + "row", ns + "v", ns + "f", ns + "is"
+            if el.tag == row_tag:
                 if ev == "start":
                     r = el.get("r")
                     row_no = int(r) if r and r.isdigit() else row_no + 1
@@ -259,10 +263,10 @@ def iter_cells(zf: zipfile.ZipFile, part: str, pkg: Package) -> Iterator[RawCell
             raw_v = None
             inline = None
             for child in el:
-                ctag = _local(child.tag)
-                if ctag == "v":
+                ctag = child.tag
+                if ctag == v_tag:
                     raw_v = child.text
-                elif ctag == "f":
+                elif ctag == f_tag:
                     fkind = child.get("t") or "normal"
                     text = child.text
                     if fkind == "shared":
@@ -288,7 +292,7 @@ def iter_cells(zf: zipfile.ZipFile, part: str, pkg: Package) -> Iterator[RawCell
                         formula = text or "TABLE()"
                     else:
                         formula = text or ""
-                elif ctag == "is":
+                elif ctag == is_tag:
                     inline = "".join(x.text or "" for x in child.iter() if _local(x.tag) == "t"
                                      and _local(x.getparent().tag) != "rPh")
             el.clear()
