@@ -155,3 +155,11 @@ def test_missing_paths_raise(tmp_path):
     (tmp_path / "f.txt").write_text("x")
     with pytest.raises(NotADirectoryError):
         extract_dir(tmp_path / "f.txt")
+
+
+def test_limits_object_is_respected_by_extract_dir(tmp_path):
+    (tmp_path / "long.txt").write_text("".join(f"row {i}\n" for i in range(5000)))
+    fe = extract_dir(tmp_path, limits=ExtractLimits(max_chars=3_000))
+    assert fe.file("long.txt").truncated and len(fe.file("long.txt").text) <= 3_000
+    fe = extract_dir(tmp_path, max_chars_per_file=2_000, limits=ExtractLimits(max_chars=3_000))
+    assert len(fe.file("long.txt").text) <= 2_000

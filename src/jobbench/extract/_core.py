@@ -81,10 +81,10 @@ def _extract_verified(path: Path, rel: str, limits: ExtractLimits, cache: Extrac
                                      f"(limit {limits.memory_mb:,} MB)", digest, source.size)
         if not reply.get("ok"):
             return _infra_error(rel, f"extraction failed: {reply.get('error')}", digest, source.size)
-        ext = Extraction.model_validate(reply["extraction"])
+        ext = Extraction.model_validate_json(reply["extraction"])
         cacheable = bool(reply.get("cacheable"))
         if reply.get("workbook"):
-            workbook = WorkbookValues.model_validate(reply["workbook"])
+            workbook = WorkbookValues.model_validate_json(reply["workbook"])
     if cache is not None and cacheable:
         cache.put_extraction(key, ext)
         if workbook is not None:
@@ -211,8 +211,8 @@ def extract_dir(folder: Path | str, *, max_chars_per_file: int = 200_000, max_to
             (1/4) are kept around a marker naming the files cut.
         max_images: images attached for the whole folder, in file order; later images
             are dropped with a warning on their file.
-        limits, engine, cache, isolation: as for :func:`extract` (the keyword caps above
-            override ``limits``).
+        limits, engine, cache, isolation: as for :func:`extract` (a keyword cap above
+            overrides ``limits`` when it is given a non-default value).
         workers: files extracted concurrently (each by its own worker process).
 
     Returns:
@@ -228,8 +228,10 @@ def extract_dir(folder: Path | str, *, max_chars_per_file: int = 200_000, max_to
         raise FileNotFoundError(f"{folder}: no such directory")
     if not folder.is_dir():
         raise NotADirectoryError(f"{folder}: not a directory")
-    lim = _limits(limits, engine, max_chars=max_chars_per_file, max_total_chars=max_total_chars,
-                  max_images=max_images)
+    lim = _limits(limits, engine,
+                  max_chars=max_chars_per_file if limits is None or max_chars_per_file != 200_000 else None,
+                  max_total_chars=max_total_chars if limits is None or max_total_chars != 1_000_000 else None,
+                  max_images=max_images if limits is None or max_images != 8 else None)
     store = resolve_cache(cache)
     iso = isolation or default_isolation()
     entries = _walk(folder)
@@ -339,7 +341,7 @@ def workbook_values(path: Path | str, *, engine: XlsxEngine | None = None, limit
             raise ValueError(f"{path}: workbook extraction crashed ({exc})") from None
         if not reply.get("ok"):
             raise ValueError(f"{path}: {reply.get('error')}")
-        wv = WorkbookValues.model_validate(reply["workbook"])
+        wv = WorkbookValues.model_validate_json(reply["workbook"])
         cacheable = bool(reply.get("cacheable"))
     if store is not None and cacheable:
         store.put_workbook(key, wv)

@@ -17,7 +17,7 @@ class ExtractedImage(BaseModel):
         data: the image bytes.
         sha256: hex digest of ``data`` (for deduplication).
 
-    In JSON, ``data`` is base64 (standard alphabet, padded).
+    In JSON, ``data`` is base64 as pydantic writes it (URL-safe alphabet, padded).
     """
 
     model_config = ConfigDict(frozen=True, ser_json_bytes="base64", val_json_bytes="base64")

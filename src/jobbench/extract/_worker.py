@@ -8,8 +8,9 @@ starts are killed by its SIGTERM handler. It exits when stdin closes (parent gon
 
 Protocol (both directions): 8-byte big-endian length, then a UTF-8 JSON object.
 Requests: ``{"op": "extract" | "workbook" | "ping", "path", "rel", "limits", "timeout",
-"sha256", "size"}``. Replies: ``{"ok": true, "extraction": …, "cacheable": …, "workbook":
-…}`` or ``{"ok": false, "error": "…", "refused": bool}``.
+"sha256", "size"}``. Replies: ``{"ok": true, "extraction": <Extraction JSON text>,
+"cacheable": …, "workbook": <WorkbookValues JSON text> | null}`` or ``{"ok": false,
+"error": "…", "refused": bool}``.
 """
 
 from __future__ import annotations
@@ -65,8 +66,8 @@ def _handle(req: dict) -> dict:
     if op == "extract":
         ext, cacheable, wb = run_one(req["path"], req["rel"], limits, timeout=req.get("timeout"),
                                      sha256=req.get("sha256", ""), size=req.get("size", 0), limit_resources=True)
-        return {"ok": True, "extraction": ext.model_dump(mode="json"), "cacheable": cacheable,
-                "workbook": wb.model_dump(mode="json") if wb is not None else None}
+        return {"ok": True, "extraction": ext.model_dump_json(), "cacheable": cacheable,
+                "workbook": wb.model_dump_json() if wb is not None else None}
     if op == "workbook":
         try:
             wv, cacheable = run_workbook(req["path"], req["rel"], limits, timeout=req.get("timeout"),
@@ -75,7 +76,7 @@ def _handle(req: dict) -> dict:
             return {"ok": False, "error": str(exc), "refused": True}
         except ExtractionError as exc:
             return {"ok": False, "error": str(exc), "refused": False}
-        return {"ok": True, "workbook": wv.model_dump(mode="json"), "cacheable": cacheable}
+        return {"ok": True, "workbook": wv.model_dump_json(), "cacheable": cacheable}
     return {"ok": False, "error": f"unknown op {op!r}", "refused": False}
 
 
