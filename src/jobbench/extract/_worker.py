@@ -91,9 +91,10 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.setdefault("TQDM_DISABLE", "1")
 
     def on_term(signum, frame):  # noqa: ARG001 - signal handler signature
-        from ._soffice import kill_active
+        from ._soffice import PROFILES, kill_active
 
-        kill_active()
+        kill_active()  # LibreOffice runs in its own session: kill it explicitly
+        PROFILES.cleanup()
         os._exit(128 + signum)
 
     signal.signal(signal.SIGTERM, on_term)
