@@ -103,9 +103,11 @@ def test_volatile_functions_are_flagged_and_show_cached_values(tmp_path, engine,
     ws["B2"] = "=RAND()*0+5"
     ws["A3"] = "Plain"
     ws["B3"] = "=2+3"
+    ws["B4"] = "=B2+B3"
+    ws["B5"] = "=B3+1"
     path = tmp_path / "volatile.xlsx"
     wb.save(path)
-    stale(path, "xl/worksheets/sheet1.xml", {"B2": "4.5"})
+    stale(path, "xl/worksheets/sheet1.xml", {"B2": "4.5", "B4": "9.5"})
 
     ext = extract(path, engine=engine)
     volatile = next(d.message for d in ext.warnings if "volatile" in d.message)
@@ -116,6 +118,8 @@ def test_volatile_functions_are_flagged_and_show_cached_values(tmp_path, engine,
                      ext.text), ext.text
     assert "(volatile TODAY: no cached value; recalculated now)" in ext.text
     assert "B3=5 [=2+3]" in ext.text
+    assert "B4=9.5 [=B2+B3] (depends on Report!B2: value cached in the file; recalculating now gives 10)" in ext.text
+    assert "B5=6 [=B3+1]" in ext.text
     wv = workbook_values(path, engine=engine)
     assert wv.get("Report", "B2") == 4.5
     assert wv.untrusted["Report"]["B2"].startswith("volatile RAND")
@@ -280,3 +284,48 @@ def test_formulas_fallback_skips_very_large_workbooks(tmp_path, stale):
     assert wv.get("Sales", "D7") == 113 and wv.get("Sales", "D2") is None
     msgs = [d.message for d in wv.diagnostics if d.level == "warning"]
     assert "formulas recalculation skipped: 7 formula cells exceed its limit of 3" in msgs[0]
+
+
+def test_external_links_show_cached_values(tmp_path, engine, stale):
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Links"
+    ws["A1"] = "From the budget file"
+    ws["B1"] = "=[1]Budget!C7"
+    ws["B2"] = "=B1*2"
+    path = tmp_path / "linked.xlsx"
+    wb.save(path)
+    stale(path, "xl/worksheets/sheet1.xml", {"B1": "250", "B2": "500"})
+    ext = extract(path, engine=engine)
+    assert "B1=250 [=[1]Budget!C7] (external link: value cached in the file" in ext.text
+    # its dependent is not recalculated from an unresolvable link either
+    assert "B2=500 [=B1*2] (depends on Links!B1: value cached in the file" in ext.text
+    assert any(d.message.startswith("external links in 1 cell(s): Links!B1") for d in ext.warnings)
+    assert any(d.message.startswith("1 formula cell(s) depend on those cells") for d in ext.warnings)
+    wv = workbook_values(path, engine=engine)
+    assert (wv.get("Links", "B1"), wv.get("Links", "B2")) == (250, 500)
+    assert sorted(wv.untrusted["Links"]) == ["B1", "B2"]
+    assert not wv.errors
+
+
+def test_untrusted_propagates_through_chains_ranges_and_names(monkeypatch):
+    from jobbench.extract import _xlsx
+    from jobbench.extract._xlsx import SheetData, formula_refs, propagate_untrusted
+
+    assert formula_refs("=SUM(A1:B3)+'My Sheet'!$D$5+A:A+Rate+\"C9\"", "S", {"RATE": "Inputs!$B$2"}) == [
+        ("S", 1, 1, 3, 2), ("My Sheet", 5, 4, 5, 4), ("S", 1, 1, 1_048_576, 1), ("Inputs", 2, 2, 2, 2)]
+    data = SheetData(name="Data", formulas={"A1": "=NOW()"})
+    for r in range(2, 2001):  # a running chain: A2 = A1+1, A3 = A2+1, …
+        data.formulas[f"A{r}"] = f"=A{r - 1}+1"
+    data.formulas["C1"] = "=SUM(A1:A5)"
+    data.formulas["D1"] = "=7"
+    other = SheetData(name="Out", formulas={"A1": "=Data!C1", "B1": "=Stamp*2", "C1": "=Data!D1"})
+    reasons, complete = propagate_untrusted([data, other], {("Data", "A1"): "volatile NOW"}, [("Stamp", "Data!$A$1")])
+    assert complete
+    assert reasons[("Data", "A2000")] == "depends on Data!A1"
+    assert reasons[("Out", "A1")] == "depends on Data!A1"
+    assert reasons[("Out", "B1")] == "depends on Data!A1"
+    assert ("Data", "D1") not in reasons and ("Out", "C1") not in reasons
+    monkeypatch.setattr(_xlsx, "PROPAGATION_WORK", 10)
+    reasons, complete = propagate_untrusted([data, other], {("Data", "A1"): "volatile NOW"}, [])
+    assert not complete and ("Out", "C1") in reasons

@@ -9,9 +9,10 @@ Reading order:
 
 A formula cell shows the recalculated value, except an *untrusted* cell (a volatile
 function such as NOW/TODAY/RAND, an external reference, or, in a workbook with macros, a
-cell that recalculates only to an error, e.g. a user-defined function): it shows the value
-cached in the file when there is one, flagged in the text and in a warning, because
-recalculation cannot reproduce what the author saw. Errors (``#DIV/0!``) stay errors.
+cell that recalculates only to an error, e.g. a user-defined function) and every formula
+that depends on one: it shows the value cached in the file when there is one, flagged in
+the text and in a warning, because recalculation cannot reproduce what the author saw.
+Errors (``#DIV/0!``) stay errors.
 """
 
 from __future__ import annotations
@@ -368,6 +369,106 @@ def _package_parts(source: Source) -> tuple[set[str], list[tuple[str, bytes]], l
     return names, charts, media
 
 
+_QUALIFIED_REF = re.compile(
+    r"(?<![A-Za-z0-9_.$])(?:(?P<sheet>'(?:[^']|'')+'|[A-Za-z_][A-Za-z0-9_.]*)!)?"
+    r"(?:(?P<c1>\$?[A-Z]{1,3})(?P<r1>\$?[0-9]{1,7})(?::(?P<c2>\$?[A-Z]{1,3})(?P<r2>\$?[0-9]{1,7}))?"
+    r"|(?P<cc1>\$?[A-Z]{1,3}):(?P<cc2>\$?[A-Z]{1,3})"
+    r"|(?P<rr1>\$?[0-9]{1,7}):(?P<rr2>\$?[0-9]{1,7}))"
+    r"(?![A-Za-z0-9_(!])"
+)
+_NAME_TOKEN = re.compile(r"(?<![A-Za-z0-9_.$'!])([A-Za-z_][A-Za-z0-9_.]*)(?![A-Za-z0-9_.(!])")
+MAX_ROW, MAX_COL = 1_048_576, 16_384
+PROPAGATION_WORK = 20_000_000
+"""Range-membership checks allowed when propagating untrusted cells to their dependents."""
+
+
+def formula_refs(formula: str, own_sheet: str, names: dict[str, str] | None = None, _depth: int = 0
+                 ) -> list[tuple[str, int, int, int, int]]:
+    """Cell ranges a formula reads: ``(sheet, row1, col1, row2, col2)``, inclusive.
+
+    Unqualified references are on ``own_sheet``; whole columns (``A:A``) and rows (``3:3``)
+    span the sheet; defined names are expanded (one level of nesting). References to
+    other workbooks are included under their sheet name (they can only over-approximate).
+    """
+    from openpyxl.utils import column_index_from_string
+
+    body = _STRING_RE.sub('""', formula)
+    out = []
+    for m in _QUALIFIED_REF.finditer(body):
+        sheet = m.group("sheet")
+        sheet = own_sheet if sheet is None else (sheet[1:-1].replace("''", "'") if sheet.startswith("'") else sheet)
+        try:
+            if m.group("c1"):
+                c1 = column_index_from_string(m.group("c1").lstrip("$"))
+                r1 = int(m.group("r1").lstrip("$"))
+                c2 = column_index_from_string(m.group("c2").lstrip("$")) if m.group("c2") else c1
+                r2 = int(m.group("r2").lstrip("$")) if m.group("r2") else r1
+            elif m.group("cc1"):
+                c1 = column_index_from_string(m.group("cc1").lstrip("$"))
+                c2 = column_index_from_string(m.group("cc2").lstrip("$"))
+                r1, r2 = 1, MAX_ROW
+            else:
+                r1, r2 = int(m.group("rr1").lstrip("$")), int(m.group("rr2").lstrip("$"))
+                c1, c2 = 1, MAX_COL
+        except ValueError:
+            continue
+        out.append((sheet, min(r1, r2), min(c1, c2), max(r1, r2), max(c1, c2)))
+    if names and _depth == 0:
+        for m in _NAME_TOKEN.finditer(body):
+            target = names.get(m.group(1).upper())
+            if target:
+                out.extend(formula_refs(target, own_sheet, names, _depth + 1))
+    return out
+
+
+def propagate_untrusted(sheets: list[SheetData], direct: dict[tuple[str, str], str],
+                        defined_names: list[tuple[str, str]]) -> tuple[dict[tuple[str, str], str], bool]:
+    """Extend the untrusted cells to every formula that reads one, transitively.
+
+    Returns:
+        ``(reasons, complete)``: reason per untrusted ``(sheet, coord)``; ``complete`` is
+        False when the work limit stopped the analysis, in which case every formula cell
+        is returned as untrusted.
+    """
+    from ._xlsx_read import col_index
+
+    names = {n.upper(): t for n, t in defined_names if t}
+    single: dict[tuple[str, int, int], list[tuple[str, str]]] = {}
+    ranges: dict[str, list[tuple[int, int, int, int, str, str]]] = {}
+    for sd in sheets:
+        for coord, formula in sd.formulas.items():
+            for sheet, r1, c1, r2, c2 in formula_refs(formula, sd.name, names):
+                if r1 == r2 and c1 == c2:
+                    single.setdefault((sheet.upper(), r1, c1), []).append((sd.name, coord))
+                else:
+                    ranges.setdefault(sheet.upper(), []).append((r1, c1, r2, c2, sd.name, coord))
+    reasons = dict(direct)
+    work = 0
+    queue = list(direct)
+    while queue:
+        sheet, coord = queue.pop()
+        m = _CELL_ONLY.match(coord)
+        row, col = int(m.group(2)), col_index(m.group(1))
+        origin = reasons[(sheet, coord)]
+        because = origin if origin.startswith("depends on") else f"depends on {sheet}!{coord}"
+        key = sheet.upper()
+        dependents = list(single.get((key, row, col), ()))
+        for r1, c1, r2, c2, dsheet, dcoord in ranges.get(key, ()):
+            if r1 <= row <= r2 and c1 <= col <= c2:
+                dependents.append((dsheet, dcoord))
+        work += len(ranges.get(key, ())) + 1
+        if work > PROPAGATION_WORK:
+            return {(sd.name, c): reasons.get((sd.name, c), "untrusted workbook") for sd in sheets for c in sd.formulas}, False
+        for dep in dependents:
+            if dep not in reasons:
+                reasons[dep] = because
+                queue.append(dep)
+    return reasons, True
+
+
+_CELL_ONLY = re.compile(r"^([A-Z]{1,3})([0-9]+)$")
+
+
 def _resolve_engine(requested: str, soffice_present: bool) -> str:
     if requested == "auto":
         return "libreoffice" if soffice_present else "formulas"
@@ -445,12 +546,34 @@ def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
         diags.append(Diagnostic(level="info", message=engine_note))
 
     # cells whose recalculation cannot be trusted: volatile functions, external
-    # references, and (in a workbook with macros) cells that only recalculate to an error
+    # references, and (in a workbook with macros) cells that only recalculate to an error;
+    # then every formula that depends on one of them
     has_macros = "xl/vbaProject.bin" in names
     has_links = any(n.startswith("xl/externalLinks/") for n in names)
     volatile_cells: list[str] = []
     external_cells: list[str] = []
     macro_cells: list[str] = []
+    direct: dict[tuple[str, str], str] = {}
+    for sd in sheets:
+        rec = (recalculated or {}).get(sd.name, {})
+        cac = cached.get(sd.name, {})
+        for coord, formula in sd.formulas.items():
+            bare = _STRING_RE.sub('""', formula)
+            m = _UNTRUSTED_RE.search(bare)
+            if m:
+                direct[(sd.name, coord)] = f"volatile {m.group(1).upper()}"
+                volatile_cells.append(f"{sd.name}!{coord} ({m.group(1).upper()})")
+            elif _EXTERNAL_RE.search(bare):
+                direct[(sd.name, coord)] = "external link"
+                external_cells.append(f"{sd.name}!{coord}")
+            elif has_macros and recalculated is not None:
+                c_val, c_err = cac.get(coord, (None, False))
+                if rec.get(coord, (None, False))[1] and not c_err and c_val is not None:
+                    direct[(sd.name, coord)] = "macro workbook"
+                    macro_cells.append(f"{sd.name}!{coord}")
+    reasons, complete = propagate_untrusted(sheets, direct, defined_names) if direct and recalculated is not None \
+        else (direct, True)
+    n_dependent = len(reasons) - len(direct)
     stale = []
     missing = 0
     for sd in sheets:
@@ -462,18 +585,7 @@ def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
             sd.cached[coord] = c_val
             if c_val is None:
                 missing += 1
-            bare = _STRING_RE.sub('""', formula)
-            reason = None
-            m = _UNTRUSTED_RE.search(bare)
-            if m:
-                reason = f"volatile {m.group(1).upper()}"
-                volatile_cells.append(f"{sd.name}!{coord} ({m.group(1).upper()})")
-            elif _EXTERNAL_RE.search(bare):
-                reason = "external link"
-                external_cells.append(f"{sd.name}!{coord}")
-            elif has_macros and recalculated is not None and r_err and not c_err and c_val is not None:
-                reason = "macro workbook"
-                macro_cells.append(f"{sd.name}!{coord}")
+            reason = reasons.get((sd.name, coord))
             if recalculated is None:
                 val, err = c_val, c_err
             elif reason is not None:
@@ -505,6 +617,11 @@ def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
         diags.append(Diagnostic(level="warning", message=(
             "external links" + (f" in {len(external_cells)} cell(s): {_eg(external_cells)}" if external_cells else "")
             + "; links are never updated, cells show the value cached in the file")))
+    if n_dependent:
+        diags.append(Diagnostic(level="warning", message=(
+            f"{n_dependent} formula cell(s) depend on those cells and also show their cached value when there is one"
+            + ("" if complete else " (dependency analysis stopped at its work limit: every formula cell with a "
+                                   "cached value shows it)"))))
     if has_macros:
         diags.append(Diagnostic(level="warning", message=(
             "workbook contains macros (vbaProject.bin), never run"
