@@ -163,3 +163,11 @@ def test_limits_object_is_respected_by_extract_dir(tmp_path):
     assert fe.file("long.txt").truncated and len(fe.file("long.txt").text) <= 3_000
     fe = extract_dir(tmp_path, max_chars_per_file=2_000, limits=ExtractLimits(max_chars=3_000))
     assert len(fe.file("long.txt").text) <= 2_000
+
+
+def test_cached_images_round_trip_exactly(tmp_path):
+    p = tmp_path / "chart.png"
+    p.write_bytes(_png((250, 1, 2)))
+    first = extract(p, cache=tmp_path / "c")
+    second = extract(p, cache=tmp_path / "c")
+    assert second.cached and second.images[0].data == first.images[0].data == p.read_bytes()
