@@ -11,9 +11,11 @@ import atexit
 import json
 import os
 import select
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -46,8 +48,9 @@ class Worker:
         env["PYTHONPATH"] = root + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
         env.setdefault("TQDM_DISABLE", "1")
         debug = bool(os.environ.get("JOBBENCH_EXTRACT_DEBUG"))
+        self.tmpdir = tempfile.mkdtemp(prefix="jobbench-worker-")
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "jobbench.extract._worker", str(memory_mb)],
+            [sys.executable, "-m", "jobbench.extract._worker", str(memory_mb), self.tmpdir],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None if debug else subprocess.DEVNULL,
             env=env, start_new_session=True, close_fds=True,
         )
@@ -126,6 +129,7 @@ class Worker:
                 stream.close()
             except OSError:
                 pass
+        shutil.rmtree(self.tmpdir, ignore_errors=True)
 
     def close(self) -> None:
         """Ask the worker to exit (stdin EOF), killing it if it lingers."""

@@ -1,6 +1,7 @@
 """The extraction worker: a child process that parses untrusted files one at a time.
 
-Run as ``python -m jobbench.extract._worker MEMORY_MB``. It limits its own address space
+Run as ``python -m jobbench.extract._worker MEMORY_MB [TMPDIR]``; every temporary file
+(copies for LibreOffice, its profiles) goes under TMPDIR, which the parent removes. It limits its own address space
 (RLIMIT_AS soft limit), then reads length-prefixed JSON requests on stdin and answers on
 the original stdout (stray library output is sent to stderr). The parent kills it (its
 whole process group) when a file exceeds its time budget; LibreOffice conversions it
@@ -84,6 +85,11 @@ def main(argv: list[str] | None = None) -> int:
     """Worker loop (see module docstring)."""
     argv = sys.argv[1:] if argv is None else argv
     memory_mb = int(argv[0]) if argv else 0
+    if len(argv) > 1:  # a private temporary directory owned (and removed) by the parent
+        import tempfile
+
+        tempfile.tempdir = argv[1]
+        os.environ["TMPDIR"] = argv[1]
     out = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)  # anything a library prints goes to stderr, never into the protocol
     sys.stdout = sys.stderr
