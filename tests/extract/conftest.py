@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import shutil
 import zipfile
 from pathlib import Path
 
 import pytest
 
-SOFFICE = shutil.which("soffice") or shutil.which("libreoffice")
+from jobbench.extract._soffice import find_soffice
+
+SOFFICE = find_soffice()  # honours JOBBENCH_SOFFICE=none, which simulates a machine without LibreOffice
 needs_soffice = pytest.mark.skipif(
     SOFFICE is None,
     reason="LibreOffice (soffice) is not installed; CI installs it with scripts/setup.sh "
