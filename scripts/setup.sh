@@ -11,14 +11,14 @@ dev=0
 [ "${1:-}" = "--dev" ] && dev=1
 PY=${PYTHON:-python3}
 
-apt_pkgs="bubblewrap libreoffice-calc-nogui"
+apt_pkgs="bubblewrap libreoffice-calc-nogui libreoffice-writer-nogui libreoffice-draw-nogui"
 [ "$dev" = 1 ] && apt_pkgs="$apt_pkgs chromium"
 if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   need=""
   for p in $apt_pkgs; do
     case "$p" in
-      libreoffice-calc*) command -v soffice >/dev/null 2>&1 && continue ;;
+      libreoffice-*) command -v soffice >/dev/null 2>&1 && continue ;;
       chromium) command -v chromium >/dev/null 2>&1 && continue ;;
     esac
     dpkg -s "$p" >/dev/null 2>&1 || need="$need $p"

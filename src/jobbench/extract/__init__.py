@@ -2,16 +2,33 @@
 
 Public API (stable contract used by the judge, the builtin agent and the gates):
 
-* ``extract(path, *, rel=None, max_chars=200_000) -> Extraction``
-* ``extract_dir(folder, *, max_chars_per_file=200_000, max_total_chars=..., max_images=...)
-  -> FolderExtraction``
-* ``workbook_values(path) -> WorkbookValues`` (cell values after recalculation; minimal
-  stand-in in ``_workbook_min.py`` until the extraction stage's version lands)
+* ``extract(path, *, rel=None, max_chars=200_000, ...) -> Extraction``
+* ``extract_dir(folder, *, max_chars_per_file=200_000, max_total_chars=1_000_000,
+  max_images=8, ...) -> FolderExtraction``
+* ``workbook_values(path, *, engine=None, ...) -> WorkbookValues`` (recalculated cells,
+  used by the judge's ``xlsx_cell`` check)
+* :class:`ExtractLimits` (budgets, safety limits, engine) and :class:`ExtractCache`.
+
+See ``docs/extract.md`` for formats, budgets, safety rules and environment variables.
 """
 
-from ._records import Diagnostic, ExtractedImage, Extraction, FolderExtraction
-from ._core import extract, extract_dir
-from ._workbook_min import WorkbookValues, workbook_values
+from ._cache import EXTRACTOR_VERSION, ExtractCache, default_cache_root
+from ._core import extract, extract_dir, workbook_values
+from ._limits import ExtractLimits
+from ._records import CellValue, Diagnostic, ExtractedImage, Extraction, FolderExtraction, WorkbookValues
 
-__all__ = ["Diagnostic", "ExtractedImage", "Extraction", "FolderExtraction", "extract", "extract_dir",
-           "WorkbookValues", "workbook_values"]
+__all__ = [
+    "CellValue",
+    "Diagnostic",
+    "EXTRACTOR_VERSION",
+    "ExtractCache",
+    "ExtractLimits",
+    "ExtractedImage",
+    "Extraction",
+    "FolderExtraction",
+    "WorkbookValues",
+    "default_cache_root",
+    "extract",
+    "extract_dir",
+    "workbook_values",
+]

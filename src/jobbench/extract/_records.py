@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -16,9 +16,11 @@ class ExtractedImage(BaseModel):
         media_type: ``image/png``, ``image/jpeg``, ``image/gif``, ``image/webp``, …
         data: the image bytes.
         sha256: hex digest of ``data`` (for deduplication).
+
+    In JSON, ``data`` is base64 as pydantic writes it (URL-safe alphabet, padded).
     """
 
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, ser_json_bytes="base64", val_json_bytes="base64")
 
     source: str
     name: str
@@ -53,6 +55,7 @@ class Extraction(BaseModel):
         sha256: hex digest of the file bytes ('' when the file was refused unread).
         size: file size in bytes.
         truncated: True when ``text`` was cut to the cap.
+        cached: True when this result came from the extraction cache.
     """
 
     path: str
@@ -63,6 +66,17 @@ class Extraction(BaseModel):
     sha256: str = ""
     size: int = 0
     truncated: bool = False
+    cached: bool = False
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        """The ``error`` diagnostics."""
+        return [d for d in self.diagnostics if d.level == "error"]
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        """The ``warning`` diagnostics."""
+        return [d for d in self.diagnostics if d.level == "warning"]
 
 
 class FolderExtraction(BaseModel):
@@ -78,6 +92,7 @@ class FolderExtraction(BaseModel):
 
     files: list[Extraction]
     text: str
+    truncated: bool = False
 
     @property
     def images(self) -> list[ExtractedImage]:
@@ -90,3 +105,72 @@ class FolderExtraction(BaseModel):
             if f.path == path:
                 return f
         raise KeyError(path)
+
+
+CellValue = Union[bool, int, float, str, None]
+"""A cell value as :class:`WorkbookValues` reports it: numbers (integral floats become
+``int``), strings, booleans, ``None`` for empty; dates and times as ISO 8601 strings
+(``2024-01-31``, ``2024-01-31T08:30:00``, ``08:30:00``); errors as their Excel code
+(``#DIV/0!``), also listed in :attr:`WorkbookValues.errors`."""
+
+
+class WorkbookValues(BaseModel):
+    """Every non-empty cell of a workbook after recalculation.
+
+    Attributes:
+        path: the file name (or relative path) the values came from.
+        sha256: hex digest of the workbook bytes.
+        engine: what produced formula values: ``libreoffice`` (headless recalculation),
+            ``formulas`` (the ``formulas`` package), or ``cached`` (the values saved in the
+            file: no engine available or recalculation failed; see ``diagnostics``).
+        sheets: every sheet name in workbook order (chart sheets included, with no cells).
+        values: ``{sheet: {"A1": value}}`` for non-empty cells (see :data:`CellValue`).
+            Untrusted formula cells (see ``untrusted``) hold the value cached in the file
+            when it has one (with a warning).
+        formulas: ``{sheet: {"A1": "=SUM(B2:B9)"}}`` for formula cells.
+        errors: ``{sheet: {"A1": "#DIV/0!"}}`` for cells whose value is an error.
+        hidden_sheets: names of hidden or very hidden sheets.
+        untrusted: ``{sheet: {"A1": reason}}`` for formula cells whose value was not
+            recalculated (volatile function, external link, macro workbook); their value
+            is the one cached in the file when it has one.
+        diagnostics: info (engine), warnings (stale caches, volatile functions, …) and
+            errors (recalculation failures).
+    """
+
+    path: str
+    sha256: str = ""
+    engine: Literal["libreoffice", "formulas", "cached"]
+    sheets: list[str]
+    values: dict[str, dict[str, CellValue]] = Field(default_factory=dict)
+    formulas: dict[str, dict[str, str]] = Field(default_factory=dict)
+    errors: dict[str, dict[str, str]] = Field(default_factory=dict)
+    hidden_sheets: list[str] = Field(default_factory=list)
+    untrusted: dict[str, dict[str, str]] = Field(default_factory=dict)
+    diagnostics: list[Diagnostic] = Field(default_factory=list)
+
+    def sheet_name(self, sheet: str | None) -> str:
+        """Resolve ``sheet`` (exact, then case-insensitive; ``None`` = first sheet).
+
+        Raises:
+            KeyError: naming the sheet and listing the workbook's sheets.
+        """
+        if sheet is None:
+            if not self.sheets:
+                raise KeyError(f"{self.path}: workbook has no sheets")
+            return self.sheets[0]
+        if sheet in self.sheets:
+            return sheet
+        folded = [s for s in self.sheets if s.casefold() == sheet.casefold()]
+        if len(folded) == 1:
+            return folded[0]
+        raise KeyError(f"{self.path}: no sheet {sheet!r} (sheets: {', '.join(self.sheets)})")
+
+    def get(self, sheet: str | None, cell: str) -> CellValue:
+        """The value of ``cell`` (``"B7"``, ``"$B$7"`` or lower case) on ``sheet``;
+        ``None`` when the cell is empty.
+
+        Raises:
+            KeyError: if the sheet does not exist.
+        """
+        name = self.sheet_name(sheet)
+        return self.values.get(name, {}).get(cell.replace("$", "").upper())

@@ -1,0 +1,854 @@
+"""Workbooks (xlsx/xlsm): recalculate, then read formulas and values in two passes.
+
+Reading order:
+
+1. the file's formulas, constants and the values cached in it, in one streaming pass
+   (:mod:`._xlsx_read`);
+2. recalculated values: LibreOffice headless on a private copy with a profile that forces
+   recalculation on load (:mod:`._soffice`), else the ``formulas`` package, else none.
+
+A formula cell shows the recalculated value, except an *untrusted* cell (a volatile
+function such as NOW/TODAY/RAND, an external reference, or, in a workbook with macros, a
+cell that recalculates only to an error, e.g. a user-defined function) and every formula
+that depends on one: it shows the value cached in the file when there is one, flagged in
+the text and in a warning, because recalculation cannot reproduce what the author saw.
+Errors (``#DIV/0!``) stay errors.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import datetime as dt
+import io
+import math
+import re
+import tempfile
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ._base import Context, ExtractionError, Source
+from ._budget import HEAD_FRACTION, fair_shares, head_tail
+from ._limits import ExtractLimits
+from ._records import CellValue, Diagnostic, WorkbookValues
+
+ERROR_CODES = frozenset({
+    "#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A", "#GETTING_DATA", "#SPILL!",
+    "#CALC!", "#FIELD!", "#BLOCKED!", "#UNKNOWN!", "#CONNECT!", "#BUSY!",
+})
+"""Excel error values (Microsoft: "How to correct a #… error")."""
+
+UNTRUSTED_FUNCTIONS = ("NOW", "TODAY", "RAND", "RANDBETWEEN", "RANDARRAY", "WEBSERVICE", "FILTERXML", "INFO",
+                       "CELL", "RTD")
+"""Functions whose recalculated value depends on the clock, chance or the environment, so a
+recalculation cannot reproduce the value the author saw (Excel documents NOW, TODAY, RAND,
+RANDBETWEEN, RANDARRAY, INFO and CELL as volatile; WEBSERVICE/FILTERXML/RTD read external
+data). OFFSET and INDIRECT are volatile too but deterministic, so they are recalculated."""
+
+_UNTRUSTED_RE = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(" + "|".join(UNTRUSTED_FUNCTIONS) + r")\s*\(", re.I)
+_STRING_RE = re.compile(r'"(?:[^"]|"")*"')
+_EXTERNAL_RE = re.compile(r"\[\d+\]")
+_REF_RE = re.compile(r"(?<![A-Za-z0-9_.\"])(\$?)([A-Z]{1,3})(\$?)([0-9]{1,7})(?![0-9A-Za-z_(])")
+FILL_RUN_MIN = 3
+"""A column run of at least this many identical relative formulas is shown once."""
+
+
+@dataclass
+class SheetData:
+    """One sheet after the passes: cells in file order and their final values."""
+
+    name: str
+    state: str = "visible"
+    chartsheet: bool = False
+    cells: list[tuple[int, int, str]] = field(default_factory=list)
+    formulas: dict[str, str] = field(default_factory=dict)
+    values: dict[str, CellValue] = field(default_factory=dict)
+    errors: dict[str, str] = field(default_factory=dict)
+    formats: dict[str, str] = field(default_factory=dict)
+    cached: dict[str, CellValue] = field(default_factory=dict)
+    untrusted: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Workbook:
+    """Everything the renderer and :class:`WorkbookValues` need."""
+
+    sheets: list[SheetData]
+    engine: str
+    engine_note: str
+    diagnostics: list[Diagnostic]
+    defined_names: list[tuple[str, str]] = field(default_factory=list)
+    charts: list[tuple[str, bytes]] = field(default_factory=list)
+    media: list[tuple[str, bytes]] = field(default_factory=list)
+    epoch_1904: bool = False
+
+    def values(self, path: str, sha256: str) -> WorkbookValues:
+        return WorkbookValues(
+            path=path, sha256=sha256, engine=self.engine,  # type: ignore[arg-type]
+            sheets=[s.name for s in self.sheets],
+            values={s.name: dict(s.values) for s in self.sheets},
+            formulas={s.name: dict(s.formulas) for s in self.sheets if s.formulas},
+            errors={s.name: dict(s.errors) for s in self.sheets if s.errors},
+            hidden_sheets=[s.name for s in self.sheets if s.state != "visible"],
+            untrusted={s.name: dict(s.untrusted) for s in self.sheets if s.untrusted},
+            diagnostics=list(self.diagnostics),
+        )
+
+
+# --------------------------------------------------------------------------- value helpers
+
+def _to_date(serial: float, epoch_1904: bool) -> dt.datetime | None:
+    from openpyxl.utils.datetime import CALENDAR_MAC_1904, CALENDAR_WINDOWS_1900, from_excel
+
+    try:
+        return from_excel(serial, CALENDAR_MAC_1904 if epoch_1904 else CALENDAR_WINDOWS_1900)
+    except (ValueError, OverflowError, TypeError):
+        return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _is_date_format(number_format: str) -> bool:
+    from openpyxl.styles.numbers import is_date_format
+
+    return bool(is_date_format(number_format))
+
+
+def normalise(value: object, data_type: str | None = None, number_format: str | None = None,
+              epoch_1904: bool = False) -> tuple[CellValue, bool]:
+    """A cell value as :data:`CellValue` plus whether it is an error.
+
+    Integral floats become ``int``; NumPy scalars become Python scalars; dates become ISO
+    strings (a number with a date format is converted using the workbook's epoch); error
+    codes stay strings and are flagged.
+    """
+    if value is None:
+        return None, False
+    if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+        try:
+            value = value.item()
+        except (ValueError, AttributeError):
+            pass
+    cls = type(value).__name__
+    if cls == "XlError":  # formulas package error object
+        return str(value), True
+    if isinstance(value, bool):
+        return value, False
+    if isinstance(value, (int, float)):
+        if number_format and data_type != "d":
+            if _is_date_format(number_format):
+                when = _to_date(float(value), epoch_1904)
+                if when is not None:
+                    return normalise(when)
+        if isinstance(value, float):
+            if math.isnan(value) or math.isinf(value):
+                return "#NUM!", True
+            if value.is_integer() and abs(value) < 2**53:
+                return int(value), False
+        return value, False
+    if isinstance(value, dt.datetime):
+        if value.time() == dt.time(0):
+            return value.date().isoformat(), False
+        return value.replace(microsecond=0).isoformat() if value.microsecond < 1000 else value.isoformat(), False
+    if isinstance(value, (dt.date, dt.time)):
+        return value.isoformat(), False
+    if isinstance(value, dt.timedelta):
+        return str(value), False
+    if isinstance(value, str):
+        if data_type == "e" or (data_type is None and value in ERROR_CODES):
+            return value, True
+        return value, False
+    if cls in ("Empty", "EmptyCell") or str(value) == "empty":
+        return None, False
+    return str(value), False
+
+
+def _same(a: CellValue, b: CellValue) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool):
+        return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+    if a in (None, "") and b in (None, ""):
+        return True
+    return a == b
+
+
+def show(value: CellValue, is_error: bool = False, number_format: str | None = None) -> str:
+    """How a cell value reads in the extracted text."""
+    if value is None:
+        return ""
+    if is_error:
+        return f"{value} (error)"
+    if isinstance(value, bool):
+        return "TRUE" if value else "FALSE"
+    if isinstance(value, int):
+        text = str(value)
+    elif isinstance(value, float):
+        text = format(value, ".15g")
+    else:
+        s = str(value).replace("\r\n", "\n").replace("\n", "\\n")
+        if re.fullmatch(r"\s*[-+]?[0-9][0-9,]*(\.[0-9]+)?\s*", s) or s in ERROR_CODES or s in ("TRUE", "FALSE"):
+            return f'"{s}" (text)'
+        return s
+    if number_format and "%" in number_format and isinstance(value, (int, float)):
+        m = re.search(r"0(?:\.(0+))?\s*%", number_format)
+        decimals = len(m.group(1) or "") if m else 0
+        text += f" ({value * 100:.{decimals}f}%)"
+    return text
+
+
+def relative_form(formula: str, row: int, col: int) -> str:
+    """``formula`` with relative A1 references rewritten as offsets from (row, col), so
+    that a formula filled down a column has the same form in every cell."""
+    from openpyxl.utils import column_index_from_string
+
+    def repl(m: re.Match) -> str:
+        cabs, cletters, rabs, rdigits = m.groups()
+        try:
+            c = column_index_from_string(cletters)
+        except ValueError:
+            return m.group(0)
+        cpart = f"C{c}" if cabs else f"C[{c - col}]"
+        rpart = f"R{rdigits}" if rabs else f"R[{int(rdigits) - row}]"
+        return rpart + cpart
+
+    parts = []
+    last = 0
+    for m in _STRING_RE.finditer(formula):
+        parts.append(_REF_RE.sub(repl, formula[last:m.start()]))
+        parts.append(m.group(0))
+        last = m.end()
+    parts.append(_REF_RE.sub(repl, formula[last:]))
+    return "".join(parts)
+
+
+def _formula_text(raw) -> str:
+    """Display text of a stored formula: ``=…``, ``{=…} (array B1:B9)`` or ``=TABLE(…)``."""
+    if raw.formula_kind == "array":
+        return f"{{={raw.formula}}}" + (f" (array {raw.array_ref})" if raw.array_ref else "")
+    return "=" + raw.formula
+
+
+# --------------------------------------------------------------------------- passes
+
+def _read_file(fileobj, ctx: Context | None):
+    from ._xlsx_read import read_package
+
+    zf = zipfile.ZipFile(fileobj)
+    return zf, read_package(zf)
+
+
+def _formula_pass(source: Source, ctx: Context | None):
+    """Formulas, constants, number formats and cached values of every cell, in one pass.
+
+    Returns:
+        ``(sheets, defined_names, epoch_1904, cached)`` where ``cached`` maps sheet →
+        coordinate → ``(value, is_error)`` for formula cells.
+    """
+    from ._xlsx_read import iter_cells
+
+    cached: dict[str, dict[str, tuple[CellValue, bool]]] = {}
+    with source.open() as f:
+        zf, pkg = _read_file(f, ctx)
+        with zf:
+            sheets: list[SheetData] = []
+            for info in pkg.sheets:
+                sd = SheetData(name=info.name, state=info.state, chartsheet=info.chartsheet)
+                sheets.append(sd)
+                if info.chartsheet or info.part is None:
+                    continue
+                got: dict[str, tuple[CellValue, bool]] = {}
+                for n, raw in enumerate(iter_cells(zf, info.part, pkg)):
+                    if ctx is not None and n % 5000 == 0:
+                        ctx.check_deadline()
+                    coord = raw.coord
+                    sd.cells.append((raw.row, raw.col, coord))
+                    fmt = raw.number_format
+                    if fmt and fmt != "General":
+                        sd.formats[coord] = fmt
+                    val, err = normalise(raw.value, raw.data_type, fmt, pkg.date1904)
+                    if raw.formula is not None:
+                        sd.formulas[coord] = _formula_text(raw)
+                        got[coord] = (val, err)
+                    else:
+                        sd.values[coord] = val
+                        if err:
+                            sd.errors[coord] = str(val)
+                cached[sd.name] = got
+    return sheets, pkg.defined_names, pkg.date1904, cached
+
+
+def _values_pass(fileobj, sheets: list[SheetData], epoch_1904: bool, ctx: Context | None
+                 ) -> dict[str, dict[str, tuple[CellValue, bool]]]:
+    """Stored values of the formula cells of ``sheets`` in another copy of the workbook
+    (the one LibreOffice wrote after recalculating), matched by sheet name."""
+    from ._xlsx_read import iter_cells
+
+    out: dict[str, dict[str, tuple[CellValue, bool]]] = {}
+    zf, pkg = _read_file(fileobj, ctx)
+    parts = {info.name: info.part for info in pkg.sheets if not info.chartsheet}
+    with zf:
+        for sd in sheets:
+            part = parts.get(sd.name)
+            if sd.chartsheet or part is None or not sd.formulas:
+                continue
+            want = sd.formulas
+            got: dict[str, tuple[CellValue, bool]] = {}
+            for n, raw in enumerate(iter_cells(zf, part, pkg)):
+                if ctx is not None and n % 5000 == 0:
+                    ctx.check_deadline()
+                if raw.coord in want:
+                    got[raw.coord] = normalise(raw.value, raw.data_type, sd.formats.get(raw.coord) or raw.number_format,
+                                               pkg.date1904)
+            out[sd.name] = got
+    return out
+
+
+def _recalc_libreoffice(source: Source, sheets, epoch_1904, ctx: Context | None, limits: ExtractLimits,
+                        limit_resources: bool):
+    from . import _soffice
+
+    with tempfile.TemporaryDirectory(prefix="jobbench-xlsx-") as tmp:
+        tmpdir = Path(tmp)
+        (tmpdir / "in").mkdir()
+        (tmpdir / "out").mkdir()
+        src = source.copy_to(tmpdir / "in" / ("book" + (source.suffix if source.suffix in (".xlsx", ".xlsm") else ".xlsx")))
+        timeout = limits.soffice_timeout
+        if ctx is not None and ctx.remaining() is not None:
+            timeout = max(1.0, min(timeout, ctx.remaining() - 5.0))
+        out = _soffice.convert(src, "xlsx", tmpdir / "out", timeout=timeout, limit_resources=limit_resources)
+        with open(out, "rb") as f:
+            return _values_pass(f, sheets, epoch_1904, ctx)
+
+
+_FORMULAS_KEY = re.compile(r"^'?\[(?P<book>[^\]]+)\](?P<sheet>.+?)'?!(?P<cell>\$?[A-Z]{1,3}\$?[0-9]+)$")
+
+
+def _recalc_formulas(source: Source, sheets, epoch_1904, ctx: Context | None):
+    import warnings
+
+    with tempfile.TemporaryDirectory(prefix="jobbench-xlsx-") as tmp:
+        path = source.copy_to(Path(tmp) / "book.xlsx")
+        sink = io.StringIO()
+        with contextlib.redirect_stderr(sink), contextlib.redirect_stdout(sink), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            import formulas
+
+            model = formulas.ExcelModel().loads(str(path))
+            try:
+                model.finish()
+            except Exception:  # noqa: BLE001 - retry allowing circular references
+                model = formulas.ExcelModel().loads(str(path))
+                model.finish(circular=True)
+            solution = model.calculate()
+    by_upper = {sd.name.upper(): sd for sd in sheets}
+    out: dict[str, dict[str, tuple[CellValue, bool]]] = {sd.name: {} for sd in sheets}
+    for key, ranges in solution.items():
+        m = _FORMULAS_KEY.match(str(key))
+        if not m:
+            continue
+        sheet_name = m.group("sheet").replace("''", "'")
+        sd = by_upper.get(sheet_name.upper())
+        if sd is None:
+            continue
+        coord = m.group("cell").replace("$", "")
+        if coord not in sd.formulas:
+            continue
+        value = getattr(ranges, "value", ranges)
+        try:
+            value = value[0][0] if hasattr(value, "__getitem__") and not isinstance(value, str) else value
+        except (IndexError, TypeError):
+            pass
+        out[sd.name][coord] = normalise(value, None, sd.formats.get(coord), epoch_1904)
+    return out
+
+
+def _package_parts(source: Source) -> tuple[set[str], list[tuple[str, bytes]], list[tuple[str, bytes]]]:
+    with source.open() as f, zipfile.ZipFile(f) as zf:
+        names = set(zf.namelist())
+        charts = [(n, zf.read(n)) for n in sorted(names) if re.fullmatch(r"xl/charts/chart\d+\.xml", n)]
+        media = [(n, zf.read(n)) for n in sorted(names) if n.startswith("xl/media/")]
+    return names, charts, media
+
+
+_QUALIFIED_REF = re.compile(
+    r"(?<![A-Za-z0-9_.$])(?:(?P<sheet>'(?:[^']|'')+'|[A-Za-z_][A-Za-z0-9_.]*)!)?"
+    r"(?:(?P<c1>\$?[A-Z]{1,3})(?P<r1>\$?[0-9]{1,7})(?::(?P<c2>\$?[A-Z]{1,3})(?P<r2>\$?[0-9]{1,7}))?"
+    r"|(?P<cc1>\$?[A-Z]{1,3}):(?P<cc2>\$?[A-Z]{1,3})"
+    r"|(?P<rr1>\$?[0-9]{1,7}):(?P<rr2>\$?[0-9]{1,7}))"
+    r"(?![A-Za-z0-9_(!])"
+)
+_NAME_TOKEN = re.compile(r"(?<![A-Za-z0-9_.$'!])([A-Za-z_][A-Za-z0-9_.]*)(?![A-Za-z0-9_.(!])")
+MAX_ROW, MAX_COL = 1_048_576, 16_384
+PROPAGATION_WORK = 20_000_000
+"""Range-membership checks allowed when propagating untrusted cells to their dependents."""
+
+
+def formula_refs(formula: str, own_sheet: str, names: dict[str, str] | None = None, _depth: int = 0
+                 ) -> list[tuple[str, int, int, int, int]]:
+    """Cell ranges a formula reads: ``(sheet, row1, col1, row2, col2)``, inclusive.
+
+    Unqualified references are on ``own_sheet``; whole columns (``A:A``) and rows (``3:3``)
+    span the sheet; defined names are expanded (one level of nesting). References to
+    other workbooks are included under their sheet name (they can only over-approximate).
+    """
+    from openpyxl.utils import column_index_from_string
+
+    body = _STRING_RE.sub('""', formula)
+    out = []
+    for m in _QUALIFIED_REF.finditer(body):
+        sheet = m.group("sheet")
+        sheet = own_sheet if sheet is None else (sheet[1:-1].replace("''", "'") if sheet.startswith("'") else sheet)
+        try:
+            if m.group("c1"):
+                c1 = column_index_from_string(m.group("c1").lstrip("$"))
+                r1 = int(m.group("r1").lstrip("$"))
+                c2 = column_index_from_string(m.group("c2").lstrip("$")) if m.group("c2") else c1
+                r2 = int(m.group("r2").lstrip("$")) if m.group("r2") else r1
+            elif m.group("cc1"):
+                c1 = column_index_from_string(m.group("cc1").lstrip("$"))
+                c2 = column_index_from_string(m.group("cc2").lstrip("$"))
+                r1, r2 = 1, MAX_ROW
+            else:
+                r1, r2 = int(m.group("rr1").lstrip("$")), int(m.group("rr2").lstrip("$"))
+                c1, c2 = 1, MAX_COL
+        except ValueError:
+            continue
+        out.append((sheet, min(r1, r2), min(c1, c2), max(r1, r2), max(c1, c2)))
+    if names and _depth == 0:
+        for m in _NAME_TOKEN.finditer(body):
+            target = names.get(m.group(1).upper())
+            if target:
+                out.extend(formula_refs(target, own_sheet, names, _depth + 1))
+    return out
+
+
+def propagate_untrusted(sheets: list[SheetData], direct: dict[tuple[str, str], str],
+                        defined_names: list[tuple[str, str]]) -> tuple[dict[tuple[str, str], str], bool]:
+    """Extend the untrusted cells to every formula that reads one, transitively.
+
+    Returns:
+        ``(reasons, complete)``: reason per untrusted ``(sheet, coord)``; ``complete`` is
+        False when the work limit stopped the analysis, in which case every formula cell
+        is returned as untrusted.
+    """
+    from ._xlsx_read import col_index
+
+    names = {n.upper(): t for n, t in defined_names if t}
+    single: dict[tuple[str, int, int], list[tuple[str, str]]] = {}
+    ranges: dict[str, list[tuple[int, int, int, int, str, str]]] = {}
+    for sd in sheets:
+        for coord, formula in sd.formulas.items():
+            for sheet, r1, c1, r2, c2 in formula_refs(formula, sd.name, names):
+                if r1 == r2 and c1 == c2:
+                    single.setdefault((sheet.upper(), r1, c1), []).append((sd.name, coord))
+                else:
+                    ranges.setdefault(sheet.upper(), []).append((r1, c1, r2, c2, sd.name, coord))
+    reasons = dict(direct)
+    work = 0
+    queue = list(direct)
+    while queue:
+        sheet, coord = queue.pop()
+        m = _CELL_ONLY.match(coord)
+        row, col = int(m.group(2)), col_index(m.group(1))
+        origin = reasons[(sheet, coord)]
+        because = origin if origin.startswith("depends on") else f"depends on {sheet}!{coord}"
+        key = sheet.upper()
+        dependents = list(single.get((key, row, col), ()))
+        for r1, c1, r2, c2, dsheet, dcoord in ranges.get(key, ()):
+            if r1 <= row <= r2 and c1 <= col <= c2:
+                dependents.append((dsheet, dcoord))
+        work += len(ranges.get(key, ())) + 1
+        if work > PROPAGATION_WORK:
+            return {(sd.name, c): reasons.get((sd.name, c), "untrusted workbook") for sd in sheets for c in sd.formulas}, False
+        for dep in dependents:
+            if dep not in reasons:
+                reasons[dep] = because
+                queue.append(dep)
+    return reasons, True
+
+
+_CELL_ONLY = re.compile(r"^([A-Z]{1,3})([0-9]+)$")
+
+
+def _resolve_engine(requested: str, soffice_present: bool) -> str:
+    if requested == "auto":
+        return "libreoffice" if soffice_present else "formulas"
+    return requested
+
+
+def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
+                  limit_resources: bool = False) -> Workbook:
+    """Run the passes and the recalculation; see the module docstring.
+
+    Args:
+        source: a verified xlsx/xlsm (already past the zip-bomb guard).
+        ctx: for deadline checks (``None`` = no deadline).
+        limits: ``xlsx_engine`` and ``soffice_timeout`` are used.
+        limit_resources: apply rlimits to LibreOffice (worker only).
+
+    Raises:
+        ExtractionError / openpyxl, zipfile errors: unreadable workbook (the caller turns
+        them into an error diagnostic).
+    """
+    from ._soffice import find_soffice
+
+    diags: list[Diagnostic] = []
+    names, charts, media = _package_parts(source)
+    sheets, defined_names, epoch_1904, cached = _formula_pass(source, ctx)
+
+    n_formulas = sum(len(s.formulas) for s in sheets)
+    soffice_present = find_soffice() is not None
+    requested = limits.xlsx_engine
+    engine = _resolve_engine(requested, soffice_present)
+    recalculated = None
+    engine_note = ""
+    failures = []
+    if n_formulas == 0:
+        engine, engine_note = "cached", "no formulas"
+    else:
+        order = [engine] + (["formulas"] if engine == "libreoffice" else [])
+        if engine == "libreoffice" and not soffice_present:
+            failures.append(("warning", "LibreOffice requested but soffice was not found"))
+            order = ["formulas"]
+        for candidate in order:
+            if candidate == "cached":
+                break
+            try:
+                if candidate == "libreoffice":
+                    recalculated = _recalc_libreoffice(source, sheets, epoch_1904, ctx, limits, limit_resources)
+                elif n_formulas > limits.formulas_max_cells:
+                    failures.append(("warning",
+                        f"formulas recalculation skipped: {n_formulas:,} formula cells exceed its limit of "
+                        f"{limits.formulas_max_cells:,} (install LibreOffice to recalculate large workbooks)"))
+                    continue
+                else:
+                    recalculated = _recalc_formulas(source, sheets, epoch_1904, ctx)
+                engine = candidate
+                break
+            except Exception as exc:  # noqa: BLE001 - any engine failure falls through to the next
+                if type(exc).__name__ == "DeadlineExceeded":
+                    raise
+                failures.append((None, f"{'LibreOffice' if candidate == 'libreoffice' else 'formulas'} recalculation "
+                                       f"failed: {type(exc).__name__}: {str(exc)[:300]}"))
+        if recalculated is None:
+            engine = "cached"
+        for level, msg in failures:
+            level = level or ("warning" if recalculated is not None else "error")
+            diags.append(Diagnostic(level=level, message=msg))
+        if engine == "libreoffice":
+            engine_note = "values recalculated with LibreOffice (headless, recalculation forced on load)"
+        elif engine == "formulas":
+            why = "LibreOffice not installed" if not soffice_present else (
+                "LibreOffice failed" if requested in ("auto", "libreoffice") else "engine chosen")
+            engine_note = f"values recalculated with the formulas package ({why})"
+        else:
+            engine_note = ("values are the cached values saved in the file (recalculation disabled)"
+                           if requested == "cached" else "values are the cached values saved in the file (no engine could recalculate)")
+        diags.append(Diagnostic(level="info", message=engine_note))
+
+    # cells whose recalculation cannot be trusted: volatile functions, external
+    # references, and (in a workbook with macros) cells that only recalculate to an error;
+    # then every formula that depends on one of them
+    has_macros = "xl/vbaProject.bin" in names
+    has_links = any(n.startswith("xl/externalLinks/") for n in names)
+    volatile_cells: list[str] = []
+    external_cells: list[str] = []
+    macro_cells: list[str] = []
+    direct: dict[tuple[str, str], str] = {}
+    for sd in sheets:
+        rec = (recalculated or {}).get(sd.name, {})
+        cac = cached.get(sd.name, {})
+        for coord, formula in sd.formulas.items():
+            bare = _STRING_RE.sub('""', formula)
+            m = _UNTRUSTED_RE.search(bare)
+            if m:
+                direct[(sd.name, coord)] = f"volatile {m.group(1).upper()}"
+                volatile_cells.append(f"{sd.name}!{coord} ({m.group(1).upper()})")
+            elif _EXTERNAL_RE.search(bare):
+                direct[(sd.name, coord)] = "external link"
+                external_cells.append(f"{sd.name}!{coord}")
+            elif has_macros and recalculated is not None:
+                c_val, c_err = cac.get(coord, (None, False))
+                if rec.get(coord, (None, False))[1] and not c_err and c_val is not None:
+                    direct[(sd.name, coord)] = "macro workbook"
+                    macro_cells.append(f"{sd.name}!{coord}")
+    reasons, complete = propagate_untrusted(sheets, direct, defined_names) if direct and recalculated is not None \
+        else (direct, True)
+    n_dependent = len(reasons) - len(direct)
+    stale = []
+    missing = 0
+    for sd in sheets:
+        rec = (recalculated or {}).get(sd.name, {})
+        cac = cached.get(sd.name, {})
+        for coord, formula in sd.formulas.items():
+            c_val, c_err = cac.get(coord, (None, False))
+            r_val, r_err = rec.get(coord, (None, False)) if recalculated is not None else (c_val, c_err)
+            sd.cached[coord] = c_val
+            if c_val is None:
+                missing += 1
+            reason = reasons.get((sd.name, coord))
+            if recalculated is None:
+                val, err = c_val, c_err
+            elif reason is not None:
+                if c_val is not None:
+                    val, err = c_val, c_err
+                    sd.untrusted[coord] = f"{reason}: value cached in the file" + (
+                        "" if _same(c_val, r_val) else f"; recalculating now gives {show(r_val, r_err)}")
+                else:
+                    val, err = r_val, r_err
+                    sd.untrusted[coord] = f"{reason}: no cached value; recalculated now"
+            else:
+                val, err = r_val, r_err
+                if c_val is not None and not _same(c_val, r_val):
+                    stale.append((sd.name, coord, c_val, r_val))
+            sd.values[coord] = val
+            if err:
+                sd.errors[coord] = str(val)
+        # keep file order of values
+        sd.values = {coord: sd.values[coord] for _r, _c, coord in sd.cells if coord in sd.values}
+
+    def _eg(cells: list[str]) -> str:
+        return ", ".join(cells[:10]) + (" …" if len(cells) > 10 else "")
+
+    if volatile_cells:
+        diags.append(Diagnostic(level="warning", message=(
+            f"volatile functions in {len(volatile_cells)} cell(s), not trusted: {_eg(volatile_cells)}; these cells "
+            "show the value cached in the file when there is one")))
+    if external_cells or has_links:
+        diags.append(Diagnostic(level="warning", message=(
+            "external links" + (f" in {len(external_cells)} cell(s): {_eg(external_cells)}" if external_cells else "")
+            + "; links are never updated, cells show the value cached in the file")))
+    if n_dependent:
+        diags.append(Diagnostic(level="warning", message=(
+            f"{n_dependent} formula cell(s) depend on those cells and also show their cached value when there is one"
+            + ("" if complete else " (dependency analysis stopped at its work limit: every formula cell with a "
+                                   "cached value shows it)"))))
+    if has_macros:
+        diags.append(Diagnostic(level="warning", message=(
+            "workbook contains macros (vbaProject.bin), never run"
+            + (f"; {len(macro_cells)} cell(s) that recalculate only to an error show their cached value: "
+               f"{_eg(macro_cells)}" if macro_cells else ""))))
+    if stale:
+        eg = ", ".join(f"{s}!{c} saved {show(a)} → {show(b)}" for s, c, a, b in stale[:5])
+        diags.append(Diagnostic(level="warning", message=(
+            f"{len(stale)} formula cell(s) had stale cached values, recalculated values are shown (e.g. {eg})")))
+    if missing and n_formulas:
+        if engine == "cached":
+            diags.append(Diagnostic(level="warning", message=(
+                f"{missing} of {n_formulas} formula cell(s) have no cached value and could not be recalculated "
+                "(shown empty)")))
+        else:
+            diags.append(Diagnostic(level="info", message=(
+                f"{missing} of {n_formulas} formula cell(s) had no cached value (workbook saved without "
+                "calculation, e.g. written by a script); recalculated values are shown")))
+    n_err = sum(len(s.errors) for s in sheets)
+    if n_err:
+        eg = ", ".join(f"{s.name}!{c} {v}" for s in sheets for c, v in list(s.errors.items())[:3])
+        diags.append(Diagnostic(level="warning", message=f"{n_err} cell(s) hold error values (e.g. {eg})"))
+    return Workbook(sheets=sheets, engine=engine, engine_note=engine_note, diagnostics=diags,
+                    defined_names=defined_names, charts=charts, media=media, epoch_1904=epoch_1904)
+
+
+# --------------------------------------------------------------------------- rendering
+
+def _annotations(sd: SheetData) -> dict[str, str]:
+    """Formula annotation per formula cell; a long fill-down run is shown once."""
+    from openpyxl.utils import coordinate_to_tuple
+
+    by_col: dict[int, list[tuple[int, str]]] = {}
+    for coord in sd.formulas:
+        r, c = coordinate_to_tuple(coord)
+        by_col.setdefault(c, []).append((r, coord))
+    notes: dict[str, str] = {}
+    for c, cells in by_col.items():
+        cells.sort()
+        i = 0
+        while i < len(cells):
+            r0, coord0 = cells[i]
+            form = relative_form(sd.formulas[coord0], r0, c)
+            j = i + 1
+            while j < len(cells) and cells[j][0] == cells[j - 1][0] + 1 and \
+                    relative_form(sd.formulas[cells[j][1]], cells[j][0], c) == form:
+                j += 1
+            formula = sd.formulas[coord0]
+            formula = formula if formula.startswith(("=", "{")) else "=" + formula
+            if j - i >= FILL_RUN_MIN:
+                notes[coord0] = f"[{formula} ; filled down to {cells[j - 1][1]}, {j - i:,} cells]"
+                for _r, coord in cells[i + 1:j]:
+                    notes[coord] = ""
+            else:
+                for _r, coord in cells[i:j]:
+                    f = sd.formulas[coord]
+                    notes[coord] = f"[{f if f.startswith(('=', '{')) else '=' + f}]"
+            i = j
+    return notes
+
+
+def _sheet_header(sd: SheetData) -> str:
+    state = "" if sd.state == "visible" else f", {sd.state}"
+    if sd.chartsheet:
+        return f'## Chart sheet "{sd.name}"'
+    if not sd.cells:
+        return f'## Sheet "{sd.name}" (empty{state})'
+    from openpyxl.utils import get_column_letter
+
+    first_row, last_row = sd.cells[0][0], sd.cells[0][0]
+    min_c = max_c = sd.cells[0][1]
+    rows = set()
+    for r, c, _coord in sd.cells:
+        rows.add(r)
+        first_row, last_row = min(first_row, r), max(last_row, r)
+        min_c, max_c = min(min_c, c), max(max_c, c)
+    used = f"{get_column_letter(min_c)}{first_row}:{get_column_letter(max_c)}{last_row}"
+    return f'## Sheet "{sd.name}" (used range {used}; {len(rows):,} rows with data; {len(sd.formulas):,} formulas{state})'
+
+
+def _rows(sd: SheetData) -> list[list[str]]:
+    """Coordinates grouped by row, in file order."""
+    rows: list[list[str]] = []
+    current = None
+    for r, _c, coord in sd.cells:
+        if r != current:
+            rows.append([])
+            current = r
+        rows[-1].append(coord)
+    return rows
+
+
+def _row_line(sd: SheetData, coords: list[str], notes: dict[str, str]) -> str:
+    parts = []
+    for coord in coords:
+        text = f"{coord}={show(sd.values.get(coord), coord in sd.errors, sd.formats.get(coord))}"
+        note = notes.get(coord)
+        if note:
+            text += " " + note
+        flag = sd.untrusted.get(coord)
+        if flag:
+            text += f" ({flag})"
+        parts.append(text)
+    return " | ".join(parts)
+
+
+def render_sheet(sd: SheetData, budget: int | None = None) -> tuple[str, bool]:
+    """The text of one sheet: a header, then one line per row ``A1=… | B1=…``.
+
+    With a ``budget``, only the rows that fit are rendered: the first rows (3/4 of the
+    budget) and the last rows (1/4) around a marker naming the rows left out, so a
+    50,000-row sheet costs what its visible part costs.
+
+    Returns:
+        ``(text, truncated)``.
+    """
+    header = _sheet_header(sd)
+    if sd.chartsheet or not sd.cells:
+        return header + "\n", False
+    notes = _annotations(sd)
+    rows = _rows(sd)
+    if budget is None:
+        return header + "\n" + "\n".join(_row_line(sd, r, notes) for r in rows) + "\n", False
+    room = budget - len(header) - 200
+    head_room = int(room * HEAD_FRACTION)
+    tail_room = room - head_room
+    head_lines: list[str] = []
+    used = 0
+    i = 0
+    while i < len(rows):
+        line = _row_line(sd, rows[i], notes)
+        if used + len(line) + 1 > head_room:
+            break
+        head_lines.append(line)
+        used += len(line) + 1
+        i += 1
+    if i == len(rows):
+        return header + "\n" + "\n".join(head_lines) + "\n", False
+    tail_lines: list[str] = []
+    used = 0
+    j = len(rows) - 1
+    while j >= i:
+        line = _row_line(sd, rows[j], notes)
+        if used + len(line) + 1 > tail_room:
+            break
+        tail_lines.append(line)
+        used += len(line) + 1
+        j -= 1
+    if j < i:  # everything fitted after all
+        return header + "\n" + "\n".join(head_lines + tail_lines[::-1]) + "\n", False
+    r0 = re.sub(r"^[A-Z]+", "", rows[i][0])
+    r1 = re.sub(r"^[A-Z]+", "", rows[j][0])
+    marker = (f'[... truncated: {j - i + 1:,} rows of sheet "{sd.name}" (rows {r0}–{r1}) omitted here; '
+              "head and tail kept ...]")
+    text = header + "\n" + "\n".join(head_lines + [marker] + tail_lines[::-1]) + "\n"
+    return text, True
+
+
+def _min_length(sd: SheetData) -> int:
+    """A cheap lower bound of a sheet's rendered length (``A1=x | `` per cell)."""
+    return sum(len(coord) + 4 for _r, _c, coord in sd.cells)
+
+
+def render_workbook(wb: Workbook, ctx: Context, budget: int) -> str:
+    """The whole workbook's text within ``budget`` characters: a header line, every sheet
+    (a fair share of the budget each, head and tail kept), named ranges and charts."""
+    from ._ooxml import chart_summary
+
+    names = ", ".join(f'"{s.name}"' + (" (hidden)" if s.state != "visible" else "") for s in wb.sheets)
+    header = f"Workbook with {len(wb.sheets)} sheet(s): {names}\n[{wb.engine_note or 'no formulas'}]\n"
+    tail_parts = []
+    if wb.defined_names:
+        tail_parts.append("Named ranges: " + "; ".join(f"{n} = {t}" for n, t in wb.defined_names[:100]))
+    for name, data in wb.charts:
+        tail_parts.append(f"{name}: " + chart_summary(data))
+    for name, data in wb.media:
+        label = ctx.add_image(name.rsplit("/", 1)[-1], data)
+        tail_parts.append(f"[image: {name}" + ("" if label else ", not attached") + "]")
+    tail = ("\n" + "\n".join(tail_parts) + "\n") if tail_parts else ""
+    tail, cut_tail = head_tail(tail, max(1000, budget // 5), what="charts and names")
+    room = max(1000, budget - len(header) - len(tail) - 2 * len(wb.sheets))
+    # sheets that certainly exceed the whole budget are rendered lazily (head and tail rows
+    # only); the others are rendered in full to learn their length
+    texts: list[str | None] = []
+    lengths = []
+    for sd in wb.sheets:
+        lower = _min_length(sd)
+        if lower > room:
+            texts.append(None)
+            lengths.append(lower)
+        else:
+            text, _cut = render_sheet(sd)
+            texts.append(text)
+            lengths.append(len(text))
+    shares = fair_shares(lengths, room)
+    out = [header]
+    for sd, text, share in zip(wb.sheets, texts, shares):
+        if text is None or len(text) > share:
+            cut, was_cut = render_sheet(sd, budget=share)
+            if len(cut) > share:  # a single row longer than the share
+                cut, was_cut = head_tail(cut, share, what=f'sheet "{sd.name}"')
+        else:
+            cut, was_cut = text, False
+        ctx.truncated |= was_cut
+        out.append(cut)
+    ctx.truncated |= cut_tail
+    return "\n".join(out) + tail
+
+
+def extract_xlsx(source: Source, ctx: Context, *, sha256: str = "", limit_resources: bool = False) -> str:
+    """Extractor entry point for xlsx/xlsm (see module docstring)."""
+    wb = read_workbook(source, ctx, ctx.limits, limit_resources=limit_resources)
+    ctx.diagnostics.extend(wb.diagnostics)
+    ctx.workbook = wb.values(ctx.rel, sha256)
+    if any(d.level == "error" for d in wb.diagnostics) or any("recalculation failed" in d.message for d in wb.diagnostics):
+        ctx.cacheable = False
+    return render_workbook(wb, ctx, ctx.limits.max_chars)
+
+
+def workbook_values_of(source: Source, ctx: Context | None, limits: ExtractLimits, *, rel: str, sha256: str,
+                       limit_resources: bool = False) -> WorkbookValues:
+    """:class:`WorkbookValues` of a verified workbook (no rendering)."""
+    wb = read_workbook(source, ctx, limits, limit_resources=limit_resources)
+    return wb.values(rel, sha256)
+
+
+def raise_if_not_workbook(kind: str, rel: str) -> None:
+    """Raise :class:`ExtractionError` unless ``kind`` is a workbook kind."""
+    if kind != "xlsx":
+        raise ExtractionError(f"{rel}: not an xlsx/xlsm workbook (detected {kind})")
