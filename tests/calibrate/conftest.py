@@ -120,14 +120,15 @@ def build_run(root: Path, dataset: Path) -> Path:
 
 
 @pytest.fixture(autouse=True)
-def _isolated_judge_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def _isolated_judge_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
     """No user judge settings leak into tests, and no test writes to ~/.cache."""
     import os
 
     for name in list(os.environ):
         if name.startswith(("JUDGE_", "JOBBENCH_JUDGE_")) or name == "OPENAI_API_KEY":
             monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg-cache"))
+    # outside tmp_path: tests use tmp_path as a deliverable folder, and caches must not appear in it
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
 
 
 @pytest.fixture

@@ -74,7 +74,7 @@ def test_folder_image_budget(tmp_path):
     for i, color in enumerate([(255, 0, 0), (0, 255, 0), (0, 0, 255)]):
         (tmp_path / f"img{i}.png").write_bytes(_png(color))
     fe = extract_dir(tmp_path, max_images=2)
-    assert [i.name for i in fe.images] == ["img0.png#img0.png", "img1.png#img1.png"]
+    assert [i.name for i in fe.images] == ["img0.png", "img1.png"]
     last = fe.file("img2.png")
     assert last.images == []
     assert last.warnings[-1].message == "1 image(s) not attached (folder image budget of 2)"

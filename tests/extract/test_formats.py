@@ -334,8 +334,8 @@ def test_images_attached_and_converted(tmp_path):
     _matplotlib_png(tmp_path / "f.png")
     fe = extract_dir(tmp_path, max_images=10)
     media = {img.name: img.media_type for img in fe.images}
-    assert media == {"a.png#a.png": "image/png", "b.jpg#b.jpg": "image/jpeg", "c.gif#c.gif": "image/gif",
-                     "d.webp#d.webp": "image/webp", "e.bmp#e.bmp": "image/png", "f.png#f.png": "image/png"}
+    assert media == {"a.png": "image/png", "b.jpg": "image/jpeg", "c.gif": "image/gif",
+                     "d.webp": "image/webp", "e.bmp": "image/png", "f.png": "image/png"}
     assert fe.file("a.png").text == "[image: PNG 40×30 px]\n"
     assert fe.file("f.png").text == "[image: PNG 150×100 px]\n"
     bmp = next(i for i in fe.images if i.name == "e.bmp#e.bmp")

@@ -197,7 +197,7 @@ class Context:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise DeadlineExceeded(f"time budget exceeded ({self.limits.timeout:g} s)")
 
-    def add_image(self, label: str, data: bytes, media_type: str | None = None) -> str | None:
+    def add_image(self, label: str | None, data: bytes, media_type: str | None = None) -> str | None:
         """Offer an image to the vision judge.
 
         The image is decoded with Pillow (refusing decompression bombs); BMP/TIFF/… are
@@ -206,7 +206,8 @@ class Context:
 
         Args:
             label: name unique within the file (``image1.png``); the image is named
-                ``<rel>#<label>``.
+                ``<rel>#<label>``, or just ``<rel>`` when ``label`` is None (the file is
+                itself the image).
             data: encoded image bytes.
             media_type: the declared type, if known (``image/svg+xml`` is rasterised by
                 the caller, not here).
@@ -215,7 +216,8 @@ class Context:
             The image name, or ``None`` if the image was dropped (cap reached or
             undecodable, with a diagnostic).
         """
-        name = f"{self.rel}#{label}"
+        name = self.rel if label is None else f"{self.rel}#{label}"
+        label = label or Path(self.rel).name
         if len(self.images) >= self.limits.max_images:
             self.images_dropped += 1
             return None

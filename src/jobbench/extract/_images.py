@@ -24,7 +24,7 @@ def extract_image(source: Source, ctx: Context) -> str:
         if type(exc).__name__ == "DecompressionBombError":
             raise ExtractionError(f"image refused: {exc}") from exc
         raise ExtractionError(f"not a readable image ({type(exc).__name__}: {exc})") from exc
-    name = ctx.add_image(Path(ctx.rel).name, data)
+    name = ctx.add_image(None, data)
     desc = f"[image: {fmt} {w}×{h} px" + (f", {frames} frames" if frames > 1 else "")
     if not name:
         desc += "; not attached"
