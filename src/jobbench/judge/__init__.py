@@ -14,22 +14,59 @@ Public API:
     :func:`needs_vision`, :data:`PROMPT_VERSION`.
 """
 
-from ._cache import JudgeCache, unit_key
-from ._client import ChatReply, JudgeCallError, JudgeClient
-from ._config import PROMPT_VERSION, JudgeConfig, load_judge_config, safe_name
-from ._evidence import detect_injection, evidence_found, normalise
-from ._grade import Grader, TrialInput, grade_trial, inputs_digest, needs_vision
-from ._jsonfix import recover_json
-from ._prices import Price, PriceTable, load_prices
-from ._public import (
-    OverwriteRefused,
-    details_from_record,
-    grade_public_dataset,
-    public_judge_name,
-    write_public_details,
-)
-from ._run import RunDirError, grade_path, grade_run, usage_summary
-from .checks import CheckResult, evaluate_check
+from importlib import import_module
+from typing import Any
+
+# Names are imported on first use (PEP 562) so that ``jobbench --help`` and commands that
+# do not need this stage stay fast (the heavy dependencies load only when used).
+_LAZY: dict[str, str] = {
+    "JudgeCache": "._cache",
+    "unit_key": "._cache",
+    "ChatReply": "._client",
+    "JudgeCallError": "._client",
+    "JudgeClient": "._client",
+    "PROMPT_VERSION": "._config",
+    "JudgeConfig": "._config",
+    "load_judge_config": "._config",
+    "safe_name": "._config",
+    "detect_injection": "._evidence",
+    "evidence_found": "._evidence",
+    "normalise": "._evidence",
+    "Grader": "._grade",
+    "TrialInput": "._grade",
+    "grade_trial": "._grade",
+    "inputs_digest": "._grade",
+    "needs_vision": "._grade",
+    "recover_json": "._jsonfix",
+    "Price": "._prices",
+    "PriceTable": "._prices",
+    "load_prices": "._prices",
+    "OverwriteRefused": "._public",
+    "details_from_record": "._public",
+    "grade_public_dataset": "._public",
+    "public_judge_name": "._public",
+    "write_public_details": "._public",
+    "RunDirError": "._run",
+    "grade_path": "._run",
+    "grade_run": "._run",
+    "usage_summary": "._run",
+    "CheckResult": ".checks",
+    "evaluate_check": ".checks",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "PROMPT_VERSION",

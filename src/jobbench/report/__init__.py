@@ -7,9 +7,38 @@ Public API:
     :data:`REPORT_FILES`.
 """
 
-from ._build import ConfigView, ReportData, build_report
-from ._runs import ReportInputError, RunData, judge_keys, load_run, resolve_judge_key
-from ._write import REPORT_FILES, default_out_dir, write_report
+from importlib import import_module
+from typing import Any
+
+# Names are imported on first use (PEP 562) so that ``jobbench --help`` and commands that
+# do not need this stage stay fast (the heavy dependencies load only when used).
+_LAZY: dict[str, str] = {
+    "ConfigView": "._build",
+    "ReportData": "._build",
+    "build_report": "._build",
+    "ReportInputError": "._runs",
+    "RunData": "._runs",
+    "judge_keys": "._runs",
+    "load_run": "._runs",
+    "resolve_judge_key": "._runs",
+    "REPORT_FILES": "._write",
+    "default_out_dir": "._write",
+    "write_report": "._write",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module, __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 __all__ = [
     "ConfigView",
