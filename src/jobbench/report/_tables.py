@@ -89,8 +89,8 @@ def leaderboard_markdown(data: ReportData) -> str:
         f"Runs: {', '.join(r.name for r in data.runs)}. Judge key: {data.judge_key or '(no grades)'}. "
         f"Generated {data.generated_at} by jobbench {data.version}.",
         "",
-        f"* **micro** = {MICRO_LABEL}: Σ over tasks of s_t × maximum / Σ maxima (the public leaderboard's overall score).",
-        f"* **macro** = {MACRO_LABEL}.",
+        f"* **{MICRO_LABEL}**: Σ over tasks of s_t × maximum / Σ maxima (the public leaderboard's overall score).",
+        f"* **{MACRO_LABEL}**.",
         f"* s_t = Σ passed rubric weights / Σ weights, averaged over the scored epochs of the task; intervals: {settings_text(data)}.",
         "* A trial without a complete grade (judge_error, unjudged, ungraded, infra_error) is never counted as 0; "
         "a task with no scored epoch is *missing* and counts 0, listed below.",
