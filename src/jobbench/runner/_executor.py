@@ -169,6 +169,10 @@ class Executor:
     def abort(self) -> None:
         """Stop everything now (Ctrl-C): kill running sandboxes, drop queued jobs."""
 
+    def drain_warnings(self) -> list[str]:
+        """Warnings gathered while running (e.g. shared storage lagging), then forgotten."""
+        return []
+
     def close(self) -> None:
         """Release resources (threads, cluster connections, a local cluster)."""
 

@@ -267,6 +267,7 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
             env.cancel.set()
             executor.abort()
             raise
+        warnings += executor.drain_warnings()
     records = [done[pt.trial_id] for pt in trials if pt.trial_id in done]
     return RunSummary(run_dir=run_dir, records=records, ran=ran, skipped=len(trials) - len(todo),
                       warnings=warnings, backend=backend)
