@@ -241,6 +241,10 @@ def _probe_worker(run_dir: str, dataset_root: str, nonce: str, sandbox: str, scr
     return info
 
 
+def _whoami() -> dict[str, Any]:
+    return {"host": socket.gethostname(), "pid": os.getpid()}
+
+
 def _sweep_scratch(scratch_root: str | None) -> int:
     """Remove scratch directories of dead processes on this worker's host."""
     return cleanup_stale_scratch(Path(scratch_root) if scratch_root else None)
@@ -318,9 +322,9 @@ class DaskExecutor(Executor):
     # -------------------------------------------------------------- start
 
     def workers(self) -> dict[str, dict[str, Any]]:
-        """``{address: {"pid", "host", "nthreads", …}}`` of the workers the scheduler knows."""
-        info = self.client.scheduler_info(n_workers=-1) if _takes_n_workers(self.client) else self.client.scheduler_info()
-        return dict(info.get("workers", {}))
+        """``{address: {"host", "pid"}}`` of the workers connected now (asked of each worker)."""
+        got = self.client.run(_whoami, on_error="return")
+        return {a: i for a, i in got.items() if isinstance(i, dict)}
 
     def prepare(self, *, run_dir: Path, dataset_root: Path, sandbox: Literal["auto", "bwrap", "none"],
                 scratch_root: Path | None) -> Preparation:
@@ -663,15 +667,6 @@ class DaskExecutor(Executor):
             except Exception:
                 pass
             self._cluster = None
-
-
-def _takes_n_workers(client: Any) -> bool:
-    import inspect
-
-    try:
-        return "n_workers" in inspect.signature(client.scheduler_info).parameters
-    except (TypeError, ValueError):
-        return False
 
 
 class _Bar:
