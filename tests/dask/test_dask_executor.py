@@ -102,6 +102,37 @@ def test_resume_on_dask_reruns_exactly_what_the_local_pool_would(tmp_path, dask_
     assert [g.score for g in graded if "/null@-/" in g.trial_id] == [0.0] * 4
 
 
+def test_cancel_stops_running_trials_on_the_workers_and_records_nothing_for_them(tmp_path, dask_executor):
+    dataset = build_dataset(tmp_path / "data", delay=60.0)  # task2's oracle would sleep a minute
+    scratch = tmp_path / "scratch"
+    cfg = RunConfig(dataset=dataset, agents=[AgentSpec("oracle")], run_dir=tmp_path / "runs" / "c", epochs=2,
+                    scratch_root=scratch)
+    cancel = threading.Event()
+    ends: dict[str, object] = {}
+
+    def on_event(kind, pt, rec):
+        if kind == "start" and "/task2/" in pt.trial_id:
+            threading.Timer(1.0, cancel.set).start()  # once the slow solution is running
+        if kind == "end":
+            ends[pt.trial_id] = rec
+
+    summary = run_trials(cfg, executor=dask_executor, on_event=on_event, cancel=cancel)
+    slow = {t for t in ends if "/task2/" in t}
+    recorded = {t for t, r in ends.items() if r is not None}
+    assert cancel.is_set() and len(ends) == 4 and len(slow) == 2
+    assert not slow & recorded  # interrupted: never recorded
+    assert {r.trial_id for r in summary.records} == recorded and summary.ran == len(recorded)
+    for t, r in ends.items():
+        assert (cfg.run_dir / "trials" / t / "trial.json").exists() == (r is not None)
+    deadline = time.monotonic() + 20  # the workers notice within about a second
+    while time.monotonic() < deadline:
+        ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+        if str(scratch) not in ps:
+            break
+        time.sleep(0.2)
+    assert str(scratch) not in ps, "the slow sandboxes must be killed"
+
+
 def test_worker_killed_mid_trial_is_retried_and_recorded_once(tmp_path):
     """SIGKILL the worker process running a (slow) oracle trial: Dask reruns the trial on a
     worker, the run completes, every trial has exactly one record and one trajectory, and the

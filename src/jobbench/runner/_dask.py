@@ -88,14 +88,15 @@ class _TrialPayload:
 
 # ----------------------------------------------------------------------------- worker side
 
+_CANCEL_POLL = 1.0  # seconds between checks of the run's cancel event, per worker process
 _watch_lock = threading.Lock()
 _watchers: dict[str, list[Any]] = {}  # cancel name -> [threading.Event, running trials]
 
 
 def _acquire_cancel(name: str, client: Any) -> threading.Event:
     """A local event mirroring the Dask ``Event`` called ``name``; one watcher thread per
-    worker process and run polls the scheduler (at most once a second) while trials of that
-    run are running here."""
+    worker process and run asks the scheduler once a second while trials of that run are
+    running here."""
     with _watch_lock:
         entry = _watchers.get(name)
         if entry is None:
@@ -121,20 +122,22 @@ def _release_cancel(name: str) -> None:
 
 
 def _watch_cancel(name: str, dask_event: Any, entry: list[Any]) -> None:
+    # Polls with short is_set() calls rather than a long wait() on the scheduler, so that no
+    # request is pending there when the cluster shuts down.
     local: threading.Event = entry[0]
     while True:
+        time.sleep(_CANCEL_POLL)
         with _watch_lock:
             if entry[1] <= 0:
                 _watchers.pop(name, None)
                 return
         if local.is_set():
-            time.sleep(0.5)
             continue
         try:
-            if dask_event.wait(timeout=1.0):
+            if dask_event.is_set():
                 local.set()
-        except Exception:
-            time.sleep(1.0)
+        except Exception:  # scheduler briefly unreachable: try again
+            pass
 
 
 def _read_record(path: Path, tid: str) -> TrialRecord | None:
