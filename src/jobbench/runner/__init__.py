@@ -11,7 +11,16 @@ Public API:
     ``jobbench.runner._dask`` and is imported only on request).
 """
 
-from ._executor import EXECUTORS, Executor, ExecutorError, LocalExecutor, Preparation, TrialBatch, execute_trial, make_executor
+from ._executor import (
+    EXECUTORS,
+    Executor,
+    ExecutorError,
+    LocalExecutor,
+    Preparation,
+    TrialBatch,
+    execute_trial,
+    make_executor,
+)
 from ._export import ExportSummary, export_official
 from ._lock import RunConfigError, RunDirLock, merge_lock, read_lock, write_lock
 from ._paths import (

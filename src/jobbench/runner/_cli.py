@@ -124,7 +124,8 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
         return 0
     try:
         config = load_judge_config()
-        grade_run(run_dir, config, executor=getattr(args, "executor", None))
+        executor = getattr(args, "executor", None)  # None: grade in this process, as before
+        grade_run(run_dir, config, **({"executor": executor} if executor is not None else {}))
         out = Path(write_report([run_dir]))
     except Exception as exc:  # the trials are saved; grading can be redone alone
         console.print(f"[red]Grading or reporting failed:[/red] {type(exc).__name__}: {exc}. "
@@ -375,7 +376,8 @@ def register(app: typer.Typer) -> None:
             for w in summary.warnings:
                 err.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True, highlight=False)
             console.print(_summary_table(summary))
-            console.print(f"{summary.ran} trial(s) run, {summary.skipped} already finished (sandbox: {summary.backend}).")
+            console.print(f"{summary.ran} trial(s) run, {summary.skipped} already finished "
+                          f"(sandbox: {summary.backend}).")
             code = _grade_and_report(summary.run_dir, SimpleNamespace(
                 no_grade=no_grade, run_dir=summary.run_dir, config=config,
                 executor=executor if executor.name != "local" else None))

@@ -169,7 +169,8 @@ def _run_trial_task(pt: "PlannedTrial", payload: _TrialPayload) -> TrialRecord |
     local_digest = task_digest(pt.task)
     if local_digest != pt.digest:
         raise DatasetMismatch(f"{where}: task {pt.task.id} at {pt.task.root} has digest {local_digest[:12]}, the "
-                              f"client planned {pt.digest[:12]}; every worker must see the same dataset at the same path")
+                              f"client planned {pt.digest[:12]}; every worker must see the same dataset at the "
+                              "same path")
     scratch = payload.scratch_root or Path(os.path.abspath(default_scratch_root()))
     cleanup_stale_scratch(scratch)  # workspaces of dead worker processes on this host
     agent = make_agent(pt.spec.agent, **pt.spec.options)
@@ -293,7 +294,7 @@ class DaskExecutor(Executor):
         self._cluster = None
         self._own_client = False
         self._warnings: list[str] = []
-        self._active: list[Any] = []
+        self._active: dict[Any, Any] = {}  # key -> Future of the jobs in flight
         self._cancel_event: Any = None
         self.scratch_root: str | None = None
         self.address = address
@@ -465,7 +466,7 @@ class DaskExecutor(Executor):
                 fut = client.submit(_run_trial_task, pt, payload, key=f"jobbench-trial-{token}-{i}", pure=False,
                                     retries=self.retries)
                 futures[fut.key] = pt
-                self._active.append(fut)
+                self._active[fut.key] = fut
                 fut.add_done_callback(done_q.put)
             remaining = len(futures)
             while remaining:
@@ -479,6 +480,7 @@ class DaskExecutor(Executor):
                 remaining -= 1
                 pt = futures[fut.key]
                 rec = self._collect(fut, pt, env)
+                self._active.pop(fut.key, None)  # lets Dask forget the result
                 with lock:
                     first = pt.trial_id not in started
                     started.add(pt.trial_id)
@@ -498,7 +500,7 @@ class DaskExecutor(Executor):
                 client.unsubscribe_topic(topic)
             except Exception:
                 pass
-            self._active = []
+            self._active = {}
         self._sweep()
         try:
             self._cancel_event.clear()
@@ -509,7 +511,10 @@ class DaskExecutor(Executor):
     def _collect(self, fut: Any, pt: "PlannedTrial", env: TrialEnv) -> TrialRecord | None:
         """The record of a finished trial job, read back from the run directory."""
         if fut.status == "finished":
-            returned = fut.result()
+            try:
+                returned = fut.result()
+            except Exception as exc:  # e.g. the result was lost with its worker
+                return self._record_failure(pt, env, _describe(exc))
             if returned is None:
                 return None
             path = trial_dir(env.run_dir, pt.trial_id) / TRIAL_JSON
@@ -567,7 +572,7 @@ class DaskExecutor(Executor):
                 pass
         if self._active:
             try:
-                self.client.cancel(list(self._active), force=True)
+                self.client.cancel(list(self._active.values()), force=True)
             except Exception:
                 pass
 
@@ -602,7 +607,7 @@ class DaskExecutor(Executor):
                 fut = self.client.submit(_grade_task, config, replace(inp, on_written=None),
                                          key=f"jobbench-grade-{token}-{i}", pure=False, retries=self.retries)
                 index[fut.key] = i
-                self._active.append(fut)
+                self._active[fut.key] = fut
                 fut.add_done_callback(done_q.put)
             remaining = len(index)
             while remaining:
@@ -626,13 +631,14 @@ class DaskExecutor(Executor):
                     except Exception as e:
                         exc = e
                     failures.append(f"{inp.trial_id}: {_describe(exc)}")
+                self._active.pop(fut.key, None)
                 bar.advance()
         except BaseException:
             self._stop_active()
             raise
         finally:
             bar.close()
-            self._active = []
+            self._active = {}
         if failures:
             raise ExecutorError(f"grading failed on the cluster for {len(failures)} trial(s) (the other grades are "
                                 "saved; grading again redoes only these):\n  - " + "\n  - ".join(failures))

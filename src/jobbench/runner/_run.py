@@ -33,8 +33,8 @@ from ..sandbox import (
     default_scratch_root,
 )
 from ..tasks import Task, display_path, load_dataset, task_digest
-from ._lock import RunConfigError, RunDirLock, merge_lock, read_lock, write_lock
 from ._executor import Executor, LocalExecutor, TrialBatch
+from ._lock import RunConfigError, RunDirLock, merge_lock, read_lock, write_lock
 from ._paths import TRIAL_JSON, AgentSpec, trial_dir, trial_id
 from ._trial import TrialEnv
 
