@@ -202,10 +202,19 @@ def _start_scheduler():
         return LocalCluster(n_workers=0, processes=True, dashboard_address=None, silence_logs=logging.ERROR)
 
 
-def test_workers_that_do_not_share_the_run_directory_are_refused(tmp_path):
-    """A worker that sees a private directory at the run directory's path (here: a tmpfs
-    mounted over it by bubblewrap) writes its probe file where the client cannot read it:
-    the run fails before any trial with a message naming the worker and the cause."""
+def _start_worker(address: str, *wrap: str) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONPATH=str(SRC))
+    return subprocess.Popen([*wrap, sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+                             "--no-nanny", "--no-dashboard", "--death-timeout", "30"],
+                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def test_existing_cluster_refuses_unshared_run_directory_then_runs_on_shared_one(tmp_path):
+    """An existing cluster (`--executor dask --scheduler`). First its only worker sees a
+    private directory at the run directory's path (a tmpfs mounted over it by bubblewrap): it
+    writes its probe file where the client cannot read it, and the run fails before any trial
+    with a message naming the worker and the cause. Then, with a worker that shares the file
+    system, `jobbench run --executor dask --scheduler <scheduler file>` runs and grades."""
     if shutil.which("bwrap") is None:
         pytest.skip("needs bubblewrap to give the worker its own view of the file system")
     from jobbench.runner._executor import make_executor
@@ -214,26 +223,42 @@ def test_workers_that_do_not_share_the_run_directory_are_refused(tmp_path):
     run_dir = tmp_path / "runs" / "p"
     run_dir.mkdir(parents=True)
     cluster = _start_scheduler()
-    env = dict(os.environ, PYTHONPATH=str(SRC))
-    worker = subprocess.Popen(
-        ["bwrap", "--dev-bind", "/", "/", "--tmpfs", str(run_dir), "--die-with-parent",
-         sys.executable, "-m", "distributed.cli.dask_worker", cluster.scheduler_address, "--nthreads", "1",
-         "--no-nanny", "--no-dashboard", "--death-timeout", "30"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    worker = _start_worker(cluster.scheduler_address, "bwrap", "--dev-bind", "/", "/", "--tmpfs", str(run_dir),
+                           "--die-with-parent")
     try:
         with make_executor("dask", scheduler=cluster.scheduler_address) as ex:
             cfg = RunConfig(dataset=dataset, agents=[AgentSpec("null")], run_dir=run_dir,
                             scratch_root=tmp_path / "scratch")
             with pytest.raises(ExecutorError) as info:
                 run_trials(cfg, executor=ex)
+            msg = str(info.value)
+            assert "this client cannot read it" in msg and "not on storage shared by the client and the workers" in msg
+            assert str(run_dir) in msg and "worker tcp://" in msg
+            assert sorted(p.name for p in run_dir.iterdir()) == []  # no lock.json, no trials, no probe left
+
+            worker.terminate()
+            worker.wait(20)
+            worker = _start_worker(cluster.scheduler_address)
+            deadline = time.monotonic() + 60
+            while len(ex.client.scheduler_info()["workers"]) != 1 and time.monotonic() < deadline:
+                time.sleep(0.2)
+            ex.client.write_scheduler_file(str(tmp_path / "scheduler.json"))
+        r = _cli(["run", str(dataset), "--agent", "oracle", "--agent", "null", "--runs-dir", str(tmp_path / "runs"),
+                  "--run-name", "p", "--executor", "dask", "--scheduler", str(tmp_path / "scheduler.json"), "-j", "3",
+                  "--no-progress"], tmp_path)
     finally:
         worker.terminate()
         worker.wait(20)
         cluster.close()
-    msg = str(info.value)
-    assert "this client cannot read it" in msg and "not on storage shared by the client and the workers" in msg
-    assert str(run_dir) in msg and "worker tcp://" in msg
-    assert sorted(p.name for p in run_dir.iterdir()) == []  # no lock.json, no trials, no probe left
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert f"Executor: dask ({tmp_path / 'scheduler.json'}); -j is ignored" in r.stdout
+    assert "4 trial(s) run, 0 already finished (sandbox: bwrap)" in r.stdout
+    grades = grade_records(run_dir)
+    assert {t: g["score"] for t, g in grades.items()} == {
+        "sample/bookkeeping_accounting_and_auditing_clerks/task1/oracle@-/epoch-1": 1.0,
+        "sample/bookkeeping_accounting_and_auditing_clerks/task1/null@-/epoch-1": 0.0,
+        "sample/bookkeeping_accounting_and_auditing_clerks/task2/oracle@-/epoch-1": 1.0,
+        "sample/bookkeeping_accounting_and_auditing_clerks/task2/null@-/epoch-1": 0.0}
 
 
 def test_dask_executor_needs_a_scheduler_and_reports_unreachable_ones(tmp_path):

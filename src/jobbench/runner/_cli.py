@@ -350,9 +350,10 @@ def register(app: typer.Typer) -> None:
             executor = make_executor(executor_name, max_trials=max_trials, scheduler=scheduler, workers=dask_workers,
                                      threads_per_worker=dask_threads)
             if executor.name != "local":
-                console.print(f"Executor: {executor.name}" + (f" ({scheduler})" if scheduler else
-                                                             f" ({dask_workers} worker process(es) × {dask_threads} "
-                                                             "trial(s))"), highlight=False, soft_wrap=True)
+                where = (f"{scheduler}" if executor.name == "dask" else
+                         f"{dask_workers} worker process(es) × {dask_threads} trial(s)")
+                note = "; -j is ignored: one trial per worker thread" if max_trials != 1 else ""
+                console.print(f"Executor: {executor.name} ({where}){note}", highlight=False, soft_wrap=True)
             with _Progress(not no_progress) as progress:
                 summary = run_trials(config, on_event=progress, cancel=cancel, executor=executor)
         except KeyboardInterrupt:
