@@ -19,6 +19,15 @@ from typing import Any
 
 TRIAL_TIME_FIELDS = {"started_at", "finished_at", "wall_seconds"}
 GRADE_TIME_FIELDS = {"created_at", "timings"}
+NESTED_TIME_FIELDS = {"elapsed_s"}  # per LLM unit and reply
+
+
+def _strip_times(x: Any) -> Any:
+    if isinstance(x, dict):
+        return {k: _strip_times(v) for k, v in x.items() if k not in NESTED_TIME_FIELDS}
+    if isinstance(x, list):
+        return [_strip_times(v) for v in x]
+    return x
 _CORE_TIMES = re.compile(rb"(<dcterms:(?:created|modified)\b[^>]*>)[^<]*(</dcterms:)")
 
 
@@ -59,20 +68,21 @@ def trial_records(run_dir: Path) -> dict[str, dict[str, Any]]:
     return out
 
 
-def grade_records(run_dir: Path, key: str = "checks") -> dict[str, dict[str, Any]]:
-    """``{trial_id: GradeRecord JSON minus timestamps/timings}``; ``inputs_digest`` (a
-    function of the deliverable bytes) is checked against the trial's own record, then
-    dropped."""
+def grade_records(run_dir: Path, config: Any = None) -> dict[str, dict[str, Any]]:
+    """``{trial_id: GradeRecord JSON minus timestamps/timings (also LLM units' elapsed_s)}`` under ``config``'s judge key
+    (default: checks only); ``inputs_digest`` (a function of the deliverable bytes) is
+    checked against the trial's own record, then dropped."""
     from jobbench.judge import JudgeConfig, inputs_digest
 
+    config = config or JudgeConfig()
     out = {}
-    base = run_dir / "grades" / key
+    base = run_dir / "grades" / config.key
     for p in sorted(base.rglob("*.json")):
         d = json.loads(p.read_text())
         trial = json.loads((run_dir / "trials" / d["trial_id"] / "trial.json").read_text())
         manifest = [(x["path"], x["sha256"]) for x in trial["deliverables"]]
-        assert d["inputs_digest"] == inputs_digest(trial["task_digest"], manifest, JudgeConfig()), p
-        d = {k: v for k, v in d.items() if k not in GRADE_TIME_FIELDS and k != "inputs_digest"}
+        assert d["inputs_digest"] == inputs_digest(trial["task_digest"], manifest, config), p
+        d = _strip_times({k: v for k, v in d.items() if k not in GRADE_TIME_FIELDS and k != "inputs_digest"})
         folder = run_dir / "trials" / d["trial_id"] / "deliverables"
         d["deliverables"] = _deliverables(d.get("deliverables", []), folder)
         out[d["trial_id"]] = d

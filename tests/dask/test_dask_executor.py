@@ -133,6 +133,71 @@ def test_cancel_stops_running_trials_on_the_workers_and_records_nothing_for_them
     assert str(scratch) not in ps, "the slow sandboxes must be killed"
 
 
+def test_llm_grading_on_dask_equals_grading_in_process(tmp_path, dask_executor):
+    """Grading jobs with an LLM judge (the scripted OpenAI-compatible server, reached by the
+    worker processes over 127.0.0.1) give the same grade records as grading in-process."""
+    sys.path.insert(0, str(ROOT / "tests" / "judge"))
+    from judge_helpers import TableJudge
+
+    from jobbench.judge import JudgeConfig, grade_run
+    from jobbench.testing import FakeOpenAIServer
+
+    dataset = build_dataset(tmp_path / "data")
+    cfg = RunConfig(dataset=dataset, agents=[AgentSpec("oracle"), AgentSpec("null")], run_dir=tmp_path / "runs" / "a",
+                    scratch_root=tmp_path / "scratch")
+    run_trials(cfg)
+    other = tmp_path / "runs" / "b"
+    shutil.copytree(cfg.run_dir, other)
+    table = {"net.csv gives 900.25 for Jan": ("pass", "Jan,900.25"),
+             "net.csv gives 1210.25 for Mar": ("fail", "Mar,1210.25"),
+             "memo names Acme Supplies": ("pass", "Acme Supplies")}
+    judge = TableJudge(table, usage=(120, 30, 0))
+    with FakeOpenAIServer(judge) as srv:
+        jc = JudgeConfig(model="fake-judge", api_base=srv.base_url, api_key="test", decide="llm", cache=False)
+        here = grade_run(cfg.run_dir, jc, progress=False)
+        calls_here = srv.calls
+        there = grade_run(other, jc, executor=dask_executor, progress=False)
+        calls_there = srv.calls - calls_here
+    assert calls_here == calls_there == 3  # one call per rubric of the two oracle trials; null: none
+    assert [g.trial_id for g in there] == [g.trial_id for g in here]
+    a, b = grade_records(cfg.run_dir, jc), grade_records(other, jc)
+    assert a == b and len(a) == 4
+    scores = {t.rsplit("/", 3)[1] + "/" + t.split("/")[-2]: g["score"] for t, g in b.items()}
+    assert scores == {"task1/oracle@-": 2 / 3, "task1/null@-": 0.0, "task2/oracle@-": 1.0, "task2/null@-": 0.0}
+    assert sum(g["usage"]["input_tokens"] for g in b.values()) == 3 * 120
+
+
+def test_a_worker_seeing_another_dataset_records_infra_error(tmp_path, dask_executor):
+    """The task changes between planning and the trial (as when a worker mounts another copy
+    of the dataset): the worker refuses it, Dask retries, and the client records
+    infra_error (never scored); the next invocation runs it again."""
+    dataset = build_dataset(tmp_path / "data")
+    cfg = RunConfig(dataset=dataset, agents=[AgentSpec("oracle")], run_dir=tmp_path / "runs" / "m",
+                    scratch_root=tmp_path / "scratch")
+    task2 = dataset / "bookkeeping_accounting_and_auditing_clerks" / "task2" / "task_folder" / "TASK_INSTRUCTIONS.txt"
+
+    def on_event(kind, pt, rec):
+        if kind == "plan" and "/task2/" in pt.trial_id:
+            task2.write_text(task2.read_text() + "Changed after planning.\n")
+
+    summary = run_trials(cfg, executor=dask_executor, on_event=on_event)
+    by_task = {r.task_id.rsplit("/", 1)[1]: r for r in summary.records}
+    assert by_task["task1"].status == TrialStatus.ok
+    bad = by_task["task2"]
+    assert bad.status == TrialStatus.infra_error and bad.deliverables == []
+    assert bad.error.startswith("dask-local executor: DatasetMismatch: worker on ")
+    assert "every worker must see the same dataset at the same path" in bad.error
+    tdir = cfg.run_dir / "trials" / bad.trial_id
+    assert TrialRecord.model_validate_json((tdir / "trial.json").read_text()) == bad
+    events = [json.loads(x) for x in (tdir / "trajectory.jsonl").read_text().splitlines()]
+    assert [e["type"] for e in events] == ["executor_error", "trial_end"]
+
+    again = run_trials(cfg, executor=dask_executor)
+    assert (again.ran, again.skipped) == (1, 1)
+    assert {r.status for r in again.records} == {TrialStatus.ok}
+    assert any("changed since it was run" in w for w in again.warnings)
+
+
 def test_worker_killed_mid_trial_is_retried_and_recorded_once(tmp_path):
     """SIGKILL the worker process running a (slow) oracle trial: Dask reruns the trial on a
     worker, the run completes, every trial has exactly one record and one trajectory, and the
