@@ -70,8 +70,9 @@ def trial_records(run_dir: Path) -> dict[str, dict[str, Any]]:
 
 def grade_records(run_dir: Path, config: Any = None) -> dict[str, dict[str, Any]]:
     """``{trial_id: GradeRecord JSON minus timestamps and timings (also the LLM units'
-    elapsed_s)}`` under ``config``'s judge key (default: checks only); ``inputs_digest`` (a function of the deliverable bytes) is
-    checked against the trial's own record, then dropped."""
+    elapsed_s)}`` under ``config``'s judge key (default: checks only). ``inputs_digest`` (a
+    function of the deliverable bytes) is checked against the trial's own record, then
+    dropped."""
     from jobbench.judge import JudgeConfig, inputs_digest
 
     config = config or JudgeConfig()
