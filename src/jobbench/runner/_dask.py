@@ -475,7 +475,7 @@ class DaskExecutor(Executor):
                 except queue.Empty:
                     if env.cancel.is_set() and not cancelled:
                         cancelled = True
-                        self._stop_active()
+                        self._cancel_queued()
                     continue
                 remaining -= 1
                 pt = futures[fut.key]
@@ -490,7 +490,7 @@ class DaskExecutor(Executor):
                 on_result(pt, rec)
                 if env.cancel.is_set() and not cancelled:
                     cancelled = True
-                    self._stop_active()
+                    self._cancel_queued()
         except BaseException:
             env.cancel.set()
             self._stop_active()
@@ -502,10 +502,11 @@ class DaskExecutor(Executor):
                 pass
             self._active = {}
         self._sweep()
-        try:
-            self._cancel_event.clear()
-        except Exception:
-            pass
+        if not cancelled:  # a cancelled run's event stays set for any straggler
+            try:
+                self._cancel_event.clear()
+            except Exception:
+                pass
         self._cancel_event = None
 
     def _collect(self, fut: Any, pt: "PlannedTrial", env: TrialEnv) -> TrialRecord | None:
@@ -563,8 +564,29 @@ class DaskExecutor(Executor):
         atomic_write_json(tdir / TRIAL_JSON, rec)
         return rec
 
+    def _cancel_queued(self) -> None:
+        """Cancel (the run's ``cancel`` was set): running trials are told to stop and are
+        waited for (they return without a record within about a second); jobs that no worker
+        has taken yet are dropped."""
+        if self._cancel_event is not None:
+            try:
+                self._cancel_event.set()
+            except Exception:
+                pass
+        try:
+            busy = {k for keys in self.client.processing().values() for k in keys}
+        except Exception:
+            busy = set(self._active)
+        queued = [f for k, f in self._active.items() if k not in busy]
+        if queued:
+            try:
+                self.client.cancel(queued)
+            except Exception:
+                pass
+
     def _stop_active(self) -> None:
-        """Tell running trials to stop (they write nothing) and drop queued jobs."""
+        """Stop now (Ctrl-C, errors): tell running trials to stop (they write nothing) and
+        drop every job without waiting."""
         if self._cancel_event is not None:
             try:
                 self._cancel_event.set()
