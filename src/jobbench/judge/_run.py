@@ -78,6 +78,7 @@ def grade_run(
     progress: bool | None = None,
     force: bool = False,
     grader: Grader | None = None,
+    executor: Any = None,
 ) -> list[GradeRecord]:
     """Grade every finished trial of a run that lacks an up-to-date grade.
 
@@ -93,6 +94,9 @@ def grade_run(
         progress: show a progress bar (default: when stderr is a terminal).
         force: regrade even up-to-date trials (the cache still applies).
         grader: a prepared :class:`Grader` (tests); default built from ``config``.
+        executor: where to grade (a :class:`jobbench.runner.Executor`, e.g. Dask workers:
+            one job per trial, each record written to the run directory by the worker);
+            default (or with ``grader``): this process.
 
     Returns:
         The current grade of every gradable trial (fresh or up to date), sorted by trial id.
@@ -143,15 +147,20 @@ def grade_run(
         ))
     for s in skipped:
         print(f"warning: {s}", file=sys.stderr)
-    own = grader is None
-    if grader is None:
-        grader = Grader(config, progress=sys.stderr.isatty() if progress is None else progress)
-    try:
-        for rec in grader.grade(inputs):
-            current[rec.trial_id] = rec
-    finally:
-        if own:
-            grader.close()
+    show = sys.stderr.isatty() if progress is None else progress
+    if executor is not None and grader is None:
+        fresh = executor.grade(inputs, config, progress=show)
+    else:
+        own = grader is None
+        if grader is None:
+            grader = Grader(config, progress=show)
+        try:
+            fresh = grader.grade(inputs)
+        finally:
+            if own:
+                grader.close()
+    for rec in fresh:
+        current[rec.trial_id] = rec
     records = [current[k] for k in sorted(current)]
     atomic_write_json(run_dir / "grades" / f"{config.key}.usage.json", usage_summary(records, config))
     return records

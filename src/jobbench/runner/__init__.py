@@ -5,9 +5,22 @@ Public API:
     :func:`run_trials`, :class:`RunConfig`, :class:`RunSummary`, :class:`AgentSpec`,
     :class:`PlannedTrial`, :func:`plan`, :func:`load_finished`, :func:`trial_id`,
     :func:`safe_name`, :func:`model_label`, :func:`read_lock`, :class:`RunConfigError`,
-    :func:`export_official`, :func:`run_trial_once`, :class:`TrialEnv`.
+    :func:`export_official`, :func:`run_trial_once`, :class:`TrialEnv`; executors:
+    :class:`Executor`, :class:`LocalExecutor`, :func:`make_executor`,
+    :class:`ExecutorError`, :data:`EXECUTORS` (the Dask one lives in
+    ``jobbench.runner._dask`` and is imported only on request).
 """
 
+from ._executor import (
+    EXECUTORS,
+    Executor,
+    ExecutorError,
+    LocalExecutor,
+    Preparation,
+    TrialBatch,
+    execute_trial,
+    make_executor,
+)
 from ._export import ExportSummary, export_official
 from ._lock import RunConfigError, RunDirLock, merge_lock, read_lock, write_lock
 from ._paths import (
@@ -31,6 +44,14 @@ from ._trial import TrialEnv, remove_stale_grades, run_trial_once
 
 __all__ = [
     "DELIVERABLES",
+    "EXECUTORS",
+    "Executor",
+    "ExecutorError",
+    "LocalExecutor",
+    "Preparation",
+    "TrialBatch",
+    "execute_trial",
+    "make_executor",
     "GRADES",
     "LOCK_FILE",
     "NO_MODEL",

@@ -126,7 +126,7 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
         return 0
     try:
         config = load_judge_config()
-        grade_run(run_dir, config)
+        grade_run(run_dir, config, executor=getattr(args, "executor", None))
         data = build_report([run_dir], judge_key=config.key)
         out = write_data(data, default_out_dir([run_dir]))
     except Exception as exc:  # the trials are saved; grading can be redone alone
@@ -269,6 +269,17 @@ def register(app: typer.Typer) -> None:
         keep_workspaces: bool = typer.Option(False, "--keep-workspaces", help="Keep trial scratch directories."),
         no_progress: bool = typer.Option(False, "--no-progress", help="Print one line per trial instead of a live display."),
         no_grade: bool = typer.Option(False, "--no-grade", help="Stop after collecting deliverables."),
+        executor_name: str = typer.Option("local", "--executor", help="Where trials and grading run: local (threads "
+                                          "of this process, -j at once), dask (an existing Dask cluster, "
+                                          "--scheduler) or dask-local (a LocalCluster of --dask-workers processes). "
+                                          "Dask needs pip install 'jobbench[dask]' and a run directory on storage "
+                                          "shared by every worker."),
+        scheduler: Optional[str] = typer.Option(None, "--scheduler", envvar="JOBBENCH_DASK_SCHEDULER",
+                                                help="Dask scheduler address (tcp://host:8786) or scheduler file, "
+                                                     "for --executor dask."),
+        dask_workers: int = typer.Option(2, "--dask-workers", min=1, help="Worker processes of --executor dask-local."),
+        dask_threads: int = typer.Option(1, "--dask-threads", min=1, help="Trials at once per worker of "
+                                         "--executor dask-local."),
     ) -> None:
         """Run agents on tasks in sandboxed workspaces, then grade and report (resumable)."""
         import threading
@@ -277,6 +288,7 @@ def register(app: typer.Typer) -> None:
 
         from ..agents import AgentLimits, Endpoint, ModelSettings, Pricing
         from ..sandbox import SandboxError, kill_all_sandboxes
+        from ._executor import EXECUTORS, ExecutorError, make_executor
         from ._lock import RunConfigError
         from ._run import RunConfig, run_trials
 
@@ -284,6 +296,11 @@ def register(app: typer.Typer) -> None:
         err = Console(stderr=True)
         if sandbox not in ("auto", "bwrap", "none"):
             raise typer.BadParameter("expected auto, bwrap or none", param_hint="--sandbox")
+        if executor_name not in EXECUTORS:
+            raise typer.BadParameter(f"expected one of {', '.join(EXECUTORS)}", param_hint="--executor")
+        if executor_name == "dask" and not scheduler:
+            raise typer.BadParameter("--executor dask needs --scheduler ADDRESS (or use --executor dask-local)",
+                                     param_hint="--scheduler")
         try:
             dataset_path = dataset if dataset is not None else default_dataset()
         except FileNotFoundError as exc:
@@ -326,24 +343,45 @@ def register(app: typer.Typer) -> None:
         console.print(f"Run directory: {run_dir}  ·  agents: {', '.join(s.label for s in specs)}  ·  epochs: {epochs}",
                       highlight=False, soft_wrap=True)
         cancel = threading.Event()
+        executor = None
         try:
+            executor = make_executor(executor_name, max_trials=max_trials, scheduler=scheduler, workers=dask_workers,
+                                     threads_per_worker=dask_threads)
+            if executor.name != "local":
+                where = (f"{scheduler}" if executor.name == "dask" else
+                         f"{dask_workers} worker process(es) × {dask_threads} trial(s)")
+                note = "; -j is ignored: one trial per worker thread" if max_trials != 1 else ""
+                console.print(f"Executor: {executor.name} ({where}){note}", highlight=False, soft_wrap=True)
             with _Progress(not no_progress) as progress:
-                summary = run_trials(config, on_event=progress, cancel=cancel)
+                summary = run_trials(config, on_event=progress, cancel=cancel, executor=executor)
         except KeyboardInterrupt:
             cancel.set()
             kill_all_sandboxes()
+            if executor is not None:
+                executor.abort()
             err.print("\n[yellow]Interrupted.[/yellow] Finished trials are saved; run the same command to resume.")
             err.file.flush()
             os._exit(130)
-        except (RunConfigError, FileNotFoundError, KeyError, SandboxError) as exc:
+        except (RunConfigError, FileNotFoundError, KeyError, SandboxError, ExecutorError) as exc:
+            if executor is not None:
+                executor.close()
             err.print(f"[red]error:[/red] {exc}", soft_wrap=True, highlight=False)
             raise typer.Exit(2) from exc
-        for w in summary.warnings:
-            err.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True, highlight=False)
-        console.print(_summary_table(summary))
-        console.print(f"{summary.ran} trial(s) run, {summary.skipped} already finished (sandbox: {summary.backend}).")
-        code = _grade_and_report(summary.run_dir, SimpleNamespace(no_grade=no_grade, run_dir=summary.run_dir,
-                                                                 config=config))
+        except BaseException:
+            if executor is not None:
+                executor.close()
+            raise
+        try:
+            for w in summary.warnings:
+                err.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True, highlight=False)
+            console.print(_summary_table(summary))
+            console.print(f"{summary.ran} trial(s) run, {summary.skipped} already finished "
+                          f"(sandbox: {summary.backend}).")
+            code = _grade_and_report(summary.run_dir, SimpleNamespace(
+                no_grade=no_grade, run_dir=summary.run_dir, config=config,
+                executor=executor if executor.name != "local" else None))
+        finally:
+            executor.close()
         infra = sum(c.get("infra_error", 0) for c in summary.status_counts().values())
         if infra:
             err.print(f"[yellow]{infra} trial(s) ended with infrastructure errors (not scored as agent failures); "

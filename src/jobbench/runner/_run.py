@@ -1,4 +1,5 @@
-"""Running a set of trials: plan, resume, a local pool of concurrent trials, progress.
+"""Running a set of trials: plan, resume, progress; the trials themselves run on an
+:class:`~jobbench.runner._executor.Executor` (default: a local pool of threads).
 
 Resume rules (the same command run again):
 
@@ -14,10 +15,8 @@ invocation.
 
 from __future__ import annotations
 
-import concurrent.futures as cf
 import os
 import threading
-import time
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,13 +31,12 @@ from ..sandbox import (
     DeliverableLimits,
     cleanup_stale_scratch,
     default_scratch_root,
-    kill_all_sandboxes,
-    resolve_backend,
 )
 from ..tasks import Task, display_path, load_dataset, task_digest
+from ._executor import Executor, LocalExecutor, TrialBatch
 from ._lock import RunConfigError, RunDirLock, merge_lock, read_lock, write_lock
 from ._paths import TRIAL_JSON, AgentSpec, trial_dir, trial_id
-from ._trial import TrialEnv, run_trial_once
+from ._trial import TrialEnv
 
 
 @dataclass
@@ -163,16 +161,19 @@ ProgressHook = Callable[[str, PlannedTrial, TrialRecord | None], None]
 
 
 def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
-               cancel: threading.Event | None = None) -> RunSummary:
+               cancel: threading.Event | None = None, executor: Executor | None = None) -> RunSummary:
     """Run (or resume) every trial of ``config``.
 
     Args:
         config: the run.
         on_event: called as ``on_event(kind, trial, record)`` with kind ``plan`` (once per
             trial to run, record None), ``start``, ``retry`` and ``end`` (record set, or None
-            when interrupted); called from worker threads.
+            when interrupted); ``start``/``retry`` may come from other threads.
         cancel: set it (e.g. on Ctrl-C) to stop: running sandboxes are killed and
             unfinished trials are left without a record.
+        executor: where trials run (default: :class:`LocalExecutor` with
+            ``config.max_trials`` threads; see :mod:`jobbench.runner._executor`). The caller
+            keeps ownership (it is not closed here).
 
     Returns:
         :class:`RunSummary`.
@@ -181,6 +182,8 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
         RunConfigError: bad selection or a run directory that cannot be used.
         FileNotFoundError: the dataset does not exist.
         KeyError: unknown agent.
+        ExecutorError: the executor cannot run this run (e.g. Dask workers that cannot see
+            the run directory).
     """
     dataset_root = Path(os.path.abspath(config.dataset))
     run_dir = Path(os.path.abspath(config.run_dir))
@@ -202,11 +205,14 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
         what = f" matching {config.task_glob!r}" if config.task_glob else ""
         raise RunConfigError(f"no valid task{what} in {display_path(dataset_root)}"
                              + (f" ({len(ds.errors)} invalid; run `jobbench validate`)" if ds.errors else ""))
-    backend = resolve_backend(config.sandbox)
+    executor = executor or LocalExecutor(config.max_trials)
     scratch = Path(os.path.abspath(config.scratch_root or default_scratch_root()))
     for forbidden in (dataset_root, run_dir):
         if _inside(scratch, forbidden):
             raise RunConfigError(f"scratch directory {scratch} is inside {forbidden}")
+    prep = executor.prepare(run_dir=run_dir, dataset_root=dataset_root, sandbox=config.sandbox,
+                            scratch_root=Path(os.path.abspath(config.scratch_root)) if config.scratch_root else None)
+    backend = prep.backend
     digests = {t.id: task_digest(t) for t in ds.tasks}
     cfg_record: dict[str, Any] = {
         "limits": config.limits.model_dump(),
@@ -223,10 +229,13 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
                    scratch_root=scratch, keep_workspaces=config.keep_workspaces,
                    deliverable_limits=config.deliverable_limits, endpoint=config.endpoint, pricing=config.pricing,
                    cancel=cancel or threading.Event())
+    batch = TrialBatch(env=env, agents=agents, infra_retries=config.infra_retries, retry_backoff=config.retry_backoff,
+                       scratch_explicit=config.scratch_root is not None)
     run_dir.mkdir(parents=True, exist_ok=True)
     with RunDirLock(run_dir):
         lock, warnings = merge_lock(read_lock(run_dir), harness_version=__version__, dataset_root=dataset_root,
                                     digests=digests, agents=config.agents, epochs=config.epochs, config=cfg_record)
+        warnings = prep.notes + warnings
         write_lock(run_dir, lock)
         cleanup_stale_scratch(scratch)
         trials = plan(ds.tasks, digests, config.agents, config.epochs)
@@ -242,46 +251,23 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
             if on_event:
                 on_event("plan", pt, None)
 
-        def work(pt: PlannedTrial) -> TrialRecord | None:
-            attempts: list[dict[str, Any]] = []
-            backoff = config.retry_backoff
-            for attempt in range(config.infra_retries + 1):
-                if env.cancel.is_set():
-                    return None
-                if on_event:
-                    on_event("start" if attempt == 0 else "retry", pt, None)
-                rec = run_trial_once(pt.task, pt.digest, pt.spec, agents[pt.spec.label], pt.epoch, env, attempts)
-                if rec is None or rec.status != TrialStatus.infra_error or attempt == config.infra_retries:
-                    return rec
-                attempts.append({"attempt": attempt + 1, "status": rec.status.value, "error": rec.error})
-                if env.cancel.wait(backoff):
-                    return None
-                backoff = min(backoff * 2, 60.0)
-            return None
-
         ran = 0
-        pool = cf.ThreadPoolExecutor(max_workers=max(1, config.max_trials), thread_name_prefix="trial")
+
+        def on_result(pt: PlannedTrial, rec: TrialRecord | None) -> None:
+            nonlocal ran
+            if rec is not None:
+                done[pt.trial_id] = rec
+                ran += 1
+            if on_event:
+                on_event("end", pt, rec)
+
         try:
-            futures = {pool.submit(work, pt): pt for pt in todo}
-            pending = set(futures)
-            while pending:
-                finished, pending = cf.wait(pending, timeout=0.5, return_when=cf.FIRST_COMPLETED)
-                for fut in finished:
-                    pt = futures[fut]
-                    rec = fut.result()
-                    if rec is not None:
-                        done[pt.trial_id] = rec
-                        ran += 1
-                    if on_event:
-                        on_event("end", pt, rec)
-                if env.cancel.is_set():
-                    kill_all_sandboxes()
+            executor.run_trials(todo, batch, on_event=on_event, on_result=on_result)
         except BaseException:
             env.cancel.set()
-            kill_all_sandboxes()
-            pool.shutdown(wait=False, cancel_futures=True)
+            executor.abort()
             raise
-        pool.shutdown(wait=True)
+        warnings += executor.drain_warnings()
     records = [done[pt.trial_id] for pt in trials if pt.trial_id in done]
     return RunSummary(run_dir=run_dir, records=records, ran=ran, skipped=len(trials) - len(todo),
                       warnings=warnings, backend=backend)
