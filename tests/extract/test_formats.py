@@ -10,7 +10,6 @@ import subprocess
 import zipfile
 from pathlib import Path
 
-import pytest
 from PIL import Image
 
 from jobbench.extract import extract, extract_dir

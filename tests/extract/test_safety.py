@@ -4,7 +4,6 @@ rest of the folder is still extracted."""
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import zipfile
