@@ -256,3 +256,11 @@ def test_public_dataset_dir_beside_raw_easy_dir(tmp_path: Path, monkeypatch: pyt
     (tmp_path / "runs/r1/trials/main/lawyers/task1/RUBRICS.json").write_text("{}")
     ds = load_dataset(".")
     assert [t.id for t in ds.tasks] == ["easy/lawyers/task2", "main/lawyers/task1"] and ds.problems == []
+
+
+def test_weight_total_must_be_finite() -> None:
+    # each weight is finite, but 7 × 1e308 overflows to inf: s_t would be undefined
+    assert msgs({"rubrics": [ok(weight=1e308)] * 7}) == [
+        "R.json: rubrics: weights sum to infinity; use smaller weights (the total must be a finite number)"
+    ]
+    assert msgs({"rubrics": [ok(weight=1e308)]}) == []

@@ -211,6 +211,8 @@ def parse_rubrics(data: Any, file: str) -> tuple[list[Rubric], str, list[Problem
 
     if weights_ok and total <= 0:
         err(key, "weights sum to 0; at least one rubric needs a positive weight")
+    elif weights_ok and not math.isfinite(total):
+        err(key, "weights sum to infinity; use smaller weights (the total must be a finite number)")
     for cycle in _find_cycles(edges):
         path = " → ".join(f"{key}[{n}]" for n in cycle)
         err(f"{key}[{cycle[0]}].requires", f"requires chain forms a cycle: {path}")
