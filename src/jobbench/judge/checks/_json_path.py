@@ -9,7 +9,16 @@ from typing import Any
 
 from ...extract import FolderExtraction
 from ...tasks import JsonPathCheck
-from ._common import CheckResult, describe_expect, expect_matches, no_file, select_files, show
+from ._common import (
+    DELIVERABLE_ERRORS,
+    CheckResult,
+    describe_expect,
+    expect_matches,
+    no_file,
+    select_files,
+    show,
+    unreadable,
+)
 
 JSON_EXTENSIONS = (".json",)
 MAX_JSON_BYTES = 50_000_000
@@ -90,8 +99,8 @@ def evaluate(check: JsonPathCheck, root: Path, extraction: FolderExtraction | No
             if p.stat().st_size > MAX_JSON_BYTES:
                 raise ValueError(f"larger than {MAX_JSON_BYTES} bytes")
             doc = json.loads(p.read_text(encoding="utf-8-sig"))
-        except (ValueError, OSError) as exc:
-            reasons.append(f"{rel}: not valid JSON ({exc})")
+        except DELIVERABLE_ERRORS as exc:  # this file only (RecursionError: nested too deeply)
+            reasons.append(unreadable(rel, exc, "not valid JSON"))
             continue
         values = resolve(doc, steps)
         if not values:
