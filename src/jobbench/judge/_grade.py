@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .._io import atomic_write_json
-from ..extract import ExtractedImage, Extraction, FolderExtraction
+from ..extract import ExtractedImage, Extraction, ExtractLimits, FolderExtraction, folder_text
 from ..records import CriterionVerdict, GradeRecord, RubricGrade, Usage
 from ..scoring import chain_values, disagrees, official_values, task_score
 from ..tasks import Rubric, Task
@@ -57,6 +57,9 @@ VISION_RE = re.compile(
     re.IGNORECASE,
 )
 """Rubric text that calls for images (the public judge's rule, plus ``charts``)."""
+
+PROMPT_TOTAL_CHARS = ExtractLimits().max_total_chars
+"""Cap on the deliverable text of one prompt (characters), as for ``extract_dir``'s folder text."""
 
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
 MAX_IMAGE_BYTES = 10_000_000
@@ -295,14 +298,20 @@ class Grader:
             self._build_units(job, asked)
         return job
 
-    def _scope(self, job: TrialJob, globs: list[str] | None) -> tuple[str, list[Extraction]]:
+    def _scope(self, job: TrialJob, globs: list[str] | None, boundary: str) -> tuple[str, str, list[Extraction]]:
+        """(prompt text, text for the cache key, files) of the deliverables in scope.
+
+        The prompt text marks each file section with a line carrying ``boundary`` (which
+        no deliverable contains), so a deliverable cannot forge another file's section;
+        the key text is the same without the boundary (which is random per grading)."""
         ex = job.extraction
-        if not globs:
-            return ex.text, list(ex.files)
-        chosen = [f for f in ex.files if any(glob_match(f.path, g) for g in globs)]
+        chosen = list(ex.files) if not globs else [f for f in ex.files if any(glob_match(f.path, g) for g in globs)]
         if not chosen:
-            return f"(no deliverable matches {', '.join(globs)})", []
-        return "\n".join(f"=== FILE: {f.path} ===\n{f.text}" for f in chosen), chosen
+            none = f"(no deliverable matches {', '.join(globs or [])})"
+            return none, none, []
+        text, _ = folder_text(chosen, PROMPT_TOTAL_CHARS, boundary=boundary)
+        key_text, _ = folder_text(chosen, PROMPT_TOTAL_CHARS)
+        return text, key_text, chosen
 
     def _images(self, job: TrialJob, chosen: list[Extraction]) -> list[tuple[str, str, str]]:
         """(name, data_url, sha256) of up to ``max_images`` distinct images of ``chosen``."""
@@ -350,7 +359,7 @@ class Grader:
                 globs = None
             else:
                 globs = sorted({g for r in rs for g in (r.files or [])})
-            text, chosen = self._scope(job, globs)
+            text, key_text, chosen = self._scope(job, globs, boundary)
             imgs: list[tuple[str, str, str]] = []
             if cfg.vision and cfg.max_images > 0 and any(needs_vision(r) for r in rs):
                 imgs = self._images(job, chosen)
@@ -372,7 +381,7 @@ class Grader:
                 "asked": [{"rubric": rubrics[r].question, "files": rubrics[r].files,
                            "criteria": [[c, rubrics[r].criteria[c].text] for c in cs]} for r, cs in sub.items()],
                 "deliverables": sorted([f.path, f.sha256] for f in chosen),
-                "text": _sha(text),
+                "text": _sha(key_text),
                 "images": [s for _, _, s in imgs],
             })
             return Unit(job=job, uid=uid, kind=kind, asked=sub, key=key, messages=messages, schema_name=schema_name,
