@@ -135,6 +135,9 @@ class Unit:
     carried: dict[str, dict[str, Any]] = field(default_factory=dict)
     carried_model: dict[str, bool | None] = field(default_factory=dict)
     full_asked: dict[int, list[int]] = field(default_factory=dict)
+    cached_usage: Usage | None = None
+    """What the verdicts this unit did not pay for now (served from the verdict cache, or
+    carried over from an earlier grade) cost when they were obtained."""
 
     def __post_init__(self) -> None:
         self.base_key = self.base_key or self.key
@@ -401,12 +404,15 @@ class Grader:
         # Resume: every verdict a previous grade of the same inputs obtained for a unit (same
         # base key) is kept; a unit is asked again only for what is still missing.
         prior: dict[str, dict[str, Any]] = {}
+        prior_usage: dict[str, Usage] = {}
         if job.inp.prior is not None:
             for old in (job.inp.prior.model_extra or {}).get("units", []) or []:
                 if not isinstance(old, dict) or not isinstance(old.get("payload"), dict):
                     continue
-                agg = prior.setdefault(old.get("base_key") or old.get("key"), {"verdicts": {}, "model_verdicts": {},
-                                                                                "overall": {}, "raw": []})
+                bk = old.get("base_key") or old.get("key")
+                prior_usage[bk] = prior_usage.get(bk, Usage()) + _usage_of(old.get("usage")) + _usage_of(
+                    old.get("cached_usage"))
+                agg = prior.setdefault(bk, {"verdicts": {}, "model_verdicts": {}, "overall": {}, "raw": []})
                 pl = old["payload"]
                 for k, v in (pl.get("verdicts") or {}).items():
                     agg["verdicts"].setdefault(k, v)
@@ -420,8 +426,10 @@ class Grader:
             old = prior.get(u.key)
             if old is not None and old["verdicts"]:
                 u.payload = old
+                carried_usage = prior_usage.get(u.key)
                 if u.complete:
                     u.reused = True
+                    u.cached_usage = carried_usage
                 elif cfg.mode != "official":  # the public rule needs the full rubric asked again
                     remaining = {r: [c for c in cs if f"{r}:{c}" not in old["verdicts"]] for r, cs in u.asked.items()}
                     remaining = {r: cs for r, cs in remaining.items() if cs}
@@ -431,9 +439,11 @@ class Grader:
                         reduced.carried = {k: v for k, v in old["verdicts"].items()}
                         reduced.carried_model = dict(old["model_verdicts"])
                         reduced.full_asked = u.asked
+                        reduced.cached_usage = carried_usage
                         u = reduced
                     else:  # only a model-level verdict is missing: nothing to re-ask
                         u.reused = True
+                        u.cached_usage = carried_usage
                 else:
                     u.payload = None
             final.append(u)
@@ -453,10 +463,14 @@ class Grader:
         t0 = time.monotonic()
         if self.cache is not None:
             for key in dict.fromkeys((unit.key, unit.base_key)):  # a resumed unit may be cached whole
-                hit = self.cache.get(key)
+                hit = self.cache.get_entry(key)
                 if hit is not None:
-                    unit.payload = hit
+                    unit.payload, original = hit
                     unit.cached = True
+                    if key == unit.key and unit.key != unit.base_key:  # the missing part; carried verdicts stay
+                        unit.cached_usage = (unit.cached_usage or Usage()) + Usage(**original)
+                    else:  # the whole unit
+                        unit.cached_usage = Usage(**original)
                     return
         assert self.client is not None
         payload: dict[str, Any] = {"verdicts": {}, "model_verdicts": {}, "overall": {}, "raw": []}
@@ -492,6 +506,8 @@ class Grader:
         unit.elapsed = time.monotonic() - t0
         if unit.complete and self.cache is not None:
             total = sum((Usage(**r["usage"]) for r in unit.replies if "usage" in r), Usage())
+            if total.calls and total.cost_usd is None:
+                total.cost_usd = self.prices.cost(self.config.model, total)
             self.cache.put(unit.key, self.config.model or "", payload, total.model_dump())
 
     def _missing(self, unit: Unit) -> list[str]:
@@ -608,18 +624,23 @@ class Grader:
             status = "unjudged"
 
         usage = Usage()
+        cached_usage = Usage()
         unit_records = []
         for u in job.units:
             u_usage = sum((Usage(**r["usage"]) for r in u.replies if "usage" in r), Usage())
             if u_usage.calls and u_usage.cost_usd is None:
                 u_usage.cost_usd = self.prices.cost(cfg.model, u_usage)
             usage = usage + u_usage
+            u_cached = u.cached_usage or Usage()
+            if u_cached.calls and u_cached.cost_usd is None:
+                u_cached.cost_usd = self.prices.cost(cfg.model, u_cached)
+            cached_usage = cached_usage + u_cached
             unit_records.append({
                 "unit": u.uid, "kind": u.kind, "key": u.key, "base_key": u.base_key,
                 "asked": {str(r): cs for r, cs in u.asked.items()},
                 "complete": u.complete, "cached": u.cached, "reused": u.reused, "error": u.error,
-                "images": u.images, "usage": u_usage.model_dump(), "elapsed_s": round(u.elapsed, 4),
-                "replies": u.replies, "payload": u.merged_payload(),
+                "images": u.images, "usage": u_usage.model_dump(), "cached_usage": u_cached.model_dump(),
+                "elapsed_s": round(u.elapsed, 4), "replies": u.replies, "payload": u.merged_payload(),
             })
         t_llm = sum(u.elapsed for u in job.units)
         rec = GradeRecord(
@@ -640,6 +661,7 @@ class Grader:
             "undecided_weight": ts.undecided_weight,
             "passed_count": ts.passed_count,
             "total_count": ts.total_count,
+            "cached_usage": cached_usage.model_dump(),
             "disagreements": sum(1 for g in grades if g.disagreement),
             "injection": job.injection,
             "deliverables": [{"path": f.path, "sha256": f.sha256, "size": f.size, "kind": f.kind} for f in job.extraction.files],
@@ -723,6 +745,16 @@ class Grader:
                 done, _ = wait(set(futs), return_when=FIRST_COMPLETED)
                 collect(done)
         return [records[i] for i in range(len(jobs))]
+
+
+def _usage_of(value: Any) -> Usage:
+    """A :class:`Usage` from a stored dict (an earlier record's unit), zero when absent or invalid."""
+    if not isinstance(value, dict):
+        return Usage()
+    try:
+        return Usage(**value)
+    except (TypeError, ValueError):
+        return Usage()
 
 
 def _check_verdict(r: int, c: int, res: CheckResult) -> CriterionVerdict:
