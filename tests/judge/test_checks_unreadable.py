@@ -103,6 +103,13 @@ def test_json_invalid_utf8_is_a_plain_fail(tmp_path: Path) -> None:
     assert res.detail.startswith("out.json: not valid JSON (UnicodeDecodeError: ")
 
 
+@pytest.mark.parametrize("encoding", ["utf-8-sig", "utf-16", "utf-32"])
+def test_json_with_a_byte_order_mark_is_read(tmp_path: Path, encoding: str) -> None:
+    (tmp_path / "out.json").write_bytes(json.dumps({"estimate": {"total": 1250}}).encode(encoding))
+    res = evaluate_check({"kind": "json_path", "path": "estimate.total", "expect": {"equals": 1250}}, tmp_path)
+    assert (res.passed, res.error) == (True, False), res.detail
+
+
 # ---------------------------------------------------------------- sqlite_query
 
 
