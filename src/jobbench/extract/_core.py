@@ -193,7 +193,11 @@ def file_header(path: str) -> str:
     """The header line of a file section, ``=== FILE: <path> ===``, with control characters
     and line separators in ``path`` shown as ``\\xNN`` / ``\\uNNNN`` so that a file name
     cannot span lines."""
-    shown = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 256 else f"\\u{ord(m.group()):04x}", path)
+    def code(m: re.Match[str]) -> str:
+        n = ord(m.group())
+        return f"\\x{n:02x}" if n < 256 else f"\\u{n:04x}"
+
+    shown = _CONTROL.sub(code, path)
     return f"=== FILE: {shown} ==="
 
 
