@@ -5,6 +5,9 @@ Public API (stable contract used by the judge, the builtin agent and the gates):
 * ``extract(path, *, rel=None, max_chars=200_000, ...) -> Extraction``
 * ``extract_dir(folder, *, max_chars_per_file=200_000, max_total_chars=1_000_000,
   max_images=8, ...) -> FolderExtraction``
+* ``folder_text(files, max_total_chars=1_000_000, *, boundary=None) -> (text, truncated)``
+  (the folder text format; header-like lines inside a file are escaped, see
+  ``escape_file_headers`` and ``file_header``)
 * ``workbook_values(path, *, engine=None, ...) -> WorkbookValues`` (recalculated cells,
   used by the judge's ``xlsx_cell`` check)
 * :class:`ExtractLimits` (budgets, safety limits, engine) and :class:`ExtractCache`.
@@ -13,7 +16,7 @@ See ``docs/extract.md`` for formats, budgets, safety rules and environment varia
 """
 
 from ._cache import EXTRACTOR_VERSION, ExtractCache, default_cache_root
-from ._core import extract, extract_dir, workbook_values
+from ._core import escape_file_headers, extract, extract_dir, file_header, folder_text, workbook_values
 from ._limits import ExtractLimits
 from ._records import CellValue, Diagnostic, ExtractedImage, Extraction, FolderExtraction, WorkbookValues
 
@@ -28,7 +31,10 @@ __all__ = [
     "FolderExtraction",
     "WorkbookValues",
     "default_cache_root",
+    "escape_file_headers",
     "extract",
     "extract_dir",
+    "file_header",
+    "folder_text",
     "workbook_values",
 ]

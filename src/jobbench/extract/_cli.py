@@ -36,7 +36,7 @@ def register(app: typer.Typer) -> None:
         """Print what the judge will see for PATH (a file or a deliverable folder)."""
         from pydantic import ValidationError
 
-        from . import extract, extract_dir
+        from . import escape_file_headers, extract, extract_dir, file_header
         from ._limits import default_limits
 
         try:
@@ -55,7 +55,8 @@ def register(app: typer.Typer) -> None:
                 files, text, truncated = result.files, result.text, result.truncated
             else:
                 one = extract(path, max_chars=max_chars, limits=limits, cache=cache, isolation=isolation)
-                files, text, truncated = [one], f"=== FILE: {one.path} ===\n{one.text}", one.truncated
+                files, truncated = [one], one.truncated
+                text = f"{file_header(one.path)}\n{escape_file_headers(one.text)}"
         except (FileNotFoundError, NotADirectoryError) as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from exc

@@ -8,6 +8,7 @@ subprocess (time and memory bounded) or, with ``isolation="none"``, in this proc
 from __future__ import annotations
 
 import os
+import re
 import stat
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -166,9 +167,61 @@ def _walk(folder: Path) -> list[tuple[str, Path, os.stat_result | None, str | No
     return out
 
 
-def _folder_text(files: list[Extraction], budget: int) -> tuple[str, bool]:
-    blocks = [f"=== FILE: {e.path} ===\n{e.text}" for e in files]
+_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # every line break str.splitlines knows
+_HEADER_LIKE = re.compile(
+    rf"(?:^|(?<=[{_BREAKS}]))(?=[^\S{_BREAKS}]*[\u200b-\u200d\u2060\ufeff]*[^\S{_BREAKS}]*[=\uff1d]{{2,}}"
+    rf"[^\S{_BREAKS}]*FILE[^\S{_BREAKS}]*[:\uff1a])",
+    re.IGNORECASE,
+)
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def escape_file_headers(text: str) -> str:
+    """``text`` with every line that could be read as a file header escaped by a leading
+    backslash: ``=== FILE: x.json ===`` becomes ``\\=== FILE: x.json ===``.
+
+    A line counts as header-like when, after optional whitespace (and zero-width
+    characters), it starts with two or more ``=`` (ASCII or full-width), then ``FILE`` in
+    any case, then ``:``; every line break :meth:`str.splitlines` knows ends a line. Applied
+    to each file's content in :attr:`FolderExtraction.text`, so a deliverable cannot forge
+    the section of another file. Other lines are unchanged.
+    """
+    return _HEADER_LIKE.sub("\\\\", text)
+
+
+def file_header(path: str) -> str:
+    """The header line of a file section, ``=== FILE: <path> ===``, with control characters
+    and line separators in ``path`` shown as ``\\xNN`` / ``\\uNNNN`` so that a file name
+    cannot span lines."""
+    def code(m: re.Match[str]) -> str:
+        n = ord(m.group())
+        return f"\\x{n:02x}" if n < 256 else f"\\u{n:04x}"
+
+    shown = _CONTROL.sub(code, path)
+    return f"=== FILE: {shown} ==="
+
+
+def folder_text(files: list[Extraction], max_total_chars: int = 1_000_000, *,
+                boundary: str | None = None) -> tuple[str, bool]:
+    """The concatenated text of ``files`` as the judge reads it, and whether it was cut.
+
+    Each file is a section: its :func:`file_header` line, then its text with header-like
+    lines escaped (:func:`escape_file_headers`). With ``boundary`` (a random token the
+    caller chose so that it occurs in no file), each section is preceded by a line
+    ``--- <boundary> file <i> of <n> ---``, which no deliverable can forge. Sections are
+    joined by a newline. Text longer than ``max_total_chars`` keeps its head (3/4) and tail
+    (1/4) around a marker naming the files cut or omitted.
+
+    Returns:
+        ``(text, truncated)``.
+    """
+    n = len(files)
+    blocks = []
+    for i, e in enumerate(files, 1):
+        sep = f"--- {boundary} file {i} of {n} ---\n" if boundary else ""
+        blocks.append(f"{sep}{file_header(e.path)}\n{escape_file_headers(e.text)}")
     text = "\n".join(blocks)
+    budget = max_total_chars
     if len(text) <= budget:
         return text, False
     total = len(text)
@@ -217,7 +270,8 @@ def extract_dir(folder: Path | str, *, max_chars_per_file: int = 200_000, max_to
 
     Returns:
         A :class:`FolderExtraction` whose ``text`` has a ``=== FILE: rel/path ===`` header
-        per file. At most ``limits.max_files`` files are extracted; the rest are listed as
+        per file (see :func:`folder_text`: header-like lines inside a file are escaped with
+        a leading backslash). At most ``limits.max_files`` files are extracted; the rest are listed as
         skipped.
 
     Raises:
@@ -270,7 +324,7 @@ def extract_dir(folder: Path | str, *, max_chars_per_file: int = 200_000, max_to
                     level="warning", message=f"{dropped} image(s) not attached (folder image budget of {lim.max_images})")],
             })
         budgeted.append(f)
-    text, truncated = _folder_text(budgeted, lim.max_total_chars)
+    text, truncated = folder_text(budgeted, lim.max_total_chars)
     return FolderExtraction(files=budgeted, text=text, truncated=truncated)
 
 

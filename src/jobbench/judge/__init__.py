@@ -11,7 +11,8 @@ Public API:
     :class:`JudgeCache`, :func:`load_prices` / :class:`PriceTable`,
     :func:`evaluate_check` / :class:`CheckResult`, :func:`details_from_record` /
     :func:`write_public_details`, :func:`recover_json`, :func:`detect_injection`,
-    :func:`needs_vision`, :data:`PROMPT_VERSION`.
+    :func:`needs_vision`, :data:`PROMPT_VERSION`, :func:`usage_summary` /
+    :func:`cached_usage` (judge usage, live and originally paid for cached verdicts).
 """
 
 from importlib import import_module
@@ -47,6 +48,7 @@ _LAZY: dict[str, str] = {
     "public_judge_name": "._public",
     "write_public_details": "._public",
     "RunDirError": "._run",
+    "cached_usage": "._run",
     "grade_path": "._run",
     "grade_run": "._run",
     "usage_summary": "._run",
@@ -82,6 +84,7 @@ __all__ = [
     "PriceTable",
     "RunDirError",
     "TrialInput",
+    "cached_usage",
     "details_from_record",
     "detect_injection",
     "evaluate_check",

@@ -42,35 +42,66 @@ class JudgeCache:
         self._con.execute(
             "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, model TEXT, created_at TEXT, "
             "payload TEXT NOT NULL, input_tokens INTEGER, cached_input_tokens INTEGER, output_tokens INTEGER, "
-            "cost_usd REAL)"
+            "cost_usd REAL, calls INTEGER)"
         )
+        columns = {row[1] for row in self._con.execute("PRAGMA table_info(replies)")}
+        if "calls" not in columns:  # a cache written before usage kept its call count
+            try:
+                self._con.execute("ALTER TABLE replies ADD COLUMN calls INTEGER")
+            except sqlite3.OperationalError:  # another process added it meanwhile
+                pass
 
     def get(self, key: str) -> dict[str, Any] | None:
         """The stored payload for ``key``, or None."""
+        hit = self.get_entry(key)
+        return hit[0] if hit is not None else None
+
+    def get_entry(self, key: str) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """``(payload, usage)`` stored under ``key``, or None.
+
+        ``usage`` is what the stored replies cost when they were obtained, as a
+        :class:`jobbench.records.Usage` dict (``calls``, ``input_tokens``,
+        ``cached_input_tokens``, ``output_tokens``, ``cost_usd``). For entries written
+        before the call count was stored, ``calls`` is the number of raw replies kept in
+        the payload.
+        """
         with self._lock:
-            row = self._con.execute("SELECT payload FROM replies WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
+            row = self._con.execute(
+                "SELECT payload, input_tokens, cached_input_tokens, output_tokens, cost_usd, calls "
+                "FROM replies WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        payload = json.loads(row[0])
+        calls = row[5] if row[5] is not None else len(payload.get("raw") or [])
+        usage = {"calls": int(calls), "input_tokens": int(row[1] or 0), "cached_input_tokens": int(row[2] or 0),
+                 "output_tokens": int(row[3] or 0), "cost_usd": row[4]}
+        return payload, usage
 
     def put(self, key: str, model: str, payload: dict[str, Any], usage: dict[str, Any] | None = None) -> None:
-        """Store ``payload`` under ``key`` (replacing), with the usage it cost."""
+        """Store ``payload`` under ``key`` (replacing), with the usage it cost (a
+        :class:`jobbench.records.Usage` dict; kept so that a later grade served from the
+        cache can report what its verdicts originally cost)."""
         u = usage or {}
         with self._lock:
             self._con.execute(
-                "INSERT OR REPLACE INTO replies VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO replies (key, model, created_at, payload, input_tokens, cached_input_tokens, "
+                "output_tokens, cost_usd, calls) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (key, model, datetime.now(timezone.utc).isoformat(timespec="seconds"), json.dumps(payload),
                  u.get("input_tokens", 0), u.get("cached_input_tokens", 0), u.get("output_tokens", 0),
-                 u.get("cost_usd")),
+                 u.get("cost_usd"), u.get("calls", len(payload.get("raw") or []))),
             )
 
     def stats(self) -> dict[str, Any]:
-        """``{"path", "entries", "bytes", "models": {model: {"entries", "input_tokens",
-        "output_tokens", "cost_usd"}}}`` — tokens and cost are what the stored replies cost
-        originally (what a full regrade saves)."""
+        """``{"path", "entries", "bytes", "models": {model: {"entries", "calls", "input_tokens",
+        "output_tokens", "cost_usd"}}}`` — calls, tokens and cost are what the stored replies
+        cost originally (what a full regrade saves; ``calls`` counts only entries that stored it)."""
         with self._lock:
             rows = self._con.execute(
-                "SELECT model, COUNT(*), SUM(input_tokens), SUM(output_tokens), SUM(cost_usd) FROM replies GROUP BY model"
+                "SELECT model, COUNT(*), SUM(input_tokens), SUM(output_tokens), SUM(cost_usd), SUM(calls) "
+                "FROM replies GROUP BY model"
             ).fetchall()
-        models = {m: {"entries": n, "input_tokens": i or 0, "output_tokens": o or 0, "cost_usd": c} for m, n, i, o, c in rows}
+        models = {m: {"entries": n, "calls": k or 0, "input_tokens": i or 0, "output_tokens": o or 0, "cost_usd": c}
+                  for m, n, i, o, c, k in rows}
         size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
         return {"path": str(self.path), "entries": sum(v["entries"] for v in models.values()), "bytes": size, "models": models}
 

@@ -29,7 +29,7 @@ from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-PROMPT_VERSION = "jb-judge-1"
+PROMPT_VERSION = "jb-judge-2"
 """Version of the prompt templates and reply schema; part of every cache key."""
 
 Mode = Literal["rubric", "task", "criterion", "official"]

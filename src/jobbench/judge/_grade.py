@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .._io import atomic_write_json
-from ..extract import ExtractedImage, Extraction, FolderExtraction
+from ..extract import ExtractedImage, Extraction, ExtractLimits, FolderExtraction, folder_text
 from ..records import CriterionVerdict, GradeRecord, RubricGrade, Usage
 from ..scoring import chain_values, disagrees, official_values, task_score
 from ..tasks import Rubric, Task
@@ -57,6 +57,9 @@ VISION_RE = re.compile(
     re.IGNORECASE,
 )
 """Rubric text that calls for images (the public judge's rule, plus ``charts``)."""
+
+PROMPT_TOTAL_CHARS = ExtractLimits().max_total_chars
+"""Cap on the deliverable text of one prompt (characters), as for ``extract_dir``'s folder text."""
 
 IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
 MAX_IMAGE_BYTES = 10_000_000
@@ -132,6 +135,9 @@ class Unit:
     carried: dict[str, dict[str, Any]] = field(default_factory=dict)
     carried_model: dict[str, bool | None] = field(default_factory=dict)
     full_asked: dict[int, list[int]] = field(default_factory=dict)
+    cached_usage: Usage | None = None
+    """What the verdicts this unit did not pay for now (served from the verdict cache, or
+    carried over from an earlier grade) cost when they were obtained."""
 
     def __post_init__(self) -> None:
         self.base_key = self.base_key or self.key
@@ -295,14 +301,20 @@ class Grader:
             self._build_units(job, asked)
         return job
 
-    def _scope(self, job: TrialJob, globs: list[str] | None) -> tuple[str, list[Extraction]]:
+    def _scope(self, job: TrialJob, globs: list[str] | None, boundary: str) -> tuple[str, str, list[Extraction]]:
+        """(prompt text, text for the cache key, files) of the deliverables in scope.
+
+        The prompt text marks each file section with a line carrying ``boundary`` (which
+        no deliverable contains), so a deliverable cannot forge another file's section;
+        the key text is the same without the boundary (which is random per grading)."""
         ex = job.extraction
-        if not globs:
-            return ex.text, list(ex.files)
-        chosen = [f for f in ex.files if any(glob_match(f.path, g) for g in globs)]
+        chosen = list(ex.files) if not globs else [f for f in ex.files if any(glob_match(f.path, g) for g in globs)]
         if not chosen:
-            return f"(no deliverable matches {', '.join(globs)})", []
-        return "\n".join(f"=== FILE: {f.path} ===\n{f.text}" for f in chosen), chosen
+            none = f"(no deliverable matches {', '.join(globs or [])})"
+            return none, none, []
+        text, _ = folder_text(chosen, PROMPT_TOTAL_CHARS, boundary=boundary)
+        key_text, _ = folder_text(chosen, PROMPT_TOTAL_CHARS)
+        return text, key_text, chosen
 
     def _images(self, job: TrialJob, chosen: list[Extraction]) -> list[tuple[str, str, str]]:
         """(name, data_url, sha256) of up to ``max_images`` distinct images of ``chosen``."""
@@ -350,7 +362,7 @@ class Grader:
                 globs = None
             else:
                 globs = sorted({g for r in rs for g in (r.files or [])})
-            text, chosen = self._scope(job, globs)
+            text, key_text, chosen = self._scope(job, globs, boundary)
             imgs: list[tuple[str, str, str]] = []
             if cfg.vision and cfg.max_images > 0 and any(needs_vision(r) for r in rs):
                 imgs = self._images(job, chosen)
@@ -372,7 +384,7 @@ class Grader:
                 "asked": [{"rubric": rubrics[r].question, "files": rubrics[r].files,
                            "criteria": [[c, rubrics[r].criteria[c].text] for c in cs]} for r, cs in sub.items()],
                 "deliverables": sorted([f.path, f.sha256] for f in chosen),
-                "text": _sha(text),
+                "text": _sha(key_text),
                 "images": [s for _, _, s in imgs],
             })
             return Unit(job=job, uid=uid, kind=kind, asked=sub, key=key, messages=messages, schema_name=schema_name,
@@ -392,12 +404,15 @@ class Grader:
         # Resume: every verdict a previous grade of the same inputs obtained for a unit (same
         # base key) is kept; a unit is asked again only for what is still missing.
         prior: dict[str, dict[str, Any]] = {}
+        prior_usage: dict[str, Usage] = {}
         if job.inp.prior is not None:
             for old in (job.inp.prior.model_extra or {}).get("units", []) or []:
                 if not isinstance(old, dict) or not isinstance(old.get("payload"), dict):
                     continue
-                agg = prior.setdefault(old.get("base_key") or old.get("key"), {"verdicts": {}, "model_verdicts": {},
-                                                                                "overall": {}, "raw": []})
+                bk = old.get("base_key") or old.get("key")
+                prior_usage[bk] = prior_usage.get(bk, Usage()) + _usage_of(old.get("usage")) + _usage_of(
+                    old.get("cached_usage"))
+                agg = prior.setdefault(bk, {"verdicts": {}, "model_verdicts": {}, "overall": {}, "raw": []})
                 pl = old["payload"]
                 for k, v in (pl.get("verdicts") or {}).items():
                     agg["verdicts"].setdefault(k, v)
@@ -411,8 +426,10 @@ class Grader:
             old = prior.get(u.key)
             if old is not None and old["verdicts"]:
                 u.payload = old
+                carried_usage = prior_usage.get(u.key)
                 if u.complete:
                     u.reused = True
+                    u.cached_usage = carried_usage
                 elif cfg.mode != "official":  # the public rule needs the full rubric asked again
                     remaining = {r: [c for c in cs if f"{r}:{c}" not in old["verdicts"]] for r, cs in u.asked.items()}
                     remaining = {r: cs for r, cs in remaining.items() if cs}
@@ -422,9 +439,11 @@ class Grader:
                         reduced.carried = {k: v for k, v in old["verdicts"].items()}
                         reduced.carried_model = dict(old["model_verdicts"])
                         reduced.full_asked = u.asked
+                        reduced.cached_usage = carried_usage
                         u = reduced
                     else:  # only a model-level verdict is missing: nothing to re-ask
                         u.reused = True
+                        u.cached_usage = carried_usage
                 else:
                     u.payload = None
             final.append(u)
@@ -444,10 +463,14 @@ class Grader:
         t0 = time.monotonic()
         if self.cache is not None:
             for key in dict.fromkeys((unit.key, unit.base_key)):  # a resumed unit may be cached whole
-                hit = self.cache.get(key)
+                hit = self.cache.get_entry(key)
                 if hit is not None:
-                    unit.payload = hit
+                    unit.payload, original = hit
                     unit.cached = True
+                    if key == unit.key and unit.key != unit.base_key:  # the missing part; carried verdicts stay
+                        unit.cached_usage = (unit.cached_usage or Usage()) + Usage(**original)
+                    else:  # the whole unit
+                        unit.cached_usage = Usage(**original)
                     return
         assert self.client is not None
         payload: dict[str, Any] = {"verdicts": {}, "model_verdicts": {}, "overall": {}, "raw": []}
@@ -483,6 +506,8 @@ class Grader:
         unit.elapsed = time.monotonic() - t0
         if unit.complete and self.cache is not None:
             total = sum((Usage(**r["usage"]) for r in unit.replies if "usage" in r), Usage())
+            if total.calls and total.cost_usd is None:
+                total.cost_usd = self.prices.cost(self.config.model, total)
             self.cache.put(unit.key, self.config.model or "", payload, total.model_dump())
 
     def _missing(self, unit: Unit) -> list[str]:
@@ -599,18 +624,23 @@ class Grader:
             status = "unjudged"
 
         usage = Usage()
+        cached_usage = Usage()
         unit_records = []
         for u in job.units:
             u_usage = sum((Usage(**r["usage"]) for r in u.replies if "usage" in r), Usage())
             if u_usage.calls and u_usage.cost_usd is None:
                 u_usage.cost_usd = self.prices.cost(cfg.model, u_usage)
             usage = usage + u_usage
+            u_cached = u.cached_usage or Usage()
+            if u_cached.calls and u_cached.cost_usd is None:
+                u_cached.cost_usd = self.prices.cost(cfg.model, u_cached)
+            cached_usage = cached_usage + u_cached
             unit_records.append({
                 "unit": u.uid, "kind": u.kind, "key": u.key, "base_key": u.base_key,
                 "asked": {str(r): cs for r, cs in u.asked.items()},
                 "complete": u.complete, "cached": u.cached, "reused": u.reused, "error": u.error,
-                "images": u.images, "usage": u_usage.model_dump(), "elapsed_s": round(u.elapsed, 4),
-                "replies": u.replies, "payload": u.merged_payload(),
+                "images": u.images, "usage": u_usage.model_dump(), "cached_usage": u_cached.model_dump(),
+                "elapsed_s": round(u.elapsed, 4), "replies": u.replies, "payload": u.merged_payload(),
             })
         t_llm = sum(u.elapsed for u in job.units)
         rec = GradeRecord(
@@ -631,6 +661,7 @@ class Grader:
             "undecided_weight": ts.undecided_weight,
             "passed_count": ts.passed_count,
             "total_count": ts.total_count,
+            "cached_usage": cached_usage.model_dump(),
             "disagreements": sum(1 for g in grades if g.disagreement),
             "injection": job.injection,
             "deliverables": [{"path": f.path, "sha256": f.sha256, "size": f.size, "kind": f.kind} for f in job.extraction.files],
@@ -714,6 +745,16 @@ class Grader:
                 done, _ = wait(set(futs), return_when=FIRST_COMPLETED)
                 collect(done)
         return [records[i] for i in range(len(jobs))]
+
+
+def _usage_of(value: Any) -> Usage:
+    """A :class:`Usage` from a stored dict (an earlier record's unit), zero when absent or invalid."""
+    if not isinstance(value, dict):
+        return Usage()
+    try:
+        return Usage(**value)
+    except (TypeError, ValueError):
+        return Usage()
 
 
 def _check_verdict(r: int, c: int, res: CheckResult) -> CriterionVerdict:

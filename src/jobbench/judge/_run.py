@@ -6,7 +6,7 @@ import json
 import sys
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from pydantic import ValidationError
 
@@ -168,22 +168,52 @@ def grade_run(
 
 def usage_summary(records: list[GradeRecord], config: JudgeConfig) -> dict[str, Any]:
     """Judge usage totals per trial, task, agent@model and overall (kept apart from the
-    agents' own usage), as written to ``grades/<key>.usage.json``."""
-    by_task: dict[str, Usage] = defaultdict(Usage)
-    by_model: dict[str, Usage] = defaultdict(Usage)
-    total = Usage()
-    trials = {}
-    for r in records:
-        extra = r.model_extra or {}
-        who = f"{extra.get('agent', '-')}@{extra.get('model', '-')}"
-        by_task[r.task_id] = by_task[r.task_id] + r.usage
-        by_model[who] = by_model[who] + r.usage
-        total = total + r.usage
-        trials[r.trial_id] = r.usage.model_dump()
-    return {
-        "judge": config.identity(),
-        "total": total.model_dump(),
-        "by_task": {k: v.model_dump() for k, v in sorted(by_task.items())},
-        "by_agent_model": {k: v.model_dump() for k, v in sorted(by_model.items())},
-        "by_trial": trials,
-    }
+    agents' own usage), as written to ``grades/<key>.usage.json``.
+
+    ``total``, ``by_task``, ``by_agent_model`` and ``by_trial`` are what the grading that
+    produced each current record actually spent (a verdict served from the cache or reused
+    from an earlier grade costs 0 there). ``cached_usage`` has the same four keys for what
+    those cached or reused verdicts cost when they were first obtained (from each record's
+    ``cached_usage``), and ``full_pass_total`` = ``total`` + ``cached_usage.total``: the cost
+    of every verdict of the current records, i.e. of a full grading pass.
+    """
+
+    def breakdown(usage_of: Callable[[GradeRecord], Usage]) -> dict[str, Any]:
+        by_task: dict[str, Usage] = defaultdict(Usage)
+        by_model: dict[str, Usage] = defaultdict(Usage)
+        total = Usage()
+        trials = {}
+        for r in records:
+            extra = r.model_extra or {}
+            who = f"{extra.get('agent', '-')}@{extra.get('model', '-')}"
+            u = usage_of(r)
+            by_task[r.task_id] = by_task[r.task_id] + u
+            by_model[who] = by_model[who] + u
+            total = total + u
+            trials[r.trial_id] = u.model_dump()
+        return {
+            "total": total.model_dump(),
+            "by_task": {k: v.model_dump() for k, v in sorted(by_task.items())},
+            "by_agent_model": {k: v.model_dump() for k, v in sorted(by_model.items())},
+            "by_trial": trials,
+        }
+
+    live = breakdown(lambda r: r.usage)
+    cached = breakdown(cached_usage)
+    full = Usage(**live["total"]) + Usage(**cached["total"])
+    return {"judge": config.identity(), **live, "cached_usage": cached, "full_pass_total": full.model_dump()}
+
+
+def cached_usage(record: GradeRecord) -> Usage:
+    """What the verdicts of ``record`` that were served from the verdict cache or reused
+    from an earlier grade cost when first obtained (the record's ``cached_usage``; zero for
+    records written before it existed)."""
+    value = (record.model_extra or {}).get("cached_usage")
+    if isinstance(value, Usage):
+        return value
+    if isinstance(value, dict):
+        try:
+            return Usage(**value)
+        except (TypeError, ValueError):
+            return Usage()
+    return Usage()

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import csv
 import fnmatch
 import math
 import os
 import re
+import sqlite3
+import zipfile
+from xml.etree.ElementTree import ParseError as XmlParseError
+from xml.parsers.expat import ExpatError
 from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any, Iterable
@@ -35,6 +40,43 @@ class CheckResult(BaseModel):
     evidence: str = ""
     error: bool = False
     file: str | None = None
+
+
+DELIVERABLE_ERRORS: tuple[type[BaseException], ...] = (
+    OSError,  # unreadable, vanished, permission denied
+    ValueError,  # UnicodeDecodeError, json.JSONDecodeError, "larger than …", "empty"
+    csv.Error,  # "new-line character seen in unquoted field", "field larger than field limit"
+    RecursionError,  # JSON nested deeper than the parser's recursion limit
+    OverflowError,
+    sqlite3.Error,  # "file is not a database", malformed image, undecodable text column
+    zipfile.BadZipFile,
+    zipfile.LargeZipFile,
+    XmlParseError,
+    ExpatError,
+)
+"""Exceptions that reading or parsing ONE deliverable may raise because of its content.
+
+A check catches them per file and records that file as a plain fail with the reason in
+the detail (the check may still pass on another matching file). Any other exception is a
+defect of the check itself and becomes ``error=True`` in :func:`jobbench.judge.evaluate_check`."""
+
+
+def unreadable(rel: str, exc: BaseException, what: str = "unreadable") -> str:
+    """The per-file reason for a deliverable that could not be read or parsed:
+    ``"out.csv: unreadable (csv.Error: new-line character seen …)"``."""
+    if isinstance(exc, RecursionError):
+        msg = "nested too deeply to parse"
+    else:
+        name = type(exc).__name__
+        if isinstance(exc, csv.Error):
+            name = "csv.Error"
+        elif isinstance(exc, sqlite3.Error):
+            name = f"sqlite3.{name}"
+        text = str(exc).strip()
+        if len(text) > 200:
+            text = text[:200] + "…"
+        msg = f"{name}: {text}" if text else name
+    return f"{rel}: {what} ({msg})"
 
 
 def list_deliverables(root: Path) -> list[str]:
@@ -100,7 +142,10 @@ def texts_for(root: Path, pattern: str | None, extraction: FolderExtraction | No
 
     out = []
     for rel in select_files(root, pattern):
-        ex = extract(Path(root) / rel, rel=rel)
+        try:
+            ex = extract(Path(root) / rel, rel=rel)
+        except DELIVERABLE_ERRORS:  # vanished or unreadable: this file has no text
+            continue
         if ex.text:
             out.append((rel, ex.text))
     return out

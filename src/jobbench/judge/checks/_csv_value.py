@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import csv
 import io
 import statistics
@@ -9,28 +10,52 @@ from pathlib import Path
 
 from ...extract import FolderExtraction
 from ...tasks import CsvValueCheck
-from ._common import CheckResult, as_number, describe_expect, expect_matches, fold, no_file, select_files, show
+from ._common import (
+    DELIVERABLE_ERRORS,
+    CheckResult,
+    as_number,
+    describe_expect,
+    expect_matches,
+    fold,
+    no_file,
+    select_files,
+    show,
+    unreadable,
+)
 
 CSV_EXTENSIONS = (".csv", ".tsv")
 MAX_CSV_BYTES = 50_000_000
 
 
 def read_table(path: Path) -> list[list[str]]:
-    """Rows of a CSV/TSV file (delimiter sniffed among ``, ; \\t |``; UTF-8 with BOM, then
-    cp1252 as a fallback encoding).
+    """Rows of a CSV/TSV file (delimiter sniffed among ``, ; \\t |``; UTF-16 when it starts
+    with a UTF-16 byte-order mark, else UTF-8 with or without BOM, then cp1252 as a fallback
+    encoding; ``\\n``, ``\\r\\n`` and ``\\r`` line ends). Blank rows are dropped.
 
     Raises:
-        ValueError: the file is larger than 50 MB or empty.
+        ValueError: the file is larger than 50 MB, empty, has no non-blank row, or is
+            binary (holds NUL characters, or more than 1 % control characters other than
+            tab, line feed, carriage return and form feed in its first 64 Ki characters).
+        csv.Error: the text is not a well-formed table (e.g. a field over the csv
+            module's size limit).
+        OSError: the file cannot be read.
     """
     data = path.read_bytes()
     if len(data) > MAX_CSV_BYTES:
         raise ValueError(f"larger than {MAX_CSV_BYTES} bytes")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        text = data.decode("cp1252", errors="replace")
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        text = data.decode("utf-16", errors="replace")
+    else:
+        try:
+            text = data.decode("utf-8-sig")
+        except UnicodeDecodeError:
+            text = data.decode("cp1252", errors="replace")
     if not text.strip():
         raise ValueError("empty")
+    if "\x00" in text:
+        raise ValueError("binary content (NUL bytes), not a text table")
+    if _looks_binary(text[:65_536]):
+        raise ValueError("binary content (control characters), not a text table")
     if path.suffix.lower() == ".tsv":
         delim = "\t"
     else:
@@ -38,7 +63,21 @@ def read_table(path: Path) -> list[list[str]]:
             delim = csv.Sniffer().sniff(text[:20_000], delimiters=",;\t|").delimiter
         except csv.Error:
             delim = ","
-    return [row for row in csv.reader(io.StringIO(text), delimiter=delim) if any(c.strip() for c in row)]
+    rows = [row for row in csv.reader(io.StringIO(text, newline=""), delimiter=delim) if any(c.strip() for c in row)]
+    if not rows:
+        raise ValueError("no non-blank row")
+    return rows
+
+
+def _looks_binary(sample: str) -> bool:
+    controls = sum(1 for ch in sample if (ord(ch) < 32 and ch not in "\t\n\r\f") or ch == "\ufffd")
+    return controls > max(1, len(sample) // 100)
+
+
+def _columns(header: list[str], limit: int = 12) -> str:
+    """The header for a detail message, kept short (long or many names are cut)."""
+    names = [h if len(h) <= 40 else h[:40] + "…" for h in header[:limit]]
+    return ", ".join(names) + (f", … ({len(header)} columns)" if len(header) > limit else "")
 
 
 def _eq(cell: str, wanted: str) -> bool:
@@ -64,14 +103,14 @@ def evaluate(check: CsvValueCheck, root: Path, extraction: FolderExtraction | No
     for rel in files:
         try:
             rows = read_table(Path(root) / rel)
-        except (ValueError, OSError) as exc:
-            reasons.append(f"{rel}: unreadable ({exc})")
+        except DELIVERABLE_ERRORS as exc:  # this file only: another matching file may still pass
+            reasons.append(unreadable(rel, exc))
             continue
         header = [fold(h) for h in rows[0]]
         wanted = [fold(check.column)] + [fold(k) for k in check.where]
         missing = [w for w in wanted if w not in header]
         if missing:
-            reasons.append(f"{rel}: no column(s) {', '.join(repr(m) for m in missing)} (columns: {', '.join(rows[0])})")
+            reasons.append(f"{rel}: no column(s) {', '.join(repr(m) for m in missing)} (columns: {_columns(rows[0])})")
             continue
         col = header.index(fold(check.column))
         conds = [(header.index(fold(k)), v) for k, v in check.where.items()]

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from ...extract import FolderExtraction
 from ...tasks import FileExistsCheck
-from ._common import CheckResult, select_files
+from ._common import DELIVERABLE_ERRORS, CheckResult, select_files
 
 
 def evaluate(check: FileExistsCheck, root: Path, extraction: FolderExtraction | None) -> CheckResult:
@@ -15,7 +15,14 @@ def evaluate(check: FileExistsCheck, root: Path, extraction: FolderExtraction | 
     matches = select_files(root, check.file)
     if not matches:
         return CheckResult(passed=False, detail=f"no deliverable matches {check.file!r}")
-    sizes = {rel: (Path(root) / rel).stat().st_size for rel in matches}
+    sizes: dict[str, int] = {}
+    for rel in matches:
+        try:
+            sizes[rel] = (Path(root) / rel).stat(follow_symlinks=False).st_size
+        except DELIVERABLE_ERRORS:  # vanished since listing: it does not count
+            continue
+    if not sizes:
+        return CheckResult(passed=False, detail=f"no readable deliverable matches {check.file!r}")
     for rel, size in sizes.items():
         if size >= check.min_bytes:
             return CheckResult(passed=True, detail=f"{rel} exists ({size} bytes ≥ {check.min_bytes})",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import codecs
 import json
 import re
 from pathlib import Path
@@ -9,7 +10,16 @@ from typing import Any
 
 from ...extract import FolderExtraction
 from ...tasks import JsonPathCheck
-from ._common import CheckResult, describe_expect, expect_matches, no_file, select_files, show
+from ._common import (
+    DELIVERABLE_ERRORS,
+    CheckResult,
+    describe_expect,
+    expect_matches,
+    no_file,
+    select_files,
+    show,
+    unreadable,
+)
 
 JSON_EXTENSIONS = (".json",)
 MAX_JSON_BYTES = 50_000_000
@@ -73,6 +83,16 @@ def resolve(doc: Any, steps: list[str | int]) -> list[Any]:
     return current
 
 
+def _json_text(data: bytes) -> str:
+    """Decode a JSON file: UTF-16/UTF-32 when it starts with their byte-order mark (as
+    Windows tools write it), else UTF-8 with or without BOM (UnicodeDecodeError otherwise)."""
+    for bom, enc in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
+                     (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+        if data.startswith(bom):
+            return data.decode(enc)
+    return data.decode("utf-8-sig")
+
+
 def evaluate(check: JsonPathCheck, root: Path, extraction: FolderExtraction | None) -> CheckResult:
     """Resolve ``check.path`` in every matching JSON deliverable (default ``*.json``); pass
     when any value reached matches ``check.expect``."""
@@ -89,9 +109,9 @@ def evaluate(check: JsonPathCheck, root: Path, extraction: FolderExtraction | No
         try:
             if p.stat().st_size > MAX_JSON_BYTES:
                 raise ValueError(f"larger than {MAX_JSON_BYTES} bytes")
-            doc = json.loads(p.read_text(encoding="utf-8-sig"))
-        except (ValueError, OSError) as exc:
-            reasons.append(f"{rel}: not valid JSON ({exc})")
+            doc = json.loads(_json_text(p.read_bytes()))
+        except DELIVERABLE_ERRORS as exc:  # this file only (RecursionError: nested too deeply)
+            reasons.append(unreadable(rel, exc, "not valid JSON"))
             continue
         values = resolve(doc, steps)
         if not values:

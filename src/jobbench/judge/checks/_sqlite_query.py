@@ -1,21 +1,36 @@
 """Check kind ``sqlite_query``: a read-only query on a SQLite deliverable.
 
-Safety: the database is opened with the URI ``mode=ro`` (no journal or file is ever
-written), ``PRAGMA query_only`` is on, an authorizer allows only reading statements (no
+Safety: the query runs on a private copy of the database (with its ``-wal`` file when
+the deliverables hold one) in a temporary folder, so the deliverable folder is never
+written (SQLite creates ``-shm``/``-wal`` files beside a WAL-mode database even when it is
+opened read-only); the copy is opened with the URI ``mode=ro``, ``PRAGMA query_only`` is on, an authorizer allows only reading statements (no
 ATTACH, no PRAGMA, no writes), and a progress handler aborts a query after
 :data:`QUERY_SECONDS` seconds so a hostile deliverable cannot hang the judge.
 """
 
 from __future__ import annotations
 
+import os
+import shutil
 import sqlite3
+import stat
+import tempfile
 import time
 import urllib.parse
 from pathlib import Path
 
 from ...extract import FolderExtraction
 from ...tasks import SqliteQueryCheck
-from ._common import CheckResult, describe_expect, expect_matches, no_file, select_files, show
+from ._common import (
+    DELIVERABLE_ERRORS,
+    CheckResult,
+    describe_expect,
+    expect_matches,
+    no_file,
+    select_files,
+    show,
+    unreadable,
+)
 
 QUERY_SECONDS = 5.0
 """Wall-clock budget of one check query, in seconds."""
@@ -42,13 +57,8 @@ def is_sqlite(path: Path) -> bool:
         return False
 
 
-def run_query(path: Path, query: str, seconds: float = QUERY_SECONDS) -> tuple[object, bool]:
-    """Run ``query`` read-only and return (first column of the first row, had_row).
-
-    Raises:
-        sqlite3.Error: the query failed, was denied, or ran out of time (``interrupted``).
-    """
-    uri = "file:" + urllib.parse.quote(str(Path(path).resolve())) + "?mode=ro"
+def _query_file(path: Path, query: str, seconds: float) -> tuple[object, bool]:
+    uri = "file:" + urllib.parse.quote(os.fsencode(Path(path).resolve())) + "?mode=ro"
     con = sqlite3.connect(uri, uri=True, timeout=1.0, isolation_level=None, check_same_thread=False)
     try:
         con.execute("PRAGMA query_only = ON")
@@ -63,6 +73,36 @@ def run_query(path: Path, query: str, seconds: float = QUERY_SECONDS) -> tuple[o
     return (row[0] if len(row) else None), True
 
 
+def run_query(path: Path, query: str, seconds: float = QUERY_SECONDS) -> tuple[object, bool]:
+    """Run ``query`` read-only on a private copy of the database at ``path`` (and of
+    ``<path>-wal`` if present; symlinks are not followed) and return (first column of the
+    first row, had_row). Nothing is written beside ``path``.
+
+    Raises:
+        sqlite3.Error: the query failed, was denied, or ran out of time (``interrupted``),
+            or the file is not a database.
+        OSError: the file cannot be read or copied.
+    """
+    path = Path(path)
+    with tempfile.TemporaryDirectory(prefix="jobbench-sqlite-") as tmp:
+        copy = Path(tmp) / "db.sqlite"
+        _copy_regular(path, copy)
+        wal = path.with_name(path.name + "-wal")
+        if wal.is_file() and not wal.is_symlink():
+            _copy_regular(wal, copy.with_name(copy.name + "-wal"))
+        return _query_file(copy, query, seconds)
+
+
+def _copy_regular(src: Path, dst: Path) -> None:
+    """Copy a regular file without following a symlink (OSError otherwise)."""
+    fd = os.open(src, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as f_in:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{src}: not a regular file")
+        with open(dst, "wb") as f_out:
+            shutil.copyfileobj(f_in, f_out, 1 << 20)
+
+
 def evaluate(check: SqliteQueryCheck, root: Path, extraction: FolderExtraction | None) -> CheckResult:
     """Run ``check.query`` on every matching deliverable that is a SQLite 3 database
     (default: any file with the SQLite header); pass when the first column of the first row
@@ -75,11 +115,14 @@ def evaluate(check: SqliteQueryCheck, root: Path, extraction: FolderExtraction |
     for rel in files:
         try:
             value, had_row = run_query(Path(root) / rel, check.query)
-        except sqlite3.Error as exc:
+        except sqlite3.Error as exc:  # missing table, not a database, time-out: this file fails
             msg = str(exc)
             if msg == "interrupted":
                 msg = f"query exceeded {QUERY_SECONDS:g} s"
             reasons.append(f"{rel}: query failed ({msg})")
+            continue
+        except DELIVERABLE_ERRORS as exc:  # unreadable file: this file fails
+            reasons.append(unreadable(rel, exc))
             continue
         if not had_row:
             reasons.append(f"{rel}: query returned no rows")

@@ -12,7 +12,7 @@ from typing import Any
 
 from ...extract import FolderExtraction
 from ...tasks import XlsxCellCheck
-from ._common import CheckResult, describe_expect, expect_matches, fold, no_file, select_files, show
+from ._common import CheckResult, describe_expect, expect_matches, fold, no_file, select_files, show, unreadable
 
 XLSX_EXTENSIONS = (".xlsx", ".xlsm")
 _A1 = re.compile(r"^\$?([A-Za-z]{1,3})\$?([0-9]+)$")
@@ -70,8 +70,8 @@ def evaluate(check: XlsxCellCheck, root: Path, extraction: FolderExtraction | No
     for rel in files:
         try:
             wb = workbook_values(Path(root) / rel)
-        except Exception as exc:  # unreadable workbook = the deliverable's fault
-            reasons.append(f"{rel}: unreadable ({exc})")
+        except Exception as exc:  # any failure to read THIS workbook is the deliverable's fault
+            reasons.append(unreadable(rel, exc))
             continue
         if not wb.sheets:
             reasons.append(f"{rel}: no sheets")
