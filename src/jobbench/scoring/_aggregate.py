@@ -21,7 +21,8 @@ state              meaning                                             score
 =================  ==================================================  ===============
 ``complete``       grade complete                                      the grade's s_t
 ``no_deliverable`` agent failed (timeout/error/no output) and left no  0 (agent's fault)
-                   deliverable, and no grade exists
+                   deliverable (whether or not a grade exists: a
+                   grade of nothing is never worth points)
 ``judge_error``    grade has criteria without a valid verdict          none (regrade)
 ``unjudged``       grade has criteria nobody was asked to decide       none
 ``ungraded``       trial finished but no grade under this judge key    none
@@ -254,17 +255,21 @@ def trial_result(
     if trial.status == TrialStatus.infra_error:
         row.update(state="infra_error", scored=False)
         return TrialResult(**row)
+    if trial.status in _AGENT_FAILURES and not trial.deliverables:
+        # The state follows the trial status even when the judge graded the empty output:
+        # nothing delivered is worth 0 (the agent's fault), whatever a rubric says of it.
+        n_r = task.rubrics if task else (len(grade.rubrics) if grade is not None else None)
+        n_c = task.criteria if task else (sum(len(r.criteria) for r in grade.rubrics) if grade is not None else None)
+        if grade is not None and row["max_points"] is None:
+            row["max_points"] = grade.max_score
+        row.update(state="no_deliverable", scored=True, score=0.0, points=0.0,
+                   rubrics_total=n_r or 0, rubrics_failed=n_r or 0,
+                   criteria_total=n_c or 0, criteria_failed=n_c or 0,
+                   rubric_pass_rate=0.0 if n_r else None,
+                   criterion_pass_rate=0.0 if n_c else None)
+        return TrialResult(**row)
     if grade is None:
-        if trial.status in _AGENT_FAILURES and not trial.deliverables:
-            n_r = task.rubrics if task else None
-            n_c = task.criteria if task else None
-            row.update(state="no_deliverable", scored=True, score=0.0, points=0.0,
-                       rubrics_total=n_r or 0, rubrics_failed=n_r or 0,
-                       criteria_total=n_c or 0, criteria_failed=n_c or 0,
-                       rubric_pass_rate=0.0 if n_r else None,
-                       criterion_pass_rate=0.0 if n_c else None)
-        else:
-            row.update(state="ungraded", scored=False)
+        row.update(state="ungraded", scored=False)
         return TrialResult(**row)
 
     verdicts = Counter(c.verdict for r in grade.rubrics for c in r.criteria)
