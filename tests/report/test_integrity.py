@@ -62,3 +62,75 @@ def test_graded_empty_output_stays_no_deliverable(tmp_path: Path, dataset: Path)
     summary = json.loads((out / "summary.json").read_text())
     assert summary["configurations"][0]["overall"]["trials_by_state"] == {"no_deliverable": 2}
     assert c.overall.micro.estimate == 0.0
+
+
+def _set_record(run: Path, trial_id: str, **fields) -> None:
+    p = run / "trials" / trial_id / "trial.json"
+    rec = json.loads(p.read_text())
+    rec.update(fields)
+    p.write_text(json.dumps(rec))
+
+
+def _set_grade(run: Path, trial_id: str, **fields) -> None:
+    p = run / "grades" / "checks" / f"{trial_id}.json"
+    g = json.loads(p.read_text())
+    g.update(fields)
+    p.write_text(json.dumps(g))
+
+
+def test_flags_refused_files_and_missing_sandbox_are_warned_everywhere(tmp_path: Path, dataset: Path):
+    run = tmp_path / "runs" / "sec"
+    write_lock(run, dataset, [("alpha", "m1")], epochs=1)
+    ids = {}
+    for task, verdicts in ((T1, [[P, P]] * 3), (T2, [[P, P]] * 2), (T3, [[P, P]] * 2), (T4, [[P, P]])):
+        ids[task] = write_trial(run, task, "alpha", "m1", 1)
+        write_grade(run, "checks", ids[task], verdicts)
+        _set_record(run, ids[task], sandbox="bwrap")
+    _set_grade(run, ids[T1], flags=["prompt_injection:out.txt"])
+    _set_record(run, ids[T2], refused=["link.txt: symlink refused (points to /etc/passwd)",
+                                       "big.bin: 200000000 bytes exceeds the per-file limit of 104857600"])
+    _set_record(run, ids[T3], sandbox="none")
+    out = write_report([run], tmp_path / "out", n_resamples=100)
+    data = build_report([run], n_resamples=100)
+
+    warnings = "\n".join(data.warnings)
+    assert f"alpha@m1: 1 trial(s) flagged by the judge: {ids[T1]} (prompt_injection:out.txt)" in warnings
+    assert (f"alpha@m1: 1 trial(s) with refused deliverable files (never graded): {ids[T2]} "
+            "(link.txt: symlink refused (points to /etc/passwd); big.bin: 200000000 bytes") in warnings
+    assert f"sec: 1 of 4 trial(s) ran WITHOUT a sandbox" in warnings and ids[T3] in warnings
+    assert "sec: mixes sandboxed (bwrap: 3) and unsandboxed (none: 1) trials" in warnings
+
+    rows = {r["trial_id"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    assert rows[ids[T1]]["flags"] == ["prompt_injection:out.txt"] and rows[ids[T2]]["flags"] == []
+    assert rows[ids[T2]]["refused"][0].startswith("link.txt: symlink refused") and rows[ids[T1]]["refused"] == []
+    assert {t: rows[i]["sandbox"] for t, i in ids.items()} == {T1: "bwrap", T2: "bwrap", T3: "none", T4: "bwrap"}
+
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["configurations"][0]["integrity"] == {
+        "trials_flagged": 1, "trials_with_refused_files": 1, "trials_without_sandbox": 1,
+        "sandboxes": {"bwrap": 3, "none": 1}}
+    assert any("flagged by the judge" in w for w in summary["warnings"])
+    assert any("WITHOUT a sandbox" in w for w in summary["warnings"])
+    lb = next(csv.DictReader((out / "leaderboard.csv").open()))
+    assert (lb["trials_flagged"], lb["trials_with_refused_files"], lb["trials_without_sandbox"]) == ("1", "1", "1")
+
+    md = (out / "leaderboard.md").read_text()
+    warn = md.split("## Warnings", 1)[1]
+    assert "flagged by the judge" in warn and "refused deliverable files" in warn and "WITHOUT a sandbox" in warn
+    assert "| alpha@m1 | 1 | 1 | 1 | bwrap: 3, none: 1 |" in md
+
+    html = (out / "report.html").read_text()
+    box = html.split('id="warnings"', 1)[1].split("</div>", 1)[0]
+    assert "flagged by the judge" in box and "refused deliverable files" in box and "WITHOUT a sandbox" in box
+    assert "sandbox <b>none</b>" in html and "link.txt: symlink refused" in html
+
+
+def test_a_clean_run_has_no_integrity_warning(tmp_path: Path, dataset: Path):
+    run = tmp_path / "runs" / "clean"
+    write_lock(run, dataset, [("alpha", "m1")], epochs=1)
+    tid = write_trial(run, T1, "alpha", "m1", 1)
+    write_grade(run, "checks", tid, [[P, P]] * 3)
+    _set_record(run, tid, sandbox="bwrap")
+    data = build_report([run], n_resamples=100)
+    text = "\n".join(data.warnings)
+    assert "flagged" not in text and "refused" not in text and "sandbox" not in text

@@ -59,6 +59,11 @@ def not_scored(c: ConfigView) -> dict[str, int]:
     return {s: n for s, n in c.overall.trials_by_state.items() if s not in ("complete", "no_deliverable")}
 
 
+def sandboxes_text(counts: dict[str, int]) -> str:
+    """``{"bwrap": 3, "none": 1}`` → ``bwrap: 3, none: 1`` (``–`` when empty)."""
+    return ", ".join(f"{k}: {n}" for k, n in counts.items()) or "–"
+
+
 def pass_k_text(c: ConfigView, k: int) -> str:
     v = c.overall.pass_hat_k.get(k)
     return "–" if v is None else f"{100 * v:.1f} ({c.overall.pass_hat_k_tasks.get(k, 0)} tasks)"
@@ -171,6 +176,16 @@ def leaderboard_markdown(data: ReportData) -> str:
              num(c.cost.trajectory_events_mean)] for c in data.configs]
     lines += [_md_table(header, rows), ""]
 
+    lines += ["## Integrity (check before trusting the figures)", ""]
+    header = ["configuration", "trials flagged by the judge (e.g. prompt injection)",
+              "trials with refused deliverable files", "trials without sandbox", "trials per sandbox"]
+    rows = []
+    for c in data.configs:
+        i = c.integrity
+        rows.append([c.label, str(i["trials_flagged"]), str(i["trials_with_refused_files"]),
+                     str(i["trials_without_sandbox"]), sandboxes_text(i["sandboxes"])])
+    lines += [_md_table(header, rows), ""]
+
     lines += ["## Warnings", ""] + ([f"* {_md_escape(w)}" for w in data.warnings] or ["(none)"]) + [""]
     return "\n".join(lines)
 
@@ -220,6 +235,8 @@ def leaderboard_rows(data: ReportData) -> list[dict[str, Any]]:
             "criterion_judge_errors": o.judge_errors, "criterion_unjudged": o.unjudged,
             "rubric_pass_rate_pct": p(o.rubric_pass_rate), "criterion_pass_rate_pct": p(o.criterion_pass_rate),
         })
+        integrity = c.integrity
+        row.update({k: integrity[k] for k in ("trials_flagged", "trials_with_refused_files", "trials_without_sandbox")})
         for k in range(1, K + 1):
             row[f"pass_hat_{k}_pct"] = p(o.pass_hat_k.get(k))
             row[f"pass_hat_{k}_tasks"] = o.pass_hat_k_tasks.get(k, 0)
@@ -287,6 +304,7 @@ def summary_json(data: ReportData) -> dict[str, Any]:
                 "overall": c.overall.model_dump(mode="json"),
                 "groups": {k: {g: a.model_dump(mode="json") for g, a in gs.items()} for k, gs in c.groups.items()},
                 "cost": c.cost.model_dump(mode="json"),
+                "integrity": c.integrity,
                 "chain_breaks": c.chain_breaks,
                 "tasks": [t.model_dump(mode="json") for t in c.tasks],
             }

@@ -216,7 +216,6 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
     digests = {t.id: task_digest(t) for t in ds.tasks}
     cfg_record: dict[str, Any] = {
         "limits": config.limits.model_dump(),
-        "sandbox": backend,
         "prompt_version": PROMPT_VERSION,
         "splits": config.splits,
         "task_glob": config.task_glob,
@@ -233,11 +232,6 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
                        scratch_explicit=config.scratch_root is not None)
     run_dir.mkdir(parents=True, exist_ok=True)
     with RunDirLock(run_dir):
-        lock, warnings = merge_lock(read_lock(run_dir), harness_version=__version__, dataset_root=dataset_root,
-                                    digests=digests, agents=config.agents, epochs=config.epochs, config=cfg_record)
-        warnings = prep.notes + warnings
-        write_lock(run_dir, lock)
-        cleanup_stale_scratch(scratch)
         trials = plan(ds.tasks, digests, config.agents, config.epochs)
         done: dict[str, TrialRecord] = {}
         todo: list[PlannedTrial] = []
@@ -247,6 +241,12 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
                 done[pt.trial_id] = rec
             else:
                 todo.append(pt)
+        lock, warnings = merge_lock(read_lock(run_dir), harness_version=__version__, dataset_root=dataset_root,
+                                    digests=digests, agents=config.agents, epochs=config.epochs, config=cfg_record,
+                                    sandbox=backend, pending=len(todo))
+        warnings = prep.notes + warnings
+        write_lock(run_dir, lock)
+        cleanup_stale_scratch(scratch)
         for pt in todo:
             if on_event:
                 on_event("plan", pt, None)

@@ -116,7 +116,10 @@ class TrialResult(BaseModel):
     """One trial joined with its grade: one row of ``results.jsonl``.
 
     Scores are fractions in [0, 1]; points and maxima are rubric weights; tokens are counts;
-    costs are US dollars (None when unknown); times are seconds.
+    costs are US dollars (None when unknown); times are seconds. ``flags`` are the grade's
+    flags (e.g. ``prompt_injection:<file>``), ``refused`` the deliverable files the runner
+    refused (symlinks, special or oversized files, with the reason) and ``sandbox`` the
+    sandbox the trial ran in (``bwrap``, ``none``; None when the record does not say).
     """
 
     run: str
@@ -168,6 +171,8 @@ class TrialResult(BaseModel):
     trajectory_events: int | None = None
     task_digest_matches: bool | None = None
     flags: list[str] = Field(default_factory=list)
+    refused: list[str] = Field(default_factory=list)
+    sandbox: str | None = None
 
 
 def config_label(agent: str, model: str) -> str:
@@ -184,6 +189,12 @@ def _chain_break(rubric) -> str:
     if rubric.requires:
         return f"requires:{rubric.requires[0]}"
     return "unknown"
+
+
+def _sandbox_of(trial: TrialRecord) -> str | None:
+    """The sandbox the runner recorded in ``trial.json`` (an extra field), or None."""
+    value = (trial.model_extra or {}).get("sandbox")
+    return value if isinstance(value, str) else None
 
 
 def trial_result(
@@ -241,6 +252,8 @@ def trial_result(
         agent_cost_usd=trial.usage.cost_usd,
         task_digest_matches=None if lock_digest is None else trial.task_digest == lock_digest,
         max_points=task.max_points if task else None,
+        refused=list(trial.refused),
+        sandbox=_sandbox_of(trial),
     )
     if grade is not None:
         row.update(
