@@ -134,3 +134,5 @@ def test_a_clean_run_has_no_integrity_warning(tmp_path: Path, dataset: Path):
     data = build_report([run], n_resamples=100)
     text = "\n".join(data.warnings)
     assert "flagged" not in text and "refused" not in text and "sandbox" not in text
+    assert "provisional" not in text and not data.config("alpha@m1").provisional
+    assert "*" not in leaderboard_table(data).columns[2]._cells[0]

@@ -45,3 +45,44 @@ def test_sandbox_is_recorded_per_trial_and_mixing_is_warned(tmp_path, dataset):
     assert any("mix: mixes sandboxed (bwrap: 1) and unsandboxed (none: 1) trials" in w for w in data.warnings)
     assert any(f"mix: 1 of 2 trial(s) ran WITHOUT a sandbox" in w and f"sample/{OCC}/task2" in w
                for w in data.warnings)
+
+
+def _judge_env(tmp_path: Path, base_url: str) -> dict[str, str]:
+    return {"JUDGE_MODEL": "fake-model", "JUDGE_API_BASE": base_url, "JUDGE_API_KEY": "test",
+            "JOBBENCH_JUDGE_MAX_ATTEMPTS": "1", "JOBBENCH_JUDGE_CACHE": str(tmp_path / "judge-cache.sqlite"),
+            "JOBBENCH_JUDGE_CONFIG": "", "JOBBENCH_JUDGE_MODEL": "", "COLUMNS": "220"}
+
+
+def test_run_exits_1_and_marks_figures_provisional_when_the_judge_fails(tmp_path, dataset, monkeypatch):
+    """A judge endpoint that always answers 500: the run exits 1 and says to re-run; the
+    report warns and the console marks the affected micro/macro as provisional."""
+    from jobbench.cli import app
+    from jobbench.testing import FakeOpenAIServer, ScriptedReply
+
+    for name in ("JOBBENCH_JUDGE_API_BASE", "JOBBENCH_JUDGE_API_KEY", "JOBBENCH_JUDGE_DECIDE", "JOBBENCH_JUDGE_MODE"):
+        monkeypatch.delenv(name, raising=False)
+    rub = dataset / OCC / "task2" / "RUBRICS.json"
+    data = json.loads(rub.read_text())
+    for r in data["rubrics"]:
+        r.pop("checks", None)  # only the LLM can decide this criterion
+    rub.write_text(json.dumps(data))
+    with FakeOpenAIServer(lambda req: ScriptedReply(status=500, body={"error": {"message": "boom"}})) as srv:
+        r = runner.invoke(app, ["run", str(dataset), "--runs-dir", str(tmp_path / "runs"), "--run-name", "je",
+                                "--no-progress", "--tasks", "*task2", "--agent", "oracle", "--agent", "null"],
+                          env=_judge_env(tmp_path, srv.base_url))
+        assert srv.calls >= 1
+    assert r.exit_code == 1, r.output
+    out = r.output
+    assert "have incomplete grades (judge_error)" in out and "run the same command again" in out
+    oracle_row = next(line for line in out.splitlines() if "│ oracle " in line)
+    assert "0.0*" in oracle_row  # micro and macro of the provisional configuration are starred
+    assert "* provisional" in out
+    summary = json.loads((tmp_path / "runs" / "je" / "report" / "summary.json").read_text())
+    conf = {c["agent"]: c for c in summary["configurations"]}
+    assert conf["oracle"]["provisional"] is True and conf["oracle"]["incomplete_trials"] == {"judge_error": 1}
+    assert summary["warnings"][0].startswith("1 trial(s) have incomplete grades or results (1 judge_error)")
+    assert "oracle" in summary["warnings"][0] and "provisional" in summary["warnings"][0]
+    md = (tmp_path / "runs" / "je" / "report" / "leaderboard.md").read_text()
+    assert "| oracle | je | 0.0* |" in md and "\\* provisional" in md
+    html = (tmp_path / "runs" / "je" / "report" / "report.html").read_text()
+    assert "provisional" in html.split('id="warnings"', 1)[1].split("</div>", 1)[0]

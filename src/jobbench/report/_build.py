@@ -31,6 +31,10 @@ from ._runs import LoadedTrial, ReportInputError, RunData, load_run, resolve_jud
 GROUP_KINDS = ("paper_category", "soc_major_group", "occupation", "split")
 """Group kinds reported besides ``overall``; occupations get no interval (2–3 tasks each)."""
 
+INCOMPLETE_STATES = ("judge_error", "ungraded", "infra_error")
+"""Trial states whose result a retry can still change (regrade, grade, re-run); a
+configuration with any is *provisional*."""
+
 MAX_ALL_PAIRS = 6
 """Up to this many configurations every pair is compared; above, each against the leader."""
 
@@ -68,6 +72,19 @@ class ConfigView:
 
     def task_anchor(self, task_id: str) -> str:
         return f"{self.anchor}-{anchor_slug(task_id)}"
+
+    @property
+    def incomplete_trials(self) -> dict[str, int]:
+        """Trials per state whose result is still to come: ``judge_error`` (regrade),
+        ``ungraded`` (grade) and ``infra_error`` (re-run); empty when none."""
+        states = self.overall.trials_by_state
+        return {s: states[s] for s in INCOMPLETE_STATES if states.get(s)}
+
+    @property
+    def provisional(self) -> bool:
+        """True when some trial's result is still to come (see :attr:`incomplete_trials`):
+        its task may count 0 now and more after a retry, so micro and macro may change."""
+        return bool(self.incomplete_trials)
 
     @property
     def integrity(self) -> dict:
@@ -224,7 +241,7 @@ def build_report(
         stale = [t.trial_id for t in c.trials if t.task_digest_matches is False]
         if stale:
             warnings.append(f"{c.label}: {len(stale)} trial(s) ran on a task version other than lock.json's")
-    warnings = _integrity_warnings(runs, configs) + warnings
+    warnings = _provisional_warnings(configs) + _integrity_warnings(runs, configs) + warnings
     task_sets = {frozenset(t.task_id for t in c.tasks) for c in configs}
     if len(task_sets) > 1:
         warnings.append("configurations were run on different task sets: compare micro/macro only together with "
@@ -276,3 +293,22 @@ def _integrity_warnings(runs: list[RunData], configs: list[ConfigView]) -> list[
             out.append(f"{c.label}: {len(refused)} trial(s) with refused deliverable files (never graded): "
                        + _listing([f"{t.trial_id} ({_listing(t.refused, 3)})" for t in refused]))
     return out
+
+
+def _provisional_warnings(configs: list[ConfigView]) -> list[str]:
+    """One warning, first in the list, when any configuration is provisional."""
+    flagged = [c for c in configs if c.provisional]
+    if not flagged:
+        return []
+    total: Counter[str] = Counter()
+    for c in flagged:
+        total.update(c.incomplete_trials)
+    desc = ", ".join(f"{total[s]} {s}" for s in INCOMPLETE_STATES if total[s])
+    how = []
+    if total["judge_error"] or total["ungraded"]:
+        how.append("`jobbench grade RUN` (or the same `jobbench run` command) grades only the missing ones")
+    if total["infra_error"]:
+        how.append("the same `jobbench run` command re-runs infrastructure failures")
+    return [f"{sum(total.values())} trial(s) have incomplete grades or results ({desc}): the figures of "
+            f"{', '.join(c.label for c in flagged)} are provisional (marked *): a task without a scored trial "
+            f"counts 0 until it is retried; {'; '.join(how)}"]

@@ -173,6 +173,7 @@ def render_html(data: ReportData) -> str:
         max_text=limit,
         break_keys=sorted(break_keys, key=_break_order),
         task_max=task_max,
+        provisional_note=_tables.PROVISIONAL_NOTE,
     )
 
 

@@ -12,6 +12,9 @@ from ..scoring._aggregate import RATIO_FIELDS
 from ..tasks import PAPER_CATEGORIES
 from ._build import ConfigView, ReportData
 
+PROVISIONAL_NOTE = ("* provisional: some trials of this configuration have no result yet (judge_error, ungraded or "
+                    "infra_error); their tasks count 0 until retried")
+
 
 def pct(x: float | None, digits: int = 1) -> str:
     """A fraction as a percentage string (``0.4591`` → ``45.9``); ``–`` for None."""
@@ -109,14 +112,17 @@ def leaderboard_markdown(data: ReportData) -> str:
     for c in data.configs:
         o = c.overall
         ns = not_scored(c)
-        rows.append([str(c.rank), c.label, c.run.name, pct(o.micro.estimate), ci(o.micro), pct(o.macro.estimate),
-                     ci(o.macro), f"{o.tasks_scored} / {o.tasks}", str(o.tasks_missing),
+        star = "*" if c.provisional else ""
+        rows.append([str(c.rank), c.label, c.run.name, pct(o.micro.estimate) + star, ci(o.micro),
+                     pct(o.macro.estimate) + star, ci(o.macro), f"{o.tasks_scored} / {o.tasks}", str(o.tasks_missing),
                      ", ".join(f"{n} {s}" for s, n in ns.items()) or "0",
                      pct(o.rubric_pass_rate), pct(o.criterion_pass_rate), pass_k_text(c, 1)]
                     + ([pass_k_text(c, K)] if K > 1 else [])
                     + [usd(c.cost.agent_cost_usd), usd(c.cost.judge_cost_usd), num(c.cost.wall_seconds_mean),
                        num(c.cost.turns_mean)])
     lines += [_md_table(header, rows), ""]
+    if any(c.provisional for c in data.configs):
+        lines += [_md_escape(PROVISIONAL_NOTE).replace("*", "\\*", 1) + " (see Warnings).", ""]
 
     lines += ["## Missing tasks (count 0 in micro and macro)", ""]
     any_missing = False
@@ -228,6 +234,7 @@ def leaderboard_rows(data: ReportData) -> list[dict[str, Any]]:
             "points": round(o.points, 6), "max_points": round(o.max_points, 6),
             "tasks": o.tasks, "tasks_scored": o.tasks_scored, "tasks_missing": o.tasks_missing,
             "missing_tasks": ";".join(o.missing_tasks), "trials": o.trials,
+            "provisional": c.provisional,
         }
         for s in STATE_DESCRIPTIONS:
             row[f"trials_{s}"] = o.trials_by_state.get(s, 0)
@@ -301,6 +308,7 @@ def summary_json(data: ReportData) -> dict[str, Any]:
             {
                 "rank": c.rank, "label": c.label, "run": c.run.name, "agent": c.agent, "model": c.model,
                 "anchor": c.anchor,
+                "provisional": c.provisional, "incomplete_trials": c.incomplete_trials,
                 "overall": c.overall.model_dump(mode="json"),
                 "groups": {k: {g: a.model_dump(mode="json") for g, a in gs.items()} for k, gs in c.groups.items()},
                 "cost": c.cost.model_dump(mode="json"),

@@ -114,6 +114,7 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
         trials are kept either way and ``jobbench grade`` / ``jobbench report`` redo it).
     """
     from rich.console import Console
+    from rich.markup import escape
 
     from jobbench.judge import grade_run, load_judge_config
     from jobbench.report import build_report, default_out_dir
@@ -126,7 +127,7 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
         return 0
     try:
         config = load_judge_config()
-        grade_run(run_dir, config, executor=getattr(args, "executor", None))
+        grades = grade_run(run_dir, config, executor=getattr(args, "executor", None))
         data = build_report([run_dir], judge_key=config.key)
         out = write_data(data, default_out_dir([run_dir]))
     except Exception as exc:  # the trials are saved; grading can be redone alone
@@ -135,7 +136,18 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
                       soft_wrap=True, highlight=False)
         return 1
     print_summary(data, console)
+    err = Console(stderr=True)
+    for w in data.warnings:
+        err.print(f"[yellow]warning:[/yellow] {escape(w)}", soft_wrap=True, highlight=False)
     console.print(f"Report: {out}")
+    failed = [g for g in grades if g.status == "judge_error"]
+    if failed:
+        labels = sorted({c.label for c in data.configs if c.incomplete_trials.get("judge_error")})
+        err.print(f"[yellow]{len(failed)} trial(s) have incomplete grades (judge_error): the figures of "
+                  f"{escape(', '.join(labels) or 'some configurations')} are provisional. Grading is incomplete; "
+                  "run the same command again to retry only those (finished trials and complete grades are "
+                  "kept).[/yellow]", soft_wrap=True, highlight=False)
+        return 1
     return 0
 
 
