@@ -86,3 +86,74 @@ def test_run_exits_1_and_marks_figures_provisional_when_the_judge_fails(tmp_path
     assert "| oracle | je | 0.0* |" in md and "\\* provisional" in md
     html = (tmp_path / "runs" / "je" / "report" / "report.html").read_text()
     assert "provisional" in html.split('id="warnings"', 1)[1].split("</div>", 1)[0]
+
+
+def _break_task1(dataset: Path) -> str:
+    """Make task1 invalid (``"weight": true`` on its first rubric; the second keeps weight 1)."""
+    p = dataset / OCC / "task1" / "RUBRICS.json"
+    data = json.loads(p.read_text())
+    data["rubrics"][0]["weight"] = True
+    p.write_text(json.dumps(data))
+    return f"sample/{OCC}/task1"
+
+
+def _no_judge(monkeypatch):
+    for name in ("JUDGE_MODEL", "JUDGE_API_BASE", "JOBBENCH_JUDGE_MODEL", "JOBBENCH_JUDGE_CONFIG",
+                 "JOBBENCH_JUDGE_API_BASE"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_run_refuses_a_dataset_with_invalid_tasks(tmp_path, dataset, monkeypatch):
+    from jobbench.cli import app
+
+    _no_judge(monkeypatch)
+    bad = _break_task1(dataset)
+    r = runner.invoke(app, ["run", str(dataset), "--runs-dir", str(tmp_path / "runs"), "--run-name", "inv",
+                            "--no-progress"], env={"COLUMNS": "300"})
+    assert r.exit_code == 2, r.output
+    assert "1 validation error(s) in 1 task(s)" in r.output
+    assert f"{OCC}/task1/RUBRICS.json: rubrics[0].weight: must be a finite number ≥ 0, got true" in r.output
+    assert "--skip-invalid" in r.output
+    assert not (tmp_path / "runs" / "inv" / "lock.json").exists()
+    with __import__("pytest").raises(Exception, match="rubrics\\[0\\].weight"):
+        run_trials(cfg(dataset, tmp_path / "runs" / "api"))
+    assert bad not in str(list((tmp_path / "runs").rglob("trial.json")))
+
+
+def test_skip_invalid_records_the_tasks_and_the_report_counts_them_missing(tmp_path, dataset, monkeypatch):
+    from jobbench.cli import app
+
+    _no_judge(monkeypatch)
+    bad = _break_task1(dataset)
+    good = f"sample/{OCC}/task2"
+    r = runner.invoke(app, ["run", str(dataset), "--runs-dir", str(tmp_path / "runs"), "--run-name", "inv",
+                            "--no-progress", "--skip-invalid", "--agent", "oracle"], env={"COLUMNS": "300"})
+    assert r.exit_code == 0, r.output
+    assert "1 invalid task(s) not run" in r.output and "rubrics[0].weight" in r.output
+    run_dir = tmp_path / "runs" / "inv"
+    lock = json.loads((run_dir / "lock.json").read_text())
+    assert list(lock["tasks"]) == [good]
+    assert list(lock["invalid_tasks"]) == [bad]
+    entry = lock["invalid_tasks"][bad]
+    assert entry["max_points"] == 1.0  # the readable weight of the second rubric
+    assert len(entry["problems"]) == 1 and entry["problems"][0].endswith(
+        "task1/RUBRICS.json: rubrics[0].weight: must be a finite number ≥ 0, got true")
+    summary = json.loads((run_dir / "report" / "summary.json").read_text())
+    conf = summary["configurations"][0]
+    # oracle solves task2 (1 of 1 point); the invalid task1 counts 0 of 1 point: micro 1/2, macro 1/2
+    assert conf["overall"]["tasks"] == 2 and conf["overall"]["tasks_scored"] == 1
+    assert conf["overall"]["missing_tasks"] == [bad]
+    assert conf["overall"]["micro"]["estimate"] == 0.5 and conf["overall"]["macro"]["estimate"] == 0.5
+    assert any(w.startswith("inv: 1 task(s) were invalid and not run") and bad in w for w in summary["warnings"])
+    md = (run_dir / "report" / "leaderboard.md").read_text()
+    assert f"* oracle: {bad} (invalid task, not run: " in md and "rubrics[0].weight" in md
+    assert "| 1 / 2 |" in md
+    # once the task is fixed, a resume without --skip-invalid runs it and forgets the problem
+    p = dataset / OCC / "task1" / "RUBRICS.json"
+    data = json.loads(p.read_text())
+    data["rubrics"][0]["weight"] = 2
+    p.write_text(json.dumps(data))
+    s = run_trials(cfg(dataset, run_dir, [AgentSpec("oracle")]))
+    assert s.ran == 1 and s.skipped == 1 and not s.invalid
+    lock = json.loads((run_dir / "lock.json").read_text())
+    assert sorted(lock["tasks"]) == [bad, good] and lock["invalid_tasks"] == {}

@@ -51,6 +51,8 @@ def merge_lock(
     config: dict[str, Any],
     sandbox: str | None = None,
     pending: int = 0,
+    invalid: dict[str, dict[str, Any]] | None = None,
+    dataset_problems: list[str] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """The lock content for this invocation, merged with a previous one.
 
@@ -64,6 +66,11 @@ def merge_lock(
     ran in another sandbox): each ``trial.json`` records its own, and ``sandboxes`` lists
     every backend that ran trials of this run. ``sandbox`` is added to it only when this
     invocation has ``pending`` trials to run; a backend not used before gives a warning.
+
+    ``invalid`` (task id → ``{"problems", "max_points"}``) is merged into
+    ``invalid_tasks``: entries of tasks valid in this invocation are dropped, a task invalid
+    now is removed from ``tasks`` (with a warning when it had been run); ``dataset_problems``
+    (errors outside any task) replaces the previous list.
 
     Returns:
         ``(lock, warnings)``.
@@ -85,6 +92,8 @@ def merge_lock(
             "epochs": epochs,
             "config": config,
             "sandboxes": [sandbox] if sandbox and pending else [],
+            "invalid_tasks": dict(sorted((invalid or {}).items())),
+            "dataset_problems": list(dataset_problems or []),
         }, warnings
     lock = dict(existing)
     old_root = lock.get("dataset_root")
@@ -108,6 +117,15 @@ def merge_lock(
             warnings.append(f"task {tid} changed since it was run (digest {tasks[tid][:12]} → {d[:12]}); "
                             "its trials will be re-run")
         tasks[tid] = d
+    old_invalid = lock.get("invalid_tasks")
+    merged_invalid = {k: v for k, v in (old_invalid.items() if isinstance(old_invalid, dict) else [])
+                      if k not in digests}
+    for tid, entry in (invalid or {}).items():
+        if tid in tasks:
+            warnings.append(f"task {tid} was run before and is now invalid; its earlier trials are left out of the "
+                            "report")
+            del tasks[tid]
+        merged_invalid[tid] = entry
     if lock.get("harness_version") != harness_version:
         warnings.append(f"run started with harness {lock.get('harness_version')}, continuing with {harness_version}")
     old_cfg = lock.get("config") or {}
@@ -134,6 +152,8 @@ def merge_lock(
         epochs=max(int(lock.get("epochs") or 0), epochs),
         config=config,
         sandboxes=used,
+        invalid_tasks=dict(sorted(merged_invalid.items())),
+        dataset_problems=list(dataset_problems or []),
     )
     return lock, warnings
 

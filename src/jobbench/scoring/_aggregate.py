@@ -84,12 +84,15 @@ class TaskMeta(BaseModel):
         task_id: ``split/occupation/taskN``.
         max_points: Σ_r w_r in points, or None when unknown (no dataset, no grade).
         rubrics, criteria: counts, or None when unknown.
+        invalid: the task's validation problems when it was invalid and not run
+            (``lock.json`` ``invalid_tasks``); such a task is missing and counts 0.
     """
 
     task_id: str
     max_points: float | None = None
     rubrics: int | None = None
     criteria: int | None = None
+    invalid: list[str] = Field(default_factory=list)
 
     @property
     def split(self) -> str:
@@ -403,7 +406,10 @@ def task_results(
         states = dict(Counter(t.state for t in ts))
         missing = score is None
         reason = None
-        if missing:
+        if missing and meta.invalid and not ts:
+            reason = f"invalid task, not run: {meta.invalid[0]}" + (
+                f" (+{len(meta.invalid) - 1} more problem(s))" if len(meta.invalid) > 1 else "")
+        elif missing:
             reason = "no trial" if not ts else ", ".join(f"{n} {s}" for s, n in sorted(states.items()))
         counted = 0.0 if score is None else score
         out.append(
