@@ -6,11 +6,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from runner_helpers import OCC, needs_bwrap
 from typer.testing import CliRunner
 
 from jobbench.report import build_report
-from jobbench.runner import AgentSpec, RunConfig, run_trials
+from jobbench.runner import AgentSpec, RunConfig, RunConfigError, run_trials
 
 runner = CliRunner()
 
@@ -157,3 +158,60 @@ def test_skip_invalid_records_the_tasks_and_the_report_counts_them_missing(tmp_p
     assert s.ran == 1 and s.skipped == 1 and not s.invalid
     lock = json.loads((run_dir / "lock.json").read_text())
     assert sorted(lock["tasks"]) == [bad, good] and lock["invalid_tasks"] == {}
+
+
+def test_export_matches_tasks_in_a_copy_with_another_split_name(tmp_path, dataset):
+    import shutil
+
+    from jobbench.cli import app
+
+    run_dir = tmp_path / "runs" / "ex"
+    run_trials(cfg(dataset, run_dir, [AgentSpec("oracle")]))
+    copy = tmp_path / "dscopy"  # a copy of datasets/sample under another folder name
+    shutil.copytree(dataset, copy)
+    r = runner.invoke(app, ["export", "official", str(run_dir), str(copy)])
+    assert r.exit_code == 0, r.output
+    assert "model_output: 2  model_traj: 2  eval_result: 0" in r.output
+    out = copy / OCC / "task2" / "model_output" / "oracle" / "memo.md"
+    assert out.read_text() == "# Memo\nThe approved vendor is Acme Supplies.\n"
+    assert (copy / OCC / "task1" / "model_output" / "oracle" / "net.csv").is_file()
+    assert "not in" not in r.output  # nothing reported missing
+
+
+def test_export_with_nothing_matching_fails_loudly(tmp_path, dataset):
+    import shutil
+
+    from jobbench.cli import app
+
+    run_dir = tmp_path / "runs" / "ex"
+    run_trials(cfg(dataset, run_dir, [AgentSpec("oracle")], task_glob="*task2"))
+    other = tmp_path / "other" / "main" / "lawyers"
+    shutil.copytree(dataset / OCC / "task1", other / "task1")
+    r = runner.invoke(app, ["export", "official", str(run_dir), str(tmp_path / "other")])
+    assert r.exit_code == 2, r.output
+    assert f"none of the run's 1 task(s) (sample/{OCC}/task2) is in" in r.output
+    assert not list((tmp_path / "other").rglob("model_output"))
+
+
+def test_export_picks_the_copy_whose_task_digest_matches_when_names_are_ambiguous(tmp_path, dataset):
+    import shutil
+
+    from jobbench.runner import export_official
+
+    run_dir = tmp_path / "runs" / "ex"
+    run_trials(cfg(dataset, run_dir, [AgentSpec("oracle")], task_glob="*task2"))
+    copy = tmp_path / "copy"
+    shutil.copytree(dataset, copy / "alpha")
+    shutil.copytree(dataset, copy / "beta")
+    (copy / "alpha" / OCC / "task2" / "task_card.md").write_text("a different version\n")
+    s = export_official(run_dir, copy)
+    assert s.outputs == 1 and s.missing_tasks == []
+    assert (copy / "beta" / OCC / "task2" / "model_output" / "oracle" / "memo.md").is_file()
+    assert not (copy / "alpha" / OCC / "task2" / "model_output").exists()
+    # both copies identical to the run's task: ambiguous, nothing written, the reason is given
+    shutil.copy(copy / "beta" / OCC / "task2" / "task_card.md", copy / "alpha" / OCC / "task2" / "task_card.md")
+    shutil.rmtree(copy / "beta" / OCC / "task2" / "model_output")
+    with pytest.raises(RunConfigError, match="ambiguous") as exc:
+        export_official(run_dir, copy)
+    assert "alpha" in str(exc.value) and "beta" in str(exc.value)
+    assert not list(copy.rglob("model_output"))

@@ -426,6 +426,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Write a run in the public JobBench layout (model_output/, model_traj/, eval_result/)."""
         from rich.console import Console
+        from rich.markup import escape
 
         from ._export import export_official
         from ._lock import RunConfigError
@@ -434,7 +435,7 @@ def register(app: typer.Typer) -> None:
         try:
             s = export_official(run, dataset_copy, judge_key=judge_key)
         except (RunConfigError, FileNotFoundError) as exc:
-            err.print(f"[red]error:[/red] {exc}", soft_wrap=True, highlight=False)
+            err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
             raise typer.Exit(2) from exc
         Console().print(f"model_output: {s.outputs}  model_traj: {s.trajectories}  eval_result: {s.eval_results}")
         for t in s.missing_tasks:
