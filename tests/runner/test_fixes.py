@@ -4,6 +4,7 @@ renamed copy, orphaned sandboxes."""
 from __future__ import annotations
 
 import json
+import time
 from pathlib import Path
 
 import pytest
@@ -215,3 +216,96 @@ def test_export_picks_the_copy_whose_task_digest_matches_when_names_are_ambiguou
         export_official(run_dir, copy)
     assert "alpha" in str(exc.value) and "beta" in str(exc.value)
     assert not list(copy.rglob("model_output"))
+
+
+def _dead_pid() -> int:
+    import subprocess
+
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+def _scratch_dir(root: Path, name: str, owner: int | None) -> Path:
+    d = root / name
+    (d / "workspace").mkdir(parents=True)
+    if owner is not None:
+        (d / "owner.pid").write_text(str(owner))
+    return d
+
+
+def test_leftover_sandboxes_of_a_dead_run_are_killed_at_run_start(tmp_path, dataset):
+    """A process started as ``bwrap`` naming a stale scratch directory (its owner is dead)
+    is killed and the directory removed when a run starts; look-alikes are left alone."""
+    import os
+    import subprocess
+    import sys
+
+    scratch = tmp_path / "scratch"
+    stale = _scratch_dir(scratch, "jb-stale0001", _dead_pid())
+    live = _scratch_dir(scratch, "jb-live00001", os.getpid())
+    fake = tmp_path / "bin" / "bwrap"  # argv[0] ends in bwrap: a simulated leftover sandbox
+    fake.parent.mkdir()
+    fake.symlink_to(sys.executable)
+    sleep = ["-c", "import time; time.sleep(600)"]
+    orphan = subprocess.Popen([str(fake), *sleep, "--bind", str(stale / "workspace"), "/workspace"],
+                              start_new_session=True)
+    keep = subprocess.Popen([str(fake), *sleep, "--bind", str(live / "workspace"), "/workspace"])
+    other = subprocess.Popen([sys.executable, *sleep, "--bind", str(stale / "workspace"), "/workspace"])
+    try:
+        time.sleep(0.2)
+        assert orphan.poll() is None
+        s = run_trials(cfg(dataset, tmp_path / "runs" / "o", scratch_root=scratch, task_glob="*task2"))
+        assert orphan.wait(timeout=10) == -9
+        assert keep.poll() is None and other.poll() is None  # a live owner; not a sandbox
+        assert not stale.exists() and live.is_dir()
+        assert any(f"killed 1 leftover sandbox process(es) of an interrupted run (pid {orphan.pid})" in w
+                   for w in s.warnings), s.warnings
+    finally:
+        for p in (orphan, keep, other):
+            p.kill()
+            p.wait()
+
+
+@needs_bwrap
+def test_a_real_leftover_bwrap_is_killed_by_the_sweep(tmp_path):
+    import subprocess
+
+    from jobbench.runner._orphans import sweep_scratch
+
+    scratch = tmp_path / "scratch"
+    stale = _scratch_dir(scratch, "jb-realbwrap", _dead_pid())
+    ws = str(stale / "workspace")
+    proc = subprocess.Popen(["bwrap", "--ro-bind", "/", "/", "--bind", ws, ws, "--unshare-pid", "--", "sleep", "600"],
+                            start_new_session=True)
+    try:
+        time.sleep(0.3)
+        assert proc.poll() is None
+        sweep = sweep_scratch(scratch)
+        assert proc.wait(timeout=10) == -9
+        # the outer bwrap and its pid-namespace init (same command line) are both killed
+        assert proc.pid in [pid for pid, _ in sweep.killed] and {d for _, d in sweep.killed} == {stale}
+        assert sweep.removed == 1 and not stale.exists()
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+def test_an_ownerless_empty_scratch_directory_is_stale_only_after_a_grace_period(tmp_path):
+    import os
+
+    from jobbench.runner._orphans import EMPTY_OWNER_GRACE, stale_scratch_dirs, sweep_scratch
+
+    scratch = tmp_path / "scratch"
+    old = scratch / "jb-killedearly"  # killed between mkdtemp and writing owner.pid
+    old.mkdir(parents=True)
+    (old / "owner.pid").write_text("")
+    past = time.time() - EMPTY_OWNER_GRACE - 5
+    os.utime(old, (past, past))
+    fresh = scratch / "jb-justcreated"
+    fresh.mkdir()
+    used = _scratch_dir(scratch, "jb-noownerbut", None)  # has a workspace: never judged without an owner
+    os.utime(used, (past, past))
+    assert stale_scratch_dirs(scratch) == [old]
+    assert sweep_scratch(scratch).removed == 1
+    assert not old.exists() and fresh.is_dir() and used.is_dir()

@@ -27,15 +27,12 @@ from pydantic import ValidationError
 from .. import __version__
 from ..agents import PROMPT_VERSION, AgentLimits, Endpoint, Pricing, make_agent
 from ..records import TrialRecord, TrialStatus
-from ..sandbox import (
-    DeliverableLimits,
-    cleanup_stale_scratch,
-    default_scratch_root,
-)
+from ..sandbox import DeliverableLimits, default_scratch_root
 from ..tasks import Task, display_path, load_dataset, task_digest
 from ._executor import Executor, LocalExecutor, TrialBatch
 from ._invalid import InvalidDatasetError, InvalidTasks, find_invalid, invalid_message
 from ._lock import RunConfigError, RunDirLock, merge_lock, read_lock, write_lock
+from ._orphans import sweep_scratch
 from ._paths import TRIAL_JSON, AgentSpec, trial_dir, trial_id
 from ._trial import TrialEnv
 
@@ -257,7 +254,9 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
                                     dataset_problems=[str(p) for p in invalid.other])
         warnings = prep.notes + warnings
         write_lock(run_dir, lock)
-        cleanup_stale_scratch(scratch)
+        swept = sweep_scratch(scratch)  # leftover sandboxes and workspaces of interrupted runs
+        if swept.warning():
+            warnings.append(swept.warning())
         for pt in todo:
             if on_event:
                 on_event("plan", pt, None)
