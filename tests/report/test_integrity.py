@@ -5,13 +5,13 @@ warned about; invalid tasks count as missing."""
 from __future__ import annotations
 
 import csv
+import importlib.util
 import json
 from pathlib import Path
 
-import importlib.util
 import pytest
 
-from jobbench.report import build_report, write_report
+from jobbench.report import ReportInputError, build_report, write_report
 from jobbench.report._console import leaderboard_table
 
 _spec = importlib.util.spec_from_file_location("report_fixtures", Path(__file__).with_name("conftest.py"))
@@ -97,7 +97,7 @@ def test_flags_refused_files_and_missing_sandbox_are_warned_everywhere(tmp_path:
     assert f"alpha@m1: 1 trial(s) flagged by the judge: {ids[T1]} (prompt_injection:out.txt)" in warnings
     assert (f"alpha@m1: 1 trial(s) with refused deliverable files (never graded): {ids[T2]} "
             "(link.txt: symlink refused (points to /etc/passwd); big.bin: 200000000 bytes") in warnings
-    assert f"sec: 1 of 4 trial(s) ran WITHOUT a sandbox" in warnings and ids[T3] in warnings
+    assert "sec: 1 of 4 trial(s) ran WITHOUT a sandbox" in warnings and ids[T3] in warnings
     assert "sec: mixes sandboxed (bwrap: 3) and unsandboxed (none: 1) trials" in warnings
 
     rows = {r["trial_id"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
@@ -136,3 +136,37 @@ def test_a_clean_run_has_no_integrity_warning(tmp_path: Path, dataset: Path):
     assert "flagged" not in text and "refused" not in text and "sandbox" not in text
     assert "provisional" not in text and not data.config("alpha@m1").provisional
     assert "*" not in leaderboard_table(data).columns[2]._cells[0]
+
+
+def test_invalid_tasks_of_the_lock_count_as_missing(tmp_path: Path, dataset: Path):
+    """lock.json ``invalid_tasks`` (a run made with --skip-invalid): the task is missing,
+    counts 0 of its recorded maximum, and is named with its problem; a trial it had from an
+    earlier valid version is left out."""
+    run = tmp_path / "runs" / "inv"
+    write_lock(run, dataset, [("alpha", "m1")], epochs=1)
+    for task, verdicts in ((T1, [[P, P]] * 3), (T2, [[P, P]] * 2), (T3, [[P, P]] * 2)):
+        write_grade(run, "checks", write_trial(run, task, "alpha", "m1", 1), verdicts)
+    old = write_trial(run, T4, "alpha", "m1", 1)  # ran while T4 was still valid
+    write_grade(run, "checks", old, [[P, P]])
+    lock = json.loads((run / "lock.json").read_text())
+    del lock["tasks"][T4]
+    problem = f"{T4}/RUBRICS.json: rubrics[0].weight: must be a finite number ≥ 0, got true"
+    lock["invalid_tasks"] = {T4: {"problems": [problem], "max_points": 20.0}}
+    (run / "lock.json").write_text(json.dumps(lock))
+    data = build_report([run], n_resamples=100)
+    c = data.config("alpha@m1")
+    t4 = c.task(T4)
+    assert t4.missing and t4.trials == 0 and t4.max_points == 20.0
+    assert t4.missing_reason == f"invalid task, not run: {problem}"
+    assert c.overall.micro.estimate == pytest.approx(200 / 220)  # T4 counts 0 of 20 points
+    assert c.overall.macro.estimate == pytest.approx(3 / 4)
+    assert c.overall.missing_tasks == [T4] and c.overall.tasks == 4
+    text = "\n".join(data.warnings)
+    assert "inv: 1 task(s) were invalid and not run (--skip-invalid); each counts as missing (0)" in text
+    assert "inv: 1 trial(s) of task(s) now listed as invalid in lock.json are left out" in text and old in text
+    assert "not in dataset" not in text
+
+    lock["invalid_tasks"] = {T4: {"problems": "oops", "max_points": True}}
+    (run / "lock.json").write_text(json.dumps(lock))
+    with pytest.raises(ReportInputError, match=f"field invalid_tasks.{T4}: expected"):
+        build_report([run], n_resamples=100)

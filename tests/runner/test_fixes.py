@@ -45,7 +45,7 @@ def test_sandbox_is_recorded_per_trial_and_mixing_is_warned(tmp_path, dataset):
     assert third.ran == 0 and not any("sandbox" in w for w in third.warnings)
     data = build_report([run_dir], n_resamples=50)
     assert any("mix: mixes sandboxed (bwrap: 1) and unsandboxed (none: 1) trials" in w for w in data.warnings)
-    assert any(f"mix: 1 of 2 trial(s) ran WITHOUT a sandbox" in w and f"sample/{OCC}/task2" in w
+    assert any("mix: 1 of 2 trial(s) ran WITHOUT a sandbox" in w and f"sample/{OCC}/task2" in w
                for w in data.warnings)
 
 
