@@ -94,7 +94,7 @@ def test_csv_and_markdown_figures(report_dir: Path):
     assert float(rows["alpha@m1"]["micro_pct_comp_math"]) == 87.5 and rows["alpha@m1"]["micro_pct_mgmt"] == ""
     assert float(rows["beta@m2"]["pass_hat_2_pct"]) == pytest.approx(200 / 3, abs=1e-4)
     md = (report_dir / "leaderboard.md").read_text()
-    assert "| 2 | alpha@m1 | run-a | 29.5 |" in md
+    assert "| 2 | alpha@m1 | run-a | 29.5* |" in md  # provisional: a judge_error trial
     assert f"* alpha@m1: {T4} (no trial)" in md
     assert "micro (Σ points / Σ maxima; missing tasks count 0)" in md
     assert "macro (mean of task scores; missing tasks count 0)" in md

@@ -81,4 +81,5 @@ def test_export_labels_and_cli_raw_events(tmp_path, dataset):
     assert (s.outputs, s.missing_tasks) == (1, [])
     empty = tmp_path / "empty"
     (empty / "sample" / "x" / "task9" / "task_folder").mkdir(parents=True)
-    assert export_official(run_dir, empty).missing_tasks == [f"sample/{OCC}/task2"]
+    with pytest.raises(RunConfigError, match=f"none of the run's 1 task\\(s\\) \\(sample/{OCC}/task2\\)"):
+        export_official(run_dir, empty)  # nothing matches: an error, not a silent empty export

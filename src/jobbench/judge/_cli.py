@@ -51,6 +51,8 @@ def register(app: typer.Typer) -> None:
         output_label: Optional[list[str]] = typer.Option(None, "--output", help="Public layout only: grade only "
                                                          "these model_output labels (repeatable)."),
         force: bool = typer.Option(False, "--force", help="Regrade up-to-date trials too (the cache still applies)."),
+        skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Public layout only: grade the valid tasks "
+                                          "of a dataset with validation errors (default: refuse it)."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
         as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     ) -> None:
@@ -79,7 +81,9 @@ def register(app: typer.Typer) -> None:
         show = progress and sys.stderr.isatty()
         try:
             if (target / "lock.json").is_file():
-                records = grade_run(target, cfg, progress=show, force=force)
+                dataset, invalid_ids = _explain_invalid_tasks(target, err)
+                with _InvalidTaskNotes(invalid_ids):
+                    records = grade_run(target, cfg, dataset=dataset, progress=show, force=force)
                 kind = "run"
             else:
                 try:
@@ -91,11 +95,15 @@ def register(app: typer.Typer) -> None:
                     err.print(f"[red]error:[/red] {display_path(target)}: neither a run directory (no lock.json) nor "
                               "a dataset with <task>/model_output/<label>/ folders")
                     raise typer.Exit(2)
+                if skip_invalid:
+                    _warn_skipped_invalid(target, err)
                 records = grade_public_dataset(target, cfg, labels=output_label or None, run_label=run_label,
-                                               progress=show, force=force)
+                                               progress=show, force=force, skip_invalid=skip_invalid)
                 kind = "public"
         except (RunDirError, OverwriteRefused, FileNotFoundError, ValueError) as exc:
-            err.print(f"[red]error:[/red] {exc}")
+            from rich.markup import escape
+
+            err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(2) from exc
         _summary(records, cfg, kind, as_json)
         if any(r.status == "judge_error" for r in records):
@@ -150,6 +158,102 @@ def register(app: typer.Typer) -> None:
         n = cache.clear(model)
         cache.close()
         print(f"{path}: deleted {n} entries")
+
+
+def _explain_invalid_tasks(run_dir: Path, err):  # noqa: ANN001, ANN202
+    """Load the run's dataset and print, once per task, why trials of tasks that are now
+    invalid are not graded (every problem: file, JSON path, message).
+
+    Returns:
+        ``(dataset or None, {invalid task id})``; None lets ``grade_run`` report the
+        problem with the run directory itself.
+    """
+    import json
+
+    from rich.markup import escape
+
+    from ..runner._invalid import find_invalid
+    from ..tasks import load_dataset
+
+    try:
+        lock = json.loads((run_dir / "lock.json").read_text(encoding="utf-8"))
+        root = lock.get("dataset_root") if isinstance(lock, dict) else None
+        if not root:
+            return None, set()
+        dataset = load_dataset(root)
+    except (OSError, ValueError):
+        return None, set()
+    invalid = find_invalid(dataset)
+    trial_tasks = set()
+    trials = run_dir / "trials"
+    for p in trials.rglob("trial.json") if trials.is_dir() else []:
+        rel = p.parent.relative_to(trials).parts
+        if len(rel) >= 3:
+            trial_tasks.add("/".join(rel[:3]))
+    hit = sorted(t for t in invalid.tasks if t in trial_tasks)
+    for tid in hit:
+        err.print(f"[yellow]warning:[/yellow] task {escape(tid)} is invalid in the dataset now, so its trials are not "
+                  "graded; fix it and grade again:", highlight=False)
+        for p in invalid.tasks[tid]:
+            err.print(f"  {escape(str(p))}", highlight=False)
+    return dataset, set(hit)
+
+
+class _InvalidTaskNotes:
+    """While grading, rewrite ``grade_run``'s "task … not in the dataset" notes about tasks
+    that are in the dataset but invalid (explained just before) so the two do not
+    contradict each other. Everything else written to stderr passes through unchanged."""
+
+    def __init__(self, invalid_ids: set[str]) -> None:
+        self.ids = invalid_ids
+        self._saved = None
+
+    def __enter__(self) -> "_InvalidTaskNotes":
+        import sys
+
+        if self.ids:
+            self._saved = sys.stderr
+            sys.stderr = _RewritingStream(sys.stderr, {
+                f": task {t} not in the dataset": f": task {t} is invalid in the dataset (problems above); not graded"
+                for t in self.ids})
+        return self
+
+    def __exit__(self, *exc) -> None:  # noqa: ANN002
+        import sys
+
+        if self._saved is not None:
+            sys.stderr = self._saved
+
+
+class _RewritingStream:
+    def __init__(self, inner, replacements: dict[str, str]) -> None:  # noqa: ANN001
+        self._inner = inner
+        self._replacements = replacements
+
+    def write(self, text: str) -> int:
+        for old, new in self._replacements.items():
+            if old in text:
+                text = text.replace(old, new)
+        return self._inner.write(text)
+
+    def __getattr__(self, name: str):  # noqa: ANN204
+        return getattr(self._inner, name)
+
+
+def _warn_skipped_invalid(target: Path, err) -> None:  # noqa: ANN001
+    """``--skip-invalid`` on a public-layout dataset: list the tasks left ungraded."""
+    from rich.markup import escape
+
+    from ..runner._invalid import find_invalid
+    from ..tasks import load_dataset
+
+    invalid = find_invalid(load_dataset(target))
+    if not invalid:
+        return
+    err.print(f"[yellow]warning:[/yellow] --skip-invalid: {len(invalid.tasks)} invalid task(s) not graded "
+              f"({invalid.count} problem(s)):", highlight=False)
+    for line in invalid.lines():
+        err.print(f"  {escape(line)}", highlight=False)
 
 
 def _summary(records, cfg, kind: str, as_json: bool) -> None:  # noqa: ANN001

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .._io import atomic_write_json
+from ..runner._invalid import InvalidDatasetError, find_invalid, invalid_message
 from ..records import GradeRecord
 from ..tasks import Task, display_path, load_dataset, sha256_file, task_digest
 from ._config import JudgeConfig
@@ -113,6 +114,7 @@ def grade_public_dataset(
     progress: bool = False,
     force: bool = False,
     grader: Grader | None = None,
+    skip_invalid: bool = False,
 ) -> list[GradeRecord]:
     """Grade outputs left by the public runners in a dataset copy.
 
@@ -126,6 +128,8 @@ def grade_public_dataset(
         config: judge configuration.
         labels: only these output labels (default: all).
         run_label: suffix of the judge file name (default ``jobbench-<mode>``).
+        skip_invalid: grade the valid tasks of a dataset with validation errors (the
+            invalid tasks' outputs are not graded); otherwise such a dataset is refused.
 
     Returns:
         One record per (task, label), fresh or up to date.
@@ -133,8 +137,14 @@ def grade_public_dataset(
     Raises:
         FileNotFoundError: no tasks under ``target``.
         OverwriteRefused: a details file we would write exists and is not ours.
+        jobbench.runner.InvalidDatasetError: the dataset has validation errors and
+            ``skip_invalid`` is False (the message lists every problem).
     """
     ds = load_dataset(target)
+    invalid = find_invalid(ds)
+    if invalid and not skip_invalid:
+        raise InvalidDatasetError(invalid_message(invalid, display_path(target), verb="grade",
+                                                  consequence="the invalid tasks' outputs are not graded"), invalid)
     name = public_judge_name(config, run_label)
     judge_model = config.model if config.uses_llm else "checks"
     inputs: list[TrialInput] = []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from itertools import combinations
@@ -29,6 +30,10 @@ from ._runs import LoadedTrial, ReportInputError, RunData, load_run, resolve_jud
 
 GROUP_KINDS = ("paper_category", "soc_major_group", "occupation", "split")
 """Group kinds reported besides ``overall``; occupations get no interval (2–3 tasks each)."""
+
+INCOMPLETE_STATES = ("judge_error", "ungraded", "infra_error")
+"""Trial states whose result a retry can still change (regrade, grade, re-run); a
+configuration with any is *provisional*."""
 
 MAX_ALL_PAIRS = 6
 """Up to this many configurations every pair is compared; above, each against the leader."""
@@ -67,6 +72,32 @@ class ConfigView:
 
     def task_anchor(self, task_id: str) -> str:
         return f"{self.anchor}-{anchor_slug(task_id)}"
+
+    @property
+    def incomplete_trials(self) -> dict[str, int]:
+        """Trials per state whose result is still to come: ``judge_error`` (regrade),
+        ``ungraded`` (grade) and ``infra_error`` (re-run); empty when none."""
+        states = self.overall.trials_by_state
+        return {s: states[s] for s in INCOMPLETE_STATES if states.get(s)}
+
+    @property
+    def provisional(self) -> bool:
+        """True when some trial's result is still to come (see :attr:`incomplete_trials`):
+        its task may count 0 now and more after a retry, so micro and macro may change."""
+        return bool(self.incomplete_trials)
+
+    @property
+    def integrity(self) -> dict:
+        """Counts a reader must see next to the scores: trials whose grade carries flags
+        (e.g. ``prompt_injection:<file>``), trials with refused deliverable files, trials
+        run without a sandbox, and trials per sandbox (``unknown`` when not recorded)."""
+        sandboxes = Counter(t.sandbox or "unknown" for t in self.trials)
+        return {
+            "trials_flagged": sum(1 for t in self.trials if t.flags),
+            "trials_with_refused_files": sum(1 for t in self.trials if t.refused),
+            "trials_without_sandbox": sum(1 for t in self.trials if t.sandbox == "none"),
+            "sandboxes": dict(sorted(sandboxes.items())),
+        }
 
     def task(self, task_id: str) -> TaskResult | None:
         """This configuration's result on ``task_id``, or None when its run lacks the task."""
@@ -210,6 +241,7 @@ def build_report(
         stale = [t.trial_id for t in c.trials if t.task_digest_matches is False]
         if stale:
             warnings.append(f"{c.label}: {len(stale)} trial(s) ran on a task version other than lock.json's")
+    warnings = _provisional_warnings(configs) + _integrity_warnings(runs, configs) + warnings
     task_sets = {frozenset(t.task_id for t in c.tasks) for c in configs}
     if len(task_sets) > 1:
         warnings.append("configurations were run on different task sets: compare micro/macro only together with "
@@ -226,3 +258,57 @@ def build_report(
     ]
     return ReportData(runs=runs, judge_key=key, configs=configs, comparisons=comparisons, task_ids=task_ids,
                       warnings=warnings, settings={**settings, "epochs": epochs})
+
+
+def _listing(items: list[str], limit: int = 10) -> str:
+    more = f"; … {len(items) - limit} more" if len(items) > limit else ""
+    return "; ".join(items[:limit]) + more
+
+
+def _integrity_warnings(runs: list[RunData], configs: list[ConfigView]) -> list[str]:
+    """Warnings about trials whose figures need a second look: judge flags (prompt
+    injection), refused deliverable files, and trials run without a sandbox (per run, with
+    a note when a run mixes sandboxed and unsandboxed trials)."""
+    out: list[str] = []
+    for run in runs:
+        trials = [t for c in configs if c.run is run for t in c.trials]
+        bare = [t.trial_id for t in trials if t.sandbox == "none"]
+        if bare:
+            out.append(f"{run.name}: {len(bare)} of {len(trials)} trial(s) ran WITHOUT a sandbox (the agent could "
+                       "read rubrics, solutions and other trials; not comparable with sandboxed results): "
+                       + _listing(bare))
+        kinds = Counter(t.sandbox for t in trials if t.sandbox)
+        boxed = {k: n for k, n in kinds.items() if k != "none"}
+        if boxed and kinds.get("none"):
+            out.append(f"{run.name}: mixes sandboxed ({', '.join(f'{k}: {n}' for k, n in sorted(boxed.items()))}) "
+                       f"and unsandboxed (none: {kinds['none']}) trials; its figures mix two security settings")
+    for c in configs:
+        flagged = [t for t in c.trials if t.flags]
+        if flagged:
+            out.append(f"{c.label}: {len(flagged)} trial(s) flagged by the judge: "
+                       + _listing([f"{t.trial_id} ({', '.join(t.flags)})" for t in flagged])
+                       + ": a deliverable may be trying to steer the judge (prompt injection); check these grades by hand")
+        refused = [t for t in c.trials if t.refused]
+        if refused:
+            out.append(f"{c.label}: {len(refused)} trial(s) with refused deliverable files (never graded): "
+                       + _listing([f"{t.trial_id} ({_listing(t.refused, 3)})" for t in refused]))
+    return out
+
+
+def _provisional_warnings(configs: list[ConfigView]) -> list[str]:
+    """One warning, first in the list, when any configuration is provisional."""
+    flagged = [c for c in configs if c.provisional]
+    if not flagged:
+        return []
+    total: Counter[str] = Counter()
+    for c in flagged:
+        total.update(c.incomplete_trials)
+    desc = ", ".join(f"{total[s]} {s}" for s in INCOMPLETE_STATES if total[s])
+    how = []
+    if total["judge_error"] or total["ungraded"]:
+        how.append("`jobbench grade RUN` (or the same `jobbench run` command) grades only the missing ones")
+    if total["infra_error"]:
+        how.append("the same `jobbench run` command re-runs infrastructure failures")
+    return [f"{sum(total.values())} trial(s) have incomplete grades or results ({desc}): the figures of "
+            f"{', '.join(c.label for c in flagged)} are provisional (marked *): a task without a scored trial "
+            f"counts 0 until it is retried; {'; '.join(how)}"]

@@ -8,7 +8,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from ._build import ReportData
-from ._tables import ci, pct
+from ._tables import PROVISIONAL_NOTE, ci, pct
 
 
 def leaderboard_table(data: ReportData) -> Table:
@@ -21,9 +21,14 @@ def leaderboard_table(data: ReportData) -> Table:
     for c in data.configs:
         o = c.overall
         not_scored = sum(n for s, n in o.trials_by_state.items() if s not in ("complete", "no_deliverable"))
-        table.add_row(str(c.rank), escape(c.label), pct(o.micro.estimate), ci(o.micro), pct(o.macro.estimate),
-                      ci(o.macro), f"{o.tasks_scored}/{o.tasks}", str(o.tasks_missing), str(not_scored))
+        star = "*" if c.provisional else ""
+        table.add_row(str(c.rank), escape(c.label), pct(o.micro.estimate) + star, ci(o.micro),
+                      pct(o.macro.estimate) + star, ci(o.macro), f"{o.tasks_scored}/{o.tasks}", str(o.tasks_missing),
+                      str(not_scored))
+    if any(c.provisional for c in data.configs):
+        table.caption = PROVISIONAL_NOTE
     return table
+
 
 
 def task_table(data: ReportData) -> Table:

@@ -119,7 +119,7 @@ def render_html(data: ReportData) -> str:
         lstrip_blocks=True,
     )
     env.filters.update(pct=_tables.pct, ci=_tables.ci, pp=_tables.pp, pval=_tables.pval, num=_tables.num,
-                       usd=_tables.usd, ratio=_tables.ratio, slug=anchor_slug)
+                       usd=_tables.usd, ratio=_tables.ratio, slug=anchor_slug, sandboxes=_tables.sandboxes_text)
     figures = []
     if data.configs:
         figures.append({"id": "fig-categories", "title": "Score per paper category",
@@ -173,6 +173,7 @@ def render_html(data: ReportData) -> str:
         max_text=limit,
         break_keys=sorted(break_keys, key=_break_order),
         task_max=task_max,
+        provisional_note=_tables.PROVISIONAL_NOTE,
     )
 
 

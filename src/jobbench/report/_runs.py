@@ -110,6 +110,9 @@ class RunData:
         tasks: task id → :class:`jobbench.tasks.Task` from the dataset, when it can be read.
         metas: task id → :class:`jobbench.scoring.TaskMeta` (maximum and counts).
         warnings: things the report must show (changed tasks, orphan grades, …).
+        invalid: ``lock.json`` ``invalid_tasks``: tasks invalid when the run was made
+            (``--skip-invalid``), not run, counted as missing; id → problems and maximum.
+        dataset_problems: ``lock.json`` ``dataset_problems`` (errors outside any task).
     """
 
     name: str
@@ -124,6 +127,8 @@ class RunData:
     tasks: dict[str, Task] = field(default_factory=dict)
     metas: dict[str, TaskMeta] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    invalid: dict[str, dict[str, Any]] = field(default_factory=dict)
+    dataset_problems: list[str] = field(default_factory=list)
 
 
 def _count_lines(path: Path) -> int | None:
@@ -157,6 +162,24 @@ def _read_lock(run_dir: Path, problems: list[str]) -> dict[str, Any] | None:
     epochs = lock.get("epochs", 1)
     if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
         problems.append(f"{display_path(path)}: field epochs: expected an integer >= 1")
+    invalid = lock.get("invalid_tasks", {})
+    if not isinstance(invalid, dict):
+        problems.append(f"{display_path(path)}: field invalid_tasks: expected an object {{task_id: {{problems, "
+                        "max_points}}}}")
+    else:
+        for k, v in invalid.items():
+            ok = (isinstance(v, dict) and isinstance(v.get("problems", []), list)
+                  and all(isinstance(x, str) for x in v.get("problems", []))
+                  and (v.get("max_points") is None or (isinstance(v.get("max_points"), (int, float))
+                                                       and not isinstance(v.get("max_points"), bool))))
+            if len(k.split("/")) != 3:
+                problems.append(f"{display_path(path)}: field invalid_tasks.{k}: task id is not split/occupation/taskN")
+            elif not ok:
+                problems.append(f"{display_path(path)}: field invalid_tasks.{k}: expected {{problems: [str], "
+                                "max_points: number or null}")
+    dp = lock.get("dataset_problems", [])
+    if not isinstance(dp, list) or not all(isinstance(x, str) for x in dp):
+        problems.append(f"{display_path(path)}: field dataset_problems: expected a list of strings")
     agents = lock.get("agents", [])
     if not isinstance(agents, list) or not all(
         isinstance(a, dict) and isinstance(a.get("agent"), str) and isinstance(a.get("model", "-"), str) for a in agents
@@ -178,6 +201,8 @@ def _load_dataset_tasks(run: RunData) -> None:
     by_id = {t.id: t for t in ds.tasks}
     changed = []
     for task_id in run.task_ids:
+        if task_id in run.invalid:  # judged as it was when the run was made: invalid, not run
+            continue
         t = by_id.get(task_id)
         if t is None:
             continue
@@ -187,7 +212,7 @@ def _load_dataset_tasks(run: RunData) -> None:
                 changed.append(task_id)
         except OSError:
             changed.append(task_id)
-    absent = [t for t in run.task_ids if t not in by_id]
+    absent = [t for t in run.task_ids if t not in by_id and t not in run.invalid]
     if absent:
         run.warnings.append(f"{run.name}: {len(absent)} task(s) of lock.json not in dataset {root}: {', '.join(absent[:10])}")
     if changed:
@@ -228,7 +253,10 @@ def load_run(run_dir: Path | str, judge_key: str | None) -> RunData:
         lock_agents=agents,
         epochs=int(lock.get("epochs", 1)),
         judge_key=judge_key,
+        invalid={k: v for k, v in (lock.get("invalid_tasks") or {}).items()},
+        dataset_problems=list(lock.get("dataset_problems") or []),
     )
+    run.task_ids += [t for t in run.invalid if t not in run.task_ids]
     trials_dir = run_dir / TRIALS
     by_id: dict[str, LoadedTrial] = {}
     by_rel: dict[str, LoadedTrial] = {}
@@ -274,6 +302,20 @@ def load_run(run_dir: Path | str, judge_key: str | None) -> RunData:
     if problems:
         raise ReportInputError("\n".join(problems))
     run.trials = sorted(by_id.values(), key=lambda t: t.record.trial_id)
+    dropped = [t.record.trial_id for t in run.trials if t.record.task_id in run.invalid]
+    if dropped:
+        run.trials = [t for t in run.trials if t.record.task_id not in run.invalid]
+        run.warnings.append(f"{run.name}: {len(dropped)} trial(s) of task(s) now listed as invalid in lock.json are "
+                            f"left out (they ran on an earlier, valid version): {', '.join(dropped[:10])}")
+    if run.invalid:
+        listed = [f"{tid} ({(entry.get('problems') or ['invalid'])[0]})" for tid, entry in run.invalid.items()]
+        run.warnings.append(f"{run.name}: {len(run.invalid)} task(s) were invalid and not run (--skip-invalid); each "
+                            "counts as missing (0) in micro and macro: " + "; ".join(listed[:10])
+                            + (f"; … {len(listed) - 10} more" if len(listed) > 10 else ""))
+    if run.dataset_problems:
+        run.warnings.append(f"{run.name}: the dataset had {len(run.dataset_problems)} problem(s) outside any task "
+                            "directory when the run was made (they may hide tasks that were never run): "
+                            + "; ".join(run.dataset_problems[:5]))
     extra = sorted({t.record.task_id for t in run.trials} - set(run.task_ids))
     if extra:
         run.warnings.append(f"{run.name}: {len(extra)} trial task(s) not in lock.json, reported anyway: {', '.join(extra[:10])}")
@@ -286,7 +328,12 @@ def load_run(run_dir: Path | str, judge_key: str | None) -> RunData:
     for task_id in run.task_ids:
         t = run.tasks.get(task_id)
         g = graded.get(task_id)
-        if t is not None:
+        if task_id in run.invalid:
+            entry = run.invalid[task_id]
+            mp = entry.get("max_points")
+            run.metas[task_id] = TaskMeta(task_id=task_id, max_points=float(mp) if mp is not None else None,
+                                          invalid=list(entry.get("problems") or ["invalid"]))
+        elif t is not None:
             run.metas[task_id] = TaskMeta(task_id=task_id, max_points=t.total_weight, rubrics=len(t.rubrics),
                                           criteria=t.criterion_count)
         elif g is not None:  # no dataset: any grade of the task knows its maximum and counts

@@ -12,6 +12,9 @@ from ..scoring._aggregate import RATIO_FIELDS
 from ..tasks import PAPER_CATEGORIES
 from ._build import ConfigView, ReportData
 
+PROVISIONAL_NOTE = ("* provisional: some trials of this configuration have no result yet (judge_error, ungraded or "
+                    "infra_error); their tasks count 0 until retried")
+
 
 def pct(x: float | None, digits: int = 1) -> str:
     """A fraction as a percentage string (``0.4591`` → ``45.9``); ``–`` for None."""
@@ -59,6 +62,11 @@ def not_scored(c: ConfigView) -> dict[str, int]:
     return {s: n for s, n in c.overall.trials_by_state.items() if s not in ("complete", "no_deliverable")}
 
 
+def sandboxes_text(counts: dict[str, int]) -> str:
+    """``{"bwrap": 3, "none": 1}`` → ``bwrap: 3, none: 1`` (``–`` when empty)."""
+    return ", ".join(f"{k}: {n}" for k, n in counts.items()) or "–"
+
+
 def pass_k_text(c: ConfigView, k: int) -> str:
     v = c.overall.pass_hat_k.get(k)
     return "–" if v is None else f"{100 * v:.1f} ({c.overall.pass_hat_k_tasks.get(k, 0)} tasks)"
@@ -104,14 +112,17 @@ def leaderboard_markdown(data: ReportData) -> str:
     for c in data.configs:
         o = c.overall
         ns = not_scored(c)
-        rows.append([str(c.rank), c.label, c.run.name, pct(o.micro.estimate), ci(o.micro), pct(o.macro.estimate),
-                     ci(o.macro), f"{o.tasks_scored} / {o.tasks}", str(o.tasks_missing),
+        star = "*" if c.provisional else ""
+        rows.append([str(c.rank), c.label, c.run.name, pct(o.micro.estimate) + star, ci(o.micro),
+                     pct(o.macro.estimate) + star, ci(o.macro), f"{o.tasks_scored} / {o.tasks}", str(o.tasks_missing),
                      ", ".join(f"{n} {s}" for s, n in ns.items()) or "0",
                      pct(o.rubric_pass_rate), pct(o.criterion_pass_rate), pass_k_text(c, 1)]
                     + ([pass_k_text(c, K)] if K > 1 else [])
                     + [usd(c.cost.agent_cost_usd), usd(c.cost.judge_cost_usd), num(c.cost.wall_seconds_mean),
                        num(c.cost.turns_mean)])
     lines += [_md_table(header, rows), ""]
+    if any(c.provisional for c in data.configs):
+        lines += [_md_escape(PROVISIONAL_NOTE).replace("*", "\\*", 1) + " (see Warnings).", ""]
 
     lines += ["## Missing tasks (count 0 in micro and macro)", ""]
     any_missing = False
@@ -171,6 +182,16 @@ def leaderboard_markdown(data: ReportData) -> str:
              num(c.cost.trajectory_events_mean)] for c in data.configs]
     lines += [_md_table(header, rows), ""]
 
+    lines += ["## Integrity (check before trusting the figures)", ""]
+    header = ["configuration", "trials flagged by the judge (e.g. prompt injection)",
+              "trials with refused deliverable files", "trials without sandbox", "trials per sandbox"]
+    rows = []
+    for c in data.configs:
+        i = c.integrity
+        rows.append([c.label, str(i["trials_flagged"]), str(i["trials_with_refused_files"]),
+                     str(i["trials_without_sandbox"]), sandboxes_text(i["sandboxes"])])
+    lines += [_md_table(header, rows), ""]
+
     lines += ["## Warnings", ""] + ([f"* {_md_escape(w)}" for w in data.warnings] or ["(none)"]) + [""]
     return "\n".join(lines)
 
@@ -213,6 +234,7 @@ def leaderboard_rows(data: ReportData) -> list[dict[str, Any]]:
             "points": round(o.points, 6), "max_points": round(o.max_points, 6),
             "tasks": o.tasks, "tasks_scored": o.tasks_scored, "tasks_missing": o.tasks_missing,
             "missing_tasks": ";".join(o.missing_tasks), "trials": o.trials,
+            "provisional": c.provisional,
         }
         for s in STATE_DESCRIPTIONS:
             row[f"trials_{s}"] = o.trials_by_state.get(s, 0)
@@ -220,6 +242,8 @@ def leaderboard_rows(data: ReportData) -> list[dict[str, Any]]:
             "criterion_judge_errors": o.judge_errors, "criterion_unjudged": o.unjudged,
             "rubric_pass_rate_pct": p(o.rubric_pass_rate), "criterion_pass_rate_pct": p(o.criterion_pass_rate),
         })
+        integrity = c.integrity
+        row.update({k: integrity[k] for k in ("trials_flagged", "trials_with_refused_files", "trials_without_sandbox")})
         for k in range(1, K + 1):
             row[f"pass_hat_{k}_pct"] = p(o.pass_hat_k.get(k))
             row[f"pass_hat_{k}_tasks"] = o.pass_hat_k_tasks.get(k, 0)
@@ -284,9 +308,11 @@ def summary_json(data: ReportData) -> dict[str, Any]:
             {
                 "rank": c.rank, "label": c.label, "run": c.run.name, "agent": c.agent, "model": c.model,
                 "anchor": c.anchor,
+                "provisional": c.provisional, "incomplete_trials": c.incomplete_trials,
                 "overall": c.overall.model_dump(mode="json"),
                 "groups": {k: {g: a.model_dump(mode="json") for g, a in gs.items()} for k, gs in c.groups.items()},
                 "cost": c.cost.model_dump(mode="json"),
+                "integrity": c.integrity,
                 "chain_breaks": c.chain_breaks,
                 "tasks": [t.model_dump(mode="json") for t in c.tasks],
             }

@@ -5,7 +5,8 @@ Public API:
     :func:`run_trials`, :class:`RunConfig`, :class:`RunSummary`, :class:`AgentSpec`,
     :class:`PlannedTrial`, :func:`plan`, :func:`load_finished`, :func:`trial_id`,
     :func:`safe_name`, :func:`model_label`, :func:`read_lock`, :class:`RunConfigError`,
-    :func:`export_official`, :func:`run_trial_once`, :class:`TrialEnv`; executors:
+    :func:`export_official`, :func:`run_trial_once`, :class:`TrialEnv`,
+    :func:`find_invalid`, :class:`InvalidTasks`, :class:`InvalidDatasetError`; executors:
     :class:`Executor`, :class:`LocalExecutor`, :func:`make_executor`,
     :class:`ExecutorError`, :data:`EXECUTORS` (the Dask one lives in
     ``jobbench.runner._dask`` and is imported only on request).
@@ -22,6 +23,7 @@ from ._executor import (
     make_executor,
 )
 from ._export import ExportSummary, export_official
+from ._invalid import InvalidDatasetError, InvalidTasks, find_invalid
 from ._lock import RunConfigError, RunDirLock, merge_lock, read_lock, write_lock
 from ._paths import (
     DELIVERABLES,
@@ -61,6 +63,9 @@ __all__ = [
     "TRIALS",
     "AgentSpec",
     "ExportSummary",
+    "InvalidDatasetError",
+    "InvalidTasks",
+    "find_invalid",
     "PlannedTrial",
     "RunConfig",
     "RunConfigError",

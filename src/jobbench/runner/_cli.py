@@ -114,8 +114,10 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
         trials are kept either way and ``jobbench grade`` / ``jobbench report`` redo it).
     """
     from rich.console import Console
+    from rich.markup import escape
 
     from jobbench.judge import grade_run, load_judge_config
+    from jobbench.judge._cli import _explain_invalid_tasks, _InvalidTaskNotes
     from jobbench.report import build_report, default_out_dir
     from jobbench.report._console import print_summary
     from jobbench.report._write import write_data
@@ -126,7 +128,9 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
         return 0
     try:
         config = load_judge_config()
-        grade_run(run_dir, config, executor=getattr(args, "executor", None))
+        dataset, invalid_ids = _explain_invalid_tasks(run_dir, Console(stderr=True))
+        with _InvalidTaskNotes(invalid_ids):
+            grades = grade_run(run_dir, config, dataset=dataset, executor=getattr(args, "executor", None))
         data = build_report([run_dir], judge_key=config.key)
         out = write_data(data, default_out_dir([run_dir]))
     except Exception as exc:  # the trials are saved; grading can be redone alone
@@ -135,7 +139,18 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
                       soft_wrap=True, highlight=False)
         return 1
     print_summary(data, console)
+    err = Console(stderr=True)
+    for w in data.warnings:
+        err.print(f"[yellow]warning:[/yellow] {escape(w)}", soft_wrap=True, highlight=False)
     console.print(f"Report: {out}")
+    failed = [g for g in grades if g.status == "judge_error"]
+    if failed:
+        labels = sorted({c.label for c in data.configs if c.incomplete_trials.get("judge_error")})
+        err.print(f"[yellow]{len(failed)} trial(s) have incomplete grades (judge_error): the figures of "
+                  f"{escape(', '.join(labels) or 'some configurations')} are provisional. Grading is incomplete; "
+                  "run the same command again to retry only those (finished trials and complete grades are "
+                  "kept).[/yellow]", soft_wrap=True, highlight=False)
+        return 1
     return 0
 
 
@@ -269,6 +284,9 @@ def register(app: typer.Typer) -> None:
         keep_workspaces: bool = typer.Option(False, "--keep-workspaces", help="Keep trial scratch directories."),
         no_progress: bool = typer.Option(False, "--no-progress", help="Print one line per trial instead of a live display."),
         no_grade: bool = typer.Option(False, "--no-grade", help="Stop after collecting deliverables."),
+        skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Run the valid tasks of a dataset with "
+                                          "validation errors (default: refuse it). The invalid tasks are recorded in "
+                                          "lock.json and count as missing (0) in the report."),
         executor_name: str = typer.Option("local", "--executor", help="Where trials and grading run: local (threads "
                                           "of this process, -j at once), dask (an existing Dask cluster, "
                                           "--scheduler) or dask-local (a LocalCluster of --dask-workers processes). "
@@ -285,6 +303,7 @@ def register(app: typer.Typer) -> None:
         import threading
 
         from rich.console import Console
+        from rich.markup import escape
 
         from ..agents import AgentLimits, Endpoint, ModelSettings, Pricing
         from ..sandbox import SandboxError, kill_all_sandboxes
@@ -339,7 +358,7 @@ def register(app: typer.Typer) -> None:
         config = RunConfig(dataset=dataset_path, agents=specs, run_dir=run_dir, epochs=epochs, splits=split or None,
                            task_glob=tasks, max_trials=max_trials, limits=limits,
                            endpoint=Endpoint(base_url=base, api_key=key), pricing=pricing, sandbox=sandbox,  # type: ignore[arg-type]
-                           keep_workspaces=keep_workspaces, infra_retries=infra_retries)
+                           keep_workspaces=keep_workspaces, infra_retries=infra_retries, skip_invalid=skip_invalid)
         console.print(f"Run directory: {run_dir}  ·  agents: {', '.join(s.label for s in specs)}  ·  epochs: {epochs}",
                       highlight=False, soft_wrap=True)
         cancel = threading.Event()
@@ -365,7 +384,7 @@ def register(app: typer.Typer) -> None:
         except (RunConfigError, FileNotFoundError, KeyError, SandboxError, ExecutorError) as exc:
             if executor is not None:
                 executor.close()
-            err.print(f"[red]error:[/red] {exc}", soft_wrap=True, highlight=False)
+            err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
             raise typer.Exit(2) from exc
         except BaseException:
             if executor is not None:
@@ -373,7 +392,14 @@ def register(app: typer.Typer) -> None:
             raise
         try:
             for w in summary.warnings:
-                err.print(f"[yellow]warning:[/yellow] {w}", soft_wrap=True, highlight=False)
+                err.print(f"[yellow]warning:[/yellow] {escape(w)}", soft_wrap=True, highlight=False)
+            if summary.invalid:
+                inv = summary.invalid
+                err.print(f"[yellow]warning:[/yellow] --skip-invalid: {len(inv.tasks)} invalid task(s) not run "
+                          f"({inv.count} problem(s)); they are recorded in lock.json and count as missing (0) in "
+                          "the report:", soft_wrap=True, highlight=False)
+                for line in inv.lines():
+                    err.print(f"  {escape(line)}", soft_wrap=True, highlight=False)
             console.print(_summary_table(summary))
             console.print(f"{summary.ran} trial(s) run, {summary.skipped} already finished "
                           f"(sandbox: {summary.backend}).")
@@ -400,6 +426,7 @@ def register(app: typer.Typer) -> None:
     ) -> None:
         """Write a run in the public JobBench layout (model_output/, model_traj/, eval_result/)."""
         from rich.console import Console
+        from rich.markup import escape
 
         from ._export import export_official
         from ._lock import RunConfigError
@@ -408,7 +435,7 @@ def register(app: typer.Typer) -> None:
         try:
             s = export_official(run, dataset_copy, judge_key=judge_key)
         except (RunConfigError, FileNotFoundError) as exc:
-            err.print(f"[red]error:[/red] {exc}", soft_wrap=True, highlight=False)
+            err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
             raise typer.Exit(2) from exc
         Console().print(f"model_output: {s.outputs}  model_traj: {s.trajectories}  eval_result: {s.eval_results}")
         for t in s.missing_tasks:

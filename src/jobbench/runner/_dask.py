@@ -18,7 +18,8 @@ Worker failure: when a worker dies mid-trial (killed, out of memory, node lost),
 reschedules the trial on another worker (up to ``distributed.scheduler.allowed-failures``
 times); a trial that raised is retried ``retries`` times. Trial writing is idempotent: a
 trial whose valid ``trial.json`` already exists is not run again, a partial trial directory
-is replaced, and scratch directories left by dead worker processes are removed before the
+is replaced, and scratch directories left by dead worker processes (with any sandbox
+process still running in them, see :mod:`jobbench.runner._orphans`) are removed before the
 next trial on that host and at the end of the run. A trial that still fails is recorded as
 ``infra_error`` (never scored; redone by the next invocation).
 
@@ -47,10 +48,11 @@ from .. import __version__
 from .._io import atomic_write_json
 from ..agents import Trajectory, make_agent
 from ..records import GradeRecord, TrialRecord, TrialStatus
-from ..sandbox import SandboxError, cleanup_stale_scratch, default_scratch_root, resolve_backend
+from ..sandbox import SandboxError, default_scratch_root, resolve_backend
 from ..tasks import task_digest
 from ._executor import Executor, ExecutorError, Preparation, TrialBatch, execute_trial
 from ._lock import now_iso
+from ._orphans import sweep_scratch
 from ._paths import LOCK_FILE, TRAJECTORY, TRIAL_JSON, trial_dir
 from ._trial import TrialEnv, remove_stale_grades
 
@@ -172,7 +174,7 @@ def _run_trial_task(pt: "PlannedTrial", payload: _TrialPayload) -> TrialRecord |
                               f"client planned {pt.digest[:12]}; every worker must see the same dataset at the "
                               "same path")
     scratch = payload.scratch_root or Path(os.path.abspath(default_scratch_root()))
-    cleanup_stale_scratch(scratch)  # workspaces of dead worker processes on this host
+    sweep_scratch(scratch)  # leftover sandboxes and workspaces of dead worker processes on this host
     agent = make_agent(pt.spec.agent, **pt.spec.options)
     worker = distributed.get_worker()
     cancel = _acquire_cancel(payload.cancel_name, distributed.get_client())
@@ -239,7 +241,9 @@ def _probe_worker(run_dir: str, dataset_root: str, nonce: str, sandbox: str, scr
         except ValueError:
             pass
     try:
-        info["stale_scratch_removed"] = cleanup_stale_scratch(scratch)
+        swept = sweep_scratch(scratch)
+        info["stale_scratch_removed"] = swept.removed
+        info["leftover_sandboxes_killed"] = len(swept.killed)
     except OSError as exc:
         problems.append(f"cannot use its scratch directory {scratch}: {exc}")
     return info
@@ -251,7 +255,7 @@ def _whoami() -> dict[str, Any]:
 
 def _sweep_scratch(scratch_root: str | None) -> int:
     """Remove scratch directories of dead processes on this worker's host."""
-    return cleanup_stale_scratch(Path(scratch_root) if scratch_root else None)
+    return sweep_scratch(Path(scratch_root) if scratch_root else None).removed
 
 
 # ----------------------------------------------------------------------------- client side

@@ -33,7 +33,7 @@ from pydantic import ValidationError
 
 from .._io import atomic_write_json, atomic_write_text
 from ..records import GradeRecord, TrialRecord
-from ..tasks import discover_task_dirs, load_task
+from ..tasks import discover_task_dirs, load_task, task_digest
 from ._lock import RunConfigError, read_lock
 from ._paths import DELIVERABLES, GRADES, TRAJECTORY, TRIAL_JSON, TRIALS, safe_name
 
@@ -154,6 +154,85 @@ def _raw_events(trajectory: Path) -> str:
     return "\n".join(raw) + "\n" if raw else "\n".join(lines) + ("\n" if lines else "")
 
 
+class _TaskLocator:
+    """Finds a run's task in a dataset copy: by ``split/occupation/taskN``, else (a copy
+    whose split folder has another name, e.g. ``datasets/sample`` copied to ``dscopy``) by
+    ``occupation/taskN`` when exactly one task of the copy has it, or exactly one of those
+    has the run's task digest."""
+
+    def __init__(self, copy: Path) -> None:
+        self.copy = copy
+        self.exact: dict[str, Path] = {}
+        self.by_name: dict[tuple[str, str], list[Path]] = {}
+        for split, occ, d in discover_task_dirs(copy):
+            self.exact[f"{split}/{occ}/{d.name}"] = d
+            self.by_name.setdefault((occ, d.name), []).append(d)
+        self.found: dict[str, Path | None] = {}
+        self.ambiguous: dict[str, list[Path]] = {}
+        self.renamed: dict[str, Path] = {}
+        self.different: dict[str, Path] = {}
+
+    @staticmethod
+    def _digest(task_dir: Path) -> str | None:
+        try:
+            return task_digest(load_task(task_dir))
+        except Exception:  # an invalid or unreadable copy of the task: no digest to compare
+            return None
+
+    def __call__(self, task_id: str, digest: str | None) -> Path | None:
+        if task_id in self.found:
+            return self.found[task_id]
+        d = self.exact.get(task_id)
+        parts = task_id.split("/")
+        if d is None and len(parts) == 3:
+            cands = self.by_name.get((parts[1], parts[2]), [])
+            if len(cands) == 1:
+                d = cands[0]
+            elif len(cands) > 1:
+                same = [c for c in cands if digest and self._digest(c) == digest]
+                if len(same) == 1:
+                    d = same[0]
+                else:
+                    self.ambiguous[task_id] = cands
+            if d is not None:
+                self.renamed[task_id] = d
+                if digest and self._digest(d) != digest:
+                    self.different[task_id] = d
+        self.found[task_id] = d
+        return d
+
+    def notes(self) -> list[str]:
+        """Problems worth a warning: ambiguous matches and copies of another version."""
+        out = []
+        for tid, cands in self.ambiguous.items():
+            out.append(f"task {tid}: ambiguous in {self.copy}: {len(cands)} tasks named {'/'.join(tid.split('/')[1:])} "
+                       f"({', '.join(str(c) for c in cands)}) and not exactly one has the run's task digest; skipped")
+        for tid, d in self.different.items():
+            out.append(f"task {tid}: exported into {d}, whose files differ from the version the run used (digest)")
+        return out
+
+
+def _check_something_matches(trial_files: list[Path], locate: _TaskLocator, copy: Path) -> None:
+    """Raise when the run has trials and none of their tasks is found in ``copy``."""
+    wanted: dict[str, str | None] = {}
+    for tj in trial_files:
+        try:
+            data = json.loads(tj.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(data, dict) and isinstance(data.get("task_id"), str):
+            wanted.setdefault(data["task_id"], data.get("task_digest"))
+    if not wanted or any(locate(t, d) is not None for t, d in wanted.items()):
+        return
+    ids = sorted(wanted)
+    shown = ", ".join(ids[:5]) + (f", … {len(ids) - 5} more" if len(ids) > 5 else "")
+    why = "; ".join(locate.notes())
+    raise RunConfigError(
+        f"none of the run's {len(ids)} task(s) ({shown}) is in {copy} (looked for <split>/<occupation>/taskN, then "
+        f"<occupation>/taskN under any split folder){': ' + why if why else ''}; nothing was written. Is it a copy of "
+        "the dataset the run used (its root, a split folder, or an occupation folder)?")
+
+
 def export_official(run_dir: Path, dataset_copy: Path, *, judge_key: str | None = None) -> ExportSummary:
     """Write the run's deliverables, trajectories and grades into ``dataset_copy`` in the
     public layout (see module docstring). Existing folders for the same labels are
@@ -167,9 +246,14 @@ def export_official(run_dir: Path, dataset_copy: Path, *, judge_key: str | None 
     Returns:
         :class:`ExportSummary`.
 
+    Tasks are found in the copy by ``split/occupation/taskN``, else by
+    ``occupation/taskN`` when the copy's split folder has another name (unambiguous, or
+    disambiguated by the run's task digest).
+
     Raises:
-        RunConfigError: not a run directory, or ``dataset_copy`` is (inside) the dataset
-            the run used or the run directory.
+        RunConfigError: not a run directory, ``dataset_copy`` is (inside) the dataset
+            the run used or the run directory, or none of the run's tasks is found in
+            ``dataset_copy`` (nothing is written then).
         FileNotFoundError: ``dataset_copy`` is not a directory.
     """
     run_dir = Path(os.path.abspath(run_dir))
@@ -186,19 +270,21 @@ def export_official(run_dir: Path, dataset_copy: Path, *, judge_key: str | None 
                                  "export into a copy")
     if _inside(copy, run_dir) or _inside(run_dir, copy):
         raise RunConfigError(f"refusing to export into {copy}: it overlaps the run directory")
-    index = {f"{split}/{occ}/{d.name}": d for split, occ, d in discover_task_dirs(copy)}
     summary = ExportSummary()
+    locate = _TaskLocator(copy)
     rubric_cache: dict[str, list[tuple[str, list[str]]]] = {}
     trials_root = run_dir / TRIALS
-    for tj in sorted(trials_root.rglob(TRIAL_JSON)) if trials_root.is_dir() else []:
+    trial_files = sorted(trials_root.rglob(TRIAL_JSON)) if trials_root.is_dir() else []
+    _check_something_matches(trial_files, locate, copy)
+    for tj in trial_files:
         try:
             rec = TrialRecord.model_validate_json(tj.read_text(encoding="utf-8"))
         except (ValidationError, ValueError) as exc:
             summary.problems.append(f"{tj}: unreadable trial record ({exc.__class__.__name__})")
             continue
-        tdir = index.get(rec.task_id)
+        tdir = locate(rec.task_id, rec.task_digest)
         if tdir is None:
-            if rec.task_id not in summary.missing_tasks:
+            if rec.task_id not in summary.missing_tasks and rec.task_id not in locate.ambiguous:
                 summary.missing_tasks.append(rec.task_id)
             continue
         label = export_label(rec.agent, rec.model, rec.epoch)
@@ -238,4 +324,5 @@ def export_official(run_dir: Path, dataset_copy: Path, *, judge_key: str | None 
             payload = public_judge_json(grade, label, str(grade.judge.get("model") or key), rubric_cache[rec.task_id])
             atomic_write_json(tdir / "eval_result" / f"eval_{label}" / f"{stem}_judge.json", payload)
             summary.eval_results += 1
+    summary.problems = locate.notes() + summary.problems
     return summary

@@ -49,6 +49,10 @@ def merge_lock(
     agents: list[AgentSpec],
     epochs: int,
     config: dict[str, Any],
+    sandbox: str | None = None,
+    pending: int = 0,
+    invalid: dict[str, dict[str, Any]] | None = None,
+    dataset_problems: list[str] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """The lock content for this invocation, merged with a previous one.
 
@@ -58,6 +62,16 @@ def merge_lock(
     trials are re-run); ``epochs`` is the maximum; ``config`` is replaced, with a warning
     when it differs.
 
+    The sandbox is not part of ``config`` (a resume must not silently relabel trials that
+    ran in another sandbox): each ``trial.json`` records its own, and ``sandboxes`` lists
+    every backend that ran trials of this run. ``sandbox`` is added to it only when this
+    invocation has ``pending`` trials to run; a backend not used before gives a warning.
+
+    ``invalid`` (task id → ``{"problems", "max_points"}``) is merged into
+    ``invalid_tasks``: entries of tasks valid in this invocation are dropped, a task invalid
+    now is removed from ``tasks`` (with a warning when it had been run); ``dataset_problems``
+    (errors outside any task) replaces the previous list.
+
     Returns:
         ``(lock, warnings)``.
 
@@ -66,6 +80,7 @@ def merge_lock(
     """
     warnings: list[str] = []
     entries = [a.lock_entry() for a in agents]
+    config = {k: v for k, v in config.items() if k != "sandbox"}
     if existing is None:
         return {
             "harness_version": harness_version,
@@ -76,6 +91,9 @@ def merge_lock(
             "agents": entries,
             "epochs": epochs,
             "config": config,
+            "sandboxes": [sandbox] if sandbox and pending else [],
+            "invalid_tasks": dict(sorted((invalid or {}).items())),
+            "dataset_problems": list(dataset_problems or []),
         }, warnings
     lock = dict(existing)
     old_root = lock.get("dataset_root")
@@ -99,12 +117,32 @@ def merge_lock(
             warnings.append(f"task {tid} changed since it was run (digest {tasks[tid][:12]} → {d[:12]}); "
                             "its trials will be re-run")
         tasks[tid] = d
+    old_invalid = lock.get("invalid_tasks")
+    merged_invalid = {k: v for k, v in (old_invalid.items() if isinstance(old_invalid, dict) else [])
+                      if k not in digests}
+    for tid, entry in (invalid or {}).items():
+        if tid in tasks:
+            warnings.append(f"task {tid} was run before and is now invalid; its earlier trials are left out of the "
+                            "report")
+            del tasks[tid]
+        merged_invalid[tid] = entry
     if lock.get("harness_version") != harness_version:
         warnings.append(f"run started with harness {lock.get('harness_version')}, continuing with {harness_version}")
     old_cfg = lock.get("config") or {}
-    diff = sorted(k for k in set(old_cfg) | set(config) if old_cfg.get(k) != config.get(k))
+    diff = sorted(k for k in set(old_cfg) | set(config) if k != "sandbox" and old_cfg.get(k) != config.get(k))
     if diff:
         warnings.append(f"run configuration differs from the previous invocation in: {', '.join(diff)}")
+    used = lock.get("sandboxes")
+    if not isinstance(used, list):  # a lock written before per-trial sandboxes: its config says
+        used = [old_cfg["sandbox"]] if isinstance(old_cfg.get("sandbox"), str) else []
+    if sandbox and pending:
+        others = [b for b in used if b != sandbox]
+        if others:
+            how = "without a sandbox" if sandbox == "none" else f"in sandbox {sandbox}"
+            warnings.append(f"this invocation runs {pending} trial(s) {how} while earlier trials of this run used "
+                            f"{', '.join(others)}: the run mixes sandbox settings (each trial.json records its own; "
+                            "the report warns); use another --run-name to keep them apart")
+        used = sorted(set(used) | {sandbox})
     lock.update(
         harness_version=harness_version,
         updated_at=now_iso(),
@@ -113,6 +151,9 @@ def merge_lock(
         agents=merged,
         epochs=max(int(lock.get("epochs") or 0), epochs),
         config=config,
+        sandboxes=used,
+        invalid_tasks=dict(sorted(merged_invalid.items())),
+        dataset_problems=list(dataset_problems or []),
     )
     return lock, warnings
 

@@ -27,14 +27,12 @@ from pydantic import ValidationError
 from .. import __version__
 from ..agents import PROMPT_VERSION, AgentLimits, Endpoint, Pricing, make_agent
 from ..records import TrialRecord, TrialStatus
-from ..sandbox import (
-    DeliverableLimits,
-    cleanup_stale_scratch,
-    default_scratch_root,
-)
+from ..sandbox import DeliverableLimits, default_scratch_root
 from ..tasks import Task, display_path, load_dataset, task_digest
 from ._executor import Executor, LocalExecutor, TrialBatch
+from ._invalid import InvalidDatasetError, InvalidTasks, find_invalid, invalid_message
 from ._lock import RunConfigError, RunDirLock, merge_lock, read_lock, write_lock
+from ._orphans import sweep_scratch
 from ._paths import TRIAL_JSON, AgentSpec, trial_dir, trial_id
 from ._trial import TrialEnv
 
@@ -58,6 +56,9 @@ class RunConfig:
         infra_retries: retries of infra-failed trials within this invocation.
         retry_backoff: seconds before the first retry (doubles each time, max 60).
         deliverable_limits: caps on collected deliverables.
+        skip_invalid: run the valid tasks of a dataset with validation errors (the invalid
+            ones are recorded in ``lock.json`` ``invalid_tasks`` and count as missing in the
+            report); otherwise such a dataset is refused.
     """
 
     dataset: Path
@@ -76,6 +77,7 @@ class RunConfig:
     infra_retries: int = 2
     retry_backoff: float = 5.0
     deliverable_limits: DeliverableLimits = field(default_factory=DeliverableLimits)
+    skip_invalid: bool = False
 
 
 @dataclass
@@ -102,6 +104,7 @@ class RunSummary:
         ran: trials run by this invocation; skipped: trials already finished.
         warnings: notes about the run directory (changed tasks, configuration).
         backend: sandbox backend used.
+        invalid: the dataset's invalid tasks left out (``skip_invalid``), with problems.
     """
 
     run_dir: Path
@@ -110,6 +113,7 @@ class RunSummary:
     skipped: int
     warnings: list[str] = field(default_factory=list)
     backend: str = ""
+    invalid: InvalidTasks = field(default_factory=InvalidTasks)
 
     def status_counts(self) -> dict[str, Counter]:
         """``{"agent@model": Counter(status -> trials)}``."""
@@ -201,6 +205,9 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
     if config.epochs < 1:
         raise RunConfigError("--epochs must be at least 1")
     ds = load_dataset(dataset_root, splits=config.splits, task_glob=config.task_glob)
+    invalid = find_invalid(ds, splits=config.splits, task_glob=config.task_glob)
+    if invalid and not config.skip_invalid:
+        raise InvalidDatasetError(invalid_message(invalid, display_path(dataset_root)), invalid)
     if not ds.tasks:
         what = f" matching {config.task_glob!r}" if config.task_glob else ""
         raise RunConfigError(f"no valid task{what} in {display_path(dataset_root)}"
@@ -216,7 +223,6 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
     digests = {t.id: task_digest(t) for t in ds.tasks}
     cfg_record: dict[str, Any] = {
         "limits": config.limits.model_dump(),
-        "sandbox": backend,
         "prompt_version": PROMPT_VERSION,
         "splits": config.splits,
         "task_glob": config.task_glob,
@@ -233,11 +239,6 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
                        scratch_explicit=config.scratch_root is not None)
     run_dir.mkdir(parents=True, exist_ok=True)
     with RunDirLock(run_dir):
-        lock, warnings = merge_lock(read_lock(run_dir), harness_version=__version__, dataset_root=dataset_root,
-                                    digests=digests, agents=config.agents, epochs=config.epochs, config=cfg_record)
-        warnings = prep.notes + warnings
-        write_lock(run_dir, lock)
-        cleanup_stale_scratch(scratch)
         trials = plan(ds.tasks, digests, config.agents, config.epochs)
         done: dict[str, TrialRecord] = {}
         todo: list[PlannedTrial] = []
@@ -247,6 +248,15 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
                 done[pt.trial_id] = rec
             else:
                 todo.append(pt)
+        lock, warnings = merge_lock(read_lock(run_dir), harness_version=__version__, dataset_root=dataset_root,
+                                    digests=digests, agents=config.agents, epochs=config.epochs, config=cfg_record,
+                                    sandbox=backend, pending=len(todo), invalid=invalid.lock_entries(),
+                                    dataset_problems=[str(p) for p in invalid.other])
+        warnings = prep.notes + warnings
+        write_lock(run_dir, lock)
+        swept = sweep_scratch(scratch)  # leftover sandboxes and workspaces of interrupted runs
+        if swept.warning():
+            warnings.append(swept.warning())
         for pt in todo:
             if on_event:
                 on_event("plan", pt, None)
@@ -270,7 +280,7 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
         warnings += executor.drain_warnings()
     records = [done[pt.trial_id] for pt in trials if pt.trial_id in done]
     return RunSummary(run_dir=run_dir, records=records, ran=ran, skipped=len(trials) - len(todo),
-                      warnings=warnings, backend=backend)
+                      warnings=warnings, backend=backend, invalid=invalid)
 
 
 def _public_url(url: str) -> str:

@@ -21,7 +21,8 @@ state              meaning                                             score
 =================  ==================================================  ===============
 ``complete``       grade complete                                      the grade's s_t
 ``no_deliverable`` agent failed (timeout/error/no output) and left no  0 (agent's fault)
-                   deliverable, and no grade exists
+                   deliverable (whether or not a grade exists: a
+                   grade of nothing is never worth points)
 ``judge_error``    grade has criteria without a valid verdict          none (regrade)
 ``unjudged``       grade has criteria nobody was asked to decide       none
 ``ungraded``       trial finished but no grade under this judge key    none
@@ -83,12 +84,15 @@ class TaskMeta(BaseModel):
         task_id: ``split/occupation/taskN``.
         max_points: Σ_r w_r in points, or None when unknown (no dataset, no grade).
         rubrics, criteria: counts, or None when unknown.
+        invalid: the task's validation problems when it was invalid and not run
+            (``lock.json`` ``invalid_tasks``); such a task is missing and counts 0.
     """
 
     task_id: str
     max_points: float | None = None
     rubrics: int | None = None
     criteria: int | None = None
+    invalid: list[str] = Field(default_factory=list)
 
     @property
     def split(self) -> str:
@@ -115,7 +119,10 @@ class TrialResult(BaseModel):
     """One trial joined with its grade: one row of ``results.jsonl``.
 
     Scores are fractions in [0, 1]; points and maxima are rubric weights; tokens are counts;
-    costs are US dollars (None when unknown); times are seconds.
+    costs are US dollars (None when unknown); times are seconds. ``flags`` are the grade's
+    flags (e.g. ``prompt_injection:<file>``), ``refused`` the deliverable files the runner
+    refused (symlinks, special or oversized files, with the reason) and ``sandbox`` the
+    sandbox the trial ran in (``bwrap``, ``none``; None when the record does not say).
     """
 
     run: str
@@ -167,6 +174,8 @@ class TrialResult(BaseModel):
     trajectory_events: int | None = None
     task_digest_matches: bool | None = None
     flags: list[str] = Field(default_factory=list)
+    refused: list[str] = Field(default_factory=list)
+    sandbox: str | None = None
 
 
 def config_label(agent: str, model: str) -> str:
@@ -183,6 +192,12 @@ def _chain_break(rubric) -> str:
     if rubric.requires:
         return f"requires:{rubric.requires[0]}"
     return "unknown"
+
+
+def _sandbox_of(trial: TrialRecord) -> str | None:
+    """The sandbox the runner recorded in ``trial.json`` (an extra field), or None."""
+    value = (trial.model_extra or {}).get("sandbox")
+    return value if isinstance(value, str) else None
 
 
 def trial_result(
@@ -240,6 +255,8 @@ def trial_result(
         agent_cost_usd=trial.usage.cost_usd,
         task_digest_matches=None if lock_digest is None else trial.task_digest == lock_digest,
         max_points=task.max_points if task else None,
+        refused=list(trial.refused),
+        sandbox=_sandbox_of(trial),
     )
     if grade is not None:
         row.update(
@@ -254,17 +271,21 @@ def trial_result(
     if trial.status == TrialStatus.infra_error:
         row.update(state="infra_error", scored=False)
         return TrialResult(**row)
+    if trial.status in _AGENT_FAILURES and not trial.deliverables:
+        # The state follows the trial status even when the judge graded the empty output:
+        # nothing delivered is worth 0 (the agent's fault), whatever a rubric says of it.
+        n_r = task.rubrics if task else (len(grade.rubrics) if grade is not None else None)
+        n_c = task.criteria if task else (sum(len(r.criteria) for r in grade.rubrics) if grade is not None else None)
+        if grade is not None and row["max_points"] is None:
+            row["max_points"] = grade.max_score
+        row.update(state="no_deliverable", scored=True, score=0.0, points=0.0,
+                   rubrics_total=n_r or 0, rubrics_failed=n_r or 0,
+                   criteria_total=n_c or 0, criteria_failed=n_c or 0,
+                   rubric_pass_rate=0.0 if n_r else None,
+                   criterion_pass_rate=0.0 if n_c else None)
+        return TrialResult(**row)
     if grade is None:
-        if trial.status in _AGENT_FAILURES and not trial.deliverables:
-            n_r = task.rubrics if task else None
-            n_c = task.criteria if task else None
-            row.update(state="no_deliverable", scored=True, score=0.0, points=0.0,
-                       rubrics_total=n_r or 0, rubrics_failed=n_r or 0,
-                       criteria_total=n_c or 0, criteria_failed=n_c or 0,
-                       rubric_pass_rate=0.0 if n_r else None,
-                       criterion_pass_rate=0.0 if n_c else None)
-        else:
-            row.update(state="ungraded", scored=False)
+        row.update(state="ungraded", scored=False)
         return TrialResult(**row)
 
     verdicts = Counter(c.verdict for r in grade.rubrics for c in r.criteria)
@@ -385,7 +406,10 @@ def task_results(
         states = dict(Counter(t.state for t in ts))
         missing = score is None
         reason = None
-        if missing:
+        if missing and meta.invalid and not ts:
+            reason = f"invalid task, not run: {meta.invalid[0]}" + (
+                f" (+{len(meta.invalid) - 1} more problem(s))" if len(meta.invalid) > 1 else "")
+        elif missing:
             reason = "no trial" if not ts else ", ".join(f"{n} {s}" for s, n in sorted(states.items()))
         counted = 0.0 if score is None else score
         out.append(
