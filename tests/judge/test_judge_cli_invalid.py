@@ -61,7 +61,7 @@ def test_grade_run_names_a_task_that_became_invalid(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     assert f"task {bad.id} is invalid in the dataset now" in res.output
     assert "accountants/task2/RUBRICS.json: rubrics[0].weight: must be a finite number ≥ 0, got true" in res.output
-    assert f"{bad.id}/a@-/epoch-1: task {bad.id} is invalid in the dataset (problems above); not graded" in res.output
+    assert f"{bad.id}/a@-/epoch-1: task {bad.id} is invalid in the dataset (1 problem(s); see `jobbench validate`); not graded" in res.output
     assert "not in the dataset" not in res.output
     assert (run / "grades" / "checks" / f"{good.id}/a@-/epoch-1.json").is_file()
     assert not (run / "grades" / "checks" / f"{bad.id}/a@-/epoch-1.json").exists()

@@ -81,9 +81,8 @@ def register(app: typer.Typer) -> None:
         show = progress and sys.stderr.isatty()
         try:
             if (target / "lock.json").is_file():
-                dataset, invalid_ids = _explain_invalid_tasks(target, err)
-                with _InvalidTaskNotes(invalid_ids):
-                    records = grade_run(target, cfg, dataset=dataset, progress=show, force=force)
+                dataset, _ = _explain_invalid_tasks(target, err)
+                records = grade_run(target, cfg, dataset=dataset, progress=show, force=force)
                 kind = "run"
             else:
                 try:
@@ -197,47 +196,6 @@ def _explain_invalid_tasks(run_dir: Path, err):  # noqa: ANN001, ANN202
         for p in invalid.tasks[tid]:
             err.print(f"  {escape(str(p))}", highlight=False)
     return dataset, set(hit)
-
-
-class _InvalidTaskNotes:
-    """While grading, rewrite ``grade_run``'s "task … not in the dataset" notes about tasks
-    that are in the dataset but invalid (explained just before) so the two do not
-    contradict each other. Everything else written to stderr passes through unchanged."""
-
-    def __init__(self, invalid_ids: set[str]) -> None:
-        self.ids = invalid_ids
-        self._saved = None
-
-    def __enter__(self) -> "_InvalidTaskNotes":
-        import sys
-
-        if self.ids:
-            self._saved = sys.stderr
-            sys.stderr = _RewritingStream(sys.stderr, {
-                f": task {t} not in the dataset": f": task {t} is invalid in the dataset (problems above); not graded"
-                for t in self.ids})
-        return self
-
-    def __exit__(self, *exc) -> None:  # noqa: ANN002
-        import sys
-
-        if self._saved is not None:
-            sys.stderr = self._saved
-
-
-class _RewritingStream:
-    def __init__(self, inner, replacements: dict[str, str]) -> None:  # noqa: ANN001
-        self._inner = inner
-        self._replacements = replacements
-
-    def write(self, text: str) -> int:
-        for old, new in self._replacements.items():
-            if old in text:
-                text = text.replace(old, new)
-        return self._inner.write(text)
-
-    def __getattr__(self, name: str):  # noqa: ANN204
-        return getattr(self._inner, name)
 
 
 def _warn_skipped_invalid(target: Path, err) -> None:  # noqa: ANN001

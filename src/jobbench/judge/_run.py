@@ -116,6 +116,9 @@ def grade_run(
             raise RunDirError(f"{display_path(run_dir / 'lock.json')}: dataset_root missing")
         dataset = load_dataset(root)
     tasks = {t.id: t for t in dataset.tasks}
+    from ..runner._invalid import find_invalid
+
+    invalid = find_invalid(dataset).tasks
     digests: dict[str, str] = {}
     inputs: list[TrialInput] = []
     current: dict[str, GradeRecord] = {}
@@ -125,7 +128,11 @@ def grade_run(
             continue
         task = tasks.get(trial.task_id)
         if task is None:
-            skipped.append(f"{trial.trial_id}: task {trial.task_id} not in the dataset")
+            if trial.task_id in invalid:
+                skipped.append(f"{trial.trial_id}: task {trial.task_id} is invalid in the dataset "
+                               f"({len(invalid[trial.task_id])} problem(s); see `jobbench validate`); not graded")
+            else:
+                skipped.append(f"{trial.trial_id}: task {trial.task_id} not in the dataset")
             continue
         if task.id not in digests:
             digests[task.id] = task_digest(task)
