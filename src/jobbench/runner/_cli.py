@@ -117,7 +117,7 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
     from rich.markup import escape
 
     from jobbench.judge import grade_run, load_judge_config
-    from jobbench.judge._cli import _explain_invalid_tasks, _InvalidTaskNotes
+    from jobbench.judge._cli import _explain_invalid_tasks
     from jobbench.report import build_report, default_out_dir
     from jobbench.report._console import print_summary
     from jobbench.report._write import write_data
@@ -128,9 +128,8 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
         return 0
     try:
         config = load_judge_config()
-        dataset, invalid_ids = _explain_invalid_tasks(run_dir, Console(stderr=True))
-        with _InvalidTaskNotes(invalid_ids):
-            grades = grade_run(run_dir, config, dataset=dataset, executor=getattr(args, "executor", None))
+        dataset, _ = _explain_invalid_tasks(run_dir, Console(stderr=True))
+        grades = grade_run(run_dir, config, dataset=dataset, executor=getattr(args, "executor", None))
         data = build_report([run_dir], judge_key=config.key)
         out = write_data(data, default_out_dir([run_dir]))
     except Exception as exc:  # the trials are saved; grading can be redone alone
