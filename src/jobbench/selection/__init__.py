@@ -16,8 +16,7 @@ Public API:
 """
 
 
-from importlib import import_module
-from typing import Any
+from .._lazy import lazy_attributes
 
 # Names are imported on first use (PEP 562) so that ``jobbench --help`` stays fast.
 _LAZY: dict[str, str] = {
@@ -92,17 +91,7 @@ _LAZY: dict[str, str] = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_LAZY))
+__getattr__, __dir__ = lazy_attributes(__name__, _LAZY)
 
 
 __all__ = [
