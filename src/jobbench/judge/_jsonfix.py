@@ -14,9 +14,29 @@ from __future__ import annotations
 import ast
 import json
 import re
-from typing import Any
+from typing import Any, Iterator
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+
+
+def _scan(text: str, start: int = 0) -> Iterator[tuple[int, str, bool]]:
+    """Yield ``(index, char, in_string)`` for ``text[start:]`` under JSON string rules
+    (backslash escapes); ``in_string`` is the state *after* the character, so an opening
+    quote yields True and a closing quote False, and the last value tells whether the text
+    ends inside a string."""
+    in_str, esc = False, False
+    for i in range(start, len(text)):
+        ch = text[i]
+        if in_str:
+            if esc:
+                esc = False
+            elif ch == "\\":
+                esc = True
+            elif ch == '"':
+                in_str = False
+        elif ch == '"':
+            in_str = True
+        yield i, ch, in_str
 
 
 def _balanced_objects(text: str) -> list[str]:
@@ -25,19 +45,11 @@ def _balanced_objects(text: str) -> list[str]:
     out: list[str] = []
     start = text.find("{")
     while start != -1:
-        depth, in_str, esc, end = 0, False, False, -1
-        for i in range(start, len(text)):
-            ch = text[i]
-            if in_str:
-                if esc:
-                    esc = False
-                elif ch == "\\":
-                    esc = True
-                elif ch == '"':
-                    in_str = False
-            elif ch == '"':
-                in_str = True
-            elif ch == "{":
+        depth, end = 0, -1
+        for i, ch, quoted in _scan(text, start):
+            if quoted:
+                continue
+            if ch == "{":
                 depth += 1
             elif ch == "}":
                 depth -= 1
@@ -108,36 +120,16 @@ def _closings(text: str) -> list[str]:
     if start == -1:
         return []
     body = text[start:]
-    commas: list[int] = []
-    in_str, esc = False, False
-    for i, ch in enumerate(body):
-        if in_str:
-            if esc:
-                esc = False
-            elif ch == "\\":
-                esc = True
-            elif ch == '"':
-                in_str = False
-        elif ch == '"':
-            in_str = True
-        elif ch == ",":
-            commas.append(i)
+    commas = [i for i, ch, quoted in _scan(body) if ch == "," and not quoted]
     out = []
     for cut in [len(body)] + commas[::-1][:50]:
         part = body[:cut]
         stack: list[str] = []
-        in_str, esc = False, False
-        for ch in part:
+        in_str = False
+        for _, ch, in_str in _scan(part):
             if in_str:
-                if esc:
-                    esc = False
-                elif ch == "\\":
-                    esc = True
-                elif ch == '"':
-                    in_str = False
-            elif ch == '"':
-                in_str = True
-            elif ch in "{[":
+                continue
+            if ch in "{[":
                 stack.append("}" if ch == "{" else "]")
             elif ch in "}]" and stack:
                 stack.pop()
