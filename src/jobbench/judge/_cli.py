@@ -171,8 +171,7 @@ def _explain_invalid_tasks(run_dir: Path, err):  # noqa: ANN001, ANN202
 
     from rich.markup import escape
 
-    from ..runner._invalid import find_invalid
-    from ..tasks import load_dataset
+    from ..tasks import find_invalid, load_dataset
 
     try:
         lock = json.loads((run_dir / "lock.json").read_text(encoding="utf-8"))
@@ -202,8 +201,7 @@ def _warn_skipped_invalid(target: Path, err) -> None:  # noqa: ANN001
     """``--skip-invalid`` on a public-layout dataset: list the tasks left ungraded."""
     from rich.markup import escape
 
-    from ..runner._invalid import find_invalid
-    from ..tasks import load_dataset
+    from ..tasks import find_invalid, load_dataset
 
     invalid = find_invalid(load_dataset(target))
     if not invalid:

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from .._io import atomic_write_json
-from ..runner._invalid import InvalidDatasetError, find_invalid, invalid_message
+from ..tasks import InvalidDatasetError, find_invalid, invalid_message
 from ..records import GradeRecord
 from ..tasks import Task, display_path, load_dataset, sha256_file, task_digest
 from ._config import JudgeConfig
@@ -137,7 +137,7 @@ def grade_public_dataset(
     Raises:
         FileNotFoundError: no tasks under ``target``.
         OverwriteRefused: a details file we would write exists and is not ours.
-        jobbench.runner.InvalidDatasetError: the dataset has validation errors and
+        jobbench.tasks.InvalidDatasetError: the dataset has validation errors and
             ``skip_invalid`` is False (the message lists every problem).
     """
     ds = load_dataset(target)

@@ -116,7 +116,7 @@ def grade_run(
             raise RunDirError(f"{display_path(run_dir / 'lock.json')}: dataset_root missing")
         dataset = load_dataset(root)
     tasks = {t.id: t for t in dataset.tasks}
-    from ..runner._invalid import find_invalid
+    from ..tasks import find_invalid
 
     invalid = find_invalid(dataset).tasks
     digests: dict[str, str] = {}

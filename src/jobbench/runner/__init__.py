@@ -23,7 +23,7 @@ from ._executor import (
     make_executor,
 )
 from ._export import ExportSummary, export_official
-from ._invalid import InvalidDatasetError, InvalidTasks, find_invalid
+from ..tasks import InvalidDatasetError, InvalidTasks, find_invalid
 from ._lock import RunConfigError, RunDirLock, merge_lock, read_lock, write_lock
 from ._paths import (
     DELIVERABLES,

@@ -306,6 +306,7 @@ def register(app: typer.Typer) -> None:
 
         from ..agents import AgentLimits, Endpoint, ModelSettings, Pricing
         from ..sandbox import SandboxError, kill_all_sandboxes
+        from ..tasks import InvalidDatasetError
         from ._executor import EXECUTORS, ExecutorError, make_executor
         from ._lock import RunConfigError
         from ._run import RunConfig, run_trials
@@ -380,7 +381,7 @@ def register(app: typer.Typer) -> None:
             err.print("\n[yellow]Interrupted.[/yellow] Finished trials are saved; run the same command to resume.")
             err.file.flush()
             os._exit(130)
-        except (RunConfigError, FileNotFoundError, KeyError, SandboxError, ExecutorError) as exc:
+        except (RunConfigError, InvalidDatasetError, FileNotFoundError, KeyError, SandboxError, ExecutorError) as exc:
             if executor is not None:
                 executor.close()
             err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)

@@ -30,7 +30,7 @@ from ..records import TrialRecord, TrialStatus
 from ..sandbox import DeliverableLimits, default_scratch_root
 from ..tasks import Task, display_path, load_dataset, task_digest
 from ._executor import Executor, LocalExecutor, TrialBatch
-from ._invalid import InvalidDatasetError, InvalidTasks, find_invalid, invalid_message
+from ..tasks import InvalidDatasetError, InvalidTasks, find_invalid, invalid_message
 from ._lock import RunConfigError, RunDirLock, merge_lock, read_lock, write_lock
 from ._orphans import sweep_scratch
 from ._paths import TRIAL_JSON, AgentSpec, trial_dir, trial_id

@@ -4,6 +4,8 @@ Public API:
     :func:`load_dataset`, :func:`load_task`, :func:`discover_task_dirs`,
     :func:`parse_rubrics`, :func:`rubrics_schema`, :func:`task_digest`, :class:`Task`, :class:`Rubric`,
     :class:`Criterion`, :class:`Dataset`, :class:`Problem`, :class:`TaskLoadError`,
+    invalid-task attribution (:func:`find_invalid`, :class:`InvalidTasks`,
+    :class:`InvalidDatasetError`),
     occupation metadata (:func:`occupation_for`, :func:`occupations`,
     :func:`soc_major_groups`), check specifications (:data:`Check` and its kinds), the
     JSON Schema of RUBRICS.json (:func:`rubrics_schema`) and the verified, pinned download
@@ -22,6 +24,7 @@ from ._checks import (
     SqliteQueryCheck,
     XlsxCellCheck,
 )
+from ._invalid import InvalidDatasetError, InvalidTasks, find_invalid, invalid_message, lenient_max_points
 from ._load import (
     INSTRUCTIONS,
     RUBRICS,
@@ -59,6 +62,11 @@ from ._pull import (
 from ._rubrics import parse_rubrics, rubrics_schema
 
 __all__ = [
+    "InvalidDatasetError",
+    "InvalidTasks",
+    "find_invalid",
+    "invalid_message",
+    "lenient_max_points",
     "CHECK_KINDS",
     "Check",
     "CsvValueCheck",

@@ -1,5 +1,5 @@
 """Invalid tasks of a dataset: which task each validation error belongs to, and what a run
-records about the tasks it could not run.
+or a grading pass records about the tasks it could not use.
 
 ``jobbench run`` refuses a dataset with validation errors (a silently dropped task changes
 every configuration's score); with ``--skip-invalid`` it runs the valid tasks and records
@@ -24,11 +24,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..tasks import Dataset, Problem, discover_task_dirs
-from ._lock import RunConfigError
+from ._load import Dataset, discover_task_dirs
+from ._problems import Problem
 
 
-class InvalidDatasetError(RunConfigError):
+class InvalidDatasetError(ValueError):
     """The dataset has validation errors and ``skip_invalid`` was not set.
 
     Attributes:
