@@ -23,13 +23,12 @@ Leak detection compares word n-grams (lower-cased ``\\w+`` tokens):
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from ..tasks import INSTRUCTIONS, RUBRICS, SEARCH, SOLUTION, TASK_CARD, Task, display_path
+from ..tasks import INSTRUCTIONS, RUBRICS, SEARCH, SOLUTION, TASK_CARD, Task, display_path, sha256_file
 from ._findings import Finding, make_finding
 from ._text import (
     Mention,
@@ -216,14 +215,6 @@ def decoy_files(task: Task) -> list[tuple[str, Path]]:
             if PurePosixPath(rel).name.lower() != "expected.json"]
 
 
-def _sha(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
-
-
 def audit_task(task: Task, config: AuditConfig | None = None) -> list[Finding]:
     """Run every static audit check on one task.
 
@@ -339,22 +330,22 @@ def audit_task(task: Task, config: AuditConfig | None = None) -> list[Finding]:
     for name in (RUBRICS, TASK_CARD):
         p = task.root / name
         if p.is_file() and not p.is_symlink():
-            hidden_hashes[_sha(p)] = name
+            hidden_hashes[sha256_file(p)] = name
     sol = task.root / SOLUTION
     if sol.is_dir() and not sol.is_symlink():
         for rel in _walk(sol):
             if rel.split("/", 1)[0] == "decoys":
                 continue  # a decoy may be an input handed back unchanged
-            hidden_hashes.setdefault(_sha(sol / rel), f"{SOLUTION}/{rel}")
+            hidden_hashes.setdefault(sha256_file(sol / rel), f"{SOLUTION}/{rel}")
     search_hashes: dict[str, str] = {}
     if task.search_dir is not None:
         for rel in task.search_files:
-            search_hashes[_sha(task.search_dir / rel)] = f"{SEARCH}/{rel}"
+            search_hashes[sha256_file(task.search_dir / rel)] = f"{SEARCH}/{rel}"
     ws_hashes: dict[str, str] = {}
     for rel in workspace:
         p = task.workspace_dir / rel
         parts = [x.lower() for x in PurePosixPath(rel).parts]
-        digest = _sha(p)
+        digest = sha256_file(p)
         ws_hashes[rel] = digest
         reason = None
         if parts[-1] in HIDDEN_NAMES:

@@ -38,6 +38,8 @@ from typing import Any, Callable
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ._load import sha256_file
+
 DEFAULT_REPO_ID = "JobBench/job-bench"
 """The public JobBench dataset on the Hugging Face Hub (a dataset repository)."""
 DEFAULT_REVISION = "main"
@@ -138,14 +140,6 @@ def _safe_repo_path(name: str) -> bool:
 
 def _git_blob_sha1(path: Path, size: int) -> str:
     h = hashlib.sha1(f"blob {size}\0".encode())
-    with open(path, "rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
     with open(path, "rb") as f:
         while block := f.read(1 << 20):
             h.update(block)
@@ -520,7 +514,7 @@ def _intact(dest: Path, manifest: PullManifest, expected: dict[str, Any]) -> boo
         return False
     for f in manifest.files:
         p = dest / f.path
-        if p.is_symlink() or not p.is_file() or p.stat().st_size != f.size or _sha256(p) != f.sha256:
+        if p.is_symlink() or not p.is_file() or p.stat().st_size != f.size or sha256_file(p) != f.sha256:
             return False
     return True
 
@@ -550,7 +544,7 @@ def _verify(staging: Path, expected: dict[str, Any], repo_id: str, commit: str) 
         if actual_size != size:
             bad.append(f"{name}: size {actual_size} bytes, the Hub says {size}")
             continue
-        sha = _sha256(p)
+        sha = sha256_file(p)
         algo, want = hub_hash.split(":", 1)
         got = sha if algo == "sha256" else _git_blob_sha1(p, size)
         if got != want:
