@@ -4,7 +4,8 @@ Public API:
     :func:`write_report` (the contract entry point), :func:`build_report` (figures without
     writing), :func:`load_run`, :func:`judge_keys`, :func:`resolve_judge_key`,
     :class:`ReportData`, :class:`ConfigView`, :class:`RunData`, :class:`ReportInputError`,
-    :data:`REPORT_FILES`.
+    :data:`REPORT_FILES`, :func:`write_data` (write an already built report) and
+    :func:`print_summary` (the terminal task table and leaderboard).
 """
 
 from .._lazy import lazy_attributes
@@ -23,6 +24,8 @@ _LAZY: dict[str, str] = {
     "REPORT_FILES": "._write",
     "default_out_dir": "._write",
     "write_report": "._write",
+    "write_data": "._write",
+    "print_summary": "._console",
 }
 
 
@@ -41,4 +44,6 @@ __all__ = [
     "REPORT_FILES",
     "default_out_dir",
     "write_report",
+    "write_data",
+    "print_summary",
 ]

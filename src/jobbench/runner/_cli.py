@@ -118,9 +118,7 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
 
     from jobbench.judge import grade_run, load_judge_config
     from jobbench.judge._cli import _explain_invalid_tasks
-    from jobbench.report import build_report, default_out_dir
-    from jobbench.report._console import print_summary
-    from jobbench.report._write import write_data
+    from jobbench.report import build_report, default_out_dir, print_summary, write_data
 
     console = Console()
     if getattr(args, "no_grade", False):
