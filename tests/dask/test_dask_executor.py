@@ -215,13 +215,25 @@ def test_worker_killed_mid_trial_is_retried_and_recorded_once(tmp_path):
             while not stop.is_set() and not killed:
                 pids = {w["pid"] for w in ex.workers().values()}
                 for owner in scratch.glob(f"jb-*/{OWNER_FILE}"):
-                    if (owner.parent / "workspace" / "task_folder" / "delay.txt").exists():
+                    # Only task2's *oracle* trial is slow: the null trial of task2 has the same
+                    # delay.txt but ends at once, and killing its worker 0.3 s later would hit
+                    # whichever trial that worker picked up next. The oracle copies the task's
+                    # solution into the private folder before it starts sleeping.
+                    trial_dir = owner.parent
+                    if not ((trial_dir / "workspace" / "task_folder" / "delay.txt").exists()
+                            and (trial_dir / "private" / "solution").exists()):
+                        continue
+                    try:
                         pid = int(owner.read_text())
-                        if pid in pids:
-                            time.sleep(0.3)  # well inside the 3 s trial
-                            os.kill(pid, signal.SIGKILL)
-                            killed.update(pid=pid, scratch=owner.parent)
-                            return
+                    except (OSError, ValueError):
+                        continue  # the pid file is being written or the trial just ended
+                    if pid in pids:
+                        time.sleep(0.3)  # well inside the 3 s sleep
+                        if not owner.exists():
+                            continue  # ended after all; look again
+                        os.kill(pid, signal.SIGKILL)
+                        killed.update(pid=pid, scratch=trial_dir)
+                        return
                 time.sleep(0.05)
 
         events: list[tuple[str, str]] = []
