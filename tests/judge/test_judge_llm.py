@@ -419,3 +419,35 @@ def test_bad_http_body_is_retried_and_progress_bar_path(setup, judge_config) -> 
     assert rec.score == pytest.approx(0.4)
     errors = [e for u in rec.model_extra["units"] for r in u["replies"] for e in r.get("errors", [])]
     assert len(errors) == 1 and errors[0].startswith("bad response")
+
+
+def test_grade_run_regrades_a_deliverable_edited_after_the_run(tmp_path, judge_config, capsys) -> None:
+    """`grade RUN` hashes the deliverables on disk: unchanged ones cost 0 calls, an edited one
+    is regraded (not served its old grade from the manifest in trial.json) with a warning."""
+    task1 = make_task(tmp_path, RUBRICS[:1])  # "Revenue figure", 2 criteria
+    run = make_run(tmp_path / "run", tmp_path / "dataset", [
+        {"task": task1, "agent": "oracle", "model": "-", "epoch": 1, "files": {"report.md": REPORT}}])
+
+    def content_judge(req):  # passes both criteria iff the deliverable states the revenue
+        ok = "Revenue: $1,234.50" in json.dumps(req["messages"])  # the criterion text alone has no "Revenue:"
+        v = "pass" if ok else "fail"
+        return chat_reply(json.dumps({"criteria": [{"index": j, "reasoning": "r", "evidence": "", "verdict": v}
+                                                   for j in range(2)],
+                                      "overall_reasoning": "", "rubric_passed": ok}))
+
+    cfg = judge_config("")
+    with FakeOpenAIServer(content_judge) as srv:
+        cfg = cfg.model_copy(update={"api_base": srv.base_url})
+        first = grade_run(run, cfg, progress=False)
+        assert srv.calls == 1
+        again = grade_run(run, cfg, progress=False)
+        assert srv.calls == 1  # unchanged outputs: zero judge calls
+        assert "differ from those recorded" not in capsys.readouterr().err
+        deliv = run / "trials" / first[0].trial_id / "deliverables"
+        (deliv / "report.md").write_text("Revenue: unknown\n", encoding="utf-8")
+        edited = grade_run(run, cfg, progress=False)
+        assert srv.calls == 2
+    assert first[0].score == 1.0 and again[0].score == 1.0 and edited[0].score == 0.0
+    err = capsys.readouterr().err
+    assert "1 deliverable(s) differ from those recorded when the trial ran (report.md)" in err
+

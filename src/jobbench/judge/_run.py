@@ -12,9 +12,10 @@ from pydantic import ValidationError
 
 from .._io import atomic_write_json
 from ..records import GradeRecord, TrialRecord, TrialStatus, Usage
-from ..tasks import Dataset, display_path, load_dataset, task_digest
+from ..tasks import Dataset, display_path, load_dataset, sha256_file, task_digest
 from ._config import JudgeConfig
 from ._grade import Grader, TrialInput, inputs_digest
+from .checks._common import list_deliverables
 
 
 class RunDirError(ValueError):
@@ -136,7 +137,15 @@ def grade_run(
             continue
         if task.id not in digests:
             digests[task.id] = task_digest(task)
-        manifest = [(d.path, d.sha256) for d in trial.deliverables]
+        deliverables_dir = run_dir / "trials" / trial.trial_id / "deliverables"
+        manifest = _current_manifest(deliverables_dir)
+        recorded = sorted((d.path, d.sha256) for d in trial.deliverables)
+        if manifest != recorded:
+            changed = sorted(set(manifest).symmetric_difference(recorded))
+            names = sorted({path for path, _ in changed})
+            print(f"warning: {display_path(deliverables_dir)}: {len(names)} deliverable(s) differ from those "
+                  f"recorded when the trial ran ({', '.join(names[:5])}{' …' if len(names) > 5 else ''}); "
+                  "grading the files as they are now", file=sys.stderr)
         dig = inputs_digest(digests[task.id], manifest, config)
         out = grade_path(run_dir, config, trial.trial_id)
         prior = load_grade(out)
@@ -146,7 +155,7 @@ def grade_run(
             continue
         inputs.append(TrialInput(
             trial_id=trial.trial_id, task=task,
-            deliverables_dir=run_dir / "trials" / trial.trial_id / "deliverables",
+            deliverables_dir=deliverables_dir,
             epoch=trial.epoch, out_path=out, prior=prior if prior_dig == dig else None,
             extra={"inputs_digest": dig, "agent": trial.agent, "model": trial.model,
                    "task_digest": digests[task.id], "trial_status": trial.status.value,
@@ -171,6 +180,14 @@ def grade_run(
     records = [current[k] for k in sorted(current)]
     atomic_write_json(run_dir / "grades" / f"{config.key}.usage.json", usage_summary(records, config))
     return records
+
+
+def _current_manifest(deliverables_dir: Path) -> list[tuple[str, str]]:
+    """``[(relative POSIX path, sha256 hex)]`` of the regular files under ``deliverables_dir``
+    now, sorted (symlinks are neither followed nor listed; a missing folder gives ``[]``).
+    Hashing at grade time, rather than trusting the manifest in ``trial.json``, means a
+    deliverable edited after the run is regraded instead of served a stale grade."""
+    return [(rel, sha256_file(deliverables_dir / rel)) for rel in list_deliverables(deliverables_dir)]
 
 
 def usage_summary(records: list[GradeRecord], config: JudgeConfig) -> dict[str, Any]:
