@@ -12,7 +12,8 @@ Public API:
     :func:`evaluate_check` / :class:`CheckResult`, :func:`details_from_record` /
     :func:`write_public_details`, :func:`recover_json`, :func:`detect_injection`,
     :func:`needs_vision`, :data:`PROMPT_VERSION`, :func:`usage_summary` /
-    :func:`cached_usage` (judge usage, live and originally paid for cached verdicts).
+    :func:`cached_usage` (judge usage, live and originally paid for cached verdicts),
+    :func:`explain_invalid_tasks` (a run's dataset, warning about tasks invalid now).
 """
 
 from .._lazy import lazy_attributes
@@ -48,6 +49,7 @@ _LAZY: dict[str, str] = {
     "write_public_details": "._public",
     "RunDirError": "._run",
     "cached_usage": "._run",
+    "explain_invalid_tasks": "._run",
     "grade_path": "._run",
     "grade_run": "._run",
     "usage_summary": "._run",
@@ -77,6 +79,7 @@ __all__ = [
     "details_from_record",
     "detect_injection",
     "evaluate_check",
+    "explain_invalid_tasks",
     "evidence_found",
     "grade_path",
     "grade_public_dataset",

@@ -62,7 +62,7 @@ def register(app: typer.Typer) -> None:
         from ..tasks import discover_task_dirs, display_path
         from ._config import load_judge_config
         from ._public import OverwriteRefused, grade_public_dataset
-        from ._run import RunDirError, grade_run
+        from ._run import RunDirError, explain_invalid_tasks, grade_run
 
         err = _console(stderr=True)
         try:
@@ -81,7 +81,7 @@ def register(app: typer.Typer) -> None:
         show = progress and sys.stderr.isatty()
         try:
             if (target / "lock.json").is_file():
-                dataset, _ = _explain_invalid_tasks(target, err)
+                dataset, _ = explain_invalid_tasks(target, err)
                 records = grade_run(target, cfg, dataset=dataset, progress=show, force=force)
                 kind = "run"
             else:
@@ -157,44 +157,6 @@ def register(app: typer.Typer) -> None:
         n = cache.clear(model)
         cache.close()
         print(f"{path}: deleted {n} entries")
-
-
-def _explain_invalid_tasks(run_dir: Path, err):  # noqa: ANN001, ANN202
-    """Load the run's dataset and print, once per task, why trials of tasks that are now
-    invalid are not graded (every problem: file, JSON path, message).
-
-    Returns:
-        ``(dataset or None, {invalid task id})``; None lets ``grade_run`` report the
-        problem with the run directory itself.
-    """
-    import json
-
-    from rich.markup import escape
-
-    from ..tasks import find_invalid, load_dataset
-
-    try:
-        lock = json.loads((run_dir / "lock.json").read_text(encoding="utf-8"))
-        root = lock.get("dataset_root") if isinstance(lock, dict) else None
-        if not root:
-            return None, set()
-        dataset = load_dataset(root)
-    except (OSError, ValueError):
-        return None, set()
-    invalid = find_invalid(dataset)
-    trial_tasks = set()
-    trials = run_dir / "trials"
-    for p in trials.rglob("trial.json") if trials.is_dir() else []:
-        rel = p.parent.relative_to(trials).parts
-        if len(rel) >= 3:
-            trial_tasks.add("/".join(rel[:3]))
-    hit = sorted(t for t in invalid.tasks if t in trial_tasks)
-    for tid in hit:
-        err.print(f"[yellow]warning:[/yellow] task {escape(tid)} is invalid in the dataset now, so its trials are not "
-                  "graded; fix it and grade again:", highlight=False)
-        for p in invalid.tasks[tid]:
-            err.print(f"  {escape(str(p))}", highlight=False)
-    return dataset, set(hit)
 
 
 def _warn_skipped_invalid(target: Path, err) -> None:  # noqa: ANN001

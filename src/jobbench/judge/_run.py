@@ -182,6 +182,46 @@ def grade_run(
     return records
 
 
+def explain_invalid_tasks(run_dir: Path, err: Any) -> tuple[Dataset | None, set[str]]:
+    """Load the dataset of a run (``lock.json``'s ``dataset_root``) and print to ``err`` (a
+    :class:`rich.console.Console`), once per task, why the run's trials of tasks that are
+    invalid in the dataset now are not graded (every problem: file, JSON path, message).
+    Used by ``jobbench grade`` and ``jobbench run`` before :func:`grade_run`.
+
+    Returns:
+        ``(dataset or None, {invalid task id with trials in the run})``; None (no readable
+        ``lock.json`` or dataset) lets :func:`grade_run` report the problem itself.
+    Raises:
+        Nothing: unreadable inputs give ``(None, set())``.
+    """
+    from rich.markup import escape
+
+    from ..tasks import find_invalid
+
+    try:
+        lock = json.loads((run_dir / "lock.json").read_text(encoding="utf-8"))
+        root = lock.get("dataset_root") if isinstance(lock, dict) else None
+        if not root:
+            return None, set()
+        dataset = load_dataset(root)
+    except (OSError, ValueError):
+        return None, set()
+    invalid = find_invalid(dataset)
+    trial_tasks = set()
+    trials = run_dir / "trials"
+    for p in trials.rglob("trial.json") if trials.is_dir() else []:
+        rel = p.parent.relative_to(trials).parts
+        if len(rel) >= 3:
+            trial_tasks.add("/".join(rel[:3]))
+    hit = sorted(t for t in invalid.tasks if t in trial_tasks)
+    for tid in hit:
+        err.print(f"[yellow]warning:[/yellow] task {escape(tid)} is invalid in the dataset now, so its trials are not "
+                  "graded; fix it and grade again:", highlight=False)
+        for p in invalid.tasks[tid]:
+            err.print(f"  {escape(str(p))}", highlight=False)
+    return dataset, set(hit)
+
+
 def _current_manifest(deliverables_dir: Path) -> list[tuple[str, str]]:
     """``[(relative POSIX path, sha256 hex)]`` of the regular files under ``deliverables_dir``
     now, sorted (symlinks are neither followed nor listed; a missing folder gives ``[]``).

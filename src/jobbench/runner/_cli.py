@@ -116,8 +116,7 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
     from rich.console import Console
     from rich.markup import escape
 
-    from jobbench.judge import grade_run, load_judge_config
-    from jobbench.judge._cli import _explain_invalid_tasks
+    from jobbench.judge import explain_invalid_tasks, grade_run, load_judge_config
     from jobbench.report import build_report, default_out_dir, print_summary, write_data
 
     console = Console()
@@ -126,7 +125,7 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
         return 0
     try:
         config = load_judge_config()
-        dataset, _ = _explain_invalid_tasks(run_dir, Console(stderr=True))
+        dataset, _ = explain_invalid_tasks(run_dir, Console(stderr=True))
         grades = grade_run(run_dir, config, dataset=dataset, executor=getattr(args, "executor", None))
         data = build_report([run_dir], judge_key=config.key)
         out = write_data(data, default_out_dir([run_dir]))
