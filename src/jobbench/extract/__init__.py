@@ -8,6 +8,8 @@ Public API (stable contract used by the judge, the builtin agent and the gates):
 * ``folder_text(files, max_total_chars=1_000_000, *, boundary=None) -> (text, truncated)``
   (the folder text format; header-like lines inside a file are escaped, see
   ``escape_file_headers`` and ``file_header``)
+* ``Extraction.content()``: the file's own text without the extractor's annotations (``notes``
+  spans; read by the judge's number/regex checks)
 * ``workbook_values(path, *, engine=None, ...) -> WorkbookValues`` (recalculated cells,
   used by the judge's ``xlsx_cell`` check)
 * :class:`ExtractLimits` (budgets, safety limits, engine) and :class:`ExtractCache`.

@@ -17,6 +17,7 @@ from typing import Callable
 
 from ._base import Context, Source, safe_display
 from ._budget import fair_shares, head_tail
+from ._notes import note
 from ._safety import human_bytes
 
 MAX_LISTED = 500
@@ -27,7 +28,7 @@ def extract_zip(source: Source, ctx: Context, *, dispatch: Callable[[Source, Con
     with source.open() as f, zipfile.ZipFile(f) as zf:
         infos = zf.infolist()
         total = sum(i.file_size for i in infos)
-        lines = [f"Zip archive: {len(infos):,} entries, {human_bytes(total)} uncompressed"]
+        lines = [note(f"Zip archive: {len(infos):,} entries, {human_bytes(total)} uncompressed")]
         candidates = []
         for info in infos:
             name = safe_display(info.filename)
@@ -42,13 +43,14 @@ def extract_zip(source: Source, ctx: Context, *, dispatch: Callable[[Source, Con
             else:
                 candidates.append(info)
             if len(lines) <= MAX_LISTED:
-                lines.append(f"  {name}  ({info.file_size:,} bytes" + (", " + ", ".join(flags) if flags else "") + ")")
+                lines.append(note("  ") + name + note(f"  ({info.file_size:,} bytes" + (", " + ", ".join(flags) if flags else "")
+                                                      + ")"))
         if len(infos) > MAX_LISTED:
-            lines.append(f"  … {len(infos) - MAX_LISTED:,} more entries")
+            lines.append(note(f"  … {len(infos) - MAX_LISTED:,} more entries"))
         listing = "\n".join(lines)
         if ctx.depth >= ctx.limits.archive_depth or not candidates:
             if candidates:
-                lines.append("[members not extracted: nested archive depth limit]")
+                lines.append(note("[members not extracted: nested archive depth limit]"))
             return "\n".join(lines) + "\n"
         chosen = candidates[: ctx.limits.archive_members]
         if len(candidates) > len(chosen):
@@ -75,7 +77,7 @@ def extract_zip(source: Source, ctx: Context, *, dispatch: Callable[[Source, Con
                     (ctx.error if d.level == "error" else ctx.warn if d.level == "warning" else ctx.info)(
                         f"{member}: {d.message}")
                 ctx.cacheable &= child.cacheable
-                blocks.append((f"--- member: {member} ({kind}) ---", text))
+                blocks.append((note(f"--- member: {member} ({kind}) ---"), text))
                 path.unlink(missing_ok=True)
     budget = max(1000, ctx.limits.max_chars - len(listing) - 10)
     shares = fair_shares([len(h) + len(t) + 2 for h, t in blocks], budget)

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+from ._notes import balance_cut, note
+
 HEAD_FRACTION = 0.75
 """Share of a budget given to the head of a truncated text (the rest goes to the tail)."""
 
 
 def truncation_marker(omitted: int, total: int, what: str = "this file") -> str:
-    """The marker placed where text was cut."""
-    return f"\n[... truncated: {omitted:,} of {total:,} characters of {what} omitted here; head and tail kept ...]\n"
+    """The marker placed where text was cut (an extractor note, see :mod:`._notes`)."""
+    return "\n" + note(f"[... truncated: {omitted:,} of {total:,} characters of {what} omitted here; head and tail "
+                       "kept ...]") + "\n"
 
 
 def head_tail(text: str, budget: int, *, what: str = "this file") -> tuple[str, bool]:
@@ -36,6 +39,7 @@ def head_tail(text: str, budget: int, *, what: str = "this file") -> tuple[str, 
     if 0 <= cut <= tail_n * 0.1:
         tail = tail[cut + 1:]
     omitted = total - len(head) - len(tail)
+    head, tail = balance_cut(head, tail)
     return head + truncation_marker(omitted, total, what) + tail, True
 
 
@@ -62,7 +66,7 @@ def join_head_tail(head: str, tail: str, budget: int, *, total_desc: str) -> str
     ``head`` and ``tail`` are cut to 3/4 and 1/4 of ``budget`` (at line breaks) around a
     marker saying how large the file is; the result is at most ``budget`` characters.
     """
-    marker = f"\n[... truncated: {total_desc}; only its head and tail are shown ...]\n"
+    marker = "\n" + note(f"[... truncated: {total_desc}; only its head and tail are shown ...]") + "\n"
     room = max(0, budget - len(marker))
     head_n = int(room * HEAD_FRACTION)
     tail_n = room - head_n
@@ -74,4 +78,5 @@ def join_head_tail(head: str, tail: str, budget: int, *, total_desc: str) -> str
     cut = tail.find("\n")
     if cut >= 0:
         tail = tail[cut + 1:]
+    head, tail = balance_cut(head, tail)
     return head + marker + tail

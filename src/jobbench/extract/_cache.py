@@ -23,8 +23,9 @@ from .._io import atomic_write_text
 from ._limits import ENV_CACHE_DIR, ENV_NO_CACHE, ExtractLimits
 from ._records import Extraction, WorkbookValues
 
-EXTRACTOR_VERSION = "1"
-"""Bump when extraction output changes for the same input and library versions."""
+EXTRACTOR_VERSION = "2"
+"""Bump when extraction output changes for the same input and library versions (2: note spans,
+``Extraction.notes``)."""
 
 _LIBRARIES = ("openpyxl", "formulas", "pdfplumber", "pdfminer.six", "python-docx", "python-pptx", "nbformat", "xlrd",
               "charset-normalizer", "pillow", "lxml")

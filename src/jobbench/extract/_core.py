@@ -37,13 +37,20 @@ def _limits(limits: ExtractLimits | None, engine: XlsxEngine | None, **overrides
     return limits
 
 
+def _all_note(text: str) -> list[tuple[int, int]]:
+    """Note spans of a text written entirely by the extractor."""
+    return [(0, len(text))] if text else []
+
+
 def _refused(rel: str, message: str, size: int = 0) -> Extraction:
-    return Extraction(path=rel, kind="refused", text=f"[extraction error: {message}]\n[refused: not read]\n",
+    text = f"[extraction error: {message}]\n[refused: not read]\n"
+    return Extraction(path=rel, kind="refused", text=text, notes=_all_note(text),
                       diagnostics=[Diagnostic(level="error", message=message)], size=size)
 
 
 def _infra_error(rel: str, message: str, sha256: str, size: int) -> Extraction:
-    return Extraction(path=rel, kind="error", text=f"[extraction error: {message}]\n",
+    text = f"[extraction error: {message}]\n"
+    return Extraction(path=rel, kind="error", text=text, notes=_all_note(text),
                       diagnostics=[Diagnostic(level="error", message=message)], sha256=sha256, size=size)
 
 
@@ -304,7 +311,7 @@ def extract_dir(folder: Path | str, *, max_chars_per_file: int = 200_000, max_to
         files = [one(item) for item in todo]
     for rel, _path, _st, _problem in entries[lim.max_files:]:
         msg = f"not extracted: folder file limit of {lim.max_files:,} reached"
-        files.append(Extraction(path=rel, kind="skipped", text=f"[{msg}]\n",
+        files.append(Extraction(path=rel, kind="skipped", text=f"[{msg}]\n", notes=_all_note(f"[{msg}]\n"),
                                 diagnostics=[Diagnostic(level="warning", message=msg)]))
     # folder image budget, in file order
     kept = 0

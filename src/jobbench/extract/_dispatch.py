@@ -9,6 +9,7 @@ import zipfile
 from ._base import Context, DeadlineExceeded, ExtractionError, Refused, Source, looks_binary
 from ._budget import head_tail
 from ._limits import ExtractLimits
+from ._notes import note, split_notes
 from ._records import Extraction, WorkbookValues
 from ._sniff import describe_kind, extension_kind, magic_kind, zip_kind
 
@@ -86,7 +87,7 @@ def _unsupported(source: Source, ctx: Context, what: str | None = None) -> tuple
     label = what or source.suffix or "(no extension)"
     ctx.kind = "unsupported"
     ctx.warn(f"unsupported format: {label}")
-    return "unsupported", f"[unsupported: {label}]\n"
+    return "unsupported", note(f"[unsupported: {label}]") + "\n"
 
 
 def extract_source(source: Source, ctx: Context) -> tuple[str, str]:
@@ -102,7 +103,7 @@ def extract_source(source: Source, ctx: Context) -> tuple[str, str]:
     if source.size == 0:
         ctx.kind = "empty"
         ctx.warn("empty file (0 bytes)")
-        return "empty", "[empty file]\n"
+        return "empty", note("[empty file]") + "\n"
     head = source.read_bytes(8192)
     ext_kind = extension_kind(source.suffix)
     magic = magic_kind(head)
@@ -182,7 +183,7 @@ def extract_source(source: Source, ctx: Context) -> tuple[str, str]:
         if ext_kind is not None:
             ctx.warn(f"named {label} but the content is binary; not shown")
             ctx.kind = "binary"
-            return "binary", "[binary content not shown]\n"
+            return "binary", note("[binary content not shown]") + "\n"
         return _unsupported(source, ctx)
     if ext_kind is not None:
         return ext_kind, run_kind(ext_kind, source, ctx)
@@ -190,9 +191,10 @@ def extract_source(source: Source, ctx: Context) -> tuple[str, str]:
 
 
 def diagnostic_lines(ext: Extraction) -> str:
-    """The warning/error lines shown to the judge above a file's text."""
+    """The warning/error lines shown to the judge above a file's text (one note, see
+    :mod:`._notes`)."""
     lines = [f"[extraction {d.level}: {d.message}]" for d in ext.diagnostics if d.level in ("error", "warning")]
-    return ("\n".join(lines) + "\n") if lines else ""
+    return (note("\n".join(lines)) + "\n") if lines else ""
 
 
 def run_one(path: str, rel: str, limits: ExtractLimits, *, timeout: float | None = None, sha256: str = "",
@@ -247,7 +249,7 @@ def run_one(path: str, rel: str, limits: ExtractLimits, *, timeout: float | None
         ctx.warn(f"{ctx.images_dropped} image(s) not attached (limit {limits.max_images} per file)")
     ext = Extraction(path=rel, kind=kind, diagnostics=ctx.diagnostics, images=ctx.images, sha256=sha256, size=size)
     body, cut = head_tail(text, max(0, limits.max_chars - len(diagnostic_lines(ext))), what="this file")
-    ext.text = diagnostic_lines(ext) + body
+    ext.text, ext.notes = split_notes(diagnostic_lines(ext) + body)
     ext.truncated = cut or ctx.truncated
     workbook = ctx.workbook if kind == "xlsx" else None
     return ext, ctx.cacheable, workbook

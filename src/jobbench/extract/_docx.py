@@ -16,6 +16,7 @@ import posixpath
 from lxml import etree
 
 from ._base import Context, Source, markdown_table
+from ._notes import note
 from ._ooxml import NS, chart_summary, parse_xml
 
 W = "{%s}" % NS["w"]
@@ -51,15 +52,16 @@ class _Doc:
     def image_marker(self, rid: str, alt: str | None) -> str:
         target = self._rel_target(rid)
         if target is None:
-            return "[image: linked or missing]"
+            return note("[image: linked or missing]")
         base = posixpath.basename(str(target.partname))
         name = self.ctx.add_image(base, target.blob)
-        return f"[image: {base}" + (f"; alt text: {alt}" if alt else "") + ("" if name else "; not attached") + "]"
+        return (note(f"[image: {base}" + ("; alt text: " if alt else "")) + (alt or "")
+                + note(("" if name else "; not attached") + "]"))
 
     def chart_marker(self, rid: str) -> str:
         target = self._rel_target(rid)
         if target is None:
-            return "[chart]"
+            return note("[chart]")
         return chart_summary(target.blob)
 
     # -- text
@@ -87,9 +89,9 @@ class _Doc:
                 elif tag == W + "noBreakHyphen":
                     out.append("-")
                 elif tag == W + "footnoteReference":
-                    out.append(f"[^{child.get(W + 'id')}]")
+                    out.append(note(f"[^{child.get(W + 'id')}]"))
                 elif tag == W + "endnoteReference":
-                    out.append(f"[^e{child.get(W + 'id')}]")
+                    out.append(note(f"[^e{child.get(W + 'id')}]"))
                 elif tag == W + "txbxContent":
                     text = self.block_text(child)
                     if text.strip():
@@ -140,7 +142,7 @@ class _Doc:
                 prefix = "  " * depth + "- "
         line = prefix + text if text.strip() else text.strip()
         for box in boxes:
-            line += f"\n[text box]\n{box}\n[end text box]"
+            line += "\n" + note("[text box]") + f"\n{box}\n" + note("[end text box]")
         return line
 
     def table(self, tbl) -> str:
@@ -165,9 +167,9 @@ class _Doc:
                 parts.append(self.paragraph(child))
             elif tag == W + "tbl":
                 if nested:
-                    rows = [" | ".join(self.block_text(tc, nested=True).strip().replace("\n", " ")
+                    rows = [note(" | ").join(self.block_text(tc, nested=True).strip().replace("\n", " ")
                                        for tc in tr.findall(W + "tc")) for tr in child.findall(W + "tr")]
-                    parts.append("[table: " + " / ".join(rows) + "]")
+                    parts.append(note("[table: ") + note(" / ").join(rows) + note("]"))
                 else:
                     parts.append("\n" + self.table(child) + "\n")
             elif tag in (W + "sdt",):
@@ -236,7 +238,7 @@ def extract_docx(source: Source, ctx: Context) -> str:
                 continue
             if text and text not in seen:
                 seen.add(text)
-                parts.append(f"[{label}] {text}")
+                parts.append(note(f"[{label}] ") + text)
     out = []
     if parts:
         out.append("\n".join(p for p in parts if "header" in p.split("]")[0]))
@@ -248,7 +250,7 @@ def extract_docx(source: Source, ctx: Context) -> str:
                                 ("/comments.xml", "Comments", "comment ")):
         notes = _notes_part(doc, suffix, ctx)
         if notes:
-            out.append(f"{title}:\n" + "\n".join(f"[{mark}{nid}] {text}" for nid, text in notes))
+            out.append(note(f"{title}:") + "\n" + "\n".join(note(f"[{mark}{nid}] ") + text for nid, text in notes))
     return "\n\n".join(o for o in out if o.strip()) + "\n"
 
 

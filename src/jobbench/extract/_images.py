@@ -9,6 +9,7 @@ import tempfile
 from pathlib import Path
 
 from ._base import Context, ExtractionError, Source, decode_text
+from ._notes import note as _note
 
 
 def extract_image(source: Source, ctx: Context) -> str:
@@ -30,7 +31,7 @@ def extract_image(source: Source, ctx: Context) -> str:
         desc += "; not attached"
         if not any(d.level == "warning" for d in ctx.diagnostics):
             ctx.warn("image not attached (image budget reached)")
-    return desc + "]\n"
+    return _note(desc + "]") + "\n"
 
 
 def extract_svg(source: Source, ctx: Context, *, limit_resources: bool = False) -> str:
@@ -55,4 +56,4 @@ def extract_svg(source: Source, ctx: Context, *, limit_resources: bool = False) 
             ctx.warn(f"SVG could not be rendered: {exc}")
             ctx.cacheable = False
             note = "[svg image; rendering failed]"
-    return note + "\n" + text
+    return _note(note) + "\n" + text

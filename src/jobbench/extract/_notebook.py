@@ -16,6 +16,7 @@ import binascii
 import warnings
 
 from ._base import Context, ExtractionError, Source, decode_text, strip_ansi
+from ._notes import note
 from ._text import html_to_text
 
 IMAGE_MIME = ("image/png", "image/jpeg", "image/gif", "image/webp")
@@ -29,10 +30,10 @@ def _image(ctx: Context, label: str, mime: str, payload) -> str:
     try:
         data = base64.b64decode(_join(payload).replace("\n", ""), validate=False)
     except (binascii.Error, ValueError):
-        return f"[{mime} output: undecodable]"
+        return note(f"[{mime} output: undecodable]")
     ext = mime.split("/", 1)[1]
     name = ctx.add_image(f"{label}.{ext}", data)
-    return f"[image output: {label}.{ext}" + ("" if name else "; not attached") + "]"
+    return note(f"[image output: {label}.{ext}" + ("" if name else "; not attached") + "]")
 
 
 def extract_ipynb(source: Source, ctx: Context) -> str:
@@ -51,19 +52,19 @@ def extract_ipynb(source: Source, ctx: Context) -> str:
     kernel = (nb.get("metadata", {}).get("kernelspec") or {}).get("display_name") or \
         (nb.get("metadata", {}).get("language_info") or {}).get("name") or "unknown kernel"
     cells = nb.get("cells", [])
-    out = [f"Notebook ({kernel}), {len(cells)} cell(s); outputs are as saved (never executed)"]
+    out = [note(f"Notebook ({kernel}), {len(cells)} cell(s); outputs are as saved (never executed)")]
     for i, cell in enumerate(cells, 1):
         ctx.check_deadline()
         ctype = cell.get("cell_type", "?")
         src = _join(cell.get("source", ""))
         if ctype == "code":
             count = cell.get("execution_count")
-            block = [f"### Cell {i} (code, In [{count if count is not None else ' '}])", "```", src, "```"]
+            block = [note(f"### Cell {i} (code, In [{count if count is not None else ' '}])\n```"), src, note("```")]
             for k, output in enumerate(cell.get("outputs", []), 1):
                 otype = output.get("output_type")
                 label = f"cell{i}-output{k}"
                 if otype == "stream":
-                    block.append(f"[{output.get('name', 'stream')}]\n" + strip_ansi(_join(output.get("text", ""))).rstrip())
+                    block.append(note(f"[{output.get('name', 'stream')}]") + "\n" + strip_ansi(_join(output.get("text", ""))).rstrip())
                 elif otype in ("execute_result", "display_data"):
                     data = output.get("data", {})
                     shown = False
@@ -74,21 +75,22 @@ def extract_ipynb(source: Source, ctx: Context) -> str:
                             break
                     if "text/plain" in data:
                         prefix = f"[Out {count}]" if otype == "execute_result" else "[display]"
-                        block.append(f"{prefix}\n" + strip_ansi(_join(data["text/plain"])).rstrip())
+                        block.append(note(prefix) + "\n" + strip_ansi(_join(data["text/plain"])).rstrip())
                     elif "text/markdown" in data:
-                        block.append("[display markdown]\n" + _join(data["text/markdown"]).rstrip())
+                        block.append(note("[display markdown]") + "\n" + _join(data["text/markdown"]).rstrip())
                     elif "text/html" in data:
-                        block.append("[display html]\n" + html_to_text(_join(data["text/html"])).rstrip())
+                        block.append(note("[display html]") + "\n" + html_to_text(_join(data["text/html"])).rstrip())
                     elif "image/svg+xml" in data and not shown:
-                        block.append("[svg output]\n" + _join(data["image/svg+xml"])[:2000])
+                        block.append(note("[svg output]") + "\n" + _join(data["image/svg+xml"])[:2000])
                     elif not shown and data:
-                        block.append(f"[output: {', '.join(sorted(data))}]")
+                        block.append(note(f"[output: {', '.join(sorted(data))}]"))
                 elif otype == "error":
                     tb = strip_ansi("\n".join(output.get("traceback", []) or [])).rstrip()
-                    block.append(f"[error] {output.get('ename', '')}: {output.get('evalue', '')}" + (f"\n{tb}" if tb else ""))
+                    block.append(note("[error] ") + f"{output.get('ename', '')}: {output.get('evalue', '')}"
+                                 + (f"\n{tb}" if tb else ""))
             out.append("\n".join(block))
         else:
-            block = [f"### Cell {i} ({ctype})", src]
+            block = [note(f"### Cell {i} ({ctype})"), src]
             for att_name, bundle in (cell.get("attachments") or {}).items():
                 for mime in IMAGE_MIME:
                     if mime in bundle:

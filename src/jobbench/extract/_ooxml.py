@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from lxml import etree
 
+from ._notes import note
+
 NS = {
     "c": "http://schemas.openxmlformats.org/drawingml/2006/chart",
     "a": "http://schemas.openxmlformats.org/drawingml/2006/main",
@@ -71,10 +73,10 @@ def chart_summary(data: bytes) -> str:
     try:
         root = parse_xml(data)
     except etree.XMLSyntaxError:
-        return "[chart: unreadable chart XML]"
+        return note("[chart: unreadable chart XML]")
     chart = root.find("c:chart", NS)
     if chart is None:
-        return "[chart]"
+        return note("[chart]")
     title = _texts(chart, "./c:title//a:t/text()")
     plot = chart.find("c:plotArea", NS)
     types = []
@@ -104,17 +106,18 @@ def chart_summary(data: bytes) -> str:
                         pairs = [f"{c}={v}" for c, v in zip(cats, vals)]
                     else:
                         pairs = vals
-                    more = f", … ({len(pairs) - MAX_POINTS} more)" if len(pairs) > MAX_POINTS else ""
-                    label = f'series "{name}"' if name else "series"
+                    more = note(f", … ({len(pairs) - MAX_POINTS} more)") if len(pairs) > MAX_POINTS else ""
+                    label = note('  series "') + name + note('"') if name else note("  series")
                     series_lines.append(
-                        f"  {label}" + (f" ({ref})" if ref else "") + ": " + ", ".join(pairs[:MAX_POINTS]) + more
+                        label + (note(f" ({ref})") if ref else "") + ": " + ", ".join(pairs[:MAX_POINTS]) + more
                     )
             elif tag.endswith("Ax"):
                 t = _texts(child, "./c:title//a:t/text()")
                 if t:
-                    axes.append(f"{'x' if tag in ('catAx', 'dateAx') else 'y'} axis \"{t}\"")
-    head = "[chart" + (f': "{title}"' if title else "") + (f" ({', '.join(types)} chart)" if types else "")
+                    axes.append(note(f"{'x' if tag in ('catAx', 'dateAx') else 'y'} axis \"") + t + note('"'))
+    head = note("[chart" + (': "' if title else "")) + (title + note('"') if title else "")
+    head += note(f" ({', '.join(types)} chart)") if types else ""
     if axes:
-        head += "; " + "; ".join(axes)
-    head += "]"
+        head += note("; ") + note("; ").join(axes)
+    head += note("]")
     return "\n".join([head] + series_lines)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 
 from ._base import Context, ExtractionError, Source, markdown_table
+from ._notes import note
 
 RENDER_DPI = 100
 MAX_RENDERED_PAGES = 4
@@ -87,7 +88,8 @@ def extract_pdf(source: Source, ctx: Context) -> str:
         else:
             selected = list(range(n))
         meta_title = (pdf.metadata or {}).get("Title")
-        out = [f"PDF with {n} page(s)" + (f'; title "{meta_title}"' if isinstance(meta_title, str) and meta_title.strip() else "")]
+        has_title = isinstance(meta_title, str) and meta_title.strip()
+        out = [note(f"PDF with {n} page(s)") + (note('; title "') + meta_title + note('"') if has_title else "")]
         empty_pages = []
         rendered = 0
         chars = 0
@@ -95,7 +97,7 @@ def extract_pdf(source: Source, ctx: Context) -> str:
         for i in selected:
             ctx.check_deadline()
             if i != previous + 1:
-                out.append(f"[... pages {previous + 2}–{i} not read (page limit) ...]")
+                out.append(note(f"[... pages {previous + 2}–{i} not read (page limit) ...]"))
             previous = i
             page = pdf.pages[i]
             try:
@@ -103,7 +105,7 @@ def extract_pdf(source: Source, ctx: Context) -> str:
             except Exception as exc:  # noqa: BLE001 - one bad page must not lose the others
                 ctx.warn(f"page {i + 1}: could not read text ({type(exc).__name__}: {exc})")
                 text = ""
-            block = f"--- page {i + 1} ---\n{text.strip()}"
+            block = note(f"--- page {i + 1} ---") + f"\n{text.strip()}"
             if not text.strip():
                 empty_pages.append(i + 1)
                 if page.images and rendered < MAX_RENDERED_PAGES:
@@ -113,7 +115,7 @@ def extract_pdf(source: Source, ctx: Context) -> str:
                         name = ctx.add_image(f"page-{i + 1}.png", buf.getvalue())
                         if name:
                             rendered += 1
-                            block += f"[page image attached: {name}]"
+                            block += note(f"[page image attached: {name}]")
                     except Exception:  # noqa: BLE001 - rendering is a courtesy
                         pass
             out.append(block)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import posixpath
 
 from ._base import Context, Source, markdown_table
+from ._notes import note
 from ._ooxml import chart_summary
 
 
@@ -55,7 +56,7 @@ class _Slides:
                 try:
                     out.append(chart_summary(shape.chart_part.blob))
                 except Exception:  # noqa: BLE001 - chart parts are optional
-                    out.append("[chart]")
+                    out.append(note("[chart]"))
                 continue
             if isinstance(shape, Picture):
                 try:
@@ -66,10 +67,10 @@ class _Slides:
                     name = self.ctx.add_image(label, image.blob)
                     descr = shape._element.xpath("./p:nvPicPr/p:cNvPr/@descr")
                     alt = descr[0] if descr else ""
-                    out.append(f"[image: {label}" + (f"; alt text: {alt}" if alt else "")
-                               + ("" if name else "; not attached") + "]")
+                    out.append(note(f"[image: {label}" + ("; alt text: " if alt else "")) + alt
+                               + note(("" if name else "; not attached") + "]"))
                 except Exception:  # noqa: BLE001 - linked or broken picture
-                    out.append("[image: unavailable]")
+                    out.append(note("[image: unavailable]"))
                 if not getattr(shape, "has_text_frame", False):
                     continue
             if getattr(shape, "has_text_frame", False) and shape.has_text_frame:
@@ -86,19 +87,19 @@ def extract_pptx(source: Source, ctx: Context) -> str:
     with source.open() as f:
         prs = Presentation(f)
     walker = _Slides(ctx)
-    out = [f"Presentation with {len(prs.slides)} slide(s)"]
+    out = [note(f"Presentation with {len(prs.slides)} slide(s)")]
     for i, slide in enumerate(prs.slides, 1):
         ctx.check_deadline()
         title_shape = slide.shapes.title
         title = title_shape.text_frame.text.strip().replace("\v", " ") if title_shape is not None and title_shape.has_text_frame else ""
         hidden = slide._element.get("show") == "0"
-        head = f"## Slide {i}" + (f": {title}" if title else "") + (" (hidden)" if hidden else "")
+        head = note(f"## Slide {i}" + (": " if title else "")) + title + (note(" (hidden)") if hidden else "")
         body = walker.shapes(slide.shapes, i, skip_id=title_shape.shape_id if title_shape is not None else None)
         block = [head] + body
         if slide.has_notes_slide:
             notes = slide.notes_slide.notes_text_frame
             text = notes.text.strip() if notes is not None else ""
             if text:
-                block.append("Speaker notes:\n" + text)
+                block.append(note("Speaker notes:") + "\n" + text)
         out.append("\n".join(block))
     return "\n\n".join(out) + "\n"

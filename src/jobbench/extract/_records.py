@@ -56,6 +56,11 @@ class Extraction(BaseModel):
         size: file size in bytes.
         truncated: True when ``text`` was cut to the cap.
         cached: True when this result came from the extraction cache.
+        notes: ``[start, end)`` character spans of ``text`` that the extractor wrote about
+            the file rather than read from it (summaries, headers, cell coordinates,
+            formulas, image notes, diagnostics, truncation markers; see
+            :mod:`jobbench.extract._notes`). Sorted, non-overlapping. :meth:`content` is
+            ``text`` without them.
     """
 
     path: str
@@ -67,6 +72,17 @@ class Extraction(BaseModel):
     size: int = 0
     truncated: bool = False
     cached: bool = False
+    notes: list[tuple[int, int]] = Field(default_factory=list)
+
+    def content(self) -> str:
+        """The file's own text: :attr:`text` with every extractor annotation (``notes``)
+        removed, then with text that imitates an annotation removed as well
+        (:func:`jobbench.extract._notes.strip_imitations`; stricter only). This is what the
+        judge's ``number`` and ``regex`` checks read; a workbook shows its computed values
+        here, never its formulas. Lines are kept (a removed span leaves at most a space)."""
+        from ._notes import strip_imitations, without_spans
+
+        return strip_imitations(without_spans(self.text, self.notes))
 
     @property
     def errors(self) -> list[Diagnostic]:

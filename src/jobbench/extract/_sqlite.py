@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 from ._base import Context, DeadlineExceeded, ExtractionError, Source, markdown_table
+from ._notes import note
 
 
 def _quote(name: str) -> str:
@@ -25,7 +26,7 @@ def _cell(value) -> str:
     if value is None:
         return "NULL"
     if isinstance(value, bytes):
-        return f"<blob {len(value):,} bytes>"
+        return note(f"<blob {len(value):,} bytes>")
     if isinstance(value, float):
         return format(value, ".15g")
     return str(value)
@@ -72,10 +73,10 @@ def _render(con: sqlite3.Connection, ctx: Context) -> str:
     tables = [o for o in objects if o[0] == "table"]
     views = [o for o in objects if o[0] == "view"]
     others = [o for o in objects if o[0] not in ("table", "view")]
-    out = [f"SQLite database: {len(tables)} table(s), {len(views)} view(s), {len(others)} index(es)/trigger(s)"]
+    out = [note(f"SQLite database: {len(tables)} table(s), {len(views)} view(s), {len(others)} index(es)/trigger(s)")]
     schema = [o[3].strip() + ";" for o in objects if o[3]]
     if schema:
-        out.append("Schema:\n" + "\n".join(schema))
+        out.append(note("Schema:") + "\n" + "\n".join(schema))
     limit = ctx.limits.sqlite_rows
     for _type, name, _tbl, sql in tables:
         ctx.check_deadline()
@@ -89,13 +90,13 @@ def _render(con: sqlite3.Connection, ctx: Context) -> str:
             if "interrupted" in str(exc).lower():
                 raise
             ctx.warn(f"table {name}: could not be read ({exc})")
-            out.append(f"## Table {name}: unreadable ({exc})")
+            out.append(note("## Table ") + name + note(f": unreadable ({exc})"))
             continue
         shown = f"; first {len(rows):,} shown" if count > len(rows) else ""
-        block = f"## Table {name} ({count:,} rows{shown})"
+        block = note("## Table ") + name + note(f" ({count:,} rows{shown})")
         if cols:
             block += "\n" + markdown_table([cols] + [[_cell(v) for v in r] for r in rows])
         out.append(block)
     for _type, name, _tbl, sql in views:
-        out.append(f"## View {name} (not queried)")
+        out.append(note("## View ") + name + note(" (not queried)"))
     return "\n\n".join(out) + "\n"

@@ -13,6 +13,7 @@ from html.parser import HTMLParser
 
 from ._base import Context, Source, decode_text
 from ._budget import join_head_tail
+from ._notes import NOTE_OPEN, note
 from ._safety import human_bytes
 
 
@@ -75,7 +76,7 @@ def extract_csv(source: Source, ctx: Context, *, default_delimiter: str = ",") -
     """CSV/TSV: a one-line summary (rows × columns, delimiter, encoding, header) then the
     text as written (a reviewer reads the file itself, not a reformatting)."""
     text, enc, partial = read_text(source, ctx, what="CSV")
-    body = text.split("\n[... truncated:", 1)[0] if partial else text
+    body = text.split("\n" + NOTE_OPEN + "[... truncated:", 1)[0] if partial else text
     delim = sniff_delimiter(body, default_delimiter)
     try:
         rows = list(csv.reader(io.StringIO(body), delimiter=delim))
@@ -98,7 +99,7 @@ def extract_csv(source: Source, ctx: Context, *, default_delimiter: str = ",") -
         f"[table: {count} × {n_cols} columns; delimiter {_DELIMITER_NAMES.get(delim, repr(delim))}; "
         f"encoding {enc}; first row: {head}]"
     )
-    return summary + "\n" + text
+    return note(summary) + "\n" + text
 
 
 def extract_json(source: Source, ctx: Context) -> str:
@@ -129,7 +130,7 @@ def extract_jsonl(source: Source, ctx: Context) -> str:
     """JSON Lines: a summary (records, invalid lines) then the lines as written."""
     text, _enc, partial = read_text(source, ctx, what="JSONL")
     if partial:
-        return f"[jsonl: about {count_lines(source):,} lines]\n" + text
+        return note(f"[jsonl: about {count_lines(source):,} lines]") + "\n" + text
     good = bad = 0
     first_bad = None
     for n, line in enumerate(text.splitlines(), 1):
@@ -143,7 +144,7 @@ def extract_jsonl(source: Source, ctx: Context) -> str:
             first_bad = first_bad or n
     if bad:
         ctx.warn(f"{bad} line(s) are not valid JSON (first: line {first_bad})")
-    return f"[jsonl: {good:,} records" + (f", {bad:,} invalid lines" if bad else "") + "]\n" + text
+    return note(f"[jsonl: {good:,} records" + (f", {bad:,} invalid lines" if bad else "") + "]") + "\n" + text
 
 
 class _HTMLText(HTMLParser):
@@ -188,7 +189,7 @@ class _HTMLText(HTMLParser):
             self.href = dict(attrs).get("href")
         elif tag == "img":
             alt = dict(attrs).get("alt")
-            self._emit(f"[image{': ' + alt if alt else ''}]")
+            self._emit(note("[image: ") + alt + note("]") if alt else note("[image]"))
         elif tag in self.BLOCK:
             self._emit("\n")
 

@@ -8,6 +8,7 @@ import datetime as dt
 
 from ._base import Context, Source
 from ._budget import fair_shares, head_tail
+from ._notes import note
 
 # xlrd error codes (xlrd.biffh.error_text_from_code; [MS-XLS] 2.5.10 BErr)
 _ERRORS = {0x00: "#NULL!", 0x07: "#DIV/0!", 0x0F: "#VALUE!", 0x17: "#REF!", 0x1D: "#NAME?", 0x24: "#NUM!",
@@ -27,7 +28,7 @@ def extract_xls(source: Source, ctx: Context) -> str:
             ctx.check_deadline()
             sh = book.sheet_by_index(sheet_index)
             names.append(sh.name)
-            lines = [f'## Sheet "{sh.name}" ({sh.nrows:,} rows × {sh.ncols:,} columns)']
+            lines = [note(f'## Sheet "{sh.name}" ({sh.nrows:,} rows × {sh.ncols:,} columns)')]
             for r in range(sh.nrows):
                 parts = []
                 for c in range(sh.ncols):
@@ -46,10 +47,10 @@ def extract_xls(source: Source, ctx: Context) -> str:
                     elif t == xlrd.XL_CELL_BOOLEAN:
                         text = "TRUE" if v else "FALSE"
                     elif t == xlrd.XL_CELL_ERROR:
-                        text = f"{_ERRORS.get(v, '#ERROR')} (error)"
+                        text = _ERRORS.get(v, "#ERROR") + note(" (error)")
                     else:
                         text = str(v).replace("\n", "\\n")
-                    parts.append(f"{get_column_letter(c + 1)}{r + 1}={text}")
+                    parts.append(note(f"{get_column_letter(c + 1)}{r + 1}=") + text)
                 if parts:
                     lines.append(" | ".join(parts))
             texts.append("\n".join(lines) + "\n")
@@ -57,7 +58,7 @@ def extract_xls(source: Source, ctx: Context) -> str:
     finally:
         book.release_resources()
     ctx.info("xls values are those saved in the file (xlrd reads no formulas; not recalculated)")
-    header = f"Workbook (xls) with {len(names)} sheet(s): " + ", ".join(f'"{n}"' for n in names) + "\n"
+    header = note(f"Workbook (xls) with {len(names)} sheet(s): " + ", ".join(f'"{n}"' for n in names)) + "\n"
     shares = fair_shares([len(t) for t in texts], max(1000, ctx.limits.max_chars - len(header) - 2 * len(texts)))
     out = [header]
     for name, text, share in zip(names, texts, shares):

@@ -31,6 +31,7 @@ from pathlib import Path
 from ._base import Context, ExtractionError, Source
 from ._budget import HEAD_FRACTION, fair_shares, head_tail
 from ._limits import ExtractLimits
+from ._notes import note
 from ._records import CellValue, Diagnostic, WorkbookValues
 
 ERROR_CODES = frozenset({
@@ -171,12 +172,15 @@ def _same(a: CellValue, b: CellValue) -> bool:
     return a == b
 
 
-def show(value: CellValue, is_error: bool = False, number_format: str | None = None) -> str:
-    """How a cell value reads in the extracted text."""
+def show(value: CellValue, is_error: bool = False, number_format: str | None = None, *, marked: bool = False) -> str:
+    """How a cell value reads in the extracted text. With ``marked``, the ``(error)`` and
+    ``(text)`` tags are extractor notes (:mod:`._notes`); a percent-formatted number also
+    shows its displayed form (``0.25 (25%)``), which is the file's content."""
+    tag = note if marked else (lambda s: s)
     if value is None:
         return ""
     if is_error:
-        return f"{value} (error)"
+        return f"{value}" + tag(" (error)")
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
     if isinstance(value, int):
@@ -186,7 +190,7 @@ def show(value: CellValue, is_error: bool = False, number_format: str | None = N
     else:
         s = str(value).replace("\r\n", "\n").replace("\n", "\\n")
         if re.fullmatch(r"\s*[-+]?[0-9][0-9,]*(\.[0-9]+)?\s*", s) or s in ERROR_CODES or s in ("TRUE", "FALSE"):
-            return f'"{s}" (text)'
+            return f'"{s}"' + tag(" (text)")
         return s
     if number_format and "%" in number_format and isinstance(value, (int, float)):
         m = re.search(r"0(?:\.(0+))?\s*%", number_format)
@@ -672,13 +676,13 @@ def _annotations(sd: SheetData) -> dict[str, str]:
             formula = sd.formulas[coord0]
             formula = formula if formula.startswith(("=", "{")) else "=" + formula
             if j - i >= FILL_RUN_MIN:
-                notes[coord0] = f"[{formula} ; filled down to {cells[j - 1][1]}, {j - i:,} cells]"
+                notes[coord0] = note(f"[{formula} ; filled down to {cells[j - 1][1]}, {j - i:,} cells]")
                 for _r, coord in cells[i + 1:j]:
                     notes[coord] = ""
             else:
                 for _r, coord in cells[i:j]:
                     f = sd.formulas[coord]
-                    notes[coord] = f"[{f if f.startswith(('=', '{')) else '=' + f}]"
+                    notes[coord] = note(f"[{f if f.startswith(('=', '{')) else '=' + f}]")
             i = j
     return notes
 
@@ -686,9 +690,9 @@ def _annotations(sd: SheetData) -> dict[str, str]:
 def _sheet_header(sd: SheetData) -> str:
     state = "" if sd.state == "visible" else f", {sd.state}"
     if sd.chartsheet:
-        return f'## Chart sheet "{sd.name}"'
+        return note(f'## Chart sheet "{sd.name}"')
     if not sd.cells:
-        return f'## Sheet "{sd.name}" (empty{state})'
+        return note(f'## Sheet "{sd.name}" (empty{state})')
     from openpyxl.utils import get_column_letter
 
     first_row, last_row = sd.cells[0][0], sd.cells[0][0]
@@ -699,7 +703,8 @@ def _sheet_header(sd: SheetData) -> str:
         first_row, last_row = min(first_row, r), max(last_row, r)
         min_c, max_c = min(min_c, c), max(max_c, c)
     used = f"{get_column_letter(min_c)}{first_row}:{get_column_letter(max_c)}{last_row}"
-    return f'## Sheet "{sd.name}" (used range {used}; {len(rows):,} rows with data; {len(sd.formulas):,} formulas{state})'
+    return note(f'## Sheet "{sd.name}" (used range {used}; {len(rows):,} rows with data; '
+                f'{len(sd.formulas):,} formulas{state})')
 
 
 def _rows(sd: SheetData) -> list[list[str]]:
@@ -717,13 +722,13 @@ def _rows(sd: SheetData) -> list[list[str]]:
 def _row_line(sd: SheetData, coords: list[str], notes: dict[str, str]) -> str:
     parts = []
     for coord in coords:
-        text = f"{coord}={show(sd.values.get(coord), coord in sd.errors, sd.formats.get(coord))}"
-        note = notes.get(coord)
-        if note:
-            text += " " + note
+        text = note(f"{coord}=") + show(sd.values.get(coord), coord in sd.errors, sd.formats.get(coord), marked=True)
+        formula = notes.get(coord)
+        if formula:
+            text += note(" ") + formula
         flag = sd.untrusted.get(coord)
         if flag:
-            text += f" ({flag})"
+            text += note(f" ({flag})")
         parts.append(text)
     return " | ".join(parts)
 
@@ -774,8 +779,8 @@ def render_sheet(sd: SheetData, budget: int | None = None) -> tuple[str, bool]:
         return header + "\n" + "\n".join(head_lines + tail_lines[::-1]) + "\n", False
     r0 = re.sub(r"^[A-Z]+", "", rows[i][0])
     r1 = re.sub(r"^[A-Z]+", "", rows[j][0])
-    marker = (f'[... truncated: {j - i + 1:,} rows of sheet "{sd.name}" (rows {r0}–{r1}) omitted here; '
-              "head and tail kept ...]")
+    marker = note(f'[... truncated: {j - i + 1:,} rows of sheet "{sd.name}" (rows {r0}–{r1}) omitted here; '
+                  "head and tail kept ...]")
     text = header + "\n" + "\n".join(head_lines + [marker] + tail_lines[::-1]) + "\n"
     return text, True
 
@@ -791,15 +796,15 @@ def render_workbook(wb: Workbook, ctx: Context, budget: int) -> str:
     from ._ooxml import chart_summary
 
     names = ", ".join(f'"{s.name}"' + (" (hidden)" if s.state != "visible" else "") for s in wb.sheets)
-    header = f"Workbook with {len(wb.sheets)} sheet(s): {names}\n[{wb.engine_note or 'no formulas'}]\n"
+    header = note(f"Workbook with {len(wb.sheets)} sheet(s): {names}\n[{wb.engine_note or 'no formulas'}]") + "\n"
     tail_parts = []
     if wb.defined_names:
-        tail_parts.append("Named ranges: " + "; ".join(f"{n} = {t}" for n, t in wb.defined_names[:100]))
+        tail_parts.append(note("Named ranges: " + "; ".join(f"{n} = {t}" for n, t in wb.defined_names[:100])))
     for name, data in wb.charts:
-        tail_parts.append(f"{name}: " + chart_summary(data))
+        tail_parts.append(note(f"{name}: ") + chart_summary(data))
     for name, data in wb.media:
         label = ctx.add_image(name.rsplit("/", 1)[-1], data)
-        tail_parts.append(f"[image: {name}" + ("" if label else ", not attached") + "]")
+        tail_parts.append(note(f"[image: {name}" + ("" if label else ", not attached") + "]"))
     tail = ("\n" + "\n".join(tail_parts) + "\n") if tail_parts else ""
     tail, cut_tail = head_tail(tail, max(1000, budget // 5), what="charts and names")
     room = max(1000, budget - len(header) - len(tail) - 2 * len(wb.sheets))

@@ -131,13 +131,21 @@ def select_files(root: Path, pattern: str | None, extensions: Iterable[str] | No
 
 
 def texts_for(root: Path, pattern: str | None, extraction: FolderExtraction | None) -> list[tuple[str, str]]:
-    """``[(rel_path, text)]`` of the deliverables matching ``pattern``.
+    """``[(rel_path, content)]`` of the deliverables matching ``pattern``.
 
-    Uses ``extraction`` when given (what the judge saw), else extracts each file with
+    ``content`` is the file's own text, :meth:`jobbench.extract.Extraction.content`: the
+    extracted text with every extractor annotation removed (CSV/JSONL summaries, sheet
+    headers, cell coordinates, formulas, image notes, page/slide/cell headers, diagnostics,
+    truncation markers) and with text imitating one removed too, so a number or pattern
+    found there is stated by the deliverable itself (for a workbook: a computed value, never
+    a formula's constant). Files whose content is empty are left out.
+
+    Uses ``extraction`` when given (the files the judge saw), else extracts each file with
     :func:`jobbench.extract.extract`.
     """
     if extraction is not None:
-        return [(f.path, f.text) for f in extraction.files if glob_match(f.path, pattern) and f.text]
+        out = [(f.path, f.content()) for f in extraction.files if glob_match(f.path, pattern) and f.text]
+        return [(rel, text) for rel, text in out if text.strip()]
     from ...extract import extract
 
     out = []
@@ -146,8 +154,9 @@ def texts_for(root: Path, pattern: str | None, extraction: FolderExtraction | No
             ex = extract(Path(root) / rel, rel=rel)
         except DELIVERABLE_ERRORS:  # vanished or unreadable: this file has no text
             continue
-        if ex.text:
-            out.append((rel, ex.text))
+        content = ex.content() if ex.text else ""
+        if content.strip():
+            out.append((rel, content))
     return out
 
 
