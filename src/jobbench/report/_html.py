@@ -32,10 +32,9 @@ DRILLDOWN_DIR = "drilldowns"
 AUTO_INLINE_MAX_BYTES = 5_000_000
 """``auto`` keeps the drill-downs inside ``report.html`` up to this estimated size (bytes of
 HTML, :func:`estimate_drilldown_bytes`); above, it writes per-task pages."""
-_VERDICT_OVERHEAD = 420
-"""Bytes of markup per criterion row besides its reasoning and evidence (estimate)."""
-_TRIAL_OVERHEAD = 1_500
-"""Bytes of markup per trial and per rubric item row (estimate)."""
+_SECTION_BYTES, _TRIAL_BYTES, _RUBRIC_BYTES, _VERDICT_BYTES = 900, 1_000, 330, 110
+"""Markup per drill-down section, trial, rubric item row and criterion row besides their
+texts (bytes; fitted on rendered pages, see :func:`estimate_drilldown_bytes`)."""
 
 MAX_TEXT = 2000
 """Reasoning and evidence longer than this (characters) are cut in the page (the grade files
@@ -121,20 +120,27 @@ def text_limit(data: ReportData) -> int:
 
 
 def estimate_drilldown_bytes(data: ReportData) -> int:
-    """Rough size in bytes of every drill-down's HTML: reasoning and evidence (as cut) plus a
-    fixed amount of markup per criterion, rubric item and trial. Within about ±30 % of the
-    rendered size for typical grades; used only to choose the layout (``auto``)."""
+    """Rough size in bytes of every drill-down's HTML: fixed markup per section, trial,
+    rubric item and criterion, plus the texts shown (rubric question, criterion text,
+    reasoning and evidence as cut). Within about ±25 % of the rendered size on the test
+    fixtures and the benchmark's synthetic grades; used only to choose the layout (``auto``),
+    without rendering anything."""
     limit = text_limit(data)
     total = 0
     for c in data.configs:
+        total += _SECTION_BYTES * len(c.tasks)
         for lt in c.loaded:
-            total += _TRIAL_OVERHEAD
+            total += _TRIAL_BYTES
             if lt.grade is None:
                 continue
+            task = c.run.tasks.get(lt.record.task_id)
             for rg in lt.grade.rubrics:
-                total += _TRIAL_OVERHEAD // 3
+                rub = task.rubrics[rg.index] if task is not None and 0 <= rg.index < len(task.rubrics) else None
+                total += _RUBRIC_BYTES + (len(rub.question) if rub else 30)
                 for cv in rg.criteria:
-                    total += _VERDICT_OVERHEAD + min(len(cv.reasoning or ""), limit) + min(len(cv.evidence or ""), limit)
+                    crit = rub.criteria[cv.criterion_index] if rub and 0 <= cv.criterion_index < len(rub.criteria) else None
+                    total += (_VERDICT_BYTES + (len(crit.text) if crit else 30)
+                              + min(len(cv.reasoning or ""), limit) + min(len(cv.evidence or ""), limit))
     return total
 
 
