@@ -1,10 +1,13 @@
-"""Benchmark: time and size of `write_report` on a synthetic paper-scale run.
+"""Benchmark: time and size of `write_report` on synthetic runs, inline vs per-task drill-down pages.
 
 Builds (in a temporary directory) a dataset of N tasks spread over the 35 JobBench
 occupations with ~36 criteria per task, and a run of C configurations × E epochs with seeded
-random verdicts, then times reading + aggregation + bootstrap, and each output.
+random verdicts (reasoning ~165 and evidence ~100 characters each), then times reading +
+aggregation + bootstrap and each output, and compares the two drill-down layouts: the whole
+report in one `report.html` (inline, the only layout before drill-down pages) and `report.html`
+plus one page per task under `drilldowns/` (pages). Prints sizes in MB (10^6 bytes).
 
-    PYTHONPATH=src python benchmarks/report.py [--tasks 130] [--configs 6] [--epochs 1] [--resamples 10000]
+    PYTHONPATH=src python benchmarks/report.py [--scale 130x6x1 --scale 100x36x3] [--resamples 10000] [--skip-inline]
 """
 
 from __future__ import annotations
@@ -17,8 +20,8 @@ import time
 from pathlib import Path
 
 from jobbench.records import CriterionVerdict, GradeRecord, RubricGrade, TrialRecord, TrialStatus, Usage
-from jobbench.report import build_report
-from jobbench.report._html import render_html
+from jobbench.report import build_report, write_data
+from jobbench.report._html import estimate_drilldown_bytes, render_html, resolve_drilldowns
 from jobbench.report._tables import leaderboard_csv, leaderboard_markdown, results_jsonl, summary_json
 from jobbench.tasks import occupations
 
@@ -78,18 +81,16 @@ def build(root: Path, n_tasks: int, n_configs: int, epochs: int, seed: int = 0) 
     return run
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--tasks", type=int, default=130)
-    ap.add_argument("--configs", type=int, default=6)
-    ap.add_argument("--epochs", type=int, default=1)
-    ap.add_argument("--resamples", type=int, default=10_000)
-    args = ap.parse_args()
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.2f} MB"
+
+
+def bench(n_tasks: int, n_configs: int, epochs: int, resamples: int, skip_inline: bool) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
-        run = build(Path(tmp), args.tasks, args.configs, args.epochs)
+        run = build(Path(tmp), n_tasks, n_configs, epochs)
         t1 = time.perf_counter()
-        data = build_report([run], n_resamples=args.resamples)
+        data = build_report([run], n_resamples=resamples)
         t2 = time.perf_counter()
         outputs = {
             "leaderboard.md": leaderboard_markdown(data),
@@ -98,16 +99,53 @@ def main() -> None:
             "summary.json": json.dumps(summary_json(data)),
         }
         t3 = time.perf_counter()
-        outputs["report.html"] = render_html(data)
-        t4 = time.perf_counter()
         trials = sum(len(c.trials) for c in data.configs)
         crits = sum(t.criteria_total for c in data.configs for t in c.trials)
-        print(f"synthetic run: {args.tasks} tasks x {args.configs} configurations x {args.epochs} epoch(s) = "
-              f"{trials} trials, {crits:,} criterion verdicts (built in {t1 - t0:.1f} s)")
-        print(f"read + aggregate + bootstrap ({args.resamples:,} resamples): {t2 - t1:.2f} s")
-        print(f"md/csv/jsonl/summary: {t3 - t2:.2f} s; report.html (4 figures, drill-downs): {t4 - t3:.2f} s")
+        print(f"== {n_tasks} tasks x {n_configs} configurations x {epochs} epoch(s) = {trials:,} trials, "
+              f"{crits:,} criterion verdicts (built in {t1 - t0:.1f} s)")
+        print(f"read + aggregate + bootstrap ({resamples:,} resamples): {t2 - t1:.2f} s; "
+              f"md/csv/jsonl/summary: {t3 - t2:.2f} s")
         for name, text in outputs.items():
-            print(f"  {name}: {len(text.encode()) / 1e6:.2f} MB")
+            print(f"  {name}: {_mb(len(text.encode()))}")
+        t4 = time.perf_counter()
+        est = estimate_drilldown_bytes(data)
+        t5 = time.perf_counter()
+        print(f"estimated drill-down size {_mb(est)} ({t5 - t4:.2f} s); auto layout: {resolve_drilldowns(data, 'auto')}")
+        if not skip_inline:
+            t6 = time.perf_counter()
+            inline = render_html(data, "inline")
+            t7 = time.perf_counter()
+            print(f"inline: report.html {_mb(len(inline.encode()))} (render {t7 - t6:.1f} s)")
+            del inline
+        out = Path(tmp) / "report"
+        t8 = time.perf_counter()
+        write_data(data, out, drilldowns="pages")
+        t9 = time.perf_counter()
+        pages = sorted((out / "drilldowns").glob("*.html"), key=lambda p: p.stat().st_size)
+        total = sum(p.stat().st_size for p in pages)
+        print(f"pages:  report.html {_mb((out / 'report.html').stat().st_size)} + drilldowns/ {_mb(total)} in "
+              f"{len(pages)} pages (largest {_mb(pages[-1].stat().st_size) if pages else '-'}, "
+              f"median {_mb(pages[len(pages) // 2].stat().st_size) if pages else '-'}); "
+              f"all report files written in {t9 - t8:.1f} s")
+
+
+def _scale(text: str) -> tuple[int, int, int]:
+    try:
+        t, c, e = (int(x) for x in text.lower().split("x"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected TASKSxCONFIGSxEPOCHS (e.g. 100x36x3), got {text!r}") from None
+    return t, c, e
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--scale", type=_scale, action="append",
+                    help="TASKSxCONFIGSxEPOCHS, repeatable (default: 8x2x1 (the sample), 130x6x1, 100x36x3 (the paper))")
+    ap.add_argument("--resamples", type=int, default=10_000)
+    ap.add_argument("--skip-inline", action="store_true", help="do not render the one-page layout")
+    args = ap.parse_args()
+    for n_tasks, n_configs, epochs in args.scale or [(8, 2, 1), (130, 6, 1), (100, 36, 3)]:
+        bench(n_tasks, n_configs, epochs, args.resamples, args.skip_inline)
 
 
 if __name__ == "__main__":

@@ -102,3 +102,22 @@ def test_report_renders_without_console_errors(run_a: Path, run_b: Path, tmp_pat
     target = np.array([76, 114, 176]) / 255
     close = np.all(np.abs(img - target) < 6 / 255, axis=2).sum()
     assert close > 2000, close
+
+
+def test_drilldown_pages_render_without_console_errors(run_a: Path, run_b: Path, tmp_path: Path):
+    """The per-task pages layout: report.html and a drill-down page (with the hostile evidence)
+    load in Chromium under the CSP without a console message, and their links reach ids."""
+    out = write_report([run_a, run_b], tmp_path / "report", n_resamples=200, drilldowns="pages")
+    page = out / "drilldowns" / "main.biostatisticians.task1.html"
+    res = chromium(page, tmp_path / "profile-drill", "--dump-dom")
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert console_lines(res.stderr) == []
+    dom = Dom()
+    dom.feed(res.stdout)
+    assert dom.scripts == 0 and "pwned" not in dom.ids
+    assert {"c1-main.biostatisticians.task1", "c2-main.biostatisticians.task1-e1", "c3-main.biostatisticians.task1"} <= dom.ids
+    assert dom.links and all(link in dom.ids for link in dom.links)
+    assert "&lt;script&gt;alert(" in res.stdout  # shown as text
+    main = chromium(out / "report.html", tmp_path / "profile-main", "--dump-dom")
+    assert main.returncode == 0 and console_lines(main.stderr) == []
+    assert 'href="drilldowns/main.biostatisticians.task1.html#c2-main.biostatisticians.task1"' in main.stdout

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -39,9 +39,42 @@ MAX_ALL_PAIRS = 6
 """Up to this many configurations every pair is compared; above, each against the leader."""
 
 
-def anchor_slug(text: str) -> str:
-    """A fragment-safe id part: ``main/lawyers/task2`` → ``main.lawyers.task2``."""
-    return re.sub(r"[^A-Za-z0-9_.-]", "_", text.replace("/", "."))
+_SLUG_KEEP = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_-")
+MAX_SLUG = 120
+"""Longest slug spelled out in full (characters); longer ones end in a SHA-256 (see
+:func:`task_slug`). File names stay far below the usual 255-byte limit."""
+
+
+def task_slug(task_id: str) -> str:
+    """A name for ``task_id`` that is safe as a file name and as an HTML id / URL fragment,
+    and distinct for distinct task ids: ``main/lawyers/task2`` → ``main.lawyers.task2``.
+
+    Rules: ``a``–``z``, ``0``–``9``, ``_`` and ``-`` are kept; ``/`` becomes ``.`` (``~2f``
+    when it is first, last or follows another ``/``, so a slug never starts or ends with a
+    dot nor holds two in a row); every other character
+    (upper-case letters, ``.``, ``~``, spaces, non-ASCII) becomes ``~`` and two lower-case hex
+    digits per UTF-8 byte (``Main`` → ``~4dain``, ``é`` → ``~c3~a9``). The result decodes back
+    to ``task_id``, so two task ids never share a slug, also on case-insensitive file systems,
+    and it never contains ``/``, ``\\``, ``..`` or a character that needs quoting in a URL.
+    Slugs longer than :data:`MAX_SLUG` are cut to 80 characters followed by ``~~`` and the
+    SHA-256 hex digest of ``task_id`` (``~~`` never occurs in a full slug).
+    """
+    out = []
+    for i, ch in enumerate(task_id):
+        if ch in _SLUG_KEEP:
+            out.append(ch)
+        elif ch == "/" and 0 < i < len(task_id) - 1 and task_id[i - 1] != "/":
+            out.append(".")
+        else:
+            out.extend(f"~{b:02x}" for b in ch.encode("utf-8", "surrogatepass"))
+    slug = "".join(out) or "~"
+    if len(slug) > MAX_SLUG:
+        slug = slug[:80] + "~~" + hashlib.sha256(task_id.encode("utf-8", "surrogatepass")).hexdigest()
+    return slug
+
+
+anchor_slug = task_slug
+"""The id part of drill-down anchors (``c<rank>-<task_slug>``); same as :func:`task_slug`."""
 
 
 @dataclass

@@ -6,6 +6,7 @@ Import heavy modules inside command functions so that `jobbench --help` stays fa
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Optional
 
@@ -53,26 +54,36 @@ def register(app: typer.Typer) -> None:
                                                 "default: the only one."),
         seed: int = typer.Option(0, "--seed", help=_SEED_HELP),
         resamples: int = typer.Option(10_000, "--resamples", min=1, help=_RESAMPLES_HELP),
+        drilldowns: str = typer.Option("auto", "--drilldowns", metavar="inline|pages|auto",
+                                       help="Drill-downs inside report.html (inline), as one page per task "
+                                       "under drilldowns/ (pages), or pages only when they would add more "
+                                       "than ~5 MB to report.html (auto)."),
     ) -> None:
-        """Write leaderboard.md/.csv, results.jsonl, summary.json and report.html for RUN [RUN…]."""
+        """Write leaderboard.md/.csv, results.jsonl, summary.json and report.html (with drilldowns/ when
+        paged) for RUN [RUN…]."""
         from rich.console import Console
         from rich.markup import escape
 
         from . import ReportInputError, build_report, default_out_dir
         from ._console import print_summary
+        from ._html import DRILLDOWN_MODES
         from ._write import write_data
 
+        if drilldowns not in DRILLDOWN_MODES:
+            _fail(f"--drilldowns: expected one of {', '.join(DRILLDOWN_MODES)}, got {drilldowns!r}")
         try:
             data = build_report(runs, judge_key=judge_key, n_resamples=resamples, seed=seed)
         except ReportInputError as exc:
             _fail(str(exc))
-        out_dir = write_data(data, out if out is not None else default_out_dir(runs))
+        out_dir = write_data(data, out if out is not None else default_out_dir(runs), drilldowns=drilldowns)
         console = Console()
         print_summary(data, console, tasks=False)
         err = Console(stderr=True)
         for w in data.warnings:
             err.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False, soft_wrap=True)
-        console.print(f"report: {out_dir / 'report.html'}", highlight=False, soft_wrap=True)
+        pages = out_dir / "drilldowns"
+        extra = f" (drill-downs: {pages}{os.sep})" if pages.is_dir() else ""
+        console.print(f"report: {out_dir / 'report.html'}{extra}", highlight=False, soft_wrap=True)
 
     @app.command("compare")
     def compare_cmd(

@@ -111,8 +111,13 @@ class Area:
     title: str
 
 
-def heatmap(data: ReportData) -> tuple[bytes, list[Area], tuple[int, int]]:
+def heatmap(data: ReportData, href=None) -> tuple[bytes, list[Area], tuple[int, int]]:
     """Task × configuration heat map of task scores s_t (%), missing tasks hatched grey.
+
+    Args:
+        data: the report.
+        href: ``href(config, task_id) -> str``, the link of a cell (default: the in-page
+            drill-down anchor ``#<config.task_anchor(task_id)>``).
 
     Returns:
         (PNG, clickable areas linking each cell to its drill-down, (width, height) pixels).
@@ -166,7 +171,7 @@ def heatmap(data: ReportData) -> tuple[bytes, list[Area], tuple[int, int]]:
                 continue
             (x0, y0), (x1, y1) = ax.transData.transform([(j - 0.5, i + 0.5), (j + 0.5, i - 0.5)])
             box = (int(round(x0)), int(round(h_px - y1)), int(round(x1)), int(round(h_px - y0)))
-            areas.append(Area(box=box, href="#" + c.task_anchor(task_id), title=f"{task_id} — {c.label}: {labels[i][j]}"))
+            areas.append(Area(box=box, href=href(c, task_id) if href else "#" + c.task_anchor(task_id), title=f"{task_id} — {c.label}: {labels[i][j]}"))
     return _png(fig), areas, (w_px, h_px)
 
 

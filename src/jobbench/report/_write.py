@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import os
+import shutil
+import tempfile
+import uuid
 from pathlib import Path
 
 from .._io import atomic_write_json, atomic_write_text
 from ..scoring._stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from ._build import ReportData, build_report
-from ._html import render_html
+from ._html import DRILLDOWN_DIR, DRILLDOWN_MODES, render_drilldown_pages, render_html, resolve_drilldowns
 from ._tables import leaderboard_csv, leaderboard_markdown, results_jsonl, summary_json
 
 REPORT_FILES = ("leaderboard.md", "leaderboard.csv", "results.jsonl", "summary.json", "report.html")
@@ -27,17 +30,62 @@ def default_out_dir(run_dirs: list[Path]) -> Path:
     return paths[0].parent / f"report-{name}"
 
 
-def write_data(data: ReportData, out_dir: Path) -> Path:
-    """Write the files of :data:`REPORT_FILES` for already built ``data`` into ``out_dir``."""
+def write_data(data: ReportData, out_dir: Path, *, drilldowns: str = "auto") -> Path:
+    """Write the files of :data:`REPORT_FILES` for already built ``data`` into ``out_dir``,
+    and the drill-down pages under ``out_dir/drilldowns/`` when the layout is ``pages``.
+
+    Args:
+        data: the built report.
+        out_dir: the report directory (created when absent).
+        drilldowns: ``inline``, ``pages`` or ``auto`` (see
+            :func:`jobbench.report._html.resolve_drilldowns`).
+
+    ``drilldowns/`` belongs to the report: it is built in a temporary directory and swapped
+    in whole, so pages of an earlier report (e.g. of tasks no longer in the runs) never
+    linger; with the inline layout an earlier ``drilldowns/`` is removed after
+    ``report.html`` is written. Nothing else in ``out_dir`` is deleted.
+
+    Raises:
+        ValueError: unknown ``drilldowns``.
+    """
     out_dir = Path(out_dir)
+    mode = resolve_drilldowns(data, drilldowns)
     out_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out_dir / "leaderboard.md", leaderboard_markdown(data))
     atomic_write_text(out_dir / "leaderboard.csv", leaderboard_csv(data))
     atomic_write_text(out_dir / "results.jsonl", results_jsonl(data))
     atomic_write_json(out_dir / "summary.json", summary_json(data))
-    atomic_write_text(out_dir / "report.html", render_html(data))
+    if mode == "pages":
+        _write_pages(data, out_dir)  # link targets first, then the page that links to them
+    atomic_write_text(out_dir / "report.html", render_html(data, mode))
+    if mode == "inline":
+        _discard(out_dir / DRILLDOWN_DIR)
     _readable(out_dir)
     return out_dir
+
+
+def _write_pages(data: ReportData, out_dir: Path) -> None:
+    """Build ``drilldowns/`` in a temporary sibling directory, then swap it in."""
+    for old in out_dir.glob(f".{DRILLDOWN_DIR}-old-*"):  # left by an interrupted earlier swap
+        _discard(old)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{DRILLDOWN_DIR}-new-", dir=out_dir))
+    try:
+        for name, html in render_drilldown_pages(data):
+            (tmp / name).write_text(html, encoding="utf-8")
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it 0700; reports are meant to be shared
+        final = out_dir / DRILLDOWN_DIR
+        trash = None
+        if final.is_symlink() or final.exists():
+            trash = out_dir / f".{DRILLDOWN_DIR}-old-{uuid.uuid4().hex}"
+            os.rename(final, trash)
+        os.rename(tmp, final)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    if trash is not None:
+        _discard(trash)
 
 
 def _readable(out_dir: Path) -> None:
@@ -52,6 +100,14 @@ def _readable(out_dir: Path) -> None:
             pass
 
 
+def _discard(path: Path) -> None:
+    """Remove a drill-down directory (a symlink is unlinked, never followed)."""
+    if path.is_symlink() or path.is_file():
+        path.unlink(missing_ok=True)
+    elif path.is_dir():
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def write_report(
     run_dirs: list[Path] | Path,
     out_dir: Path | None = None,
@@ -60,18 +116,23 @@ def write_report(
     n_resamples: int = DEFAULT_RESAMPLES,
     confidence: float = DEFAULT_CONFIDENCE,
     seed: int = DEFAULT_SEED,
+    drilldowns: str = "auto",
 ) -> Path:
     """Read trials and grades of ``run_dirs`` and write the report.
 
     Files: ``leaderboard.md``, ``leaderboard.csv`` (one row per configuration),
     ``results.jsonl`` (one row per trial with every figure), ``summary.json`` (every
-    aggregate) and ``report.html`` (self-contained page with figures and drill-downs).
+    aggregate), ``report.html`` (page with figures and tables; loads nothing) and, with the
+    ``pages`` layout, ``drilldowns/<task>.html`` (one drill-down page per task).
 
     Args:
         run_dirs: run directories (``runs/<name>``); several are merged into one leaderboard.
         out_dir: where to write; default :func:`default_out_dir` (``<run>/report``).
         judge_key: grades to use (``grades/<judge_key>/``); None = the only key present.
         n_resamples, confidence, seed: bootstrap settings (reproducible for a given seed).
+        drilldowns: ``inline`` (drill-downs inside ``report.html``), ``pages`` (one page per
+            task under ``drilldowns/``) or ``auto`` (pages when the drill-downs would add more
+            than ~5 MB to ``report.html``; the default).
 
     Returns:
         The report directory.
@@ -79,7 +140,10 @@ def write_report(
     Raises:
         jobbench.report.ReportInputError: unreadable run files (each named with its field),
             or several judge keys and none chosen.
+        ValueError: unknown ``drilldowns``.
     """
+    if drilldowns not in DRILLDOWN_MODES:
+        raise ValueError(f"drilldowns: expected one of {', '.join(DRILLDOWN_MODES)}, got {drilldowns!r}")
     runs = [Path(run_dirs)] if isinstance(run_dirs, (str, Path)) else [Path(r) for r in run_dirs]
     data = build_report(runs, judge_key=judge_key, n_resamples=n_resamples, confidence=confidence, seed=seed)
-    return write_data(data, Path(out_dir) if out_dir is not None else default_out_dir(runs))
+    return write_data(data, Path(out_dir) if out_dir is not None else default_out_dir(runs), drilldowns=drilldowns)
