@@ -166,6 +166,31 @@ def test_llm_grading_on_dask_equals_grading_in_process(tmp_path, dask_executor):
     assert sum(g["usage"]["input_tokens"] for g in b.values()) == 3 * 120
 
 
+def test_grade_cli_on_dask_local_equals_grading_in_process(tmp_path):
+    """`jobbench grade RUN --executor dask-local` writes the same grade records as `jobbench
+    grade RUN` in this process; --executor is refused for a public-layout dataset and
+    `--executor dask` without a scheduler is a usage error (exit 2, nothing graded)."""
+    dataset = build_dataset(tmp_path / "data")
+    cfg = RunConfig(dataset=dataset, agents=[AgentSpec("oracle"), AgentSpec("null")], run_dir=tmp_path / "runs" / "a",
+                    scratch_root=tmp_path / "scratch")
+    run_trials(cfg)
+    other = tmp_path / "runs" / "b"
+    shutil.copytree(cfg.run_dir, other)
+    here = _cli(["grade", str(cfg.run_dir), "--no-progress", "--json"], tmp_path)
+    assert here.returncode == 0, here.stdout + here.stderr
+    there = _cli(["grade", str(other), "--no-progress", "--json", "--executor", "dask-local", "--dask-workers", "1"],
+                 tmp_path)
+    assert there.returncode == 0, there.stdout + there.stderr
+    a, b = grade_records(cfg.run_dir), grade_records(other)
+    assert len(a) == 4 and a == b
+    assert json.loads(there.stdout)["rows"] == json.loads(here.stdout)["rows"]
+
+    no_sched = _cli(["grade", str(other), "--executor", "dask"], tmp_path)
+    assert no_sched.returncode == 2 and "--scheduler" in no_sched.stderr
+    public = _cli(["grade", str(dataset), "--executor", "dask-local"], tmp_path)
+    assert public.returncode == 2 and "--executor applies to run directories only" in public.stderr
+
+
 def test_a_worker_seeing_another_dataset_records_infra_error(tmp_path, dask_executor):
     """The task changes between planning and the trial (as when a worker mounts another copy
     of the dataset): the worker refuses it, Dask retries, and the client records

@@ -55,6 +55,13 @@ def register(app: typer.Typer) -> None:
                                           "of a dataset with validation errors (default: refuse it)."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
         as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+        executor_name: str = typer.Option("local", "--executor", help="Run directories only: where grading runs: "
+                                          "local (this process), dask (an existing Dask cluster, --scheduler; one "
+                                          "job per trial) or dask-local (a LocalCluster of --dask-workers "
+                                          "processes). The run directory must be on storage shared by every worker."),
+        scheduler: Optional[str] = typer.Option(None, "--scheduler", envvar="JOBBENCH_DASK_SCHEDULER",
+                                                help="Dask scheduler address or scheduler file, for --executor dask."),
+        dask_workers: int = typer.Option(2, "--dask-workers", min=1, help="Worker processes of --executor dask-local."),
     ) -> None:
         """Grade deliverables with programmatic checks and/or an LLM judge (chained rubrics)."""
         import sys
@@ -79,10 +86,26 @@ def register(app: typer.Typer) -> None:
             err.print("[red]error:[/red] --decide auto/llm needs a judge model (--judge-model or JUDGE_MODEL)")
             raise typer.Exit(2)
         show = progress and sys.stderr.isatty()
+        is_run = (target / "lock.json").is_file()
+        executor = None
+        if executor_name != "local":
+            from ..runner import EXECUTORS, ExecutorError, make_executor
+
+            if executor_name not in EXECUTORS:
+                raise typer.BadParameter(f"expected one of {', '.join(EXECUTORS)}", param_hint="--executor")
+            if not is_run:
+                err.print("[red]error:[/red] --executor applies to run directories only (a dataset in the public "
+                          "layout is graded in this process)")
+                raise typer.Exit(2)
+            try:
+                executor = make_executor(executor_name, scheduler=scheduler, workers=dask_workers)
+            except ExecutorError as exc:
+                err.print(f"[red]error:[/red] {exc}", soft_wrap=True, highlight=False)
+                raise typer.Exit(2) from exc
         try:
-            if (target / "lock.json").is_file():
+            if is_run:
                 dataset, _ = explain_invalid_tasks(target, err)
-                records = grade_run(target, cfg, dataset=dataset, progress=show, force=force)
+                records = grade_run(target, cfg, dataset=dataset, progress=show, force=force, executor=executor)
                 kind = "run"
             else:
                 try:
@@ -104,6 +127,9 @@ def register(app: typer.Typer) -> None:
 
             err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(2) from exc
+        finally:
+            if executor is not None:
+                executor.close()
         _summary(records, cfg, kind, as_json)
         if any(r.status == "judge_error" for r in records):
             raise typer.Exit(1)
