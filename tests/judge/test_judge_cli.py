@@ -77,7 +77,7 @@ def test_grade_run_dir_cli_checks_only_and_llm(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     summary = json.loads(res.output)
     assert summary["judge"]["key"] == "checks"
-    assert summary["rows"] == [{"agent_model": "oracle@-", "trials": 1, "scored": 0, "mean_score": None,
+    assert summary["rows"] == [{"agent_model": "oracle@-", "trials": 1, "graded_now": 1, "scored": 0, "mean_score": None,
                                 "judge_error": 0, "unjudged": 1, "judge_usage": summary["rows"][0]["judge_usage"]}]
     rec = GradeRecord.model_validate_json(
         (run / "grades" / "checks" / "sample/accountants/task1/oracle@-/epoch-1.json").read_text())
@@ -93,6 +93,18 @@ def test_grade_run_dir_cli_checks_only_and_llm(tmp_path: Path) -> None:
     assert summary["judge"]["key"] == "grok-4.3.task.auto"
     assert summary["rows"][0]["mean_score"] == (2 + 1) / 4
     assert summary["judge_usage"]["calls"] == 1
+
+    # grading again: nothing to do, so this command spent nothing; the kept record cost 1 call
+    with FakeOpenAIServer(TableJudge(TABLE)) as srv:
+        res = runner.invoke(app, ["grade", str(run), "--no-progress", "--mode", "task", "--json"], env=_env(srv, tmp_path))
+        assert res.exit_code == 0, res.output
+        assert srv.calls == 0
+    again = json.loads(res.output)
+    assert again["judge_usage"]["calls"] == 0 and again["recorded_judge_usage"]["calls"] == 1
+    assert again["rows"][0]["graded_now"] == 0 and again["rows"][0]["mean_score"] == (2 + 1) / 4
+    with FakeOpenAIServer(TableJudge(TABLE)) as srv:
+        res = runner.invoke(app, ["grade", str(run), "--no-progress", "--mode", "task"], env=_env(srv, tmp_path))
+    assert "judge usage of this command: 0 calls" in res.output and "0 trial(s) graded now, 1 kept" in res.output
 
 
 def test_grade_cli_bad_target(tmp_path: Path) -> None:

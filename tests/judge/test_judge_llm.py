@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -451,3 +452,54 @@ def test_grade_run_regrades_a_deliverable_edited_after_the_run(tmp_path, judge_c
     err = capsys.readouterr().err
     assert "1 deliverable(s) differ from those recorded when the trial ran (report.md)" in err
 
+
+
+def test_grade_run_sees_symlinks_and_upgrades_of_the_grading_logic(tmp_path, judge_config, capsys,
+                                                                   monkeypatch) -> None:
+    """A symlink added to a finished trial's deliverables changes the grade's inputs (warning,
+    regrade, refused in the record; the same digest with or without --force); a new version
+    of the checks' logic redoes the grade (LLM verdicts from the cache: 0 calls); a
+    deliverables folder that is itself a symlink is not graded."""
+    import jobbench.judge._grade as grade_mod
+
+    task1 = make_task(tmp_path, RUBRICS[:1])
+    run = make_run(tmp_path / "run", tmp_path / "dataset", [
+        {"task": task1, "agent": "oracle", "model": "-", "epoch": 1, "files": {"report.md": REPORT}},
+        {"task": task1, "agent": "other", "model": "-", "epoch": 1, "files": {"report.md": REPORT}}])
+    table = TableJudge(TABLE)
+    with FakeOpenAIServer(table) as srv:
+        cfg = judge_config(srv.base_url, concurrency=1)
+        first = {r.trial_id: r for r in grade_run(run, cfg, progress=False)}
+        assert srv.calls == 1  # one call at a time: the second trial's identical unit comes from the cache
+        tid = "sample/accountants/task1/oracle@-/epoch-1"
+        deliv = run / "trials" / tid / "deliverables"
+        outside = tmp_path / "secret.txt"
+        outside.write_text("Revenue: $9,999.00 per the secret file\n", encoding="utf-8")
+        (deliv / "notes.txt").symlink_to(outside)
+        capsys.readouterr()
+        linked = {r.trial_id: r for r in grade_run(run, cfg, progress=False)}
+        assert "1 deliverable(s) differ from those recorded when the trial ran (notes.txt)" in capsys.readouterr().err
+        dig = lambda r: r.model_extra["inputs_digest"]  # noqa: E731
+        assert dig(linked[tid]) != dig(first[tid])
+        assert "notes.txt" in json.dumps(linked[tid].model_dump(mode="json").get("deliverables", []) +
+                                         linked[tid].flags)
+        forced = {r.trial_id: r for r in grade_run(run, cfg, progress=False, force=True)}
+        assert dig(forced[tid]) == dig(linked[tid])
+
+        # a new version of the checks' logic: every grade is redone, the LLM verdicts come from the cache
+        calls = srv.calls
+        monkeypatch.setattr(grade_mod, "CHECKS_VERSION", "next")
+        upgraded = {r.trial_id: r for r in grade_run(run, cfg, progress=False)}
+        assert srv.calls == calls
+        assert all(dig(upgraded[t]) != dig(forced[t]) for t in upgraded) and len(upgraded) == 2
+        assert upgraded[tid].score == forced[tid].score == 1.0
+
+        # the deliverables folder itself replaced by a symlink: that trial is not graded
+        other = run / "trials" / "sample/accountants/task1/other@-/epoch-1"
+        shutil.move(str(other / "deliverables"), str(tmp_path / "moved"))
+        (other / "deliverables").symlink_to(tmp_path / "moved")
+        capsys.readouterr()
+        left = grade_run(run, cfg, progress=False)
+        assert srv.calls == calls
+    assert [r.trial_id for r in left] == [tid]
+    assert "deliverables is a symlink" in capsys.readouterr().err

@@ -102,10 +102,12 @@ def register(app: typer.Typer) -> None:
             except ExecutorError as exc:
                 err.print(f"[red]error:[/red] {exc}", soft_wrap=True, highlight=False)
                 raise typer.Exit(2) from exc
+        fresh: set[str] = set()
         try:
             if is_run:
                 dataset, _ = explain_invalid_tasks(target, err)
-                records = grade_run(target, cfg, dataset=dataset, progress=show, force=force, executor=executor)
+                records = grade_run(target, cfg, dataset=dataset, progress=show, force=force, executor=executor,
+                                    fresh=fresh)
                 kind = "run"
             else:
                 try:
@@ -120,7 +122,7 @@ def register(app: typer.Typer) -> None:
                 if skip_invalid:
                     _warn_skipped_invalid(target, err)
                 records = grade_public_dataset(target, cfg, labels=output_label or None, run_label=run_label,
-                                               progress=show, force=force, skip_invalid=skip_invalid)
+                                               progress=show, force=force, skip_invalid=skip_invalid, fresh=fresh)
                 kind = "public"
         except (RunDirError, OverwriteRefused, FileNotFoundError, ValueError) as exc:
             from rich.markup import escape
@@ -130,7 +132,7 @@ def register(app: typer.Typer) -> None:
         finally:
             if executor is not None:
                 executor.close()
-        _summary(records, cfg, kind, as_json)
+        _summary(records, cfg, kind, as_json, fresh)
         if any(r.status == "judge_error" for r in records):
             raise typer.Exit(1)
 
@@ -200,7 +202,10 @@ def _warn_skipped_invalid(target: Path, err) -> None:  # noqa: ANN001
         err.print(f"  {escape(line)}", highlight=False)
 
 
-def _summary(records, cfg, kind: str, as_json: bool) -> None:  # noqa: ANN001
+def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str]) -> None:  # noqa: ANN001
+    """Print the grades per agent@model. Judge usage is what THIS command spent (records in
+    ``fresh``); ``recorded_judge_usage`` (JSON) is what every current record cost when it
+    was made, kept records included."""
     import json
     from collections import defaultdict
 
@@ -208,9 +213,10 @@ def _summary(records, cfg, kind: str, as_json: bool) -> None:  # noqa: ANN001
 
     from ..records import Usage
 
-    groups: dict[str, dict] = defaultdict(lambda: {"trials": 0, "scores": [], "judge_error": 0, "unjudged": 0,
-                                                   "usage": Usage()})
+    groups: dict[str, dict] = defaultdict(lambda: {"trials": 0, "graded_now": 0, "scores": [], "judge_error": 0,
+                                                   "unjudged": 0, "usage": Usage()})
     total = Usage()
+    recorded = Usage()
     for r in records:
         extra = r.model_extra or {}
         who = f"{extra.get('agent', '-')}@{extra.get('model', '-')}"
@@ -222,32 +228,38 @@ def _summary(records, cfg, kind: str, as_json: bool) -> None:  # noqa: ANN001
             g["judge_error"] += 1
         else:
             g["unjudged"] += 1
-        g["usage"] = g["usage"] + r.usage
-        total = total + r.usage
+        recorded = recorded + r.usage
+        if r.trial_id in fresh:
+            g["graded_now"] += 1
+            g["usage"] = g["usage"] + r.usage
+            total = total + r.usage
     rows = []
     for who, g in sorted(groups.items()):
         mean = sum(g["scores"]) / len(g["scores"]) if g["scores"] else None
-        rows.append({"agent_model": who, "trials": g["trials"], "scored": len(g["scores"]),
+        rows.append({"agent_model": who, "trials": g["trials"], "graded_now": g["graded_now"], "scored": len(g["scores"]),
                      "mean_score": mean, "judge_error": g["judge_error"], "unjudged": g["unjudged"],
                      "judge_usage": g["usage"].model_dump()})
     if as_json:
-        print(json.dumps({"judge": cfg.identity(), "target": kind, "rows": rows, "judge_usage": total.model_dump()},
-                         indent=2))
+        print(json.dumps({"judge": cfg.identity(), "target": kind, "rows": rows, "judge_usage": total.model_dump(),
+                          "recorded_judge_usage": recorded.model_dump()}, indent=2))
         return
     con = _console()
     t = Table(title=f"grades by judge {cfg.key}")
-    for col in ("agent@model", "trials", "scored", "mean score", "judge_error", "unjudged", "judge calls", "judge cost"):
+    for col in ("agent@model", "trials", "graded now", "scored", "mean score", "judge_error", "unjudged",
+                "judge calls now", "judge cost now"):
         t.add_column(col)
     for r in rows:
         u = r["judge_usage"]
-        t.add_row(r["agent_model"], str(r["trials"]), str(r["scored"]),
+        t.add_row(r["agent_model"], str(r["trials"]), str(r["graded_now"]), str(r["scored"]),
                   "-" if r["mean_score"] is None else f"{100 * r['mean_score']:.1f}",
                   str(r["judge_error"]), str(r["unjudged"]), str(u["calls"]),
                   "-" if u["cost_usd"] is None else f"${u['cost_usd']:.4f}")
     con.print(t)
     cost = "unknown (no price for this model)" if total.cost_usd is None and total.calls else f"${total.cost_usd or 0:.4f}"
-    con.print(f"judge usage: {total.calls} calls, {total.input_tokens} input tokens "
-              f"({total.cached_input_tokens} cached), {total.output_tokens} output tokens, cost {cost}")
+    kept = len(records) - sum(r["graded_now"] for r in rows)
+    con.print(f"judge usage of this command: {total.calls} calls, {total.input_tokens} input tokens "
+              f"({total.cached_input_tokens} cached), {total.output_tokens} output tokens, cost {cost}; "
+              f"{len(records) - kept} trial(s) graded now, {kept} kept (up to date)")
     if any(r["judge_error"] for r in rows):
         con.print("[yellow]some trials have judge_error verdicts and no score; run the same command again to "
                   "retry only those[/yellow]")

@@ -814,8 +814,22 @@ def grade_trial(
         grader.close()
 
 
+CHECKS_VERSION = "2"
+"""Version of the programmatic checks' semantics, part of every grade's ``inputs_digest``:
+bump it when a check kind starts deciding differently on the same files, so that grades made
+by the old logic are redone (2: ``number``/``regex`` read only a deliverable's own content,
+never the extractor's notes)."""
+
+
 def inputs_digest(task_digest: str, deliverables: list[tuple[str, str]], config: JudgeConfig) -> str:
-    """Digest of everything a grade depends on: task, deliverable manifest, judge identity."""
-    blob = json.dumps({"task": task_digest, "deliverables": sorted(deliverables), "judge": config.fingerprint()},
+    """Digest of everything a grade depends on: task, deliverable manifest, judge identity
+    (model, mode, prompt version, …), and the versions of the extractor and of the
+    programmatic checks (:data:`jobbench.extract.EXTRACTOR_VERSION`, :data:`CHECKS_VERSION`),
+    so that upgrading JobBench redoes grades whose logic changed (LLM verdicts still come
+    from the cache when the text the judge saw is unchanged)."""
+    from ..extract import EXTRACTOR_VERSION
+
+    blob = json.dumps({"task": task_digest, "deliverables": sorted(deliverables), "judge": config.fingerprint(),
+                       "grading": {"extractor": EXTRACTOR_VERSION, "checks": CHECKS_VERSION}},
                       sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()

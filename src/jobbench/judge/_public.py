@@ -29,10 +29,10 @@ from typing import Any
 from .._io import atomic_write_json
 from ..tasks import InvalidDatasetError, find_invalid, invalid_message
 from ..records import GradeRecord
-from ..tasks import Task, display_path, load_dataset, sha256_file, task_digest
+from ..tasks import Task, display_path, load_dataset, task_digest
 from ._config import JudgeConfig
 from ._grade import Grader, TrialInput, inputs_digest
-from .checks import list_deliverables
+from ._run import current_manifest
 
 OUTPUT_DIR = "model_output"
 RESULTS_DIR = "eval_result"
@@ -115,6 +115,7 @@ def grade_public_dataset(
     force: bool = False,
     grader: Grader | None = None,
     skip_invalid: bool = False,
+    fresh: set[str] | None = None,
 ) -> list[GradeRecord]:
     """Grade outputs left by the public runners in a dataset copy.
 
@@ -130,6 +131,9 @@ def grade_public_dataset(
         run_label: suffix of the judge file name (default ``jobbench-<mode>``).
         skip_invalid: grade the valid tasks of a dataset with validation errors (the
             invalid tasks' outputs are not graded); otherwise such a dataset is refused.
+        fresh: when given, the trial ids graded by this call (not kept up to date) are
+            added to it, so a caller can tell what this call spent from what the kept
+            records once cost.
 
     Returns:
         One record per (task, label), fresh or up to date.
@@ -169,7 +173,7 @@ def grade_public_dataset(
                 if not ours:
                     raise OverwriteRefused(f"{display_path(details)}: exists and was not written by JobBench; "
                                            "choose another --run-label")
-            manifest = [(rel, sha256_file(d / rel)) for rel in list_deliverables(d)]
+            manifest = current_manifest(d)
             dig = inputs_digest(digest, manifest, config)
             prior = None
             if record_path.exists():
@@ -196,8 +200,11 @@ def grade_public_dataset(
     if grader is None:
         grader = Grader(config, progress=progress)
     try:
-        current.extend(grader.grade(inputs))
+        graded = grader.grade(inputs)
     finally:
         if own:
             grader.close()
+    if fresh is not None:
+        fresh.update(r.trial_id for r in graded)
+    current.extend(graded)
     return sorted(current, key=lambda r: r.trial_id)

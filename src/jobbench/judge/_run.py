@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -15,7 +17,6 @@ from ..records import GradeRecord, TrialRecord, TrialStatus, Usage
 from ..tasks import Dataset, display_path, load_dataset, sha256_file, task_digest
 from ._config import JudgeConfig
 from ._grade import Grader, TrialInput, inputs_digest
-from .checks._common import list_deliverables
 
 
 class RunDirError(ValueError):
@@ -80,6 +81,7 @@ def grade_run(
     force: bool = False,
     grader: Grader | None = None,
     executor: Any = None,
+    fresh: set[str] | None = None,
 ) -> list[GradeRecord]:
     """Grade every finished trial of a run that lacks an up-to-date grade.
 
@@ -98,6 +100,9 @@ def grade_run(
         executor: where to grade (a :class:`jobbench.runner.Executor`, e.g. Dask workers:
             one job per trial, each record written to the run directory by the worker);
             default (or with ``grader``): this process.
+        fresh: when given, the trial ids graded by this call (not kept up to date) are
+            added to it, so a caller can tell what this call spent (their ``usage``) from
+            what the kept records once cost.
 
     Returns:
         The current grade of every gradable trial (fresh or up to date), sorted by trial id.
@@ -138,7 +143,11 @@ def grade_run(
         if task.id not in digests:
             digests[task.id] = task_digest(task)
         deliverables_dir = run_dir / "trials" / trial.trial_id / "deliverables"
-        manifest = _current_manifest(deliverables_dir)
+        if deliverables_dir.is_symlink():
+            skipped.append(f"{trial.trial_id}: {display_path(deliverables_dir)} is a symlink (the runner never "
+                           "writes one; the run directory was altered); not graded")
+            continue
+        manifest = current_manifest(deliverables_dir)
         recorded = sorted((d.path, d.sha256) for d in trial.deliverables)
         if manifest != recorded:
             changed = sorted(set(manifest).symmetric_difference(recorded))
@@ -165,18 +174,20 @@ def grade_run(
         print(f"warning: {s}", file=sys.stderr)
     show = sys.stderr.isatty() if progress is None else progress
     if executor is not None and grader is None:
-        fresh = executor.grade(inputs, config, progress=show)
+        graded = executor.grade(inputs, config, progress=show)
     else:
         own = grader is None
         if grader is None:
             grader = Grader(config, progress=show)
         try:
-            fresh = grader.grade(inputs)
+            graded = grader.grade(inputs)
         finally:
             if own:
                 grader.close()
-    for rec in fresh:
+    for rec in graded:
         current[rec.trial_id] = rec
+    if fresh is not None:
+        fresh.update(rec.trial_id for rec in graded)
     records = [current[k] for k in sorted(current)]
     atomic_write_json(run_dir / "grades" / f"{config.key}.usage.json", usage_summary(records, config))
     return records
@@ -222,12 +233,34 @@ def explain_invalid_tasks(run_dir: Path, err: Any) -> tuple[Dataset | None, set[
     return dataset, set(hit)
 
 
-def _current_manifest(deliverables_dir: Path) -> list[tuple[str, str]]:
+def current_manifest(deliverables_dir: Path) -> list[tuple[str, str]]:
     """``[(relative POSIX path, sha256 hex)]`` of the regular files under ``deliverables_dir``
-    now, sorted (symlinks are neither followed nor listed; a missing folder gives ``[]``).
+    now, plus ``(path, "refused:symlink")`` / ``(path, "refused:special")`` for entries the
+    extractor refuses (never followed), sorted; a missing folder gives ``[]``.
+
     Hashing at grade time, rather than trusting the manifest in ``trial.json``, means a
-    deliverable edited after the run is regraded instead of served a stale grade."""
-    return [(rel, sha256_file(deliverables_dir / rel)) for rel in list_deliverables(deliverables_dir)]
+    deliverable edited, added, removed or replaced by a symlink after the run is regraded
+    instead of served a stale grade."""
+    out: list[tuple[str, str]] = []
+    if not deliverables_dir.is_dir():
+        return out
+    for dirpath, dirnames, filenames in os.walk(deliverables_dir, followlinks=False):
+        here = Path(dirpath)
+        for name in list(dirnames):
+            if (here / name).is_symlink():
+                dirnames.remove(name)
+                out.append(((here / name).relative_to(deliverables_dir).as_posix(), "refused:symlink"))
+        for name in filenames:
+            p = here / name
+            rel = p.relative_to(deliverables_dir).as_posix()
+            mode = p.lstat().st_mode
+            if stat.S_ISLNK(mode):
+                out.append((rel, "refused:symlink"))
+            elif not stat.S_ISREG(mode):
+                out.append((rel, "refused:special"))
+            else:
+                out.append((rel, sha256_file(p)))
+    return sorted(out)
 
 
 def usage_summary(records: list[GradeRecord], config: JudgeConfig) -> dict[str, Any]:
