@@ -215,3 +215,28 @@ def test_bwrap_masks_forbidden_paths_under_a_bound_directory(ws, tmp_path):
     sb = Sandbox(ws.workspace, backend="bwrap", mounts=[Mount(tree, "/opt/tools")], mask=[tree / "dataset"])
     r = sb.run(["bash", "-c", "cat /opt/tools/bin/tool.txt; echo; ls -A /opt/tools/dataset | wc -l"])
     assert r.stdout.split() == ["ok", "0"]
+
+
+@needs_bwrap
+def test_command_scratch_lives_in_tmp_root_and_is_removed(ws, tmp_path, monkeypatch):
+    """With ``tmp_root`` (the runner passes the trial's private folder) each command's own
+    scratch (its /etc/passwd, captured output) is made there, never in the system temp
+    directory, and is gone after the command; the agent still sees the passwd entry."""
+    system_tmp = tmp_path / "system-tmp"
+    system_tmp.mkdir()
+    monkeypatch.setattr(sbx.tempfile, "tempdir", str(system_tmp))
+    seen: list[list[str]] = []
+    real = sbx.tempfile.mkdtemp
+
+    def spy(*a, **kw):
+        d = real(*a, **kw)
+        seen.append([d])
+        return d
+
+    monkeypatch.setattr(sbx.tempfile, "mkdtemp", spy)
+    box = Sandbox(ws.workspace, home=ws.home, backend="bwrap", tmp_root=ws.private)
+    res = box.run(["sh", "-c", "grep -c '^agent:' /etc/passwd"], limits=Limits(timeout=30))
+    assert res.exit_code == 0 and res.stdout.strip() == "1"
+    assert len(seen) == 1 and Path(seen[0][0]).parent == ws.private
+    assert not Path(seen[0][0]).exists()
+    assert list(system_tmp.iterdir()) == [] and list(ws.private.iterdir()) == []

@@ -120,7 +120,8 @@ def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch
 
         def make_sandbox(network: bool = False, mounts=None, env=None, path_prepend=None) -> Sandbox:
             return Sandbox(workspace.workspace, home=workspace.home, mounts=list(mounts or []), network=network,
-                           env=env, mask=mask, backend=backend, uid=uid, path_prepend=path_prepend)  # type: ignore[arg-type]
+                           env=env, mask=mask, backend=backend, uid=uid, path_prepend=path_prepend,  # type: ignore[arg-type]
+                           tmp_root=workspace.private)
 
         probe = make_sandbox()
         prompt = standard_prompt(probe.path_of(ws.task_folder), probe.path_of(ws.output),

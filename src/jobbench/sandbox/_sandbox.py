@@ -284,6 +284,11 @@ class Sandbox:
         backend: ``auto``, ``bwrap`` or ``none`` (see :func:`resolve_backend`).
         uid: user id to run as when the harness is root (default: one from a pool).
         path_prepend: directories (as seen inside) put first on PATH.
+        tmp_root: host directory for each command's own scratch (the sandbox's
+            ``/etc/passwd`` and captured output; removed after the command), never visible
+            to the agent as a folder. Default: the system temp directory. The runner passes
+            the trial's private folder, so a killed run leaves nothing outside its scratch
+            root (which the next run sweeps).
 
     Raises:
         SandboxError: ``backend="bwrap"`` and bubblewrap does not work.
@@ -301,8 +306,10 @@ class Sandbox:
         backend: Backend = "auto",
         uid: int | None = None,
         path_prepend: list[str] | None = None,
+        tmp_root: Path | None = None,
     ) -> None:
         self.workspace = Path(os.path.abspath(workspace))
+        self.tmp_root = Path(os.path.abspath(tmp_root)) if tmp_root else None
         self.home = Path(os.path.abspath(home)) if home else None
         self.mounts = list(mounts or [])
         self.network = network
@@ -476,7 +483,7 @@ class Sandbox:
                 executable for the plain backend).
         """
         limits = limits or Limits()
-        scratch = Path(tempfile.mkdtemp(prefix="jb-sbx-"))
+        scratch = Path(tempfile.mkdtemp(prefix="jb-sbx-", dir=self.tmp_root))
         uid: int | None = None
         acquired = False
         try:
