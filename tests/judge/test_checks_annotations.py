@@ -228,7 +228,28 @@ def test_zip_member_sizes_are_not_content(tmp_path: Path) -> None:
     size = len(body.encode())
     assert f"({size:,} bytes)" in extract_dir(d, cache=False).text
     assert not number(d, size)
-    assert regex(d, r"notes\.txt")  # member names are content
+    assert not regex(d, r"notes\.txt")  # the listing (member names included) is the extractor's
+    assert regex(d, r"alpha beta gamma")  # the member's text is content
+
+
+def test_zip_member_names_are_not_content(tmp_path: Path) -> None:
+    spec = {"kind": "number", "value": 5353, "near": ["total"]}
+    d = folder(tmp_path, "a")
+    body = "quarterly figures attached\n"
+    with zipfile.ZipFile(d / "bundle.zip", "w") as z:
+        z.writestr("Total 5353.txt", body)
+    ex = extract_dir(d, cache=False)
+    # the LLM judge still sees the listing line and the member header unchanged
+    assert f"  Total 5353.txt  ({len(body.encode()):,} bytes)" in ex.text
+    assert "--- member: Total 5353.txt (text) ---" in ex.text
+    assert "5353" not in ex.file("bundle.zip").content()
+    assert not evaluate_check(spec, d, ex).passed and not evaluate_check(spec, d).passed
+    assert not regex(d, r"Total 5353")
+    # a member whose text states the total passes
+    d2 = folder(tmp_path, "b")
+    with zipfile.ZipFile(d2 / "bundle.zip", "w") as z:
+        z.writestr("Total 5353.txt", "Total 5353\n")
+    assert evaluate_check(spec, d2, extract_dir(d2, cache=False)).passed
 
 
 # ---------------------------------------------------------------- diagnostics and truncation

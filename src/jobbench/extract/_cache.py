@@ -23,9 +23,9 @@ from .._io import atomic_write_text
 from ._limits import ENV_CACHE_DIR, ENV_NO_CACHE, ExtractLimits
 from ._records import Extraction, WorkbookValues
 
-EXTRACTOR_VERSION = "2"
+EXTRACTOR_VERSION = "3"
 """Bump when extraction output changes for the same input and library versions (2: note spans,
-``Extraction.notes``)."""
+``Extraction.notes``; 3: zip member names are notes)."""
 
 _LIBRARIES = ("openpyxl", "formulas", "pdfplumber", "pdfminer.six", "python-docx", "python-pptx", "nbformat", "xlrd",
               "charset-normalizer", "pillow", "lxml")
