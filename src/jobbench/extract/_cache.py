@@ -75,15 +75,18 @@ def resolve_cache(cache: "bool | str | os.PathLike | ExtractCache | None") -> "E
 
 
 def engine_fingerprint(limits: ExtractLimits) -> str:
-    """Which recalculation engine would run (LibreOffice presence changes xlsx output)."""
-    from ._soffice import find_soffice
+    """Which recalculation engine would run (LibreOffice presence changes xlsx output; when
+    it is absent, so does the reason, which diagnostics and notes quote)."""
+    from ._soffice import soffice_unavailable_reason
 
-    present = find_soffice() is not None
+    missing = soffice_unavailable_reason()
+    present = missing is None
+    suffix = "" if present else f" ({missing})"
     if limits.xlsx_engine == "auto":
-        return "libreoffice" if present else "formulas"
+        return "libreoffice" if present else "formulas" + suffix
     if limits.xlsx_engine == "libreoffice" and not present:
-        return "libreoffice-missing"
-    return limits.xlsx_engine
+        return "libreoffice-missing" + suffix
+    return limits.xlsx_engine + suffix
 
 
 class ExtractCache:
