@@ -213,15 +213,43 @@ def test_deliverable_is_never_modified(tmp_path, engine):
 
 def test_auto_engine_falls_back_to_formulas_without_libreoffice(tmp_path, monkeypatch):
     path = _sales_book(tmp_path / "sales.xlsx")
-    monkeypatch.setenv("JOBBENCH_SOFFICE", "none")  # as if LibreOffice were not installed
+    monkeypatch.setenv("JOBBENCH_SOFFICE", "none")  # LibreOffice disabled (installed or not)
     wv = workbook_values(path, isolation="none", cache=False)
     assert wv.engine == "formulas"
     assert wv.get("Sales", "D7") == 113
-    assert any("formulas package (LibreOffice not installed)" in d.message for d in wv.diagnostics)
+    messages = [d.message for d in wv.diagnostics]
+    assert "values recalculated with the formulas package (LibreOffice disabled by JOBBENCH_SOFFICE=none)" in messages
+    assert not any("not installed" in m for m in messages)  # disabled, which is not "not installed"
     # asking for LibreOffice explicitly also falls back, with a warning
     ext = extract(path, engine="libreoffice", isolation="none", cache=False)
     assert "D7=113" in ext.text
-    assert any("LibreOffice requested but soffice was not found" in d.message for d in ext.warnings)
+    assert any(d.message == "LibreOffice requested but not available (LibreOffice disabled by JOBBENCH_SOFFICE=none)"
+               for d in ext.warnings)
+
+
+def test_reason_libreoffice_is_unavailable(tmp_path, monkeypatch):
+    from jobbench.extract._cache import engine_fingerprint
+    from jobbench.extract._limits import ExtractLimits
+    from jobbench.extract._soffice import soffice_unavailable_reason
+
+    path = _sales_book(tmp_path / "sales.xlsx")
+    empty_bin = tmp_path / "bin"
+    empty_bin.mkdir()
+    fingerprints = set()
+    for value, expected in [("off", "LibreOffice disabled by JOBBENCH_SOFFICE=off"),
+                            ("", "LibreOffice disabled by JOBBENCH_SOFFICE="),
+                            (str(tmp_path / "nope"), f"JOBBENCH_SOFFICE={tmp_path / 'nope'} is not an executable"),
+                            (None, "LibreOffice not installed")]:
+        if value is None:  # a machine without LibreOffice: nothing on PATH, no variable
+            monkeypatch.delenv("JOBBENCH_SOFFICE", raising=False)
+            monkeypatch.setenv("PATH", str(empty_bin))
+        else:
+            monkeypatch.setenv("JOBBENCH_SOFFICE", value)
+        assert soffice_unavailable_reason() == expected
+        wv = workbook_values(path, isolation="none", cache=False)
+        assert f"values recalculated with the formulas package ({expected})" in [d.message for d in wv.diagnostics]
+        fingerprints.add(engine_fingerprint(ExtractLimits()))
+    assert len(fingerprints) == 4  # a cached note never quotes another reason
 
 
 def test_engine_from_environment(tmp_path, monkeypatch):

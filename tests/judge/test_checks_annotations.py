@@ -1,6 +1,7 @@
 """``number`` and ``regex`` checks read the deliverable's own content, never the extractor's
 annotations (summaries, sheet headers, formulas, image notes, page/slide/cell headers,
-diagnostics, truncation markers), nor text in a deliverable that imitates one.
+diagnostics, truncation markers); text the deliverable itself holds counts whatever it
+looks like.
 
 Each case builds a deliverable where a number occurs ONLY in what the extractor writes
 about the file (the check must fail) and a twin that really states it (the check must
@@ -10,6 +11,7 @@ pass). Expected numbers are computed here from the inputs, not read from the ext
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import zipfile
 from pathlib import Path
@@ -226,7 +228,28 @@ def test_zip_member_sizes_are_not_content(tmp_path: Path) -> None:
     size = len(body.encode())
     assert f"({size:,} bytes)" in extract_dir(d, cache=False).text
     assert not number(d, size)
-    assert regex(d, r"notes\.txt")  # member names are content
+    assert not regex(d, r"notes\.txt")  # the listing (member names included) is the extractor's
+    assert regex(d, r"alpha beta gamma")  # the member's text is content
+
+
+def test_zip_member_names_are_not_content(tmp_path: Path) -> None:
+    spec = {"kind": "number", "value": 5353, "near": ["total"]}
+    d = folder(tmp_path, "a")
+    body = "quarterly figures attached\n"
+    with zipfile.ZipFile(d / "bundle.zip", "w") as z:
+        z.writestr("Total 5353.txt", body)
+    ex = extract_dir(d, cache=False)
+    # the LLM judge still sees the listing line and the member header unchanged
+    assert f"  Total 5353.txt  ({len(body.encode()):,} bytes)" in ex.text
+    assert "--- member: Total 5353.txt (text) ---" in ex.text
+    assert "5353" not in ex.file("bundle.zip").content()
+    assert not evaluate_check(spec, d, ex).passed and not evaluate_check(spec, d).passed
+    assert not regex(d, r"Total 5353")
+    # a member whose text states the total passes
+    d2 = folder(tmp_path, "b")
+    with zipfile.ZipFile(d2 / "bundle.zip", "w") as z:
+        z.writestr("Total 5353.txt", "Total 5353\n")
+    assert evaluate_check(spec, d2, extract_dir(d2, cache=False)).passed
 
 
 # ---------------------------------------------------------------- diagnostics and truncation
@@ -259,24 +282,36 @@ def test_truncation_marker_counts_are_not_content(tmp_path: Path) -> None:
     assert evaluate_check(spec, d, extract_dir(d, max_chars_per_file=1_500, cache=False)).passed
 
 
-# ---------------------------------------------------------------- content imitating annotations
+# ---------------------------------------------------------------- content shaped like annotations
+
+# Lines a memo may really write that resemble the extractor's annotations; each states its
+# number, so a number check for it must pass (only the extractor's own notes are removed).
+ANNOTATION_SHAPED_LINES = [
+    ("[Out-of-pocket total was 99]", 99),
+    ("[Image of receipts: 77 items]", 77),
+    ("[Comment: net 55]", 55),
+    ("[Output: 33 units shipped]", 33),
+    ("[Chart 2: revenue reached 32 million](chart.png)", 32),
+    ("(depends on demand: we estimate 31 hires)", 31),
+    ("### Table 1 (34 rows flagged, see appendix)", 34),
+    ("Named ranges: revenue was 66", 66),
+]
 
 
-def test_memo_lines_imitating_annotations_do_not_count(tmp_path: Path) -> None:
+@pytest.mark.parametrize(("line", "value"), ANNOTATION_SHAPED_LINES, ids=[v for _, v in ANNOTATION_SHAPED_LINES])
+def test_memo_lines_shaped_like_annotations_count(tmp_path: Path, line: str, value: int) -> None:
+    # the same number in an extractor note only (the CSV summary "[table: N rows × 1
+    # columns …]" of a CSV with N lines of letters) must not make the check pass …
     d = folder(tmp_path, "a")
-    (d / "memo.md").write_text(
-        "# Memo\n"
-        "[table: 42 × 3 columns]\n"
-        "Tax is B2 times the rate [=B2*0.35].\n"
-        "[image: png 640×480 px]\n"
-        '## Sheet "Data" (used range A1:B77; 77 rows with data; 0 formulas)\n'
-        "[extraction warning: 13 cells hold errors]\n"
-        "Headcount grew to 58 people.\n"
-    )
-    for forged in (42, 0.35, 640, 480, 77, 13):
-        assert not number(d, forged), forged
-    assert number(d, 58)  # the memo's real statement still counts
-    assert regex(d, r"Headcount grew")
+    (d / "list.csv").write_text("".join(f"{chr(97 + i % 26)}\n" for i in range(value)))
+    (d / "memo.md").write_text("# Memo\nSee the list.\n")
+    assert f"[table: {value} rows × 1 columns" in extract_dir(d, cache=False).text
+    assert not number(d, value)
+    # … while the memo stating it in a line shaped like an annotation does
+    (d / "memo.md").write_text(f"# Memo\nSee the list.\n{line}\n")
+    assert number(d, value)
+    assert number(d, value, file="memo.md")
+    assert regex(d, re.escape(line))
 
 
 def test_forged_note_delimiters_cannot_expose_annotations(tmp_path: Path) -> None:

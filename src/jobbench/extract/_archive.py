@@ -5,6 +5,10 @@ Members are written to a private temporary directory under generated names (``m3
 so member paths such as ``../../etc/passwd`` are only ever displayed; symlink members
 (Unix mode in the external attributes, APPNOTE 4.4.15) and encrypted members (general
 purpose flag bit 0) are listed but not extracted.
+
+The member listing (names and sizes) and the ``--- member: … ---`` headers are the
+extractor's summary, so they are notes: a member named ``Total 5353.txt`` does not state
+5353 in the archive's content view. Each member's extracted text is content.
 """
 
 from __future__ import annotations
@@ -43,8 +47,9 @@ def extract_zip(source: Source, ctx: Context, *, dispatch: Callable[[Source, Con
             else:
                 candidates.append(info)
             if len(lines) <= MAX_LISTED:
-                lines.append(note("  ") + name + note(f"  ({info.file_size:,} bytes" + (", " + ", ".join(flags) if flags else "")
-                                                      + ")"))
+                # the whole listing line (member name included) is the extractor's summary
+                lines.append(note(f"  {name}  ({info.file_size:,} bytes" + (", " + ", ".join(flags) if flags else "")
+                                  + ")"))
         if len(infos) > MAX_LISTED:
             lines.append(note(f"  … {len(infos) - MAX_LISTED:,} more entries"))
         listing = "\n".join(lines)

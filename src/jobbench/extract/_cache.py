@@ -23,9 +23,9 @@ from .._io import atomic_write_text
 from ._limits import ENV_CACHE_DIR, ENV_NO_CACHE, ExtractLimits
 from ._records import Extraction, WorkbookValues
 
-EXTRACTOR_VERSION = "2"
+EXTRACTOR_VERSION = "3"
 """Bump when extraction output changes for the same input and library versions (2: note spans,
-``Extraction.notes``)."""
+``Extraction.notes``; 3: zip member names are notes)."""
 
 _LIBRARIES = ("openpyxl", "formulas", "pdfplumber", "pdfminer.six", "python-docx", "python-pptx", "nbformat", "xlrd",
               "charset-normalizer", "pillow", "lxml")
@@ -75,15 +75,18 @@ def resolve_cache(cache: "bool | str | os.PathLike | ExtractCache | None") -> "E
 
 
 def engine_fingerprint(limits: ExtractLimits) -> str:
-    """Which recalculation engine would run (LibreOffice presence changes xlsx output)."""
-    from ._soffice import find_soffice
+    """Which recalculation engine would run (LibreOffice presence changes xlsx output; when
+    it is absent, so does the reason, which diagnostics and notes quote)."""
+    from ._soffice import soffice_unavailable_reason
 
-    present = find_soffice() is not None
+    missing = soffice_unavailable_reason()
+    present = missing is None
+    suffix = "" if present else f" ({missing})"
     if limits.xlsx_engine == "auto":
-        return "libreoffice" if present else "formulas"
+        return "libreoffice" if present else "formulas" + suffix
     if limits.xlsx_engine == "libreoffice" and not present:
-        return "libreoffice-missing"
-    return limits.xlsx_engine
+        return "libreoffice-missing" + suffix
+    return limits.xlsx_engine + suffix
 
 
 class ExtractCache:

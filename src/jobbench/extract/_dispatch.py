@@ -176,7 +176,9 @@ def extract_source(source: Source, ctx: Context) -> tuple[str, str]:
         if source.suffix == ".rtf":
             from ._text import extract_text
 
-            ctx.warn("RTF shown as raw markup (LibreOffice not installed)")
+            from ._soffice import soffice_unavailable_reason
+
+            ctx.warn(f"RTF shown as raw markup ({soffice_unavailable_reason() or 'LibreOffice unavailable'})")
             return "text", extract_text(source, ctx)
         return _unsupported(source, ctx)
     if looks_binary(head):

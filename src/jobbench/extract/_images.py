@@ -39,8 +39,9 @@ def extract_svg(source: Source, ctx: Context, *, limit_resources: bool = False) 
     from . import _soffice
 
     text, _enc = decode_text(source.read_bytes(), ctx, what="SVG")
-    note = "[svg image; not rendered: LibreOffice not installed]"
-    if _soffice.find_soffice():
+    missing = _soffice.soffice_unavailable_reason()
+    note = f"[svg image; not rendered: {missing}]"
+    if missing is None:
         try:
             with tempfile.TemporaryDirectory(prefix="jobbench-svg-") as tmp:
                 src = source.copy_to(Path(tmp) / "image.svg")

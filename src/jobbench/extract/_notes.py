@@ -22,20 +22,16 @@ Why a deliverable cannot forge or hide a note to its advantage:
 * :func:`balance_cut` re-closes a note cut in two by a truncation, so the tail half of a
   cut note is never read as content.
 
-Text that merely *looks like* an annotation (a memo containing the line ``[table: 42 × 3
-columns]``) is removed from the content view too (:func:`strip_imitations`, patterns in
-:data:`IMITATION_PATTERNS`): a file cannot make a check pass with a line forged in the
-extractor's style. That second pass only ever removes text, so its cost is that a
-deliverable which really writes such a line cannot pass a check through it (stricter, never
-more lenient).
+Only the extractor's own notes are removed from the content view. Text the deliverable
+itself holds counts whatever it looks like: a memo line ``[Output: 33 units shipped]`` or
+``## Table 1 (34 rows flagged)`` states its number as plainly to a reader (and to the LLM
+judge) as any other line, so it is content even if it resembles an annotation.
 
 Noncharacters are "permanently reserved for internal use" (Unicode Standard §23.7); a
 deliverable holding U+FDD0 or U+FDD1 loses those two characters from the extracted text.
 """
 
 from __future__ import annotations
-
-import re
 
 NOTE_OPEN = "\ufdd0"
 """Starts an extractor annotation inside an extractor's output (never in final text)."""
@@ -140,52 +136,3 @@ def without_spans(text: str, spans: list[tuple[int, int]]) -> str:
         last = b
     parts.append(text[last:])
     return "".join(parts)
-
-
-_KEYWORDS = (
-    r"=", r"\{=", r"\.\.\.", r"table:", r"jsonl:", r"image\b", r"page image attached", r"chart\b",
-    r"extraction (?:info|warning|error)\b", r"refused\b", r"unsupported\b", r"empty file\]", r"binary content",
-    r"not extracted", r"members not extracted", r"svg\b", r"out\b", r"display\b", r"stdout\]", r"stderr\]",
-    r"stream\]", r"error\]", r"output:", r"[a-z]+/[\w.+-]+ output", r"\^", r"comment\b",
-    r"(?:first-page |even-page )?(?:header|footer)\]", r"(?:end )?text box\]", r"values (?:recalculated|are the)",
-    r"no formulas\]", r"xls values",
-)
-IMITATION_PATTERNS: tuple[re.Pattern[str], ...] = (
-    # bracketed notes: [table: …], [=SUM(B2:B9)], [image: png 800×600 px], [Out 3], [^2], …
-    re.compile(r"\[(?:" + "|".join(_KEYWORDS) + r")[^\]\n]*\]", re.IGNORECASE),
-    # header lines of files, pages, members, sheets, tables, cells and documents
-    re.compile(
-        r"^[^\S\n]*\\?(?:"
-        r"={2,}[^\S\n]*FILE[^\S\n]*:.*"
-        r"|-{3} (?:page \d[\d,]*|member: .*|\S+ file \d+ of \d+) -{3}"
-        r"|#{2,3} (?:Chart sheet|Sheet) \".*"
-        r"|#{2,3} (?:Table|View) .*\((?:[\d,]+ rows.*|not queried)\)"
-        r"|#{2,3} Cell \d+ \(.*\)"
-        r"|#{2,3} Slide \d+"
-        r"|Workbook(?: \(xls\))? with [\d,]+ sheet\(s\).*"
-        r"|PDF with [\d,]+ page\(s\).*"
-        r"|Presentation with [\d,]+ slide\(s\).*"
-        r"|Notebook \(.*\), [\d,]+ cell\(s\).*"
-        r"|SQLite database: [\d,]+ table\(s\).*"
-        r"|Zip archive: [\d,]+ entries.*"
-        r"|Named ranges: .*"
-        r")",
-        re.IGNORECASE | re.MULTILINE,
-    ),
-    # asides: zip member sizes, blob sizes, untrusted-cell flags, chart series references
-    re.compile(r"\([\d,]+ bytes[^)\n]*\)|<blob [\d,]+ bytes>", re.IGNORECASE),
-    re.compile(r"\((?:volatile \w+|external link|macro workbook|depends on [^:()\n]*): [^()\n]*(?:\([^()\n]*\)[^()\n]*)*\)",
-               re.IGNORECASE),
-    re.compile(r"\((?:'(?:[^']|'')+'|[\w.]+)!\$?[A-Z]{1,3}\$?\d+(?::\$?[A-Z]{1,3}\$?\d+)?\)"),
-)
-"""Shapes of the extractor's annotations, matched against a file's *content* to remove
-text that imitates them (see the module docstring). Only used to make the content view
-stricter; real annotations are known exactly from the note spans."""
-
-
-def strip_imitations(content: str) -> str:
-    """``content`` with every match of :data:`IMITATION_PATTERNS` replaced by a space
-    (lines are kept, so ``^``/``$`` anchors still see the same lines)."""
-    for rx in IMITATION_PATTERNS:
-        content = rx.sub(" ", content)
-    return content

@@ -75,14 +75,14 @@ class Extraction(BaseModel):
     notes: list[tuple[int, int]] = Field(default_factory=list)
 
     def content(self) -> str:
-        """The file's own text: :attr:`text` with every extractor annotation (``notes``)
-        removed, then with text that imitates an annotation removed as well
-        (:func:`jobbench.extract._notes.strip_imitations`; stricter only). This is what the
+        """The file's own text: :attr:`text` with exactly the extractor's annotations
+        (``notes``) removed. Text the file itself holds is kept whatever it looks like (a
+        memo line shaped like an annotation is still the memo's text). This is what the
         judge's ``number`` and ``regex`` checks read; a workbook shows its computed values
         here, never its formulas. Lines are kept (a removed span leaves at most a space)."""
-        from ._notes import strip_imitations, without_spans
+        from ._notes import without_spans
 
-        return strip_imitations(without_spans(self.text, self.notes))
+        return without_spans(self.text, self.notes)
 
     @property
     def errors(self) -> list[Diagnostic]:

@@ -59,10 +59,33 @@ def find_soffice() -> str | None:
     env = os.environ.get(ENV_SOFFICE)
     if env is not None:
         env = env.strip()
-        if not env or env.lower() in ("none", "0", "false", "off"):
+        if not env or env.lower() in _DISABLED_VALUES:
             return None
         return shutil.which(env) or (env if os.path.isfile(env) and os.access(env, os.X_OK) else None)
     return shutil.which("soffice") or shutil.which("libreoffice")
+
+
+_DISABLED_VALUES = ("none", "0", "false", "off")
+
+
+def soffice_unavailable_reason() -> str | None:
+    """Why :func:`find_soffice` finds no LibreOffice, for diagnostics; ``None`` when it
+    finds one.
+
+    Returns one of ``"LibreOffice disabled by JOBBENCH_SOFFICE=none"`` (the variable is
+    empty or ``none``/``0``/``false``/``off``; the value is quoted as set),
+    ``"JOBBENCH_SOFFICE=/x/soffice is not an executable"`` (the variable names nothing
+    runnable) or ``"LibreOffice not installed"`` (no ``soffice``/``libreoffice`` on
+    ``PATH``)."""
+    if find_soffice() is not None:
+        return None
+    env = os.environ.get(ENV_SOFFICE)
+    if env is not None:
+        value = env.strip()
+        if not value or value.lower() in _DISABLED_VALUES:
+            return f"LibreOffice disabled by {ENV_SOFFICE}={value}"
+        return f"{ENV_SOFFICE}={value} is not an executable"
+    return "LibreOffice not installed"
 
 
 _bwrap_state: dict[str, bool] = {}

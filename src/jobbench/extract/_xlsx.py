@@ -493,14 +493,15 @@ def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
         ExtractionError / openpyxl, zipfile errors: unreadable workbook (the caller turns
         them into an error diagnostic).
     """
-    from ._soffice import find_soffice
+    from ._soffice import soffice_unavailable_reason
 
     diags: list[Diagnostic] = []
     names, charts, media = _package_parts(source)
     sheets, defined_names, epoch_1904, cached = _formula_pass(source, ctx)
 
     n_formulas = sum(len(s.formulas) for s in sheets)
-    soffice_present = find_soffice() is not None
+    soffice_missing = soffice_unavailable_reason()  # None when LibreOffice can run
+    soffice_present = soffice_missing is None
     requested = limits.xlsx_engine
     engine = _resolve_engine(requested, soffice_present)
     recalculated = None
@@ -511,7 +512,7 @@ def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
     else:
         order = [engine] + (["formulas"] if engine == "libreoffice" else [])
         if engine == "libreoffice" and not soffice_present:
-            failures.append(("warning", "LibreOffice requested but soffice was not found"))
+            failures.append(("warning", f"LibreOffice requested but not available ({soffice_missing})"))
             order = ["formulas"]
         for candidate in order:
             if candidate == "cached":
@@ -541,7 +542,7 @@ def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
         if engine == "libreoffice":
             engine_note = "values recalculated with LibreOffice (headless, recalculation forced on load)"
         elif engine == "formulas":
-            why = "LibreOffice not installed" if not soffice_present else (
+            why = soffice_missing if not soffice_present else (
                 "LibreOffice failed" if requested in ("auto", "libreoffice") else "engine chosen")
             engine_note = f"values recalculated with the formulas package ({why})"
         else:
