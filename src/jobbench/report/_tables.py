@@ -16,6 +16,17 @@ PROVISIONAL_NOTE = ("* provisional: some trials of this configuration have no re
                     "infra_error); their tasks count 0 until retried")
 
 
+INTEGRITY_COLUMNS = {
+    "trials_prompt_injection": "trials flagged by the judge for possible prompt injection",
+    "trials_with_unreadable_files": "trials with deliverables the extractor could not read",
+    "trials_with_refused_files": "trials with refused deliverable files",
+    "trials_other_flags": "trials with other judge flags",
+    "trials_without_sandbox": "trials without sandbox",
+}
+"""Integrity counts (keys of :attr:`ConfigView.integrity`, columns of ``leaderboard.csv``)
+and their headings in ``leaderboard.md`` and ``report.html``."""
+
+
 def pct(x: float | None, digits: int = 1) -> str:
     """A fraction as a percentage string (``0.4591`` → ``45.9``); ``–`` for None."""
     return "–" if x is None else f"{100 * x:.{digits}f}"
@@ -183,13 +194,11 @@ def leaderboard_markdown(data: ReportData) -> str:
     lines += [_md_table(header, rows), ""]
 
     lines += ["## Integrity (check before trusting the figures)", ""]
-    header = ["configuration", "trials flagged by the judge (e.g. prompt injection)",
-              "trials with refused deliverable files", "trials without sandbox", "trials per sandbox"]
+    header = ["configuration"] + list(INTEGRITY_COLUMNS.values()) + ["trials per sandbox"]
     rows = []
     for c in data.configs:
         i = c.integrity
-        rows.append([c.label, str(i["trials_flagged"]), str(i["trials_with_refused_files"]),
-                     str(i["trials_without_sandbox"]), sandboxes_text(i["sandboxes"])])
+        rows.append([c.label] + [str(i[k]) for k in INTEGRITY_COLUMNS] + [sandboxes_text(i["sandboxes"])])
     lines += [_md_table(header, rows), ""]
 
     lines += ["## Warnings", ""] + ([f"* {_md_escape(w)}" for w in data.warnings] or ["(none)"]) + [""]
@@ -243,7 +252,7 @@ def leaderboard_rows(data: ReportData) -> list[dict[str, Any]]:
             "rubric_pass_rate_pct": p(o.rubric_pass_rate), "criterion_pass_rate_pct": p(o.criterion_pass_rate),
         })
         integrity = c.integrity
-        row.update({k: integrity[k] for k in ("trials_flagged", "trials_with_refused_files", "trials_without_sandbox")})
+        row.update({k: integrity[k] for k in INTEGRITY_COLUMNS})
         for k in range(1, K + 1):
             row[f"pass_hat_{k}_pct"] = p(o.pass_hat_k.get(k))
             row[f"pass_hat_{k}_tasks"] = o.pass_hat_k_tasks.get(k, 0)
