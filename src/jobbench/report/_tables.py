@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from typing import Any
 
 from ..scoring import MACRO_LABEL, MICRO_LABEL, STATE_DESCRIPTIONS, Interval
@@ -89,13 +90,24 @@ def settings_text(data: ReportData) -> str:
             f"seed {s['seed']}")
 
 
-def _md_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
+_MD_ESCAPES = str.maketrans({"\\": "\\\\", "`": "\\`", "[": "\\[", "]": "\\]", "|": "\\|", "&": "&amp;",
+                             "<": "&lt;", ">": "&gt;", "\r": " ", "\n": " "})
+
+
+def md_text(text: object) -> str:
+    """``text`` made inert in Markdown: the one escape for every dataset-derived string in
+    ``leaderboard.md`` (task ids, occupation names, run names and paths, labels, messages).
+
+    ``<``, ``>`` and ``&`` become HTML entities (no raw HTML reaches a renderer); the
+    backslash, the backtick, ``[``, ``]`` and ``|`` get a backslash (no code span, link or table cell can be
+    opened); line breaks become spaces. ``*`` and ``_`` are left (at most emphasis).
+    """
+    return str(text).translate(_MD_ESCAPES)
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    out = ["| " + " | ".join(_md_escape(h) for h in header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(_md_escape(str(c)) for c in row) + " |" for row in rows]
+    out = ["| " + " | ".join(md_text(h) for h in header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(md_text(str(c)) for c in row) + " |" for row in rows]
     return "\n".join(out)
 
 
@@ -105,7 +117,7 @@ def leaderboard_markdown(data: ReportData) -> str:
     lines = [
         "# JobBench leaderboard",
         "",
-        f"Runs: {', '.join(r.name for r in data.runs)}. Judge key: {data.judge_key or '(no grades)'}. "
+        f"Runs: {md_text(', '.join(r.name for r in data.runs))}. Judge key: {md_text(data.judge_key or '(no grades)')}. "
         f"Generated {data.generated_at} by jobbench {data.version}.",
         "",
         f"* **{MICRO_LABEL}**: Σ over tasks of s_t × maximum / Σ maxima (the public leaderboard's overall score).",
@@ -133,7 +145,7 @@ def leaderboard_markdown(data: ReportData) -> str:
                        num(c.cost.turns_mean)])
     lines += [_md_table(header, rows), ""]
     if any(c.provisional for c in data.configs):
-        lines += [_md_escape(PROVISIONAL_NOTE).replace("*", "\\*", 1) + " (see Warnings).", ""]
+        lines += [md_text(PROVISIONAL_NOTE).replace("*", "\\*", 1) + " (see Warnings).", ""]
 
     lines += ["## Missing tasks (count 0 in micro and macro)", ""]
     any_missing = False
@@ -141,7 +153,7 @@ def leaderboard_markdown(data: ReportData) -> str:
         missing = [t for t in c.tasks if t.missing]
         if missing:
             any_missing = True
-            lines.append(f"* {_md_escape(c.label)}: " + "; ".join(f"{t.task_id} ({t.missing_reason})" for t in missing))
+            lines.append(f"* {md_text(c.label)}: " + "; ".join(f"{md_text(t.task_id)} ({md_text(t.missing_reason)})" for t in missing))
     lines += (["(none)"] if not any_missing else []) + [""]
 
     lines += ["## Trial states", ""]
@@ -201,7 +213,7 @@ def leaderboard_markdown(data: ReportData) -> str:
         rows.append([c.label] + [str(i[k]) for k in INTEGRITY_COLUMNS] + [sandboxes_text(i["sandboxes"])])
     lines += [_md_table(header, rows), ""]
 
-    lines += ["## Warnings", ""] + ([f"* {_md_escape(w)}" for w in data.warnings] or ["(none)"]) + [""]
+    lines += ["## Warnings", ""] + ([f"* {md_text(w)}" for w in data.warnings] or ["(none)"]) + [""]
     return "\n".join(lines)
 
 
@@ -217,11 +229,21 @@ def _cost_known(cost: float | None, known: int, trials: int) -> str:
     return usd(cost) + ("" if known == trials else f" ({known} of {trials} trials priced)")
 
 
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def _csv_safe(v: Any) -> Any:
-    """Neutralise spreadsheet formulas in text cells (``=``, ``+``, ``-``, ``@`` first)."""
-    if isinstance(v, str) and v[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + v
-    return v
+    """Neutralise spreadsheet formulas in text cells: text starting with ``=``, ``+``,
+    ``-``, ``@``, a tab or a carriage return gets a leading ``'`` unless it is a plain
+    number (``-0.5``, ``+3``, ``1e-3``) or a lone ``-`` (the model of agents without one),
+    which a spreadsheet does not evaluate. Non-text values are returned unchanged.
+    Source: OWASP, "CSV Injection" (https://owasp.org/www-community/attacks/CSV_Injection).
+    """
+    if not isinstance(v, str) or v[:1] not in ("=", "+", "-", "@", "\t", "\r"):
+        return v
+    if v == "-" or _PLAIN_NUMBER.fullmatch(v):
+        return v
+    return "'" + v
 
 
 def leaderboard_rows(data: ReportData) -> list[dict[str, Any]]:
