@@ -68,3 +68,80 @@ def test_csv_guards_only_formulas(tmp_path: Path, dataset: Path):
     rows = {r["agent"]: r for r in csv.DictReader((out / "leaderboard.csv").open())}
     assert rows["null"]["model"] == "-" and rows["null"]["configuration"] == "null"
     assert rows["'=cmd"]["model"] == "'=1+1"
+
+
+def _cli():
+    from typer.testing import CliRunner
+
+    from jobbench.cli import app
+
+    return CliRunner(), app
+
+
+def test_report_into_a_path_that_is_not_a_directory_is_one_clear_error(run_a: Path, tmp_path: Path):
+    runner, app = _cli()
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file, not a directory\n")
+    res = runner.invoke(app, ["report", str(run_a), "--out", str(blocker / "report"), "--resamples", "50"])
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output and isinstance(res.exception, SystemExit)
+    assert "cannot write the report to" in res.output and str(blocker / "report") in res.output.replace("\n", "")
+    assert blocker.read_text() == "a file, not a directory\n"
+
+
+def test_read_only_report_folder_is_one_clear_error_and_keeps_the_old_report(run_a: Path, tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch):
+    import errno
+
+    import jobbench.report._write as w
+
+    runner, app = _cli()
+    out = tmp_path / "rep"
+    res = runner.invoke(app, ["report", str(run_a), "--out", str(out), "--resamples", "50"])
+    assert res.exit_code == 0, res.output
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()}
+
+    def read_only(path, text):
+        path = Path(path)
+        raise OSError(errno.EROFS, "Read-only file system", str(path.parent / f".{path.name}.abc.tmp"))
+
+    monkeypatch.setattr(w, "atomic_write_text", read_only)
+    res = runner.invoke(app, ["report", str(run_a), "--out", str(out), "--resamples", "50"])
+    assert res.exit_code == 2, res.output
+    assert isinstance(res.exception, SystemExit) and "Traceback" not in res.output
+    text = " ".join(res.output.split())
+    assert text.startswith(f"error: cannot write the report to {out}: Read-only file system ({out}/.leaderboard.md")
+    assert len(res.output.strip().splitlines()) <= 3  # one message (wrapped), no traceback
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
+
+
+def test_inline_report_warns_when_old_drilldown_pages_cannot_be_removed(run_a: Path, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch):
+    import jobbench.report._write as w
+
+    runner, app = _cli()
+    out = tmp_path / "rep"
+    res = runner.invoke(app, ["report", str(run_a), "--out", str(out), "--resamples", "50", "--drilldowns", "pages"])
+    assert res.exit_code == 0, res.output
+    pages = out / "drilldowns"
+    assert pages.is_dir() and "(drill-downs:" in res.output
+
+    def stuck(path, onerror=None, onexc=None, **kw):
+        err = PermissionError(13, "Permission denied", str(Path(path) / "x.html"))
+        if onexc is not None:
+            onexc(Path.unlink, str(Path(path) / "x.html"), err)
+        else:
+            onerror(Path.unlink, str(Path(path) / "x.html"), (PermissionError, err, None))
+
+    monkeypatch.setattr(w.shutil, "rmtree", stuck)
+    res = runner.invoke(app, ["report", str(run_a), "--out", str(out), "--resamples", "50", "--drilldowns", "inline"])
+    assert res.exit_code == 0, res.output
+    text = " ".join(res.output.split())
+    assert pages.is_dir()
+    assert (f"warning: the drill-down pages of an earlier report in {pages} could not be removed "
+            f"({pages}/x.html: Permission denied)") in text
+    assert "(drill-downs:" not in text  # the layout written is inline: no claim about pages
+    assert f"report: {out / 'report.html'}" in text
+    monkeypatch.undo()
+    res = runner.invoke(app, ["report", str(run_a), "--out", str(out), "--resamples", "50", "--drilldowns", "inline"])
+    assert res.exit_code == 0 and not pages.exists() and "could not be removed" not in res.output

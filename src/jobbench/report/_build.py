@@ -243,6 +243,8 @@ class ReportData:
         task_ids: union of the runs' tasks, in order.
         warnings: everything a reader must know before trusting the figures.
         settings: bootstrap settings and epochs.
+        drilldown_layout: ``inline`` or ``pages`` once written by
+            :func:`jobbench.report.write_data` (None before).
     """
 
     runs: list[RunData]
@@ -254,6 +256,7 @@ class ReportData:
     settings: dict
     generated_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     version: str = __version__
+    drilldown_layout: str | None = None
 
     @property
     def max_epochs(self) -> int:

@@ -64,7 +64,7 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
         from rich.markup import escape
 
-        from . import ReportInputError, build_report, default_out_dir
+        from . import ReportInputError, ReportWriteError, build_report, default_out_dir
         from ._console import print_summary
         from ._html import DRILLDOWN_MODES
         from ._write import write_data
@@ -75,14 +75,17 @@ def register(app: typer.Typer) -> None:
             data = build_report(runs, judge_key=judge_key, n_resamples=resamples, seed=seed)
         except ReportInputError as exc:
             _fail(str(exc))
-        out_dir = write_data(data, out if out is not None else default_out_dir(runs), drilldowns=drilldowns)
+        try:
+            out_dir = write_data(data, out if out is not None else default_out_dir(runs), drilldowns=drilldowns)
+        except ReportWriteError as exc:
+            _fail(str(exc))
         console = Console()
         print_summary(data, console, tasks=False)
         err = Console(stderr=True)
         for w in data.warnings:
             err.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False, soft_wrap=True)
         pages = out_dir / "drilldowns"
-        extra = f" (drill-downs: {pages}{os.sep})" if pages.is_dir() else ""
+        extra = f" (drill-downs: {pages}{os.sep})" if data.drilldown_layout == "pages" else ""
         console.print(f"report: {out_dir / 'report.html'}{extra}", highlight=False, soft_wrap=True)
 
     @app.command("compare")
