@@ -145,3 +145,53 @@ def test_inline_report_warns_when_old_drilldown_pages_cannot_be_removed(run_a: P
     monkeypatch.undo()
     res = runner.invoke(app, ["report", str(run_a), "--out", str(out), "--resamples", "50", "--drilldowns", "inline"])
     assert res.exit_code == 0 and not pages.exists() and "could not be removed" not in res.output
+
+
+def _main_job_run(root: Path, dataset: Path, name: str, oracle: dict, null: dict) -> Path:
+    """A run as `jobbench run` makes it: configurations oracle and null (model ``-``)."""
+    run = root / name
+    write_lock(run, dataset, [("oracle", "-"), ("null", "-")], epochs=1)
+    for agent, verdicts in (("oracle", oracle), ("null", null)):
+        for task, vs in verdicts.items():
+            write_grade(run, "checks", write_trial(run, task, agent, "-", 1), vs)
+    return run
+
+
+def test_compare_two_main_job_runs_pairs_matching_configurations(tmp_path: Path, dataset: Path):
+    all_fail = {T1: [[F, F]] * 3, T2: [[F, F]] * 2, T3: [[F, F]] * 2, T4: [[F, F]]}
+    all_pass = {T1: [[P, P]] * 3, T2: [[P, P]] * 2, T3: [[P, P]] * 2, T4: [[P, P]]}
+    ra = _main_job_run(tmp_path / "runs", dataset, "a", all_pass, all_fail)
+    # run b: oracle loses T2's second rubric (30 of 60 points); null passes T4 (20 points)
+    rb = _main_job_run(tmp_path / "runs", dataset, "b", {**all_pass, T2: [[P, P], [F, P]]}, {**all_fail, T4: [[P, P]]})
+    runner, app = _cli()
+    res = runner.invoke(app, ["compare", str(ra), str(rb), "--json", "--resamples", "200"])
+    assert res.exit_code == 0, res.output
+    got = json.loads(res.output)
+    assert [(c["a"], c["b"]) for c in got] == [("oracle [a]", "oracle [b]"), ("null [a]", "null [b]")]
+    assert got[0]["micro"]["difference"] == pytest.approx(30 / 220)
+    assert got[0]["macro"]["difference"] == pytest.approx(0.5 / 4)
+    assert got[1]["micro"]["difference"] == pytest.approx(-20 / 220)
+    assert (got[0]["macro"]["wins"], got[1]["macro"]["losses"]) == (1, 1)
+    res = runner.invoke(app, ["compare", str(ra), str(rb), "--resamples", "200"], env={"COLUMNS": "200"})
+    assert res.exit_code == 0, res.output
+    assert "each is compared with its namesake" in res.output
+    assert "A = oracle [a] (a)  vs  B = oracle [b] (b)" in res.output and "A = null [a] (a)  vs  B = null [b] (b)" in res.output
+    assert "+13.6" in res.output and "-9.1" in res.output  # 30/220 and -20/220 in percentage points
+    res = runner.invoke(app, ["compare", str(ra), str(rb), "--a", "null", "--b", "oracle", "--json",
+                              "--resamples", "200"])
+    assert res.exit_code == 0, res.output
+    one = json.loads(res.output)
+    assert (one["a"], one["b"]) == ("null [a]", "oracle [b]") and one["micro"]["difference"] == pytest.approx(-190 / 220)
+
+
+def test_compare_ambiguous_choice_shows_the_command_to_use(run_a: Path, run_b: Path):
+    runner, app = _cli()
+    res = runner.invoke(app, ["compare", str(run_a), str(run_b)], env={"COLUMNS": "400"})
+    assert res.exit_code == 2
+    text = " ".join(res.output.split())
+    assert (f"{run_a} has 2 configurations; choose with --a/--b (choices: alpha@m1, beta@m2); "
+            f"e.g. jobbench compare {run_a} {run_b} --a alpha@m1 --b gamma") in text
+    res = runner.invoke(app, ["compare", str(run_b), str(run_a), "--a", "gamma"], env={"COLUMNS": "400"})
+    assert res.exit_code == 2
+    assert (f"{run_a} has 2 configurations; choose with --a/--b (choices: alpha@m1, beta@m2); "
+            f"e.g. jobbench compare {run_b} {run_a} --a gamma --b alpha@m1") in " ".join(res.output.split())
