@@ -94,7 +94,8 @@ def test_flags_refused_files_and_missing_sandbox_are_warned_everywhere(tmp_path:
     data = build_report([run], n_resamples=100)
 
     warnings = "\n".join(data.warnings)
-    assert f"alpha@m1: 1 trial(s) flagged by the judge: {ids[T1]} (prompt_injection:out.txt)" in warnings
+    assert (f"alpha@m1: 1 trial(s) flagged by the judge for possible prompt injection: {ids[T1]} (out.txt): a "
+            "deliverable may be trying to steer the judge") in warnings
     assert (f"alpha@m1: 1 trial(s) with refused deliverable files (never graded): {ids[T2]} "
             "(link.txt: symlink refused (points to /etc/passwd); big.bin: 200000000 bytes") in warnings
     assert "sec: 1 of 4 trial(s) ran WITHOUT a sandbox" in warnings and ids[T3] in warnings
@@ -107,17 +108,18 @@ def test_flags_refused_files_and_missing_sandbox_are_warned_everywhere(tmp_path:
 
     summary = json.loads((out / "summary.json").read_text())
     assert summary["configurations"][0]["integrity"] == {
-        "trials_flagged": 1, "trials_with_refused_files": 1, "trials_without_sandbox": 1,
-        "sandboxes": {"bwrap": 3, "none": 1}}
+        "trials_prompt_injection": 1, "trials_with_unreadable_files": 0, "trials_with_refused_files": 1,
+        "trials_other_flags": 0, "trials_without_sandbox": 1, "sandboxes": {"bwrap": 3, "none": 1}}
     assert any("flagged by the judge" in w for w in summary["warnings"])
     assert any("WITHOUT a sandbox" in w for w in summary["warnings"])
     lb = next(csv.DictReader((out / "leaderboard.csv").open()))
-    assert (lb["trials_flagged"], lb["trials_with_refused_files"], lb["trials_without_sandbox"]) == ("1", "1", "1")
+    assert (lb["trials_prompt_injection"], lb["trials_with_unreadable_files"], lb["trials_with_refused_files"],
+            lb["trials_other_flags"], lb["trials_without_sandbox"]) == ("1", "0", "1", "0", "1")
 
     md = (out / "leaderboard.md").read_text()
     warn = md.split("## Warnings", 1)[1]
     assert "flagged by the judge" in warn and "refused deliverable files" in warn and "WITHOUT a sandbox" in warn
-    assert "| alpha@m1 | 1 | 1 | 1 | bwrap: 3, none: 1 |" in md
+    assert "| alpha@m1 | 1 | 0 | 1 | 0 | 1 | bwrap: 3, none: 1 |" in md
 
     html = (out / "report.html").read_text()
     box = html.split('id="warnings"', 1)[1].split("</div>", 1)[0]
@@ -170,3 +172,52 @@ def test_invalid_tasks_of_the_lock_count_as_missing(tmp_path: Path, dataset: Pat
     (run / "lock.json").write_text(json.dumps(lock))
     with pytest.raises(ReportInputError, match=f"field invalid_tasks.{T4}: expected"):
         build_report([run], n_resamples=100)
+
+
+def test_grade_flags_are_classified_by_prefix(tmp_path: Path, dataset: Path):
+    """An unreadable deliverable (``extraction_error:``) is not reported as prompt injection;
+    a file the extractor refused (kind ``refused`` in the grade) counts as refused; an
+    unknown flag is listed as such."""
+    run = tmp_path / "runs" / "flags"
+    write_lock(run, dataset, [("alpha", "m1")], epochs=1)
+    ids = {}
+    for task, verdicts in ((T1, [[P, P]] * 3), (T2, [[P, P]] * 2), (T3, [[P, P]] * 2), (T4, [[P, P]])):
+        ids[task] = write_trial(run, task, "alpha", "m1", 1)
+        write_grade(run, "checks", ids[task], verdicts)
+        _set_record(run, ids[task], sandbox="bwrap")
+    # what the judge writes for `echo junk > deliverables/broken.xlsx` and a symlink link.txt
+    _set_grade(run, ids[T1], flags=["extraction_error:broken.xlsx"],
+               deliverables=[{"path": "broken.xlsx", "sha256": "0" * 64, "size": 5, "kind": "xlsx"},
+                             {"path": "out.txt", "sha256": "0" * 64, "size": 7, "kind": "text"}])
+    _set_grade(run, ids[T2], flags=["extraction_error:link.txt"],
+               deliverables=[{"path": "link.txt", "sha256": "", "size": 0, "kind": "refused"}])
+    _set_grade(run, ids[T3], flags=["prompt_injection:memo.txt", "extraction_error:memo.txt"],
+               deliverables=[{"path": "memo.txt", "sha256": "0" * 64, "size": 9, "kind": "text"}])
+    _set_grade(run, ids[T4], flags=["odd_flag:x"])
+    out = write_report([run], tmp_path / "out", n_resamples=100)
+    data = build_report([run], n_resamples=100)
+    warnings = data.warnings
+    inj = [w for w in warnings if "prompt injection" in w]
+    assert inj == [f"alpha@m1: 1 trial(s) flagged by the judge for possible prompt injection: {ids[T3]} (memo.txt): "
+                   "a deliverable may be trying to steer the judge; check these grades by hand"]
+    assert (f"alpha@m1: 2 trial(s) with deliverables the extractor could not read (corrupt, mislabelled or "
+            f"unsupported; graded on what could be read): {ids[T1]} (broken.xlsx); {ids[T3]} (memo.txt)") in warnings
+    assert (f"alpha@m1: 1 trial(s) with refused deliverable files (never graded): "
+            f"{ids[T2]} (link.txt: refused when graded)") in warnings
+    assert f"alpha@m1: 1 trial(s) with other judge flags: {ids[T4]} (odd_flag:x)" in warnings
+    expected = {"trials_prompt_injection": 1, "trials_with_unreadable_files": 2, "trials_with_refused_files": 1,
+                "trials_other_flags": 1, "trials_without_sandbox": 0, "sandboxes": {"bwrap": 4}}
+    assert data.config("alpha@m1").integrity == expected
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["configurations"][0]["integrity"] == expected
+    lb = next(csv.DictReader((out / "leaderboard.csv").open()))
+    assert [lb[k] for k in expected if k != "sandboxes"] == ["1", "2", "1", "1", "0"]
+    md = (out / "leaderboard.md").read_text()
+    integrity = md.split("## Integrity", 1)[1].split("##", 1)[0]
+    assert "| trials with deliverables the extractor could not read |" in integrity
+    assert "| alpha@m1 | 1 | 2 | 1 | 1 | 0 | bwrap: 4 |" in integrity
+    html = (out / "report.html").read_text()
+    table = html.split('<table class="integrity">', 1)[1].split("</table>", 1)[0]
+    assert "<th class=\"n\">trials with deliverables the extractor could not read</th>" in table
+    assert ('<td>alpha@m1</td><td class="n">1</td><td class="n">2</td><td class="n">1</td><td class="n">1</td>'
+            '<td class="n">0</td><td>bwrap: 4</td>') in table

@@ -148,7 +148,7 @@ def test_skip_invalid_records_the_tasks_and_the_report_counts_them_missing(tmp_p
     assert conf["overall"]["micro"]["estimate"] == 0.5 and conf["overall"]["macro"]["estimate"] == 0.5
     assert any(w.startswith("inv: 1 task(s) were invalid and not run") and bad in w for w in summary["warnings"])
     md = (run_dir / "report" / "leaderboard.md").read_text()
-    assert f"* oracle: {bad} (invalid task, not run: " in md and "rubrics[0].weight" in md
+    assert f"* oracle: {bad} (invalid task, not run: " in md and "rubrics\\[0\\].weight" in md  # Markdown-escaped
     assert "| 1 / 2 |" in md
     # once the task is fixed, a resume without --skip-invalid runs it and forgets the problem
     p = dataset / OCC / "task1" / "RUBRICS.json"

@@ -3,7 +3,7 @@
 Public API:
     :func:`write_report` (the contract entry point), :func:`build_report` (figures without
     writing), :func:`load_run`, :func:`judge_keys`, :func:`resolve_judge_key`,
-    :class:`ReportData`, :class:`ConfigView`, :class:`RunData`, :class:`ReportInputError`,
+    :class:`ReportData`, :class:`ConfigView`, :class:`RunData`, :class:`ReportInputError`, :class:`ReportWriteError`,
     :data:`REPORT_FILES`, :func:`write_data` (write an already built report) and
     :func:`print_summary` (the terminal task table and leaderboard).
 """
@@ -22,6 +22,7 @@ _LAZY: dict[str, str] = {
     "load_run": "._runs",
     "resolve_judge_key": "._runs",
     "REPORT_FILES": "._write",
+    "ReportWriteError": "._write",
     "default_out_dir": "._write",
     "write_report": "._write",
     "write_data": "._write",
@@ -42,6 +43,7 @@ __all__ = [
     "load_run",
     "resolve_judge_key",
     "REPORT_FILES",
+    "ReportWriteError",
     "default_out_dir",
     "write_report",
     "write_data",

@@ -77,6 +77,77 @@ anchor_slug = task_slug
 """The id part of drill-down anchors (``c<rank>-<task_slug>``); same as :func:`task_slug`."""
 
 
+INJECTION_FLAG = "prompt_injection:"
+"""Prefix of the judge's flag for a deliverable that seems to address the judge
+(``jobbench.judge`` writes ``prompt_injection:<file>``)."""
+
+EXTRACTION_FLAG = "extraction_error:"
+"""Prefix of the judge's flag for a deliverable whose extraction reported an error
+(``extraction_error:<file>``): corrupt, mislabelled or unsupported files, and files the
+extractor refused (symlinks, special files; their kind in the grade's ``deliverables`` is
+``refused``)."""
+
+
+@dataclass
+class TrialIssues:
+    """What a trial's grade flags and refused files say, sorted by kind.
+
+    Attributes:
+        injection: deliverables flagged for possible prompt injection (file paths).
+        unreadable: deliverables the extractor could not read (file paths).
+        refused: deliverables refused by the runner (``trial.json`` ``refused``, ``path:
+            reason``) or by the extractor when graded (``path: refused when graded``).
+        other: flags with any other prefix, verbatim.
+    """
+
+    injection: list[str] = field(default_factory=list)
+    unreadable: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    other: list[str] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.injection or self.unreadable or self.refused or self.other)
+
+
+def classify_flags(flags: list[str], *, refused: list[str] = (), kinds: dict[str, str] | None = None) -> TrialIssues:
+    """Sort a grade's ``flags`` by their prefix.
+
+    Args:
+        flags: the grade's flags (``prompt_injection:<file>``, ``extraction_error:<file>``, …).
+        refused: the trial's refused deliverables as the runner recorded them.
+        kinds: deliverable path → extraction kind from the grade (``refused`` marks a
+            file the extractor refused rather than one it failed to read).
+
+    Returns:
+        A :class:`TrialIssues` (false when there is nothing to report).
+    """
+    kinds = kinds or {}
+    out = TrialIssues(refused=list(refused))
+    for flag in flags:
+        if flag.startswith(INJECTION_FLAG):
+            out.injection.append(flag[len(INJECTION_FLAG):])
+        elif flag.startswith(EXTRACTION_FLAG):
+            path = flag[len(EXTRACTION_FLAG):]
+            if kinds.get(path) == "refused":
+                out.refused.append(f"{path}: refused when graded")
+            else:
+                out.unreadable.append(path)
+        else:
+            out.other.append(flag)
+    return out
+
+
+def _deliverable_kinds(grade) -> dict[str, str]:
+    """Path → extraction kind from a grade's ``deliverables`` (an extra field; {} when absent)."""
+    if grade is None:
+        return {}
+    items = (grade.model_extra or {}).get("deliverables")
+    if not isinstance(items, list):
+        return {}
+    return {d["path"]: d["kind"] for d in items
+            if isinstance(d, dict) and isinstance(d.get("path"), str) and isinstance(d.get("kind"), str)}
+
+
 @dataclass
 class ConfigView:
     """One configuration (run, agent, model) with all its figures.
@@ -119,15 +190,36 @@ class ConfigView:
         its task may count 0 now and more after a retry, so micro and macro may change."""
         return bool(self.incomplete_trials)
 
+    def trial_issues(self) -> dict[str, "TrialIssues"]:
+        """Trial id → :class:`TrialIssues` (its grade flags sorted by kind and its refused
+        files), for trials with at least one issue; see :func:`classify_flags`."""
+        index = self.__dict__.get("_issues")
+        if index is None:
+            kinds = {lt.record.trial_id: _deliverable_kinds(lt.grade) for lt in self.loaded}
+            index = {}
+            for t in self.trials:
+                issues = classify_flags(t.flags, refused=t.refused, kinds=kinds.get(t.trial_id, {}))
+                if issues:
+                    index[t.trial_id] = issues
+            self.__dict__["_issues"] = index
+        return index
+
     @property
     def integrity(self) -> dict:
-        """Counts a reader must see next to the scores: trials whose grade carries flags
-        (e.g. ``prompt_injection:<file>``), trials with refused deliverable files, trials
-        run without a sandbox, and trials per sandbox (``unknown`` when not recorded)."""
+        """Counts a reader must see next to the scores (trials, not files): trials the judge
+        flagged for possible prompt injection (``prompt_injection:<file>``), trials with
+        deliverables the extractor could not read (``extraction_error:<file>`` of a file
+        that was read but is corrupt, mislabelled or unsupported), trials with refused
+        deliverable files (refused by the runner, or by the extractor when graded: symlinks,
+        special files), trials whose grade carries any other flag, trials run without a
+        sandbox, and trials per sandbox (``unknown`` when not recorded)."""
         sandboxes = Counter(t.sandbox or "unknown" for t in self.trials)
+        issues = self.trial_issues().values()
         return {
-            "trials_flagged": sum(1 for t in self.trials if t.flags),
-            "trials_with_refused_files": sum(1 for t in self.trials if t.refused),
+            "trials_prompt_injection": sum(1 for i in issues if i.injection),
+            "trials_with_unreadable_files": sum(1 for i in issues if i.unreadable),
+            "trials_with_refused_files": sum(1 for i in issues if i.refused),
+            "trials_other_flags": sum(1 for i in issues if i.other),
             "trials_without_sandbox": sum(1 for t in self.trials if t.sandbox == "none"),
             "sandboxes": dict(sorted(sandboxes.items())),
         }
@@ -151,6 +243,8 @@ class ReportData:
         task_ids: union of the runs' tasks, in order.
         warnings: everything a reader must know before trusting the figures.
         settings: bootstrap settings and epochs.
+        drilldown_layout: ``inline`` or ``pages`` once written by
+            :func:`jobbench.report.write_data` (None before).
     """
 
     runs: list[RunData]
@@ -162,6 +256,7 @@ class ReportData:
     settings: dict
     generated_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
     version: str = __version__
+    drilldown_layout: str | None = None
 
     @property
     def max_epochs(self) -> int:
@@ -299,8 +394,9 @@ def _listing(items: list[str], limit: int = 10) -> str:
 
 
 def _integrity_warnings(runs: list[RunData], configs: list[ConfigView]) -> list[str]:
-    """Warnings about trials whose figures need a second look: judge flags (prompt
-    injection), refused deliverable files, and trials run without a sandbox (per run, with
+    """Warnings about trials whose figures need a second look: possible prompt injection,
+    deliverables the extractor could not read, refused deliverable files, other judge
+    flags, and trials run without a sandbox (per run, with
     a note when a run mixes sandboxed and unsandboxed trials)."""
     out: list[str] = []
     for run in runs:
@@ -316,15 +412,23 @@ def _integrity_warnings(runs: list[RunData], configs: list[ConfigView]) -> list[
             out.append(f"{run.name}: mixes sandboxed ({', '.join(f'{k}: {n}' for k, n in sorted(boxed.items()))}) "
                        f"and unsandboxed (none: {kinds['none']}) trials; its figures mix two security settings")
     for c in configs:
-        flagged = [t for t in c.trials if t.flags]
-        if flagged:
-            out.append(f"{c.label}: {len(flagged)} trial(s) flagged by the judge: "
-                       + _listing([f"{t.trial_id} ({', '.join(t.flags)})" for t in flagged])
-                       + ": a deliverable may be trying to steer the judge (prompt injection); check these grades by hand")
-        refused = [t for t in c.trials if t.refused]
-        if refused:
+        issues = c.trial_issues()
+
+        def listed(attr: str, limit: int = 3) -> list[str]:
+            return [f"{tid} ({_listing(getattr(i, attr), limit)})" for tid, i in issues.items() if getattr(i, attr)]
+
+        if inj := listed("injection"):
+            out.append(f"{c.label}: {len(inj)} trial(s) flagged by the judge for possible prompt injection: "
+                       + _listing(inj)
+                       + ": a deliverable may be trying to steer the judge; check these grades by hand")
+        if bad := listed("unreadable"):
+            out.append(f"{c.label}: {len(bad)} trial(s) with deliverables the extractor could not read (corrupt, "
+                       "mislabelled or unsupported; graded on what could be read): " + _listing(bad))
+        if refused := listed("refused"):
             out.append(f"{c.label}: {len(refused)} trial(s) with refused deliverable files (never graded): "
-                       + _listing([f"{t.trial_id} ({_listing(t.refused, 3)})" for t in refused]))
+                       + _listing(refused))
+        if other := listed("other"):
+            out.append(f"{c.label}: {len(other)} trial(s) with other judge flags: " + _listing(other))
     return out
 
 

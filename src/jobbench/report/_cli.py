@@ -24,22 +24,69 @@ def _fail(message: str) -> None:
     raise typer.Exit(2)
 
 
-def _pick(data, run_dir: Path, wanted: str | None, exclude: str | None = None):
-    """The configuration of ``run_dir`` named ``wanted`` (label or agent@model), or the only one."""
+def _short(c) -> str:
+    """The name to pass to --a/--b: ``agent@model`` (``agent`` when the model is ``-``)."""
     from ..scoring import config_label
 
+    return config_label(c.agent, c.model)
+
+
+def _in_run(data, run_dir: Path) -> list:
+    """Configurations of ``run_dir`` in ``lock.json`` order."""
     run_path = run_dir.resolve()
-    cands = [c for c in data.configs if c.run.path == run_path and c.label != exclude]
+    cands = [c for c in data.configs if c.run.path == run_path]
+    order = {k: i for i, k in enumerate(cands[0].run.lock_agents)} if cands else {}
+    return sorted(cands, key=lambda c: order.get((c.agent, c.model), len(order)))
+
+
+def _example(run_a: Path, run_b: Path, a: str, b: str) -> str:
+    import shlex
+
+    args = ["jobbench", "compare", str(run_a), str(run_b), "--a", a, "--b", b]
+    return " ".join(shlex.quote(x) for x in args)
+
+
+def _pick(data, run_dir: Path, wanted: str | None, exclude: str | None = None, *, hint: str = ""):
+    """The configuration of ``run_dir`` named ``wanted`` (label or agent@model), or the only one."""
+    cands = [c for c in _in_run(data, run_dir) if c.label != exclude]
+    names = ", ".join(_short(c) for c in cands) or "(none)"
     if wanted is not None:
-        hits = [c for c in cands if wanted in (c.label, config_label(c.agent, c.model), f"{c.agent}@{c.model}")]
+        hits = [c for c in cands if wanted in (c.label, _short(c), f"{c.agent}@{c.model}")]
         if len(hits) == 1:
             return hits[0]
-        names = ", ".join(c.label for c in cands) or "(none)"
-        _fail(f"no configuration {wanted!r} in {run_dir} (choices: {names})")
+        _fail(f"no configuration {wanted!r} in {run_dir} (choices: {names}){hint}")
     if len(cands) == 1:
         return cands[0]
-    names = ", ".join(c.label for c in cands) or "(none)"
-    _fail(f"{run_dir} has {len(cands)} configurations; choose with --a/--b (choices: {names})")
+    _fail(f"{run_dir} has {len(cands)} configurations; choose with --a/--b (choices: {names}){hint}")
+
+
+def _pairs(data, run_a: Path, run_b: Path, a: str | None, b: str | None) -> list[tuple]:
+    """The (A, B) configurations to compare.
+
+    Same run and no choice: its two configurations in ``lock.json`` order. Two runs with the
+    same configurations (agent@model) and no choice: every configuration against its
+    namesake, in ``lock.json`` order. Otherwise one pair chosen with --a/--b (a run with
+    one configuration needs no choice); an ambiguous choice fails with exit 2 and an
+    example command.
+    """
+    same = run_a.resolve() == run_b.resolve()
+    in_a, in_b = _in_run(data, run_a), _in_run(data, run_b)
+    short_a, short_b = [_short(c) for c in in_a], [_short(c) for c in in_b]
+    if same and a is None and b is None:
+        if len(in_a) != 2:
+            hint = f"; e.g. {_example(run_a, run_b, *short_a[:2])}" if len(in_a) > 2 else ""
+            _fail(f"{run_a} has {len(in_a)} configurations; choose with --a and --b "
+                  f"(choices: {', '.join(short_a) or '(none)'}){hint}")
+        return [(in_a[0], in_a[1])]
+    if not same and a is None and b is None and len(in_a) > 1 and sorted(short_a) == sorted(short_b):
+        return [(ca, in_b[short_b.index(sa)]) for ca, sa in zip(in_a, short_a)]
+    ex_a = a if a is not None else (short_a[0] if short_a else "A")
+    ex_b = b if b is not None else (ex_a if ex_a in short_b and not same else
+                                    next((x for x in short_b if not (same and x == ex_a)), "B"))
+    hint = f"; e.g. {_example(run_a, run_b, ex_a, ex_b)}"
+    ca = _pick(data, run_a, a, hint=hint)
+    cb = _pick(data, run_b, b, exclude=ca.label if same else None, hint=hint)
+    return [(ca, cb)]
 
 
 def register(app: typer.Typer) -> None:
@@ -64,7 +111,7 @@ def register(app: typer.Typer) -> None:
         from rich.console import Console
         from rich.markup import escape
 
-        from . import ReportInputError, build_report, default_out_dir
+        from . import ReportInputError, ReportWriteError, build_report, default_out_dir
         from ._console import print_summary
         from ._html import DRILLDOWN_MODES
         from ._write import write_data
@@ -75,14 +122,17 @@ def register(app: typer.Typer) -> None:
             data = build_report(runs, judge_key=judge_key, n_resamples=resamples, seed=seed)
         except ReportInputError as exc:
             _fail(str(exc))
-        out_dir = write_data(data, out if out is not None else default_out_dir(runs), drilldowns=drilldowns)
+        try:
+            out_dir = write_data(data, out if out is not None else default_out_dir(runs), drilldowns=drilldowns)
+        except ReportWriteError as exc:
+            _fail(str(exc))
         console = Console()
         print_summary(data, console, tasks=False)
         err = Console(stderr=True)
         for w in data.warnings:
             err.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False, soft_wrap=True)
         pages = out_dir / "drilldowns"
-        extra = f" (drill-downs: {pages}{os.sep})" if pages.is_dir() else ""
+        extra = f" (drill-downs: {pages}{os.sep})" if data.drilldown_layout == "pages" else ""
         console.print(f"report: {out_dir / 'report.html'}{extra}", highlight=False, soft_wrap=True)
 
     @app.command("compare")
@@ -98,7 +148,11 @@ def register(app: typer.Typer) -> None:
         resamples: int = typer.Option(10_000, "--resamples", min=1, help=_RESAMPLES_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
     ) -> None:
-        """Paired bootstrap comparison A − B on shared tasks, with effort ratios."""
+        """Paired bootstrap comparison A − B on shared tasks, with effort ratios.
+
+        Two runs with the same configurations (e.g. two `jobbench run` runs of oracle and
+        null) are compared configuration by configuration unless --a/--b picks one pair
+        (--json then prints a list)."""
         from rich.console import Console
         from rich.markup import escape
         from rich.table import Table
@@ -113,38 +167,35 @@ def register(app: typer.Typer) -> None:
             data = build_report(dirs, judge_key=judge_key, n_resamples=resamples, seed=seed)
         except ReportInputError as exc:
             _fail(str(exc))
-        same = len(dirs) == 1
-        if same and a is None and b is None:
-            cands = [c for c in data.configs]
-            if len(cands) != 2:
-                _fail(f"{run_a} has {len(cands)} configurations; choose with --a and --b "
-                      f"(choices: {', '.join(c.label for c in cands)})")
-            order = {k: i for i, k in enumerate(cands[0].run.lock_agents)}
-            ca, cb = sorted(cands, key=lambda c: order.get((c.agent, c.model), len(order)))
-        else:
-            ca = _pick(data, run_a, a)
-            cb = _pick(data, run_b, b, exclude=ca.label if same else None)
-        cmp = compare(ca.tasks, cb.tasks, ca.trials, cb.trials, scored_only=scored_only, n_resamples=resamples, seed=seed)
+        results = [(ca, cb, compare(ca.tasks, cb.tasks, ca.trials, cb.trials, scored_only=scored_only,
+                                    n_resamples=resamples, seed=seed))
+                   for ca, cb in _pairs(data, run_a, run_b, a, b)]
         if as_json:
-            print(json.dumps(cmp.model_dump(mode="json"), indent=2))
+            dumped = [cmp.model_dump(mode="json") for _, _, cmp in results]
+            print(json.dumps(dumped[0] if len(dumped) == 1 else dumped, indent=2))
             return
         console = Console()
-        table = Table(title=f"A = {escape(ca.label)} ({ca.run.name})  vs  B = {escape(cb.label)} ({cb.run.name})")
-        for col in ("statistic", "A %", "B %", "A − B pp", "95 % CI", "p"):
-            table.add_column(col, justify="left" if col == "statistic" else "right")
-        for p in (cmp.micro, cmp.macro):
-            lo_hi = "" if p.low is None else f"[{pp(p.low)}, {pp(p.high)}]"
-            name = "micro (Σ points / Σ maxima)" if p.statistic == "micro" else "macro (mean of task scores)"
-            table.add_row(name, pct(p.a), pct(p.b), pp(p.difference), lo_hi, pval(p.p_value))
-        console.print(table)
-        console.print(f"{len(cmp.tasks)} shared task(s){' scored for both' if scored_only else ''}; "
-                      f"A better on {cmp.macro.wins}, worse on {cmp.macro.losses}, tied on {cmp.macro.ties}. "
-                      f"Missing (count 0): A {len(cmp.missing_in_a)}, B {len(cmp.missing_in_b)}. "
-                      f"Not shared: A {len(cmp.only_in_a)}, B {len(cmp.only_in_b)}. "
-                      f"Paired bootstrap over tasks, {resamples:,} resamples, seed {seed}.", highlight=False)
-        rt = Table(title="Effort ratios A / B (per-trial means on shared tasks)")
-        rt.add_column("figure")
-        rt.add_column("A / B", justify="right")
-        for k, v in RATIO_FIELDS.items():
-            rt.add_row(v, ratio(cmp.ratios.get(k)))
-        console.print(rt)
+        if len(results) > 1:
+            console.print(f"Both runs have the configurations {', '.join(_short(ca) for ca, _, _ in results)}: "
+                          "each is compared with its namesake (--a/--b picks one pair).", highlight=False)
+        for ca, cb, cmp in results:
+            table = Table(title=f"A = {escape(ca.label)} ({escape(ca.run.name)})  vs  "
+                                f"B = {escape(cb.label)} ({escape(cb.run.name)})")
+            for col in ("statistic", "A %", "B %", "A − B pp", "95 % CI", "p"):
+                table.add_column(col, justify="left" if col == "statistic" else "right")
+            for p in (cmp.micro, cmp.macro):
+                lo_hi = "" if p.low is None else f"[{pp(p.low)}, {pp(p.high)}]"
+                name = "micro (Σ points / Σ maxima)" if p.statistic == "micro" else "macro (mean of task scores)"
+                table.add_row(name, pct(p.a), pct(p.b), pp(p.difference), lo_hi, pval(p.p_value))
+            console.print(table)
+            console.print(f"{len(cmp.tasks)} shared task(s){' scored for both' if scored_only else ''}; "
+                          f"A better on {cmp.macro.wins}, worse on {cmp.macro.losses}, tied on {cmp.macro.ties}. "
+                          f"Missing (count 0): A {len(cmp.missing_in_a)}, B {len(cmp.missing_in_b)}. "
+                          f"Not shared: A {len(cmp.only_in_a)}, B {len(cmp.only_in_b)}. "
+                          f"Paired bootstrap over tasks, {resamples:,} resamples, seed {seed}.", highlight=False)
+            rt = Table(title="Effort ratios A / B (per-trial means on shared tasks)")
+            rt.add_column("figure")
+            rt.add_column("A / B", justify="right")
+            for k, v in RATIO_FIELDS.items():
+                rt.add_row(v, ratio(cmp.ratios.get(k)))
+            console.print(rt)

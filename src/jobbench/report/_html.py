@@ -221,6 +221,7 @@ def _env() -> Environment:
     )
     env.filters.update(pct=_tables.pct, ci=_tables.ci, pp=_tables.pp, pval=_tables.pval, num=_tables.num,
                        usd=_tables.usd, ratio=_tables.ratio, slug=anchor_slug, sandboxes=_tables.sandboxes_text)
+    env.globals["integrity_columns"] = _tables.INTEGRITY_COLUMNS
     return env
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from typing import Any
 
 from ..scoring import MACRO_LABEL, MICRO_LABEL, STATE_DESCRIPTIONS, Interval
@@ -14,6 +15,17 @@ from ._build import ConfigView, ReportData
 
 PROVISIONAL_NOTE = ("* provisional: some trials of this configuration have no result yet (judge_error, ungraded or "
                     "infra_error); their tasks count 0 until retried")
+
+
+INTEGRITY_COLUMNS = {
+    "trials_prompt_injection": "trials flagged by the judge for possible prompt injection",
+    "trials_with_unreadable_files": "trials with deliverables the extractor could not read",
+    "trials_with_refused_files": "trials with refused deliverable files",
+    "trials_other_flags": "trials with other judge flags",
+    "trials_without_sandbox": "trials without sandbox",
+}
+"""Integrity counts (keys of :attr:`ConfigView.integrity`, columns of ``leaderboard.csv``)
+and their headings in ``leaderboard.md`` and ``report.html``."""
 
 
 def pct(x: float | None, digits: int = 1) -> str:
@@ -78,13 +90,24 @@ def settings_text(data: ReportData) -> str:
             f"seed {s['seed']}")
 
 
-def _md_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ").replace("<", "&lt;").replace(">", "&gt;")
+_MD_ESCAPES = str.maketrans({"\\": "\\\\", "`": "\\`", "[": "\\[", "]": "\\]", "|": "\\|", "&": "&amp;",
+                             "<": "&lt;", ">": "&gt;", "\r": " ", "\n": " "})
+
+
+def md_text(text: object) -> str:
+    """``text`` made inert in Markdown: the one escape for every dataset-derived string in
+    ``leaderboard.md`` (task ids, occupation names, run names and paths, labels, messages).
+
+    ``<``, ``>`` and ``&`` become HTML entities (no raw HTML reaches a renderer); the
+    backslash, the backtick, ``[``, ``]`` and ``|`` get a backslash (no code span, link or table cell can be
+    opened); line breaks become spaces. ``*`` and ``_`` are left (at most emphasis).
+    """
+    return str(text).translate(_MD_ESCAPES)
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> str:
-    out = ["| " + " | ".join(_md_escape(h) for h in header) + " |", "|" + "---|" * len(header)]
-    out += ["| " + " | ".join(_md_escape(str(c)) for c in row) + " |" for row in rows]
+    out = ["| " + " | ".join(md_text(h) for h in header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(md_text(str(c)) for c in row) + " |" for row in rows]
     return "\n".join(out)
 
 
@@ -94,7 +117,7 @@ def leaderboard_markdown(data: ReportData) -> str:
     lines = [
         "# JobBench leaderboard",
         "",
-        f"Runs: {', '.join(r.name for r in data.runs)}. Judge key: {data.judge_key or '(no grades)'}. "
+        f"Runs: {md_text(', '.join(r.name for r in data.runs))}. Judge key: {md_text(data.judge_key or '(no grades)')}. "
         f"Generated {data.generated_at} by jobbench {data.version}.",
         "",
         f"* **{MICRO_LABEL}**: Σ over tasks of s_t × maximum / Σ maxima (the public leaderboard's overall score).",
@@ -122,7 +145,7 @@ def leaderboard_markdown(data: ReportData) -> str:
                        num(c.cost.turns_mean)])
     lines += [_md_table(header, rows), ""]
     if any(c.provisional for c in data.configs):
-        lines += [_md_escape(PROVISIONAL_NOTE).replace("*", "\\*", 1) + " (see Warnings).", ""]
+        lines += [md_text(PROVISIONAL_NOTE).replace("*", "\\*", 1) + " (see Warnings).", ""]
 
     lines += ["## Missing tasks (count 0 in micro and macro)", ""]
     any_missing = False
@@ -130,7 +153,7 @@ def leaderboard_markdown(data: ReportData) -> str:
         missing = [t for t in c.tasks if t.missing]
         if missing:
             any_missing = True
-            lines.append(f"* {_md_escape(c.label)}: " + "; ".join(f"{t.task_id} ({t.missing_reason})" for t in missing))
+            lines.append(f"* {md_text(c.label)}: " + "; ".join(f"{md_text(t.task_id)} ({md_text(t.missing_reason)})" for t in missing))
     lines += (["(none)"] if not any_missing else []) + [""]
 
     lines += ["## Trial states", ""]
@@ -183,16 +206,14 @@ def leaderboard_markdown(data: ReportData) -> str:
     lines += [_md_table(header, rows), ""]
 
     lines += ["## Integrity (check before trusting the figures)", ""]
-    header = ["configuration", "trials flagged by the judge (e.g. prompt injection)",
-              "trials with refused deliverable files", "trials without sandbox", "trials per sandbox"]
+    header = ["configuration"] + list(INTEGRITY_COLUMNS.values()) + ["trials per sandbox"]
     rows = []
     for c in data.configs:
         i = c.integrity
-        rows.append([c.label, str(i["trials_flagged"]), str(i["trials_with_refused_files"]),
-                     str(i["trials_without_sandbox"]), sandboxes_text(i["sandboxes"])])
+        rows.append([c.label] + [str(i[k]) for k in INTEGRITY_COLUMNS] + [sandboxes_text(i["sandboxes"])])
     lines += [_md_table(header, rows), ""]
 
-    lines += ["## Warnings", ""] + ([f"* {_md_escape(w)}" for w in data.warnings] or ["(none)"]) + [""]
+    lines += ["## Warnings", ""] + ([f"* {md_text(w)}" for w in data.warnings] or ["(none)"]) + [""]
     return "\n".join(lines)
 
 
@@ -208,11 +229,21 @@ def _cost_known(cost: float | None, known: int, trials: int) -> str:
     return usd(cost) + ("" if known == trials else f" ({known} of {trials} trials priced)")
 
 
+_PLAIN_NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
 def _csv_safe(v: Any) -> Any:
-    """Neutralise spreadsheet formulas in text cells (``=``, ``+``, ``-``, ``@`` first)."""
-    if isinstance(v, str) and v[:1] in ("=", "+", "-", "@", "\t", "\r"):
-        return "'" + v
-    return v
+    """Neutralise spreadsheet formulas in text cells: text starting with ``=``, ``+``,
+    ``-``, ``@``, a tab or a carriage return gets a leading ``'`` unless it is a plain
+    number (``-0.5``, ``+3``, ``1e-3``) or a lone ``-`` (the model of agents without one),
+    which a spreadsheet does not evaluate. Non-text values are returned unchanged.
+    Source: OWASP, "CSV Injection" (https://owasp.org/www-community/attacks/CSV_Injection).
+    """
+    if not isinstance(v, str) or v[:1] not in ("=", "+", "-", "@", "\t", "\r"):
+        return v
+    if v == "-" or _PLAIN_NUMBER.fullmatch(v):
+        return v
+    return "'" + v
 
 
 def leaderboard_rows(data: ReportData) -> list[dict[str, Any]]:
@@ -243,7 +274,7 @@ def leaderboard_rows(data: ReportData) -> list[dict[str, Any]]:
             "rubric_pass_rate_pct": p(o.rubric_pass_rate), "criterion_pass_rate_pct": p(o.criterion_pass_rate),
         })
         integrity = c.integrity
-        row.update({k: integrity[k] for k in ("trials_flagged", "trials_with_refused_files", "trials_without_sandbox")})
+        row.update({k: integrity[k] for k in INTEGRITY_COLUMNS})
         for k in range(1, K + 1):
             row[f"pass_hat_{k}_pct"] = p(o.pass_hat_k.get(k))
             row[f"pass_hat_{k}_tasks"] = o.pass_hat_k_tasks.get(k, 0)

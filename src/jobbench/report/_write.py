@@ -5,15 +5,39 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sys
 import tempfile
 import uuid
 from pathlib import Path
 
 from .._io import atomic_write_json, atomic_write_text
+from ..tasks import display_path
 from ..scoring._stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from ._build import ReportData, build_report
 from ._html import DRILLDOWN_DIR, DRILLDOWN_MODES, render_drilldown_pages, render_html, resolve_drilldowns
 from ._tables import leaderboard_csv, leaderboard_markdown, results_jsonl, summary_json
+
+class ReportWriteError(OSError):
+    """The report directory cannot be written (read-only file system, no permission, a file
+    in the way, disk full…). The message names the directory, the file and the cause; files
+    already there are kept whole (each is replaced atomically or not at all).
+
+    Attributes:
+        out_dir: the report directory; cause: the original :class:`OSError`.
+    """
+
+    def __init__(self, out_dir: Path, cause: OSError) -> None:
+        where = cause.filename if cause.filename is not None else out_dir
+        what = cause.strerror or str(cause)
+        super().__init__(cause.errno, f"cannot write the report to {display_path(Path(out_dir))}: {what} "
+                         f"({display_path(Path(str(where)))}); choose another directory (e.g. --out DIR) or make "
+                         "this one writable; no report file was left half-written")
+        self.out_dir = Path(out_dir)
+        self.cause = cause
+
+    def __str__(self) -> str:
+        return self.strerror
+
 
 REPORT_FILES = ("leaderboard.md", "leaderboard.csv", "results.jsonl", "summary.json", "report.html")
 
@@ -45,21 +69,35 @@ def write_data(data: ReportData, out_dir: Path, *, drilldowns: str = "auto") -> 
     linger; with the inline layout an earlier ``drilldowns/`` is removed after
     ``report.html`` is written. Nothing else in ``out_dir`` is deleted.
 
+    Sets ``data.drilldown_layout`` to the layout written. With the inline layout, an
+    earlier ``drilldowns/`` that cannot be removed is named in a warning appended to
+    ``data.warnings`` (after the files were written, so shown on the console only).
+
     Raises:
         ValueError: unknown ``drilldowns``.
+        ReportWriteError: ``out_dir`` or a file in it cannot be written (an ``OSError``).
     """
     out_dir = Path(out_dir)
     mode = resolve_drilldowns(data, drilldowns)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out_dir / "leaderboard.md", leaderboard_markdown(data))
-    atomic_write_text(out_dir / "leaderboard.csv", leaderboard_csv(data))
-    atomic_write_text(out_dir / "results.jsonl", results_jsonl(data))
-    atomic_write_json(out_dir / "summary.json", summary_json(data))
-    if mode == "pages":
-        _write_pages(data, out_dir)  # link targets first, then the page that links to them
-    atomic_write_text(out_dir / "report.html", render_html(data, mode))
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(out_dir / "leaderboard.md", leaderboard_markdown(data))
+        atomic_write_text(out_dir / "leaderboard.csv", leaderboard_csv(data))
+        atomic_write_text(out_dir / "results.jsonl", results_jsonl(data))
+        atomic_write_json(out_dir / "summary.json", summary_json(data))
+        if mode == "pages":
+            _write_pages(data, out_dir)  # link targets first, then the page that links to them
+        atomic_write_text(out_dir / "report.html", render_html(data, mode))
+    except OSError as exc:
+        raise ReportWriteError(out_dir, exc) from exc
+    data.drilldown_layout = mode
     if mode == "inline":
-        _discard(out_dir / DRILLDOWN_DIR)
+        old = out_dir / DRILLDOWN_DIR
+        problem = _discard(old)
+        if problem is not None:
+            data.warnings.append(f"the drill-down pages of an earlier report in {display_path(old)} could not be "
+                                 f"removed ({problem}); they are out of date: delete that directory by hand "
+                                 "(report.html holds the current drill-downs)")
     _readable(out_dir)
     return out_dir
 
@@ -100,12 +138,30 @@ def _readable(out_dir: Path) -> None:
             pass
 
 
-def _discard(path: Path) -> None:
-    """Remove a drill-down directory (a symlink is unlinked, never followed)."""
-    if path.is_symlink() or path.is_file():
-        path.unlink(missing_ok=True)
-    elif path.is_dir():
-        shutil.rmtree(path, ignore_errors=True)
+def _discard(path: Path) -> str | None:
+    """Remove a drill-down directory (a symlink is unlinked, never followed).
+
+    Returns:
+        None when ``path`` is gone (or was never there); else what stopped its removal.
+    """
+    errors: list[str] = []
+    try:
+        if path.is_symlink() or path.is_file():
+            path.unlink(missing_ok=True)
+        elif path.is_dir():
+            def note(_func, failed, exc) -> None:
+                exc = exc[1] if isinstance(exc, tuple) else exc  # onerror passes exc_info, onexc the exception
+                errors.append(f"{display_path(Path(failed))}: {getattr(exc, 'strerror', None) or exc}")
+
+            if sys.version_info >= (3, 12):
+                shutil.rmtree(path, onexc=note)
+            else:
+                shutil.rmtree(path, onerror=note)
+    except OSError as exc:
+        errors.append(exc.strerror or str(exc))
+    if not (path.is_symlink() or path.exists()):
+        return None
+    return errors[0] if errors else "still present"
 
 
 def write_report(
@@ -141,6 +197,7 @@ def write_report(
         jobbench.report.ReportInputError: unreadable run files (each named with its field),
             or several judge keys and none chosen.
         ValueError: unknown ``drilldowns``.
+        jobbench.report.ReportWriteError: the report directory cannot be written.
     """
     if drilldowns not in DRILLDOWN_MODES:
         raise ValueError(f"drilldowns: expected one of {', '.join(DRILLDOWN_MODES)}, got {drilldowns!r}")

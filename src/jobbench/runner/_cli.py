@@ -110,14 +110,15 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
     ``$JOBBENCH_JUDGE_CONFIG``; with no endpoint configured only programmatic checks run.
 
     Returns:
-        A process exit code contribution (0 = fine, 1 = grading or reporting failed; the
-        trials are kept either way and ``jobbench grade`` / ``jobbench report`` redo it).
+        A process exit code contribution (0 = fine, 1 = grading or reporting failed; 2 = the
+        report directory cannot be written, an environment problem; the trials and grades
+        are kept either way and ``jobbench grade`` / ``jobbench report`` redo it).
     """
     from rich.console import Console
     from rich.markup import escape
 
     from jobbench.judge import explain_invalid_tasks, grade_run, load_judge_config
-    from jobbench.report import build_report, default_out_dir, print_summary, write_data
+    from jobbench.report import ReportWriteError, build_report, default_out_dir, print_summary, write_data
 
     console = Console()
     if getattr(args, "no_grade", False):
@@ -127,12 +128,23 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
         config = load_judge_config()
         dataset, _ = explain_invalid_tasks(run_dir, Console(stderr=True))
         grades = grade_run(run_dir, config, dataset=dataset, executor=getattr(args, "executor", None))
+    except Exception as exc:  # the trials are saved; grading can be redone alone
+        console.print(f"[red]Grading failed:[/red] {escape(type(exc).__name__)}: {escape(str(exc))}. "
+                      f"The trials are saved in {escape(str(run_dir))}; `jobbench grade {escape(str(run_dir))}` "
+                      "redoes it.", soft_wrap=True, highlight=False)
+        return 1
+    try:
         data = build_report([run_dir], judge_key=config.key)
         out = write_data(data, default_out_dir([run_dir]))
-    except Exception as exc:  # the trials are saved; grading can be redone alone
-        console.print(f"[red]Grading or reporting failed:[/red] {type(exc).__name__}: {exc}. "
-                      f"The trials are saved in {run_dir}; `jobbench grade {run_dir}` redoes it.",
-                      soft_wrap=True, highlight=False)
+    except ReportWriteError as exc:  # an environment problem: nothing to retry until it is fixed
+        Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}. The trials and grades are saved in "
+                                   f"{escape(str(run_dir))}; `jobbench report {escape(str(run_dir))} --out DIR` "
+                                   "writes the report elsewhere.", soft_wrap=True, highlight=False)
+        return 2
+    except Exception as exc:  # the trials and grades are saved; the report can be redone alone
+        console.print(f"[red]Reporting failed:[/red] {escape(type(exc).__name__)}: {escape(str(exc))}. "
+                      f"The trials and grades are saved in {escape(str(run_dir))}; "
+                      f"`jobbench report {escape(str(run_dir))}` redoes it.", soft_wrap=True, highlight=False)
         return 1
     print_summary(data, console)
     err = Console(stderr=True)
