@@ -209,6 +209,11 @@ class CodexParser(EventParser):
 class OpenCodeParser(EventParser):
     """OpenCode ``run --format json`` events (see module docstring)."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._cost = 0.0
+        self._priced = False
+
     def _feed(self, ev: dict[str, Any]) -> None:
         t = ev.get("type")
         if isinstance(ev.get("sessionID"), str) and not self.session_id:
@@ -219,14 +224,19 @@ class OpenCodeParser(EventParser):
             tok = part.get("tokens") or {}
             cache = tok.get("cache") or {}
             cost = part.get("cost")
+            if isinstance(cost, (int, float)) and cost > 0:
+                self._cost += float(cost)
+                self._priced = True
             step = Usage(
                 calls=1,
                 input_tokens=_int(tok.get("input")) + _int(cache.get("read")) + _int(cache.get("write")),
                 cached_input_tokens=_int(cache.get("read")),
                 output_tokens=_int(tok.get("output")) + _int(tok.get("reasoning")),
-                cost_usd=float(cost) if isinstance(cost, (int, float)) else None,
             )
             self.usage = self.usage + step
+            # OpenCode 1.18 reports cost 0 for a model without a price in its catalog (any
+            # custom provider): that is "unknown", not "free", so --price-in/out can apply
+            self.usage.cost_usd = self._cost if self._priced else None
         elif t == "text" and isinstance(part.get("text"), str):
             self.final_text = part["text"]
         elif t == "error":
@@ -241,8 +251,10 @@ class OpenCodeParser(EventParser):
 
 
 def install_mounts(executable: Path) -> tuple[Path, list[Mount], list[str]]:
-    """Read-only mounts a CLI needs inside the sandbox: its install directory and, for a
-    script, its interpreter's installation; both at their host paths so shebangs work.
+    """Read-only mounts a CLI needs inside the sandbox: its install directory (for an npm
+    package, the whole ``node_modules`` directory holding it, because the native binary
+    lives in a sibling platform package) and, for a script, its interpreter's installation;
+    all at their host paths so shebangs work.
 
     Args:
         executable: the CLI (a path or a name on the host PATH).
@@ -267,9 +279,11 @@ def install_mounts(executable: Path) -> tuple[Path, list[Mount], list[str]]:
 
     parts = real.parts
     if "node_modules" in parts:
+        # the whole node_modules directory: npm packages of native CLIs keep the binary in a
+        # sibling platform package (@openai/codex -> @openai/codex-linux-x64, opencode-ai ->
+        # opencode-linux-x64), which the launcher resolves at run time
         i = len(parts) - 1 - parts[::-1].index("node_modules")
-        end = i + 3 if i + 1 < len(parts) and parts[i + 1].startswith("@") else i + 2
-        add(Path(*parts[:end]))
+        add(Path(*parts[:i + 1]))
     else:
         add(real.parent)
     try:
@@ -306,6 +320,11 @@ class CliAgent(Agent):
         env: extra environment variable names to pass through from the harness.
         home_seed: a directory copied into the trial's fresh HOME before the run (e.g. a
             config directory); never written back.
+        api_base: a model endpoint to use instead of the CLI's default provider (codex and
+            opencode: an OpenAI-compatible base URL such as ``http://host:8000/v1``;
+            claude-code: an Anthropic Messages API base URL, set as ``ANTHROPIC_BASE_URL``).
+            Its key is taken from ``JOBBENCH_API_KEY`` (else the CLI's usual variable) and
+            passed to the CLI as the environment variable ``JOBBENCH_API_KEY``.
     """
 
     uses_network = True
@@ -315,15 +334,33 @@ class CliAgent(Agent):
     parser_class: ClassVar[type[EventParser]]
 
     def __init__(self, *, executable: str | Path | None = None, mounts: list[Path] | None = None,
-                 env: list[str] | None = None, home_seed: Path | None = None) -> None:
+                 env: list[str] | None = None, home_seed: Path | None = None, api_base: str | None = None) -> None:
         env_var = f"JOBBENCH_{self.name.upper().replace('-', '_')}_BIN"
         self.executable = str(executable or os.environ.get(env_var) or self.default_executable)
         self.extra_mounts = [Path(p) for p in (mounts or [])]
         self.extra_env = list(env or [])
         self.home_seed = home_seed
+        self.api_base = str(api_base).rstrip("/") if api_base else None
 
     def describe(self) -> dict[str, Any]:
-        return {"executable": self.executable, "env_passthrough": list(self.env_passthrough) + self.extra_env}
+        d: dict[str, Any] = {"executable": self.executable,
+                             "env_passthrough": list(self.env_passthrough) + self.extra_env}
+        if self.api_base:
+            from urllib.parse import urlsplit, urlunsplit
+
+            parts = urlsplit(self.api_base)  # recorded without user-info (credentials)
+            netloc = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
+            d["api_base"] = urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+        return d
+
+    def _endpoint_key(self, *fallbacks: str) -> str:
+        """The key for :attr:`api_base` (``JOBBENCH_API_KEY``, else the first of
+        ``fallbacks`` set in the harness environment, else a placeholder for keyless local
+        servers)."""
+        for name in ("JOBBENCH_API_KEY", *fallbacks):
+            if os.environ.get(name):
+                return os.environ[name]
+        return "none"
 
     @abstractmethod
     def build_argv(self, exe: str, ctx: AgentContext, workspace: str) -> list[str]:
@@ -425,6 +462,10 @@ class ClaudeCodeAgent(CliAgent):
     def build_env(self, ctx: AgentContext) -> dict[str, str]:
         env = super().build_env(ctx)
         env.update({"IS_SANDBOX": "1", "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
+        if self.api_base:
+            env["ANTHROPIC_BASE_URL"] = self.api_base
+            if "ANTHROPIC_API_KEY" not in env and "ANTHROPIC_AUTH_TOKEN" not in env:
+                env["ANTHROPIC_API_KEY"] = self._endpoint_key()
         if ctx.settings.max_output_tokens:
             env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] = str(ctx.settings.max_output_tokens)
         return env
@@ -450,6 +491,12 @@ class CodexAgent(CliAgent):
     def build_argv(self, exe: str, ctx: AgentContext, workspace: str) -> list[str]:
         argv = [exe, "exec", "--json", "--model", str(ctx.model), "--skip-git-repo-check",
                 "--dangerously-bypass-approvals-and-sandbox", "--ephemeral", "-C", workspace]
+        if self.api_base:
+            # a custom model provider (Codex 0.171 speaks only the Responses API to it;
+            # wire_api="chat" was removed)
+            argv += ["-c", 'model_provider="jobbench"',
+                     "-c", f'model_providers.jobbench={{name="JobBench endpoint", base_url={json.dumps(self.api_base)}, '
+                           'env_key="JOBBENCH_API_KEY", wire_api="responses"}']
         if ctx.settings.reasoning_effort:
             argv += ["-c", f'model_reasoning_effort="{ctx.settings.reasoning_effort}"']
         if ctx.settings.max_output_tokens:
@@ -460,6 +507,8 @@ class CodexAgent(CliAgent):
         env = super().build_env(ctx)
         if "CODEX_API_KEY" not in env and "OPENAI_API_KEY" in env:
             env["CODEX_API_KEY"] = env["OPENAI_API_KEY"]
+        if self.api_base:
+            env["JOBBENCH_API_KEY"] = self._endpoint_key("CODEX_API_KEY", "OPENAI_API_KEY")
         return env
 
     def ignored_settings(self, ctx: AgentContext) -> list[str]:
@@ -482,7 +531,8 @@ class OpenCodeAgent(CliAgent):
                        "DEEPSEEK_API_KEY", "OPENCODE_CONFIG", "HTTPS_PROXY", "HTTP_PROXY")
 
     def build_argv(self, exe: str, ctx: AgentContext, workspace: str) -> list[str]:
-        return [exe, "run", "--format", "json", "--model", str(ctx.model), ctx.prompt]
+        model = f"jobbench/{ctx.model}" if self.api_base else str(ctx.model)
+        return [exe, "run", "--format", "json", "--pure", "--title", "jobbench trial", "--model", model, ctx.prompt]
 
     def build_env(self, ctx: AgentContext) -> dict[str, str]:
         env = super().build_env(ctx)
@@ -493,8 +543,17 @@ class OpenCodeAgent(CliAgent):
             build["temperature"] = ctx.settings.temperature
         if ctx.settings.reasoning_effort:
             build["reasoningEffort"] = ctx.settings.reasoning_effort
+        config: dict[str, Any] = {}
         if build:
-            env["OPENCODE_CONFIG_CONTENT"] = json.dumps({"agent": {"build": build}})
+            config["agent"] = {"build": build}
+        if self.api_base:
+            config["provider"] = {"jobbench": {
+                "npm": "@ai-sdk/openai-compatible", "name": "JobBench endpoint",
+                "options": {"baseURL": self.api_base, "apiKey": "{env:JOBBENCH_API_KEY}"},
+                "models": {str(ctx.model): {"name": str(ctx.model)}}}}
+            env["JOBBENCH_API_KEY"] = self._endpoint_key("OPENAI_API_KEY")
+        if config:
+            env["OPENCODE_CONFIG_CONTENT"] = json.dumps(config)
         env["OPENCODE_DISABLE_AUTOUPDATE"] = "1"
         return env
 
