@@ -41,6 +41,8 @@ class Turn:
         cached_tokens: prompt tokens reported as cache reads.
         output_tokens: completion tokens reported (reasoning tokens included, as the APIs do).
         reasoning_tokens: the reasoning part of ``output_tokens`` (OpenAI formats only).
+        status: an HTTP error status (429, 401, 529, …) answers with a JSON error body whose
+            message is ``text`` instead of a model reply.
     """
 
     text: str | None = None
@@ -49,6 +51,7 @@ class Turn:
     cached_tokens: int = 0
     output_tokens: int = 10
     reasoning_tokens: int = 0
+    status: int = 200
 
 
 @dataclass
@@ -148,6 +151,11 @@ class FakeModelAPI:
                     outer.served.append(Served(api, req, turn, self.path, {
                         "authorization": self.headers.get("authorization"),
                         "x-api-key": self.headers.get("x-api-key")}))
+                if turn.status != 200:
+                    kind = {401: "authentication_error", 429: "rate_limit_error", 529: "overloaded_error"}
+                    _json(self, turn.status, {"type": "error", "error": {
+                        "type": kind.get(turn.status, "api_error"), "message": turn.text or "error"}})
+                    return
                 getattr(outer, f"_{api}")(self, req, turn, n)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -341,3 +341,56 @@ def test_run_command_passes_api_base_to_codex_and_opencode(tmp_path, dataset, mo
     fake = next(json.loads(line)["event"] for line in trial.read_text().splitlines()
                 if '"fake.argv"' in line)
     assert any('base_url="http://127.0.0.1:9/v1"' in a for a in fake["argv"])
+
+
+# --- error shapes observed live (2026-11-29; codex 0.171.0, opencode 1.18.33, claude 2.1.332) ---
+CODEX_RECONNECT = {"type": "error", "message": "Reconnecting... 1/5 (unexpected status 401 Unauthorized: transient, "
+                                               "url: http://127.0.0.1:44983/v1/responses)"}
+
+
+def test_codex_recovered_retry_is_not_an_error(tmp_path, dataset):
+    lines = CODEX_OK[:3] + [CODEX_RECONNECT] + CODEX_OK[3:]
+    exe = fake_cli(tmp_path, "codex", lines=lines, write=["memo.md", "Acme Supplies\n"])
+    rec, *_ = run_one(tmp_path, dataset, "codex", "m", exe)
+    assert rec.status == TrialStatus.ok and rec.error is None
+    assert rec.usage.output_tokens == 122
+
+
+def test_codex_error_events_explain_a_failed_exit(tmp_path, dataset):
+    lines = [CODEX_OK[0], {"type": "turn.started"},
+             {"type": "error", "message": "stream disconnected before completion: connection reset"}]
+    exe = fake_cli(tmp_path, "codex", lines=lines, exit=1)
+    rec, *_ = run_one(tmp_path, dataset, "codex", "m", exe)
+    assert rec.status == TrialStatus.infra_error
+    assert rec.error == "codex: codex exited with 1: stream disconnected before completion: connection reset"
+
+
+def test_opencode_http_status_decides_infra(tmp_path, dataset):
+    ev = {"type": "error", "timestamp": 1795954851000, "sessionID": "ses_dd8b", "error": {
+        "name": "APIError", "data": {"message": "invalid x-api-key", "statusCode": 401, "isRetryable": False,
+                                     "metadata": {"url": "http://127.0.0.1:40143/v1/chat/completions"}}}}
+    p = OpenCodeParser()
+    p.feed(ev)
+    assert p.error == "APIError: invalid x-api-key (HTTP 401)" and p.infra
+    p = OpenCodeParser()
+    p.feed({**ev, "error": {"name": "APIError", "data": {"message": "context too long", "statusCode": 400}}})
+    assert p.error == "APIError: context too long (HTTP 400)" and not p.infra
+
+
+def test_claude_synthetic_error_message_is_not_a_model_call():
+    synthetic = {"type": "assistant", "session_id": SID, "error": "authentication_failed", "is_api_error_message": True,
+                 "api_error_status": 401, "message": {
+                     "id": "dc5e59cc", "model": "<synthetic>", "role": "assistant", "type": "message",
+                     "content": [{"type": "text", "text": "Invalid API key · Fix external API key"}],
+                     "usage": {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0,
+                               "cache_read_input_tokens": 0}}}
+    result = {"type": "result", "subtype": "success", "is_error": True, "num_turns": 1, "session_id": SID,
+              "total_cost_usd": 0, "api_error_status": 401, "api_error_type": "authentication_error",
+              "terminal_reason": "api_error", "result": "Invalid API key · Fix external API key",
+              "usage": {"input_tokens": 0, "output_tokens": 0}}
+    p = ClaudeCodeParser()
+    p.feed(synthetic)
+    assert p.usage.calls == 0
+    p.feed(result)
+    assert p.usage.calls == 1  # falls back to num_turns when no real message was seen
+    assert p.error == "Invalid API key · Fix external API key" and p.infra

@@ -61,11 +61,14 @@ def output_dir(req: dict) -> str:
     return m.group(1)
 
 
-def run_trial(tmp_path: Path, agent: str, model: str, exe: str, *, api_base: str | None = None):
+def run_trial(tmp_path: Path, agent: str, model: str, exe: str, *, api_base: str | None = None,
+              env: list[str] | None = None):
     dataset = build_dataset(tmp_path / "data")
-    options = {"executable": exe}
+    options: dict = {"executable": exe}
     if api_base:
         options["api_base"] = api_base
+    if env:
+        options["env"] = env
     spec = AgentSpec(agent, model, ModelSettings(), options)
     cfg = RunConfig(dataset=dataset, agents=[spec], run_dir=tmp_path / "runs" / agent, task_glob="*task2",
                     limits=AgentLimits(timeout=240, max_turns=10), infra_retries=0)
@@ -213,3 +216,50 @@ def test_find_cli_prefers_the_environment_variable(tmp_path, monkeypatch):
     monkeypatch.delenv("JOBBENCH_CODEX_BIN")
     monkeypatch.setenv("JOBBENCH_CLI_PREFIX", str(tmp_path / "prefix"))
     assert find_cli("codex", "JOBBENCH_CODEX_BIN") == str(exe)
+
+
+# --- failures the adapters must classify (infrastructure vs agent) -------------------------
+@needs_cli("codex", "JOBBENCH_CODEX_BIN")
+def test_real_codex_recovered_retry_is_ok_and_exhausted_retries_are_infra(tmp_path):
+    exe = find_cli("codex", "JOBBENCH_CODEX_BIN")
+    calls = []
+
+    def script(api: str, req: dict) -> Turn:
+        calls.append(api)
+        if len(calls) == 1:  # Codex reconnects after this and emits an "error" notice event
+            return Turn(status=401, text="transient")
+        return Turn(text="Nothing to do.", input_tokens=50, output_tokens=5)
+
+    with FakeModelAPI(script) as srv:
+        rec, traj, _ = run_trial(tmp_path / "a", "codex", "fake-model", exe, api_base=srv.base_url)
+    notices = [e["event"]["message"] for e in traj if e["type"] == "cli_event" and e["event"]["type"] == "error"]
+    assert notices and notices[0].startswith("Reconnecting... 1/")
+    # the run recovered and ended normally: judged on its (missing) output, not an infra error
+    assert rec.status == TrialStatus.no_deliverable, diagnose(rec, traj)
+    assert (rec.usage.input_tokens, rec.usage.output_tokens) == (50, 5)
+
+    with FakeModelAPI(lambda api, req: Turn(status=429, text="slow down")) as srv:
+        rec, traj, _ = run_trial(tmp_path / "b", "codex", "fake-model", exe, api_base=srv.base_url)
+    assert rec.status == TrialStatus.infra_error, diagnose(rec, traj)
+    assert "429" in rec.error
+
+
+@needs_cli("opencode", "JOBBENCH_OPENCODE_BIN")
+def test_real_opencode_auth_failure_is_infra(tmp_path):
+    exe = find_cli("opencode", "JOBBENCH_OPENCODE_BIN")
+    with FakeModelAPI(lambda api, req: Turn(status=401, text="invalid api key")) as srv:
+        rec, traj, _ = run_trial(tmp_path, "opencode", "fake-model", exe, api_base=srv.base_url)
+    assert rec.status == TrialStatus.infra_error, diagnose(rec, traj)
+    assert "(HTTP 401)" in rec.error
+
+
+@needs_cli("claude", "JOBBENCH_CLAUDE_CODE_BIN")
+def test_real_claude_overload_is_infra(tmp_path, monkeypatch):
+    exe = find_cli("claude", "JOBBENCH_CLAUDE_CODE_BIN")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-local")
+    monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")  # Claude Code retries 10 times with backoff by default
+    with FakeModelAPI(lambda api, req: Turn(status=529, text="Overloaded")) as srv:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url.removesuffix("/v1"))
+        rec, traj, _ = run_trial(tmp_path, "claude-code", "claude-sonnet-4-6", exe, env=["CLAUDE_CODE_MAX_RETRIES"])
+    assert rec.status == TrialStatus.infra_error, diagnose(rec, traj)
+    assert "529" in rec.error and len(srv.served) == 1

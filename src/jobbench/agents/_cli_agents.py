@@ -70,7 +70,8 @@ class EventParser:
         session_id, turns, usage (:class:`Usage`; ``cost_usd`` None when not reported),
         error (fatal error message or None), infra (error looks like an API/network
         failure), budget (a CLI-side budget such as max turns ended the run),
-        final_text (last assistant text).
+        final_text (last assistant text), notice (last non-fatal error notice, e.g. a
+        retry the CLI recovered from; used only to explain a non-zero exit).
     """
 
     def __init__(self) -> None:
@@ -81,6 +82,7 @@ class EventParser:
         self.infra = False
         self.budget: str | None = None
         self.final_text: str | None = None
+        self.notice: str | None = None
         self.events = 0
 
     def feed(self, event: dict[str, Any]) -> None:
@@ -120,7 +122,9 @@ class ClaudeCodeParser(EventParser):
         if t == "assistant":
             msg = ev.get("message") or {}
             mid = msg.get("id") or f"_{len(self._msg_usage)}"
-            if isinstance(msg.get("usage"), dict):
+            # Claude Code 2.1.332 reports an API error as an assistant message of model
+            # "<synthetic>" with zero usage: not a model call
+            if isinstance(msg.get("usage"), dict) and msg.get("model") != "<synthetic>":
                 self._msg_usage[mid] = msg["usage"]
             for block in msg.get("content") or []:
                 if isinstance(block, dict) and block.get("type") == "text":
@@ -156,7 +160,9 @@ class ClaudeCodeParser(EventParser):
                     msg = "; ".join(str(e) for e in errors)
                 msg = msg or subtype or "error"
                 infra = True if isinstance(status, int) and (status in (401, 403, 408, 429) or status >= 500) else None
-                self._set_error(f"{subtype}: {msg}" if subtype and subtype not in msg else msg, infra=infra)
+                # Claude Code 2.1.332 reports API errors as subtype "success" with is_error
+                prefix = subtype if subtype.startswith("error") and subtype not in msg else ""
+                self._set_error(f"{prefix}: {msg}" if prefix else msg, infra=infra)
 
     def _usage_from_messages(self) -> None:
         inp = cached = out = 0
@@ -189,7 +195,9 @@ class CodexParser(EventParser):
             err = ev.get("error") or {}
             self._set_error(err.get("message") if isinstance(err, dict) else str(err))
         elif t == "error":
-            self._set_error(ev.get("message") or json.dumps(ev)[:500])
+            # Codex 0.171 also emits "error" events for retries it recovers from
+            # ("Reconnecting... 1/5 (…)"); only turn.failed or a non-zero exit is fatal
+            self.notice = str(ev.get("message") or json.dumps(ev)[:500])[:4000]
         elif t == "item.completed":
             item = ev.get("item") or {}
             kind = item.get("type") or item.get("item_type")
@@ -247,6 +255,12 @@ class OpenCodeParser(EventParser):
                 msg = data.get("message") or err.get("message") or err.get("name")
                 if err.get("name") and msg and err["name"] not in msg:
                     msg = f"{err['name']}: {msg}"
+                status = data.get("statusCode")
+                if isinstance(status, int):
+                    msg = f"{msg} (HTTP {status})"
+                    if status in (401, 403, 408, 429) or status >= 500:
+                        self._set_error(msg, infra=True)
+                        return
             self._set_error(msg or json.dumps(ev)[:500])
 
 
@@ -427,8 +441,9 @@ class CliAgent(Agent):
             result.status = "agent_timeout"
             result.error = parser.budget
         elif parser.error or res.exit_code != 0:
-            msg = parser.error or f"{self.name} exited with {res.exit_code}: {res.stderr.strip()[-2000:]}"
-            if parser.infra or (parser.error is None and looks_like_infra(res.stderr[-4000:])):
+            detail = parser.notice or res.stderr.strip()[-2000:]
+            msg = parser.error or f"{self.name} exited with {res.exit_code}: {detail}"
+            if parser.infra or (parser.error is None and looks_like_infra(f"{parser.notice or ''}\n{res.stderr[-4000:]}")):
                 raise InfraError(f"{self.name}: {msg}")
             result.status = "agent_error"
             result.error = msg
