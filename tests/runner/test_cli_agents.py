@@ -162,7 +162,8 @@ def test_codex_adapter(tmp_path, dataset, monkeypatch):
     monkeypatch.delenv("CODEX_API_KEY", raising=False)
     exe = fake_cli(tmp_path, "codex", lines=CODEX_OK, write=["memo.md", "Acme Supplies\n"])
     rec, traj, fake, _ = run_one(tmp_path, dataset, "codex", "gpt-5.4", exe,
-                                 settings=ModelSettings(reasoning_effort="xhigh", temperature=0.3))
+                                 settings=ModelSettings(reasoning_effort="xhigh", temperature=0.3,
+                                                        max_output_tokens=4000))
     assert rec.status == TrialStatus.ok
     assert rec.session_id == "0199a213-81c0-7800-8aa1-bbab2a035a53"
     assert (rec.usage.input_tokens, rec.usage.cached_input_tokens, rec.usage.output_tokens) == (24763, 24448, 122)
@@ -178,7 +179,8 @@ def test_codex_adapter(tmp_path, dataset, monkeypatch):
     assert argv[-1].startswith("Task folder:")
     assert fake["env"]["CODEX_API_KEY"] == "sk-test"
     command = next(e for e in traj if e["type"] == "command")
-    assert command["ignored_settings"] == ["temperature"]
+    assert command["ignored_settings"] == ["temperature", "max_output_tokens"]
+    assert not any("max_output_tokens" in a for a in argv)  # no such Codex 0.171 config key
 
 
 def test_opencode_adapter(tmp_path, dataset, monkeypatch):
@@ -299,7 +301,8 @@ def test_opencode_api_base_registers_an_openai_compatible_provider(tmp_path, dat
     lines = [dict(e, part={**e["part"], "cost": 0}) if e["type"] == "step_finish" else e for e in OPENCODE_OK]
     exe = fake_cli(tmp_path, "opencode", lines=lines, write=["memo.md", "Acme\n"])
     rec, traj, fake, _ = run_one(tmp_path, dataset, "opencode", "qwen3-coder", exe,
-                                 settings=ModelSettings(temperature=0.0), options={"api_base": "http://h:1/v1"},
+                                 settings=ModelSettings(temperature=0.0, max_output_tokens=4000),
+                                 options={"api_base": "http://h:1/v1"},
                                  pricing=Pricing(input_per_mtok=1.0, output_per_mtok=2.0))
     assert rec.status == TrialStatus.ok
     argv = fake["argv"]
@@ -308,7 +311,9 @@ def test_opencode_api_base_registers_an_openai_compatible_provider(tmp_path, dat
         "agent": {"build": {"temperature": 0.0}},
         "provider": {"jobbench": {"npm": "@ai-sdk/openai-compatible", "name": "JobBench endpoint",
                                   "options": {"baseURL": "http://h:1/v1", "apiKey": "{env:JOBBENCH_API_KEY}"},
-                                  "models": {"qwen3-coder": {"name": "qwen3-coder"}}}}}
+                                  "models": {"qwen3-coder": {"name": "qwen3-coder", "temperature": True,
+                                                             "limit": {"context": 0, "output": 4000}}}}}}
+    assert next(e for e in traj if e["type"] == "command")["ignored_settings"] == []
     assert fake["env"]["JOBBENCH_API_KEY"] == "sk-oa"
     # the given prices apply: (input 1500+500 + 300+1600+40) at $1/M + (output 100 + 15) at $2/M
     assert rec.usage.cost_usd == pytest.approx((3940 * 1.0 + 115 * 2.0) / 1e6)

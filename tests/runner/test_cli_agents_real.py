@@ -62,16 +62,16 @@ def output_dir(req: dict) -> str:
 
 
 def run_trial(tmp_path: Path, agent: str, model: str, exe: str, *, api_base: str | None = None,
-              env: list[str] | None = None):
+              env: list[str] | None = None, max_turns: int = 10, settings: ModelSettings | None = None):
     dataset = build_dataset(tmp_path / "data")
     options: dict = {"executable": exe}
     if api_base:
         options["api_base"] = api_base
     if env:
         options["env"] = env
-    spec = AgentSpec(agent, model, ModelSettings(), options)
+    spec = AgentSpec(agent, model, settings or ModelSettings(), options)
     cfg = RunConfig(dataset=dataset, agents=[spec], run_dir=tmp_path / "runs" / agent, task_glob="*task2",
-                    limits=AgentLimits(timeout=240, max_turns=10), infra_retries=0)
+                    limits=AgentLimits(timeout=240, max_turns=max_turns), infra_retries=0)
     summary = run_trials(cfg)
     assert len(summary.records) == 1
     rec = summary.records[0]
@@ -107,12 +107,15 @@ def test_real_codex_end_to_end(tmp_path, monkeypatch):
         return Turn(text="Wrote memo.md naming Acme Supplies.", **FINAL_TURN)
 
     with FakeModelAPI(script) as srv:
-        rec, traj, trial_dir = run_trial(tmp_path, "codex", "fake-model", exe, api_base=srv.base_url)
+        rec, traj, trial_dir = run_trial(tmp_path, "codex", "fake-model", exe, api_base=srv.base_url,
+                                         settings=ModelSettings(reasoning_effort="high"))
     assert rec.status == TrialStatus.ok, diagnose(rec, traj)
     expect_sandbox(rec)
     assert (trial_dir / "deliverables" / "memo.md").read_text() == MEMO
     assert [s.api for s in srv.served] == ["responses", "responses"]
     assert {s.extra["authorization"] for s in srv.served} == {"Bearer sk-local-codex"}
+    assert {s.request["reasoning"]["effort"] for s in srv.served} == {"high"}
+    assert {s.request["model"] for s in srv.served} == {"fake-model"}
     events = [e["event"] for e in traj if e["type"] == "cli_event"]
     thread = next(e for e in events if e["type"] == "thread.started")
     assert rec.session_id == thread["thread_id"]
@@ -144,7 +147,9 @@ def test_real_opencode_end_to_end(tmp_path, monkeypatch):
         return Turn(text="Wrote memo.md naming Acme Supplies.", **FINAL_TURN)
 
     with FakeModelAPI(script) as srv:
-        rec, traj, trial_dir = run_trial(tmp_path, "opencode", "fake-model", exe, api_base=srv.base_url)
+        rec, traj, trial_dir = run_trial(tmp_path, "opencode", "fake-model", exe, api_base=srv.base_url,
+                                         settings=ModelSettings(temperature=0.3, reasoning_effort="high",
+                                                                max_output_tokens=4000))
     assert rec.status == TrialStatus.ok, diagnose(rec, traj)
     expect_sandbox(rec)
     assert (trial_dir / "deliverables" / "memo.md").read_text() == MEMO
@@ -152,6 +157,8 @@ def test_real_opencode_end_to_end(tmp_path, monkeypatch):
     assert [bool(s.request.get("tools")) for s in srv.served] == [True, True]
     assert {s.extra["authorization"] for s in srv.served} == {"Bearer sk-local-opencode"}
     assert {s.request["model"] for s in srv.served} == {"fake-model"}
+    assert {(s.request.get("temperature"), s.request.get("reasoning_effort"), s.request.get("max_tokens"))
+            for s in srv.served} == {(0.3, "high", 4000)}
     events = [e["event"] for e in traj if e["type"] == "cli_event"]
     assert [e["type"] for e in events] == ["step_start", "tool_use", "step_finish", "step_start", "text", "step_finish"]
     assert rec.session_id == events[0]["sessionID"]
@@ -184,13 +191,15 @@ def test_real_claude_code_end_to_end(tmp_path, monkeypatch):
 
     with FakeModelAPI(script) as srv:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url.removesuffix("/v1"))
-        rec, traj, trial_dir = run_trial(tmp_path, "claude-code", "claude-sonnet-4-6", exe)
+        rec, traj, trial_dir = run_trial(tmp_path, "claude-code", "claude-sonnet-4-6", exe,
+                                         settings=ModelSettings(reasoning_effort="high", max_output_tokens=4000))
     assert rec.status == TrialStatus.ok, diagnose(rec, traj)
     expect_sandbox(rec)
     assert (trial_dir / "deliverables" / "memo.md").read_text() == MEMO
     assert [s.api for s in srv.served] == ["messages", "messages"]
     assert {s.extra["x-api-key"] for s in srv.served} == {"sk-ant-local"}
     assert all(s.request.get("stream") for s in srv.served)
+    assert {(s.request["output_config"]["effort"], s.request["max_tokens"]) for s in srv.served} == {("high", 4000)}
     events = [e["event"] for e in traj if e["type"] == "cli_event"]
     assert [e["type"] for e in events] == ["system", "assistant", "user", "assistant", "result"]
     result = events[-1]
@@ -263,3 +272,22 @@ def test_real_claude_overload_is_infra(tmp_path, monkeypatch):
         rec, traj, _ = run_trial(tmp_path, "claude-code", "claude-sonnet-4-6", exe, env=["CLAUDE_CODE_MAX_RETRIES"])
     assert rec.status == TrialStatus.infra_error, diagnose(rec, traj)
     assert "529" in rec.error and len(srv.served) == 1
+
+
+@needs_cli("claude", "JOBBENCH_CLAUDE_CODE_BIN")
+def test_real_claude_max_turns_is_a_budget_stop(tmp_path, monkeypatch):
+    exe = find_cli("claude", "JOBBENCH_CLAUDE_CODE_BIN")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-local")
+
+    def script(api: str, req: dict) -> Turn:  # never finishes: one more tool call each time
+        return Turn(tool=("Bash", {"command": f"echo step >> {output_dir(req)}/log.txt", "description": "log"}),
+                    input_tokens=100, output_tokens=10)
+
+    with FakeModelAPI(script) as srv:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url.removesuffix("/v1"))
+        rec, traj, trial_dir = run_trial(tmp_path, "claude-code", "claude-sonnet-4-6", exe, max_turns=2)
+    result = [e["event"] for e in traj if e["type"] == "cli_event" and e["event"]["type"] == "result"][-1]
+    assert result["subtype"] == "error_max_turns", result
+    assert rec.status == TrialStatus.agent_timeout and "max-turns" in rec.error, diagnose(rec, traj)
+    assert (trial_dir / "deliverables" / "log.txt").read_text() == "step\n" * len(srv.served)
+    assert rec.usage.input_tokens == 100 * len(srv.served)

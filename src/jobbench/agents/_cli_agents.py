@@ -514,8 +514,6 @@ class CodexAgent(CliAgent):
                            'env_key="JOBBENCH_API_KEY", wire_api="responses"}']
         if ctx.settings.reasoning_effort:
             argv += ["-c", f'model_reasoning_effort="{ctx.settings.reasoning_effort}"']
-        if ctx.settings.max_output_tokens:
-            argv += ["-c", f"model_max_output_tokens={int(ctx.settings.max_output_tokens)}"]
         return argv + [ctx.prompt]
 
     def build_env(self, ctx: AgentContext) -> dict[str, str]:
@@ -527,7 +525,10 @@ class CodexAgent(CliAgent):
         return env
 
     def ignored_settings(self, ctx: AgentContext) -> list[str]:
-        return ["temperature"] if ctx.settings.temperature is not None else []
+        # Codex 0.171 has no per-response output cap: `-c model_max_output_tokens=N` was
+        # silently ignored (--strict-config: "unknown configuration field")
+        return [k for k, v in (("temperature", ctx.settings.temperature),
+                               ("max_output_tokens", ctx.settings.max_output_tokens)) if v is not None]
 
 
 class OpenCodeAgent(CliAgent):
@@ -562,10 +563,15 @@ class OpenCodeAgent(CliAgent):
         if build:
             config["agent"] = {"build": build}
         if self.api_base:
+            # "temperature": true, or OpenCode 1.18.33 drops the temperature for a custom
+            # model; limit.output sets max_tokens (context 0 = unknown, no auto-compaction)
+            model: dict[str, Any] = {"name": str(ctx.model), "temperature": True}
+            if ctx.settings.max_output_tokens:
+                model["limit"] = {"context": 0, "output": int(ctx.settings.max_output_tokens)}
             config["provider"] = {"jobbench": {
                 "npm": "@ai-sdk/openai-compatible", "name": "JobBench endpoint",
                 "options": {"baseURL": self.api_base, "apiKey": "{env:JOBBENCH_API_KEY}"},
-                "models": {str(ctx.model): {"name": str(ctx.model)}}}}
+                "models": {str(ctx.model): model}}}
             env["JOBBENCH_API_KEY"] = self._endpoint_key("OPENAI_API_KEY")
         if config:
             env["OPENCODE_CONFIG_CONTENT"] = json.dumps(config)
@@ -573,4 +579,4 @@ class OpenCodeAgent(CliAgent):
         return env
 
     def ignored_settings(self, ctx: AgentContext) -> list[str]:
-        return ["max_output_tokens"] if ctx.settings.max_output_tokens else []
+        return ["max_output_tokens"] if ctx.settings.max_output_tokens and not self.api_base else []
