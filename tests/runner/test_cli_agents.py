@@ -159,6 +159,7 @@ def test_claude_code_adapter(tmp_path, dataset, monkeypatch):
 
 def test_codex_adapter(tmp_path, dataset, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("CODEX_API_KEY", raising=False)
     exe = fake_cli(tmp_path, "codex", lines=CODEX_OK, write=["memo.md", "Acme Supplies\n"])
     rec, traj, fake, _ = run_one(tmp_path, dataset, "codex", "gpt-5.4", exe,
@@ -399,3 +400,29 @@ def test_claude_synthetic_error_message_is_not_a_model_call():
     p.feed(result)
     assert p.usage.calls == 1  # falls back to num_turns when no real message was seen
     assert p.error == "Invalid API key · Fix external API key" and p.infra
+
+
+def test_codex_openai_base_url_becomes_a_custom_provider(tmp_path, dataset, monkeypatch):
+    # codex 0.171 ignores OPENAI_BASE_URL (it called api.openai.com, then waited for the network)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://proxy.local:8080/v1/")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-proxy")
+    monkeypatch.delenv("JOBBENCH_API_KEY", raising=False)
+    monkeypatch.delenv("CODEX_API_KEY", raising=False)
+    exe = fake_cli(tmp_path, "codex", lines=CODEX_OK, write=["memo.md", "Acme Supplies\n"])
+    rec, _, fake, _ = run_one(tmp_path, dataset, "codex", "m", exe)
+    assert rec.status == TrialStatus.ok
+    assert any('base_url="http://proxy.local:8080/v1"' in a for a in fake["argv"])
+    assert fake["env"]["JOBBENCH_API_KEY"] == "sk-proxy"
+
+
+def test_timeout_without_any_model_response_after_network_notices_is_infra(tmp_path, dataset):
+    lines = [CODEX_OK[0], {"type": "turn.started"},
+             {"type": "error", "message": "Reconnecting... waiting for network (Connection failed: error sending request)"}]
+    exe = fake_cli(tmp_path, "codex", lines=lines, sleep=60)
+    rec, *_ = run_one(tmp_path, dataset, "codex", "m", exe, timeout=1.5)
+    assert rec.status == TrialStatus.infra_error
+    assert "no model response within 1.5 s" in rec.error and "waiting for network" in rec.error
+    # the same wait after the model has answered once is the agent's time
+    exe = fake_cli(tmp_path / "b", "codex", lines=lines + [CODEX_OK[-1]], sleep=60)
+    rec, *_ = run_one(tmp_path / "b", dataset, "codex", "m", exe, timeout=1.5)
+    assert rec.status == TrialStatus.agent_timeout

@@ -51,7 +51,7 @@ from ._base import Agent, AgentContext, AgentResult, InfraError
 
 _INFRA_RE = re.compile(
     r"\b(408|429|500|502|503|504|529)\b|rate.?limit|overloaded|too many requests|connection (error|reset|refused|closed)"
-    r"|ECONNRESET|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|getaddrinfo|stream disconnected|network error|unauthori[sz]ed"
+    r"|connection failed|waiting for network|ECONNRESET|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|getaddrinfo|stream disconnected|network error|unauthori[sz]ed"
     r"|invalid (x-)?api.?key|authentication|credit balance|quota|service unavailable|internal server error",
     re.IGNORECASE,
 )
@@ -356,13 +356,18 @@ class CliAgent(Agent):
         self.home_seed = home_seed
         self.api_base = str(api_base).rstrip("/") if api_base else None
 
+    @property
+    def endpoint(self) -> str | None:
+        """The custom model endpoint in effect (``api_base``), or None."""
+        return self.api_base
+
     def describe(self) -> dict[str, Any]:
         d: dict[str, Any] = {"executable": self.executable,
                              "env_passthrough": list(self.env_passthrough) + self.extra_env}
-        if self.api_base:
+        if self.endpoint:
             from urllib.parse import urlsplit, urlunsplit
 
-            parts = urlsplit(self.api_base)  # recorded without user-info (credentials)
+            parts = urlsplit(self.endpoint)  # recorded without user-info (credentials)
             netloc = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
             d["api_base"] = urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
         return d
@@ -434,6 +439,10 @@ class CliAgent(Agent):
             usage.cost_usd = ctx.pricing.cost(usage)
         result = AgentResult(turns=parser.turns, usage=usage, session_id=parser.session_id,
                              details={"exit_code": res.exit_code, "events": parser.events})
+        if res.timed_out and not (usage.input_tokens or usage.output_tokens) and looks_like_infra(parser.notice):
+            # never got a model response, and the CLI said why (Codex 0.171 waits for the
+            # network indefinitely: "Reconnecting... waiting for network")
+            raise InfraError(f"{self.name}: no model response within {ctx.limits.timeout:g} s: {parser.notice}")
         if res.timed_out:
             result.status = "agent_timeout"
             result.error = f"time limit of {ctx.limits.timeout:g} s reached"
@@ -492,25 +501,34 @@ class ClaudeCodeAgent(CliAgent):
 class CodexAgent(CliAgent):
     """Codex CLI: ``codex exec --json --model M --skip-git-repo-check
     --dangerously-bypass-approvals-and-sandbox --ephemeral -C WORKSPACE [-c
-    model_reasoning_effort="E"] [-c model_max_output_tokens=N] PROMPT`` (the flags of the
+    model_reasoning_effort="E"] PROMPT`` (the flags of the
     public JobBench Codex runner; Codex's own sandbox is bypassed because ours applies).
-    ``temperature`` is not settable and is recorded as ignored; there is no turn limit (the
-    wall-clock limit applies). Credentials: ``CODEX_API_KEY`` or ``OPENAI_API_KEY``
-    (``OPENAI_BASE_URL`` for another endpoint)."""
+    ``temperature`` and ``max_output_tokens`` are not settable and are recorded as ignored;
+    there is no turn limit (the wall-clock limit applies). Credentials: ``CODEX_API_KEY`` or
+    ``OPENAI_API_KEY``. Another endpoint (``api_base``, else ``OPENAI_BASE_URL``) becomes a
+    custom model provider ``-c model_provider="jobbench" -c model_providers.jobbench={…,
+    wire_api="responses"}``: it must speak the OpenAI Responses API (streamed)."""
 
     name = "codex"
     default_executable = "codex"
     parser_class = CodexParser
     env_passthrough = ("CODEX_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "HTTPS_PROXY", "HTTP_PROXY")
 
+    @property
+    def endpoint(self) -> str | None:
+        """``api_base``, else the harness's ``OPENAI_BASE_URL``: Codex 0.171 ignores that
+        variable (it calls api.openai.com, and without a network waits indefinitely), so
+        it becomes a custom provider too."""
+        return self.api_base or (os.environ.get("OPENAI_BASE_URL") or "").rstrip("/") or None
+
     def build_argv(self, exe: str, ctx: AgentContext, workspace: str) -> list[str]:
         argv = [exe, "exec", "--json", "--model", str(ctx.model), "--skip-git-repo-check",
                 "--dangerously-bypass-approvals-and-sandbox", "--ephemeral", "-C", workspace]
-        if self.api_base:
+        if self.endpoint:
             # a custom model provider (Codex 0.171 speaks only the Responses API to it;
             # wire_api="chat" was removed)
             argv += ["-c", 'model_provider="jobbench"',
-                     "-c", f'model_providers.jobbench={{name="JobBench endpoint", base_url={json.dumps(self.api_base)}, '
+                     "-c", f'model_providers.jobbench={{name="JobBench endpoint", base_url={json.dumps(self.endpoint)}, '
                            'env_key="JOBBENCH_API_KEY", wire_api="responses"}']
         if ctx.settings.reasoning_effort:
             argv += ["-c", f'model_reasoning_effort="{ctx.settings.reasoning_effort}"']
@@ -520,7 +538,7 @@ class CodexAgent(CliAgent):
         env = super().build_env(ctx)
         if "CODEX_API_KEY" not in env and "OPENAI_API_KEY" in env:
             env["CODEX_API_KEY"] = env["OPENAI_API_KEY"]
-        if self.api_base:
+        if self.endpoint:
             env["JOBBENCH_API_KEY"] = self._endpoint_key("CODEX_API_KEY", "OPENAI_API_KEY")
         return env
 
