@@ -19,7 +19,7 @@ Event formats the parsers are based on (recorded-format fixtures in tests/runner
   result message as documented by Anthropic and mirrored by the ``claude-codes`` crate 2.1.x.
   Anthropic's ``input_tokens`` excludes cache reads and writes; we add them back so that
   ``Usage.input_tokens`` counts every prompt token.
-* Codex CLI ``codex exec --json`` (0.101 era): ``thread.started`` (``thread_id``),
+* Codex CLI ``codex exec --json`` (0.101 era, unchanged in 0.171): ``thread.started`` (``thread_id``),
   ``turn.started``, ``item.started/updated/completed`` (``item.type`` ``agent_message``,
   ``reasoning``, ``command_execution``, ``file_change``, …), ``turn.completed``
   (``usage``: ``input_tokens`` incl. ``cached_input_tokens``, ``output_tokens``),
@@ -30,9 +30,19 @@ Event formats the parsers are based on (recorded-format fixtures in tests/runner
   "timestamp","sessionID","part":{…}}``; ``step_finish.part`` has ``cost`` and ``tokens``
   ``{input, output, reasoning, cache:{read, write}}``; one step = one model call.
 
-These formats were taken from the references above, not from live binaries (none is
-installed on the build machine); each adapter is unit-tested against a fake executable
-that emits them.
+These formats were first taken from the references above and then checked against the
+live binaries @openai/codex 0.171.0, opencode-ai 1.18.33 and @anthropic-ai/claude-code
+2.1.332 (2026-11-29) driven against a scripted local model server
+(``tests/runner/test_cli_agents_real.py``, ``scripts/verify_cli_agents.sh``). What those
+versions changed or revealed: Codex emits ``item.completed`` items of type ``error``
+(warnings) and ``error`` events for retries it recovers from, adds
+``cache_write_input_tokens`` / ``reasoning_output_tokens`` (a part of ``output_tokens``) to
+``turn.completed.usage``, sums a turn's model calls into one ``turn.completed``, and keeps
+its native binary in the sibling npm package ``@openai/codex-linux-x64``; Claude Code
+reports API errors as an ``assistant`` message of model ``<synthetic>`` plus a ``result``
+with ``subtype`` ``success``, ``is_error`` true and ``api_error_status``; OpenCode reports
+``tokens.input`` without cache reads, cost 0 for unpriced models and ``error.data.statusCode``.
+Each adapter is also unit-tested against a fake executable emitting these shapes.
 """
 
 from __future__ import annotations
@@ -463,11 +473,13 @@ class ClaudeCodeAgent(CliAgent):
     """Claude Code: ``claude -p PROMPT --output-format stream-json --verbose --model M
     --permission-mode bypassPermissions --max-turns N [--effort E]``.
 
-    ``reasoning_effort`` maps to ``--effort`` (Claude Code 2.1+, levels low/medium/high/max)
+    ``reasoning_effort`` maps to ``--effort`` (Claude Code 2.1+, levels low/medium/high/
+    xhigh/max)
     and ``max_output_tokens`` to ``CLAUDE_CODE_MAX_OUTPUT_TOKENS``; ``temperature`` is not
     settable and is recorded as ignored. ``IS_SANDBOX=1`` lets the permission bypass run
     in our sandbox. Credentials: ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_AUTH_TOKEN``,
-    ``ANTHROPIC_BASE_URL``, Bedrock/Vertex variables)."""
+    ``ANTHROPIC_BASE_URL``, Bedrock/Vertex variables); ``api_base`` sets
+    ``ANTHROPIC_BASE_URL`` (an Anthropic Messages API endpoint)."""
 
     name = "claude-code"
     default_executable = "claude"
@@ -550,12 +562,17 @@ class CodexAgent(CliAgent):
 
 
 class OpenCodeAgent(CliAgent):
-    """OpenCode: ``opencode run --format json --model PROVIDER/MODEL PROMPT`` with
-    ``OPENCODE_PERMISSION`` allowing every tool (the sandbox confines it) and
-    ``OPENCODE_CONFIG_CONTENT`` carrying ``temperature`` and ``reasoningEffort`` for the
-    ``build`` agent (OpenCode passes agent options through to the provider). There is no
-    turn limit (the wall-clock limit applies). Credentials: the provider's usual variables
-    (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``OPENROUTER_API_KEY``, …)."""
+    """OpenCode: ``opencode run --format json --pure --title "jobbench trial" --model
+    PROVIDER/MODEL PROMPT`` with ``OPENCODE_PERMISSION`` allowing every tool (the sandbox
+    confines it) and ``OPENCODE_CONFIG_CONTENT`` carrying ``temperature`` and
+    ``reasoningEffort`` for the ``build`` agent (OpenCode passes agent options through to the
+    provider). ``--pure`` skips external plugins (OpenCode 1.18.33 otherwise installs plugin
+    packages from npm into the fresh HOME); ``--title`` skips the title-generation model
+    call, whose tokens are never reported in the events. With ``api_base`` the config also
+    defines an OpenAI-compatible provider ``jobbench`` and the model becomes
+    ``jobbench/MODEL``. There is no turn limit (the wall-clock limit applies). Credentials:
+    the provider's usual variables (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``,
+    ``OPENROUTER_API_KEY``, …)."""
 
     name = "opencode"
     default_executable = "opencode"
