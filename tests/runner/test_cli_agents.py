@@ -11,6 +11,7 @@ from runner_helpers import make_executable, python_shebang
 
 from jobbench.agents import (
     AgentLimits,
+    Pricing,
     ClaudeCodeParser,
     CodexParser,
     ModelSettings,
@@ -43,17 +44,24 @@ CLAUDE_OK = [
      "usage": {"input_tokens": 20, "cache_creation_input_tokens": 3100, "cache_read_input_tokens": 3000,
                "output_tokens": 65}},
 ]
+# Codex 0.171.0 (observed live, 2026-11-29): a non-fatal warning arrives as an item of type
+# "error"; commands run as `/bin/bash -lc …`; usage adds cache_write_input_tokens and
+# reasoning_output_tokens (a part of output_tokens)
 CODEX_OK = [
     {"type": "thread.started", "thread_id": "0199a213-81c0-7800-8aa1-bbab2a035a53"},
+    {"type": "item.completed", "item": {"id": "item_w", "type": "error", "message": "Model metadata for `gpt-5.4` "
+                                        "not found. Defaulting to fallback metadata; this can degrade performance."}},
     {"type": "turn.started"},
     {"type": "item.completed", "item": {"id": "item_0", "type": "reasoning", "text": "**Reading the task**"}},
-    {"type": "item.started", "item": {"id": "item_1", "type": "command_execution", "command": "bash -lc ls",
+    {"type": "item.started", "item": {"id": "item_1", "type": "command_execution", "command": "/bin/bash -lc ls",
                                       "aggregated_output": "", "exit_code": None, "status": "in_progress"}},
-    {"type": "item.completed", "item": {"id": "item_1", "type": "command_execution", "command": "bash -lc ls",
+    {"type": "item.completed", "item": {"id": "item_1", "type": "command_execution", "command": "/bin/bash -lc ls",
                                         "aggregated_output": "output\ntask_folder\n", "exit_code": 0,
                                         "status": "completed"}},
     {"type": "item.completed", "item": {"id": "item_2", "type": "agent_message", "text": "Wrote the memo."}},
-    {"type": "turn.completed", "usage": {"input_tokens": 24763, "cached_input_tokens": 24448, "output_tokens": 122}},
+    {"type": "turn.completed", "usage": {"input_tokens": 24763, "cached_input_tokens": 24448,
+                                         "cache_write_input_tokens": 0, "output_tokens": 122,
+                                         "reasoning_output_tokens": 64}},
 ]
 OPENCODE_OK = [
     {"type": "step_start", "timestamp": 1768191337567, "sessionID": "ses_44f9562d4ffe",
@@ -78,7 +86,7 @@ import json, os, re, sys, time
 from pathlib import Path
 cfg = json.loads((Path(__file__).parent / "fake.json").read_text())
 keep = ["IS_SANDBOX", "ANTHROPIC_API_KEY", "CODEX_API_KEY", "OPENAI_API_KEY", "OPENCODE_PERMISSION",
-        "OPENCODE_CONFIG_CONTENT", "CLAUDE_CODE_MAX_OUTPUT_TOKENS", "HOME"]
+        "OPENCODE_CONFIG_CONTENT", "CLAUDE_CODE_MAX_OUTPUT_TOKENS", "HOME", "JOBBENCH_API_KEY", "ANTHROPIC_BASE_URL"]
 print(json.dumps({"type": "fake.argv", "argv": sys.argv[1:], "env": {k: os.environ[k] for k in keep if k in os.environ}}),
       flush=True)
 prompt = " ".join(sys.argv[1:])
@@ -101,11 +109,12 @@ def fake_cli(tmp_path: Path, name: str, **cfg) -> Path:
     return exe
 
 
-def run_one(tmp_path, dataset, agent, model, exe, *, settings=None, timeout=120.0, max_turns=30, retries=0):
-    spec = AgentSpec(agent, model, settings or ModelSettings(), {"executable": str(exe)})
+def run_one(tmp_path, dataset, agent, model, exe, *, settings=None, timeout=120.0, max_turns=30, retries=0,
+            options=None, pricing=None):
+    spec = AgentSpec(agent, model, settings or ModelSettings(), {"executable": str(exe), **(options or {})})
     cfg = RunConfig(dataset=dataset, agents=[spec], run_dir=tmp_path / "runs" / f"r-{agent}", task_glob="*task2",
                     limits=AgentLimits(timeout=timeout, max_turns=max_turns), infra_retries=retries,
-                    retry_backoff=0.01)
+                    retry_backoff=0.01, pricing=pricing)
     summary = run_trials(cfg)
     assert len(summary.records) == 1
     rec = summary.records[0]
@@ -150,15 +159,18 @@ def test_claude_code_adapter(tmp_path, dataset, monkeypatch):
 
 def test_codex_adapter(tmp_path, dataset, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     monkeypatch.delenv("CODEX_API_KEY", raising=False)
     exe = fake_cli(tmp_path, "codex", lines=CODEX_OK, write=["memo.md", "Acme Supplies\n"])
     rec, traj, fake, _ = run_one(tmp_path, dataset, "codex", "gpt-5.4", exe,
-                                 settings=ModelSettings(reasoning_effort="xhigh", temperature=0.3))
+                                 settings=ModelSettings(reasoning_effort="xhigh", temperature=0.3,
+                                                        max_output_tokens=4000))
     assert rec.status == TrialStatus.ok
     assert rec.session_id == "0199a213-81c0-7800-8aa1-bbab2a035a53"
     assert (rec.usage.input_tokens, rec.usage.cached_input_tokens, rec.usage.output_tokens) == (24763, 24448, 122)
     assert rec.usage.cost_usd is None  # codex reports no cost and no price was given
-    assert rec.turns == 2  # one command execution + one agent message
+    assert rec.turns == 2  # one command execution + one agent message (the warning item is neither)
+    assert rec.error is None
     argv = fake["argv"]
     assert argv[:2] == ["exec", "--json"]
     assert argv[argv.index("--model") + 1] == "gpt-5.4"
@@ -168,7 +180,8 @@ def test_codex_adapter(tmp_path, dataset, monkeypatch):
     assert argv[-1].startswith("Task folder:")
     assert fake["env"]["CODEX_API_KEY"] == "sk-test"
     command = next(e for e in traj if e["type"] == "command")
-    assert command["ignored_settings"] == ["temperature"]
+    assert command["ignored_settings"] == ["temperature", "max_output_tokens"]
+    assert not any("max_output_tokens" in a for a in argv)  # no such Codex 0.171 config key
 
 
 def test_opencode_adapter(tmp_path, dataset, monkeypatch):
@@ -182,7 +195,9 @@ def test_opencode_adapter(tmp_path, dataset, monkeypatch):
     assert rec.usage.cached_input_tokens == 500 + 1600
     assert rec.usage.output_tokens == (80 + 20) + 15
     assert rec.usage.cost_usd == pytest.approx(0.0030)
-    assert fake["argv"][:5] == ["run", "--format", "json", "--model", "openai/gpt-5.4"]
+    # --pure: no plugin install from npm at start; --title: no hidden title-generation call
+    assert fake["argv"][:8] == ["run", "--format", "json", "--pure", "--title", "jobbench trial", "--model",
+                                "openai/gpt-5.4"]
     assert json.loads(fake["env"]["OPENCODE_CONFIG_CONTENT"]) == {"agent": {"build": {"temperature": 0.2,
                                                                                      "reasoningEffort": "low"}}}
     assert json.loads(fake["env"]["OPENCODE_PERMISSION"])["bash"] == "allow"
@@ -254,6 +269,160 @@ def test_install_mounts_for_node_packages(tmp_path):
     link = tmp_path / "bin" / "codex"
     link.parent.mkdir()
     link.symlink_to(exe)
+    # the native binary of @openai/codex 0.171 lives in the sibling @openai/codex-linux-x64
+    # package, so the whole node_modules directory is bound
     real, mounts, _ = install_mounts(link)
     assert real == exe
-    assert [m.source for m in mounts][0] == pkg
+    assert [m.source for m in mounts][0] == tmp_path / "lib" / "node_modules"
+
+
+# --- a custom model endpoint (api_base / --api-base) ------------------------------------
+def test_codex_api_base_is_a_custom_responses_provider(tmp_path, dataset, monkeypatch):
+    monkeypatch.setenv("JOBBENCH_API_KEY", "sk-endpoint")
+    exe = fake_cli(tmp_path, "codex", lines=CODEX_OK, write=["memo.md", "Acme Supplies\n"])
+    rec, traj, fake, run_dir = run_one(tmp_path, dataset, "codex", "qwen3-coder", exe,
+                                       options={"api_base": "http://10.0.0.5:8000/v1/"})
+    assert rec.status == TrialStatus.ok
+    argv = fake["argv"]
+    i = argv.index('model_provider="jobbench"')
+    assert argv[i - 1] == "-c" and argv[i + 1] == "-c"
+    assert argv[i + 2] == ('model_providers.jobbench={name="JobBench endpoint", base_url="http://10.0.0.5:8000/v1", '
+                           'env_key="JOBBENCH_API_KEY", wire_api="responses"}')
+    assert argv[argv.index("--model") + 1] == "qwen3-coder"
+    assert fake["env"]["JOBBENCH_API_KEY"] == "sk-endpoint"
+    agents = json.loads((run_dir / "lock.json").read_text())["config"]["agents"]
+    assert [a["api_base"] for a in agents.values()] == ["http://10.0.0.5:8000/v1"]
+    assert "sk-endpoint" not in json.dumps(traj[:2])
+
+
+def test_opencode_api_base_registers_an_openai_compatible_provider(tmp_path, dataset, monkeypatch):
+    monkeypatch.delenv("JOBBENCH_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-oa")
+    # cost 0 in every step (OpenCode 1.18.33 for a model without a catalog price) is unknown
+    lines = [dict(e, part={**e["part"], "cost": 0}) if e["type"] == "step_finish" else e for e in OPENCODE_OK]
+    exe = fake_cli(tmp_path, "opencode", lines=lines, write=["memo.md", "Acme\n"])
+    rec, traj, fake, _ = run_one(tmp_path, dataset, "opencode", "qwen3-coder", exe,
+                                 settings=ModelSettings(temperature=0.0, max_output_tokens=4000),
+                                 options={"api_base": "http://h:1/v1"},
+                                 pricing=Pricing(input_per_mtok=1.0, output_per_mtok=2.0))
+    assert rec.status == TrialStatus.ok
+    argv = fake["argv"]
+    assert argv[argv.index("--model") + 1] == "jobbench/qwen3-coder"
+    assert json.loads(fake["env"]["OPENCODE_CONFIG_CONTENT"]) == {
+        "agent": {"build": {"temperature": 0.0}},
+        "provider": {"jobbench": {"npm": "@ai-sdk/openai-compatible", "name": "JobBench endpoint",
+                                  "options": {"baseURL": "http://h:1/v1", "apiKey": "{env:JOBBENCH_API_KEY}"},
+                                  "models": {"qwen3-coder": {"name": "qwen3-coder", "temperature": True,
+                                                             "limit": {"context": 0, "output": 4000}}}}}}
+    assert next(e for e in traj if e["type"] == "command")["ignored_settings"] == []
+    assert fake["env"]["JOBBENCH_API_KEY"] == "sk-oa"
+    # the given prices apply: (input 1500+500 + 300+1600+40) at $1/M + (output 100 + 15) at $2/M
+    assert rec.usage.cost_usd == pytest.approx((3940 * 1.0 + 115 * 2.0) / 1e6)
+
+
+def test_claude_code_api_base_sets_anthropic_base_url(tmp_path, dataset, monkeypatch):
+    for name in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("JOBBENCH_API_KEY", "sk-gw")
+    exe = fake_cli(tmp_path, "claude", lines=CLAUDE_OK, write=["memo.md", "Acme Supplies\n"])
+    rec, _, fake, _ = run_one(tmp_path, dataset, "claude-code", "claude-sonnet-4-6", exe,
+                              options={"api_base": "http://gw:4000"})
+    assert rec.status == TrialStatus.ok
+    assert fake["env"]["ANTHROPIC_BASE_URL"] == "http://gw:4000"
+    assert fake["env"]["ANTHROPIC_API_KEY"] == "sk-gw"
+
+
+def test_run_command_passes_api_base_to_codex_and_opencode(tmp_path, dataset, monkeypatch):
+    from typer.testing import CliRunner
+
+    from jobbench.cli import app
+
+    monkeypatch.delenv("JOBBENCH_API_BASE", raising=False)
+    exe = fake_cli(tmp_path, "codex", lines=CODEX_OK, write=["memo.md", "Acme Supplies\n"])
+    r = CliRunner().invoke(app, ["run", str(dataset), "--runs-dir", str(tmp_path / "runs"), "--run-name", "ab",
+                                 "--no-progress", "--no-grade", "--tasks", "*task2", "--agent", "codex@m",
+                                 "--agent-bin", f"codex={exe}", "--api-base", "http://127.0.0.1:9/v1"])
+    assert r.exit_code == 0, r.output
+    trial = next((tmp_path / "runs" / "ab" / "trials").rglob("trajectory.jsonl"))
+    fake = next(json.loads(line)["event"] for line in trial.read_text().splitlines()
+                if '"fake.argv"' in line)
+    assert any('base_url="http://127.0.0.1:9/v1"' in a for a in fake["argv"])
+
+
+# --- error shapes observed live (2026-11-29; codex 0.171.0, opencode 1.18.33, claude 2.1.332) ---
+CODEX_RECONNECT = {"type": "error", "message": "Reconnecting... 1/5 (unexpected status 401 Unauthorized: transient, "
+                                               "url: http://127.0.0.1:44983/v1/responses)"}
+
+
+def test_codex_recovered_retry_is_not_an_error(tmp_path, dataset):
+    lines = CODEX_OK[:3] + [CODEX_RECONNECT] + CODEX_OK[3:]
+    exe = fake_cli(tmp_path, "codex", lines=lines, write=["memo.md", "Acme Supplies\n"])
+    rec, *_ = run_one(tmp_path, dataset, "codex", "m", exe)
+    assert rec.status == TrialStatus.ok and rec.error is None
+    assert rec.usage.output_tokens == 122
+
+
+def test_codex_error_events_explain_a_failed_exit(tmp_path, dataset):
+    lines = [CODEX_OK[0], {"type": "turn.started"},
+             {"type": "error", "message": "stream disconnected before completion: connection reset"}]
+    exe = fake_cli(tmp_path, "codex", lines=lines, exit=1)
+    rec, *_ = run_one(tmp_path, dataset, "codex", "m", exe)
+    assert rec.status == TrialStatus.infra_error
+    assert rec.error == "codex: codex exited with 1: stream disconnected before completion: connection reset"
+
+
+def test_opencode_http_status_decides_infra(tmp_path, dataset):
+    ev = {"type": "error", "timestamp": 1795954851000, "sessionID": "ses_dd8b", "error": {
+        "name": "APIError", "data": {"message": "invalid x-api-key", "statusCode": 401, "isRetryable": False,
+                                     "metadata": {"url": "http://127.0.0.1:40143/v1/chat/completions"}}}}
+    p = OpenCodeParser()
+    p.feed(ev)
+    assert p.error == "APIError: invalid x-api-key (HTTP 401)" and p.infra
+    p = OpenCodeParser()
+    p.feed({**ev, "error": {"name": "APIError", "data": {"message": "context too long", "statusCode": 400}}})
+    assert p.error == "APIError: context too long (HTTP 400)" and not p.infra
+
+
+def test_claude_synthetic_error_message_is_not_a_model_call():
+    synthetic = {"type": "assistant", "session_id": SID, "error": "authentication_failed", "is_api_error_message": True,
+                 "api_error_status": 401, "message": {
+                     "id": "dc5e59cc", "model": "<synthetic>", "role": "assistant", "type": "message",
+                     "content": [{"type": "text", "text": "Invalid API key · Fix external API key"}],
+                     "usage": {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0,
+                               "cache_read_input_tokens": 0}}}
+    result = {"type": "result", "subtype": "success", "is_error": True, "num_turns": 1, "session_id": SID,
+              "total_cost_usd": 0, "api_error_status": 401, "api_error_type": "authentication_error",
+              "terminal_reason": "api_error", "result": "Invalid API key · Fix external API key",
+              "usage": {"input_tokens": 0, "output_tokens": 0}}
+    p = ClaudeCodeParser()
+    p.feed(synthetic)
+    assert p.usage.calls == 0
+    p.feed(result)
+    assert p.usage.calls == 1  # falls back to num_turns when no real message was seen
+    assert p.error == "Invalid API key · Fix external API key" and p.infra
+
+
+def test_codex_openai_base_url_becomes_a_custom_provider(tmp_path, dataset, monkeypatch):
+    # codex 0.171 ignores OPENAI_BASE_URL (it called api.openai.com, then waited for the network)
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://proxy.local:8080/v1/")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-proxy")
+    monkeypatch.delenv("JOBBENCH_API_KEY", raising=False)
+    monkeypatch.delenv("CODEX_API_KEY", raising=False)
+    exe = fake_cli(tmp_path, "codex", lines=CODEX_OK, write=["memo.md", "Acme Supplies\n"])
+    rec, _, fake, _ = run_one(tmp_path, dataset, "codex", "m", exe)
+    assert rec.status == TrialStatus.ok
+    assert any('base_url="http://proxy.local:8080/v1"' in a for a in fake["argv"])
+    assert fake["env"]["JOBBENCH_API_KEY"] == "sk-proxy"
+
+
+def test_timeout_without_any_model_response_after_network_notices_is_infra(tmp_path, dataset):
+    lines = [CODEX_OK[0], {"type": "turn.started"},
+             {"type": "error", "message": "Reconnecting... waiting for network (Connection failed: error sending request)"}]
+    exe = fake_cli(tmp_path, "codex", lines=lines, sleep=60)
+    rec, *_ = run_one(tmp_path, dataset, "codex", "m", exe, timeout=1.5)
+    assert rec.status == TrialStatus.infra_error
+    assert "no model response within 1.5 s" in rec.error and "waiting for network" in rec.error
+    # the same wait after the model has answered once is the agent's time
+    exe = fake_cli(tmp_path / "b", "codex", lines=lines + [CODEX_OK[-1]], sleep=60)
+    rec, *_ = run_one(tmp_path / "b", dataset, "codex", "m", exe, timeout=1.5)
+    assert rec.status == TrialStatus.agent_timeout

@@ -19,7 +19,7 @@ Event formats the parsers are based on (recorded-format fixtures in tests/runner
   result message as documented by Anthropic and mirrored by the ``claude-codes`` crate 2.1.x.
   Anthropic's ``input_tokens`` excludes cache reads and writes; we add them back so that
   ``Usage.input_tokens`` counts every prompt token.
-* Codex CLI ``codex exec --json`` (0.101 era): ``thread.started`` (``thread_id``),
+* Codex CLI ``codex exec --json`` (0.101 era, unchanged in 0.171): ``thread.started`` (``thread_id``),
   ``turn.started``, ``item.started/updated/completed`` (``item.type`` ``agent_message``,
   ``reasoning``, ``command_execution``, ``file_change``, …), ``turn.completed``
   (``usage``: ``input_tokens`` incl. ``cached_input_tokens``, ``output_tokens``),
@@ -30,9 +30,19 @@ Event formats the parsers are based on (recorded-format fixtures in tests/runner
   "timestamp","sessionID","part":{…}}``; ``step_finish.part`` has ``cost`` and ``tokens``
   ``{input, output, reasoning, cache:{read, write}}``; one step = one model call.
 
-These formats were taken from the references above, not from live binaries (none is
-installed on the build machine); each adapter is unit-tested against a fake executable
-that emits them.
+These formats were first taken from the references above and then checked against the
+live binaries @openai/codex 0.171.0, opencode-ai 1.18.33 and @anthropic-ai/claude-code
+2.1.332 (2026-11-29) driven against a scripted local model server
+(``tests/runner/test_cli_agents_real.py``, ``scripts/verify_cli_agents.sh``). What those
+versions changed or revealed: Codex emits ``item.completed`` items of type ``error``
+(warnings) and ``error`` events for retries it recovers from, adds
+``cache_write_input_tokens`` / ``reasoning_output_tokens`` (a part of ``output_tokens``) to
+``turn.completed.usage``, sums a turn's model calls into one ``turn.completed``, and keeps
+its native binary in the sibling npm package ``@openai/codex-linux-x64``; Claude Code
+reports API errors as an ``assistant`` message of model ``<synthetic>`` plus a ``result``
+with ``subtype`` ``success``, ``is_error`` true and ``api_error_status``; OpenCode reports
+``tokens.input`` without cache reads, cost 0 for unpriced models and ``error.data.statusCode``.
+Each adapter is also unit-tested against a fake executable emitting these shapes.
 """
 
 from __future__ import annotations
@@ -51,7 +61,7 @@ from ._base import Agent, AgentContext, AgentResult, InfraError
 
 _INFRA_RE = re.compile(
     r"\b(408|429|500|502|503|504|529)\b|rate.?limit|overloaded|too many requests|connection (error|reset|refused|closed)"
-    r"|ECONNRESET|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|getaddrinfo|stream disconnected|network error|unauthori[sz]ed"
+    r"|connection failed|waiting for network|ECONNRESET|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|getaddrinfo|stream disconnected|network error|unauthori[sz]ed"
     r"|invalid (x-)?api.?key|authentication|credit balance|quota|service unavailable|internal server error",
     re.IGNORECASE,
 )
@@ -70,7 +80,8 @@ class EventParser:
         session_id, turns, usage (:class:`Usage`; ``cost_usd`` None when not reported),
         error (fatal error message or None), infra (error looks like an API/network
         failure), budget (a CLI-side budget such as max turns ended the run),
-        final_text (last assistant text).
+        final_text (last assistant text), notice (last non-fatal error notice, e.g. a
+        retry the CLI recovered from; used only to explain a non-zero exit).
     """
 
     def __init__(self) -> None:
@@ -81,6 +92,7 @@ class EventParser:
         self.infra = False
         self.budget: str | None = None
         self.final_text: str | None = None
+        self.notice: str | None = None
         self.events = 0
 
     def feed(self, event: dict[str, Any]) -> None:
@@ -120,7 +132,9 @@ class ClaudeCodeParser(EventParser):
         if t == "assistant":
             msg = ev.get("message") or {}
             mid = msg.get("id") or f"_{len(self._msg_usage)}"
-            if isinstance(msg.get("usage"), dict):
+            # Claude Code 2.1.332 reports an API error as an assistant message of model
+            # "<synthetic>" with zero usage: not a model call
+            if isinstance(msg.get("usage"), dict) and msg.get("model") != "<synthetic>":
                 self._msg_usage[mid] = msg["usage"]
             for block in msg.get("content") or []:
                 if isinstance(block, dict) and block.get("type") == "text":
@@ -156,7 +170,9 @@ class ClaudeCodeParser(EventParser):
                     msg = "; ".join(str(e) for e in errors)
                 msg = msg or subtype or "error"
                 infra = True if isinstance(status, int) and (status in (401, 403, 408, 429) or status >= 500) else None
-                self._set_error(f"{subtype}: {msg}" if subtype and subtype not in msg else msg, infra=infra)
+                # Claude Code 2.1.332 reports API errors as subtype "success" with is_error
+                prefix = subtype if subtype.startswith("error") and subtype not in msg else ""
+                self._set_error(f"{prefix}: {msg}" if prefix else msg, infra=infra)
 
     def _usage_from_messages(self) -> None:
         inp = cached = out = 0
@@ -189,7 +205,9 @@ class CodexParser(EventParser):
             err = ev.get("error") or {}
             self._set_error(err.get("message") if isinstance(err, dict) else str(err))
         elif t == "error":
-            self._set_error(ev.get("message") or json.dumps(ev)[:500])
+            # Codex 0.171 also emits "error" events for retries it recovers from
+            # ("Reconnecting... 1/5 (…)"); only turn.failed or a non-zero exit is fatal
+            self.notice = str(ev.get("message") or json.dumps(ev)[:500])[:4000]
         elif t == "item.completed":
             item = ev.get("item") or {}
             kind = item.get("type") or item.get("item_type")
@@ -209,6 +227,11 @@ class CodexParser(EventParser):
 class OpenCodeParser(EventParser):
     """OpenCode ``run --format json`` events (see module docstring)."""
 
+    def __init__(self) -> None:
+        super().__init__()
+        self._cost = 0.0
+        self._priced = False
+
     def _feed(self, ev: dict[str, Any]) -> None:
         t = ev.get("type")
         if isinstance(ev.get("sessionID"), str) and not self.session_id:
@@ -219,14 +242,19 @@ class OpenCodeParser(EventParser):
             tok = part.get("tokens") or {}
             cache = tok.get("cache") or {}
             cost = part.get("cost")
+            if isinstance(cost, (int, float)) and cost > 0:
+                self._cost += float(cost)
+                self._priced = True
             step = Usage(
                 calls=1,
                 input_tokens=_int(tok.get("input")) + _int(cache.get("read")) + _int(cache.get("write")),
                 cached_input_tokens=_int(cache.get("read")),
                 output_tokens=_int(tok.get("output")) + _int(tok.get("reasoning")),
-                cost_usd=float(cost) if isinstance(cost, (int, float)) else None,
             )
             self.usage = self.usage + step
+            # OpenCode 1.18 reports cost 0 for a model without a price in its catalog (any
+            # custom provider): that is "unknown", not "free", so --price-in/out can apply
+            self.usage.cost_usd = self._cost if self._priced else None
         elif t == "text" and isinstance(part.get("text"), str):
             self.final_text = part["text"]
         elif t == "error":
@@ -237,12 +265,20 @@ class OpenCodeParser(EventParser):
                 msg = data.get("message") or err.get("message") or err.get("name")
                 if err.get("name") and msg and err["name"] not in msg:
                     msg = f"{err['name']}: {msg}"
+                status = data.get("statusCode")
+                if isinstance(status, int):
+                    msg = f"{msg} (HTTP {status})"
+                    if status in (401, 403, 408, 429) or status >= 500:
+                        self._set_error(msg, infra=True)
+                        return
             self._set_error(msg or json.dumps(ev)[:500])
 
 
 def install_mounts(executable: Path) -> tuple[Path, list[Mount], list[str]]:
-    """Read-only mounts a CLI needs inside the sandbox: its install directory and, for a
-    script, its interpreter's installation; both at their host paths so shebangs work.
+    """Read-only mounts a CLI needs inside the sandbox: its install directory (for an npm
+    package, the whole ``node_modules`` directory holding it, because the native binary
+    lives in a sibling platform package) and, for a script, its interpreter's installation;
+    all at their host paths so shebangs work.
 
     Args:
         executable: the CLI (a path or a name on the host PATH).
@@ -267,9 +303,11 @@ def install_mounts(executable: Path) -> tuple[Path, list[Mount], list[str]]:
 
     parts = real.parts
     if "node_modules" in parts:
+        # the whole node_modules directory: npm packages of native CLIs keep the binary in a
+        # sibling platform package (@openai/codex -> @openai/codex-linux-x64, opencode-ai ->
+        # opencode-linux-x64), which the launcher resolves at run time
         i = len(parts) - 1 - parts[::-1].index("node_modules")
-        end = i + 3 if i + 1 < len(parts) and parts[i + 1].startswith("@") else i + 2
-        add(Path(*parts[:end]))
+        add(Path(*parts[:i + 1]))
     else:
         add(real.parent)
     try:
@@ -306,6 +344,11 @@ class CliAgent(Agent):
         env: extra environment variable names to pass through from the harness.
         home_seed: a directory copied into the trial's fresh HOME before the run (e.g. a
             config directory); never written back.
+        api_base: a model endpoint to use instead of the CLI's default provider (codex and
+            opencode: an OpenAI-compatible base URL such as ``http://host:8000/v1``;
+            claude-code: an Anthropic Messages API base URL, set as ``ANTHROPIC_BASE_URL``).
+            Its key is taken from ``JOBBENCH_API_KEY`` (else the CLI's usual variable) and
+            passed to the CLI as the environment variable ``JOBBENCH_API_KEY``.
     """
 
     uses_network = True
@@ -315,15 +358,38 @@ class CliAgent(Agent):
     parser_class: ClassVar[type[EventParser]]
 
     def __init__(self, *, executable: str | Path | None = None, mounts: list[Path] | None = None,
-                 env: list[str] | None = None, home_seed: Path | None = None) -> None:
+                 env: list[str] | None = None, home_seed: Path | None = None, api_base: str | None = None) -> None:
         env_var = f"JOBBENCH_{self.name.upper().replace('-', '_')}_BIN"
         self.executable = str(executable or os.environ.get(env_var) or self.default_executable)
         self.extra_mounts = [Path(p) for p in (mounts or [])]
         self.extra_env = list(env or [])
         self.home_seed = home_seed
+        self.api_base = str(api_base).rstrip("/") if api_base else None
+
+    @property
+    def endpoint(self) -> str | None:
+        """The custom model endpoint in effect (``api_base``), or None."""
+        return self.api_base
 
     def describe(self) -> dict[str, Any]:
-        return {"executable": self.executable, "env_passthrough": list(self.env_passthrough) + self.extra_env}
+        d: dict[str, Any] = {"executable": self.executable,
+                             "env_passthrough": list(self.env_passthrough) + self.extra_env}
+        if self.endpoint:
+            from urllib.parse import urlsplit, urlunsplit
+
+            parts = urlsplit(self.endpoint)  # recorded without user-info (credentials)
+            netloc = (parts.hostname or "") + (f":{parts.port}" if parts.port else "")
+            d["api_base"] = urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
+        return d
+
+    def _endpoint_key(self, *fallbacks: str) -> str:
+        """The key for :attr:`api_base` (``JOBBENCH_API_KEY``, else the first of
+        ``fallbacks`` set in the harness environment, else a placeholder for keyless local
+        servers)."""
+        for name in ("JOBBENCH_API_KEY", *fallbacks):
+            if os.environ.get(name):
+                return os.environ[name]
+        return "none"
 
     @abstractmethod
     def build_argv(self, exe: str, ctx: AgentContext, workspace: str) -> list[str]:
@@ -383,6 +449,10 @@ class CliAgent(Agent):
             usage.cost_usd = ctx.pricing.cost(usage)
         result = AgentResult(turns=parser.turns, usage=usage, session_id=parser.session_id,
                              details={"exit_code": res.exit_code, "events": parser.events})
+        if res.timed_out and not (usage.input_tokens or usage.output_tokens) and looks_like_infra(parser.notice):
+            # never got a model response, and the CLI said why (Codex 0.171 waits for the
+            # network indefinitely: "Reconnecting... waiting for network")
+            raise InfraError(f"{self.name}: no model response within {ctx.limits.timeout:g} s: {parser.notice}")
         if res.timed_out:
             result.status = "agent_timeout"
             result.error = f"time limit of {ctx.limits.timeout:g} s reached"
@@ -390,8 +460,9 @@ class CliAgent(Agent):
             result.status = "agent_timeout"
             result.error = parser.budget
         elif parser.error or res.exit_code != 0:
-            msg = parser.error or f"{self.name} exited with {res.exit_code}: {res.stderr.strip()[-2000:]}"
-            if parser.infra or (parser.error is None and looks_like_infra(res.stderr[-4000:])):
+            detail = parser.notice or res.stderr.strip()[-2000:]
+            msg = parser.error or f"{self.name} exited with {res.exit_code}: {detail}"
+            if parser.infra or (parser.error is None and looks_like_infra(f"{parser.notice or ''}\n{res.stderr[-4000:]}")):
                 raise InfraError(f"{self.name}: {msg}")
             result.status = "agent_error"
             result.error = msg
@@ -402,11 +473,13 @@ class ClaudeCodeAgent(CliAgent):
     """Claude Code: ``claude -p PROMPT --output-format stream-json --verbose --model M
     --permission-mode bypassPermissions --max-turns N [--effort E]``.
 
-    ``reasoning_effort`` maps to ``--effort`` (Claude Code 2.1+, levels low/medium/high/max)
+    ``reasoning_effort`` maps to ``--effort`` (Claude Code 2.1+, levels low/medium/high/
+    xhigh/max)
     and ``max_output_tokens`` to ``CLAUDE_CODE_MAX_OUTPUT_TOKENS``; ``temperature`` is not
     settable and is recorded as ignored. ``IS_SANDBOX=1`` lets the permission bypass run
     in our sandbox. Credentials: ``ANTHROPIC_API_KEY`` (or ``ANTHROPIC_AUTH_TOKEN``,
-    ``ANTHROPIC_BASE_URL``, Bedrock/Vertex variables)."""
+    ``ANTHROPIC_BASE_URL``, Bedrock/Vertex variables); ``api_base`` sets
+    ``ANTHROPIC_BASE_URL`` (an Anthropic Messages API endpoint)."""
 
     name = "claude-code"
     default_executable = "claude"
@@ -425,6 +498,10 @@ class ClaudeCodeAgent(CliAgent):
     def build_env(self, ctx: AgentContext) -> dict[str, str]:
         env = super().build_env(ctx)
         env.update({"IS_SANDBOX": "1", "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
+        if self.api_base:
+            env["ANTHROPIC_BASE_URL"] = self.api_base
+            if "ANTHROPIC_API_KEY" not in env and "ANTHROPIC_AUTH_TOKEN" not in env:
+                env["ANTHROPIC_API_KEY"] = self._endpoint_key()
         if ctx.settings.max_output_tokens:
             env["CLAUDE_CODE_MAX_OUTPUT_TOKENS"] = str(ctx.settings.max_output_tokens)
         return env
@@ -436,43 +513,66 @@ class ClaudeCodeAgent(CliAgent):
 class CodexAgent(CliAgent):
     """Codex CLI: ``codex exec --json --model M --skip-git-repo-check
     --dangerously-bypass-approvals-and-sandbox --ephemeral -C WORKSPACE [-c
-    model_reasoning_effort="E"] [-c model_max_output_tokens=N] PROMPT`` (the flags of the
+    model_reasoning_effort="E"] PROMPT`` (the flags of the
     public JobBench Codex runner; Codex's own sandbox is bypassed because ours applies).
-    ``temperature`` is not settable and is recorded as ignored; there is no turn limit (the
-    wall-clock limit applies). Credentials: ``CODEX_API_KEY`` or ``OPENAI_API_KEY``
-    (``OPENAI_BASE_URL`` for another endpoint)."""
+    ``temperature`` and ``max_output_tokens`` are not settable and are recorded as ignored;
+    there is no turn limit (the wall-clock limit applies). Credentials: ``CODEX_API_KEY`` or
+    ``OPENAI_API_KEY``. Another endpoint (``api_base``, else ``OPENAI_BASE_URL``) becomes a
+    custom model provider ``-c model_provider="jobbench" -c model_providers.jobbench={…,
+    wire_api="responses"}``: it must speak the OpenAI Responses API (streamed)."""
 
     name = "codex"
     default_executable = "codex"
     parser_class = CodexParser
     env_passthrough = ("CODEX_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "HTTPS_PROXY", "HTTP_PROXY")
 
+    @property
+    def endpoint(self) -> str | None:
+        """``api_base``, else the harness's ``OPENAI_BASE_URL``: Codex 0.171 ignores that
+        variable (it calls api.openai.com, and without a network waits indefinitely), so
+        it becomes a custom provider too."""
+        return self.api_base or (os.environ.get("OPENAI_BASE_URL") or "").rstrip("/") or None
+
     def build_argv(self, exe: str, ctx: AgentContext, workspace: str) -> list[str]:
         argv = [exe, "exec", "--json", "--model", str(ctx.model), "--skip-git-repo-check",
                 "--dangerously-bypass-approvals-and-sandbox", "--ephemeral", "-C", workspace]
+        if self.endpoint:
+            # a custom model provider (Codex 0.171 speaks only the Responses API to it;
+            # wire_api="chat" was removed)
+            argv += ["-c", 'model_provider="jobbench"',
+                     "-c", f'model_providers.jobbench={{name="JobBench endpoint", base_url={json.dumps(self.endpoint)}, '
+                           'env_key="JOBBENCH_API_KEY", wire_api="responses"}']
         if ctx.settings.reasoning_effort:
             argv += ["-c", f'model_reasoning_effort="{ctx.settings.reasoning_effort}"']
-        if ctx.settings.max_output_tokens:
-            argv += ["-c", f"model_max_output_tokens={int(ctx.settings.max_output_tokens)}"]
         return argv + [ctx.prompt]
 
     def build_env(self, ctx: AgentContext) -> dict[str, str]:
         env = super().build_env(ctx)
         if "CODEX_API_KEY" not in env and "OPENAI_API_KEY" in env:
             env["CODEX_API_KEY"] = env["OPENAI_API_KEY"]
+        if self.endpoint:
+            env["JOBBENCH_API_KEY"] = self._endpoint_key("CODEX_API_KEY", "OPENAI_API_KEY")
         return env
 
     def ignored_settings(self, ctx: AgentContext) -> list[str]:
-        return ["temperature"] if ctx.settings.temperature is not None else []
+        # Codex 0.171 has no per-response output cap: `-c model_max_output_tokens=N` was
+        # silently ignored (--strict-config: "unknown configuration field")
+        return [k for k, v in (("temperature", ctx.settings.temperature),
+                               ("max_output_tokens", ctx.settings.max_output_tokens)) if v is not None]
 
 
 class OpenCodeAgent(CliAgent):
-    """OpenCode: ``opencode run --format json --model PROVIDER/MODEL PROMPT`` with
-    ``OPENCODE_PERMISSION`` allowing every tool (the sandbox confines it) and
-    ``OPENCODE_CONFIG_CONTENT`` carrying ``temperature`` and ``reasoningEffort`` for the
-    ``build`` agent (OpenCode passes agent options through to the provider). There is no
-    turn limit (the wall-clock limit applies). Credentials: the provider's usual variables
-    (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``OPENROUTER_API_KEY``, …)."""
+    """OpenCode: ``opencode run --format json --pure --title "jobbench trial" --model
+    PROVIDER/MODEL PROMPT`` with ``OPENCODE_PERMISSION`` allowing every tool (the sandbox
+    confines it) and ``OPENCODE_CONFIG_CONTENT`` carrying ``temperature`` and
+    ``reasoningEffort`` for the ``build`` agent (OpenCode passes agent options through to the
+    provider). ``--pure`` skips external plugins (OpenCode 1.18.33 otherwise installs plugin
+    packages from npm into the fresh HOME); ``--title`` skips the title-generation model
+    call, whose tokens are never reported in the events. With ``api_base`` the config also
+    defines an OpenAI-compatible provider ``jobbench`` and the model becomes
+    ``jobbench/MODEL``. There is no turn limit (the wall-clock limit applies). Credentials:
+    the provider's usual variables (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``,
+    ``OPENROUTER_API_KEY``, …)."""
 
     name = "opencode"
     default_executable = "opencode"
@@ -482,7 +582,8 @@ class OpenCodeAgent(CliAgent):
                        "DEEPSEEK_API_KEY", "OPENCODE_CONFIG", "HTTPS_PROXY", "HTTP_PROXY")
 
     def build_argv(self, exe: str, ctx: AgentContext, workspace: str) -> list[str]:
-        return [exe, "run", "--format", "json", "--model", str(ctx.model), ctx.prompt]
+        model = f"jobbench/{ctx.model}" if self.api_base else str(ctx.model)
+        return [exe, "run", "--format", "json", "--pure", "--title", "jobbench trial", "--model", model, ctx.prompt]
 
     def build_env(self, ctx: AgentContext) -> dict[str, str]:
         env = super().build_env(ctx)
@@ -493,10 +594,24 @@ class OpenCodeAgent(CliAgent):
             build["temperature"] = ctx.settings.temperature
         if ctx.settings.reasoning_effort:
             build["reasoningEffort"] = ctx.settings.reasoning_effort
+        config: dict[str, Any] = {}
         if build:
-            env["OPENCODE_CONFIG_CONTENT"] = json.dumps({"agent": {"build": build}})
+            config["agent"] = {"build": build}
+        if self.api_base:
+            # "temperature": true, or OpenCode 1.18.33 drops the temperature for a custom
+            # model; limit.output sets max_tokens (context 0 = unknown, no auto-compaction)
+            model: dict[str, Any] = {"name": str(ctx.model), "temperature": True}
+            if ctx.settings.max_output_tokens:
+                model["limit"] = {"context": 0, "output": int(ctx.settings.max_output_tokens)}
+            config["provider"] = {"jobbench": {
+                "npm": "@ai-sdk/openai-compatible", "name": "JobBench endpoint",
+                "options": {"baseURL": self.api_base, "apiKey": "{env:JOBBENCH_API_KEY}"},
+                "models": {str(ctx.model): model}}}
+            env["JOBBENCH_API_KEY"] = self._endpoint_key("OPENAI_API_KEY")
+        if config:
+            env["OPENCODE_CONFIG_CONTENT"] = json.dumps(config)
         env["OPENCODE_DISABLE_AUTOUPDATE"] = "1"
         return env
 
     def ignored_settings(self, ctx: AgentContext) -> list[str]:
-        return ["max_output_tokens"] if ctx.settings.max_output_tokens else []
+        return ["max_output_tokens"] if ctx.settings.max_output_tokens and not self.api_base else []

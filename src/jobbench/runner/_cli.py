@@ -277,8 +277,9 @@ def register(app: typer.Typer) -> None:
         max_output_tokens: Optional[int] = typer.Option(None, "--max-output-tokens", help="Tokens per model response."),
         setting: Optional[list[str]] = typer.Option(None, "--setting", help="Extra model parameter KEY=VALUE (repeatable)."),
         api_base: Optional[str] = typer.Option(None, "--api-base", help="OpenAI-compatible endpoint for the builtin agent "
-                                               "(env JOBBENCH_API_BASE or OPENAI_BASE_URL); key from JOBBENCH_API_KEY "
-                                               "or OPENAI_API_KEY."),
+                                               "(env JOBBENCH_API_BASE or OPENAI_BASE_URL) and, from --api-base or "
+                                               "JOBBENCH_API_BASE, for codex and opencode (a custom provider); key "
+                                               "from JOBBENCH_API_KEY or OPENAI_API_KEY."),
         price_in: Optional[float] = typer.Option(None, "--price-in", help="USD per million input tokens."),
         price_out: Optional[float] = typer.Option(None, "--price-out", help="USD per million output tokens."),
         price_cached_in: Optional[float] = typer.Option(None, "--price-cached-in", help="USD per million cached input tokens."),
@@ -351,6 +352,9 @@ def register(app: typer.Typer) -> None:
                 o["env"] = list(agent_env)
             if agent_home_seed:
                 o["home_seed"] = agent_home_seed
+            cli_base = api_base or os.environ.get("JOBBENCH_API_BASE")
+            if cli_base and name in ("codex", "opencode"):
+                o["api_base"] = cli_base
         specs = build_specs(list(agent or []), list(model or []), settings, options)
         root = Path(os.path.abspath(dataset_path))
         name = run_name or default_run_name(root, specs)

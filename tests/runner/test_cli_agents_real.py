@@ -1,0 +1,293 @@
+"""Opt-in end-to-end tests of the CLI adapters against the REAL agent CLIs.
+
+Each test drives one complete trial through :func:`jobbench.runner.run_trials` (sandbox
+included) with the real ``codex`` / ``opencode`` / ``claude`` binary, pointed at a scripted
+local model server (:mod:`fake_model_apis`): the scripted model makes the CLI run one tool
+call that writes ``memo.md`` into the output directory, then answers with text. The tests
+check the deliverable, the trial status, the session id, the turns and token usage parsed
+from the CLI's events against what the server reported, and the events in the trajectory.
+
+The CLIs are not installed in CI: a test is skipped unless its binary is found through
+``JOBBENCH_CODEX_BIN`` / ``JOBBENCH_OPENCODE_BIN`` / ``JOBBENCH_CLAUDE_CODE_BIN``, the
+``JOBBENCH_CLI_PREFIX`` npm prefix (``<prefix>/node_modules/.bin``), ``/tmp/clis`` (the
+default prefix of ``scripts/verify_cli_agents.sh``) or PATH. Verified with @openai/codex
+0.171.0, opencode-ai 1.18.33 and @anthropic-ai/claude-code 2.1.332 (2026-11-29).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+from pathlib import Path
+
+import pytest
+from fake_model_apis import FakeModelAPI, Turn
+from runner_helpers import build_dataset
+
+from jobbench.agents import AgentLimits, ModelSettings
+from jobbench.records import TrialStatus
+from jobbench.runner import AgentSpec, RunConfig, run_trials
+from jobbench.sandbox import bwrap_available
+
+MEMO = "# Memo\nThe approved vendor is Acme Supplies.\n"
+TOOL_TURN = dict(input_tokens=1000, cached_tokens=200, output_tokens=30, reasoning_tokens=8)
+FINAL_TURN = dict(input_tokens=1300, cached_tokens=900, output_tokens=12)
+
+
+def find_cli(name: str, env_var: str) -> str | None:
+    """The CLI binary to test, or None (see the module docstring for the search order)."""
+    if os.environ.get(env_var):
+        return os.environ[env_var]
+    prefixes = [os.environ.get("JOBBENCH_CLI_PREFIX"), "/tmp/clis"]
+    for prefix in prefixes:
+        if prefix and os.access(Path(prefix, "node_modules", ".bin", name), os.X_OK):
+            return str(Path(prefix, "node_modules", ".bin", name))
+    return shutil.which(name)
+
+
+def needs_cli(name: str, env_var: str):
+    exe = find_cli(name, env_var)
+    return pytest.mark.skipif(exe is None, reason=f"real {name} CLI not installed (set {env_var}, JOBBENCH_CLI_PREFIX, "
+                                                  f"or run scripts/verify_cli_agents.sh)")
+
+
+def output_dir(req: dict) -> str:
+    """The output directory named in the standard prompt inside a model request."""
+    m = re.search(r"Output directory: (\S+?)(?:\\n|\s)", json.dumps(req))
+    assert m, "the standard prompt did not reach the model"
+    return m.group(1)
+
+
+def run_trial(tmp_path: Path, agent: str, model: str, exe: str, *, api_base: str | None = None,
+              env: list[str] | None = None, max_turns: int = 10, settings: ModelSettings | None = None):
+    dataset = build_dataset(tmp_path / "data")
+    options: dict = {"executable": exe}
+    if api_base:
+        options["api_base"] = api_base
+    if env:
+        options["env"] = env
+    spec = AgentSpec(agent, model, settings or ModelSettings(), options)
+    cfg = RunConfig(dataset=dataset, agents=[spec], run_dir=tmp_path / "runs" / agent, task_glob="*task2",
+                    limits=AgentLimits(timeout=240, max_turns=max_turns), infra_retries=0)
+    summary = run_trials(cfg)
+    assert len(summary.records) == 1
+    rec = summary.records[0]
+    trial_dir = summary.run_dir / "trials" / rec.trial_id
+    traj = [json.loads(line) for line in (trial_dir / "trajectory.jsonl").read_text().splitlines()]
+    return rec, traj, trial_dir
+
+
+def diagnose(rec, traj) -> str:
+    exits = [e for e in traj if e["type"] in ("cli_exit", "cli_output")]
+    return f"status={rec.status} error={rec.error!r} exits={json.dumps(exits)[-3000:]}"
+
+
+def expect_sandbox(rec) -> None:
+    # the real binary ran inside bubblewrap (install_mounts made it visible there)
+    if bwrap_available()[0]:
+        assert rec.sandbox == "bwrap"
+
+
+# --- Codex ---------------------------------------------------------------------------------
+@needs_cli("codex", "JOBBENCH_CODEX_BIN")
+def test_real_codex_end_to_end(tmp_path, monkeypatch):
+    exe = find_cli("codex", "JOBBENCH_CODEX_BIN")
+    monkeypatch.setenv("JOBBENCH_API_KEY", "sk-local-codex")
+
+    def script(api: str, req: dict) -> Turn:
+        assert api == "responses"  # Codex 0.171 speaks only the Responses API to a custom provider
+        if not any(isinstance(i, dict) and i.get("type") == "function_call_output" for i in req.get("input", [])):
+            names = [t.get("name") for t in req.get("tools", [])]
+            assert "exec_command" in names, names
+            cmd = f"printf %s {shlex.quote(MEMO)} > {output_dir(req)}/memo.md"
+            return Turn(tool=("exec_command", {"cmd": cmd}), **TOOL_TURN)
+        return Turn(text="Wrote memo.md naming Acme Supplies.", **FINAL_TURN)
+
+    with FakeModelAPI(script) as srv:
+        rec, traj, trial_dir = run_trial(tmp_path, "codex", "fake-model", exe, api_base=srv.base_url,
+                                         settings=ModelSettings(reasoning_effort="high"))
+    assert rec.status == TrialStatus.ok, diagnose(rec, traj)
+    expect_sandbox(rec)
+    assert (trial_dir / "deliverables" / "memo.md").read_text() == MEMO
+    assert [s.api for s in srv.served] == ["responses", "responses"]
+    assert {s.extra["authorization"] for s in srv.served} == {"Bearer sk-local-codex"}
+    assert {s.request["reasoning"]["effort"] for s in srv.served} == {"high"}
+    assert {s.request["model"] for s in srv.served} == {"fake-model"}
+    events = [e["event"] for e in traj if e["type"] == "cli_event"]
+    thread = next(e for e in events if e["type"] == "thread.started")
+    assert rec.session_id == thread["thread_id"]
+    assert [e["item"]["type"] for e in events if e["type"] == "item.completed" and e["item"]["type"] != "error"] == \
+        ["command_execution", "agent_message"]
+    assert rec.turns == 2  # one command execution + one agent message
+    # Codex sums the turn's model calls into one turn.completed; output includes reasoning
+    assert (rec.usage.input_tokens, rec.usage.cached_input_tokens, rec.usage.output_tokens) == (
+        sum(s.turn.input_tokens for s in srv.served), sum(s.turn.cached_tokens for s in srv.served),
+        sum(s.turn.output_tokens for s in srv.served))
+    assert rec.usage.calls == 1 and rec.usage.cost_usd is None
+    command = next(e for e in traj if e["type"] == "command")
+    assert 'model_provider="jobbench"' in command["argv"] and "JOBBENCH_API_KEY" in command["env_names"]
+    assert "sk-local-codex" not in json.dumps(traj)
+
+
+# --- OpenCode ------------------------------------------------------------------------------
+@needs_cli("opencode", "JOBBENCH_OPENCODE_BIN")
+def test_real_opencode_end_to_end(tmp_path, monkeypatch):
+    exe = find_cli("opencode", "JOBBENCH_OPENCODE_BIN")
+    monkeypatch.setenv("JOBBENCH_API_KEY", "sk-local-opencode")
+
+    def script(api: str, req: dict) -> Turn:
+        assert api == "chat"
+        if not req.get("tools"):  # e.g. a title request (none expected with --title)
+            return Turn(text="aux", input_tokens=7, output_tokens=3)
+        if not any(m.get("role") == "tool" for m in req.get("messages", [])):
+            return Turn(tool=("write", {"filePath": f"{output_dir(req)}/memo.md", "content": MEMO}), **TOOL_TURN)
+        return Turn(text="Wrote memo.md naming Acme Supplies.", **FINAL_TURN)
+
+    with FakeModelAPI(script) as srv:
+        rec, traj, trial_dir = run_trial(tmp_path, "opencode", "fake-model", exe, api_base=srv.base_url,
+                                         settings=ModelSettings(temperature=0.3, reasoning_effort="high",
+                                                                max_output_tokens=4000))
+    assert rec.status == TrialStatus.ok, diagnose(rec, traj)
+    expect_sandbox(rec)
+    assert (trial_dir / "deliverables" / "memo.md").read_text() == MEMO
+    # --title: no hidden title-generation call, so every served token is in the events
+    assert [bool(s.request.get("tools")) for s in srv.served] == [True, True]
+    assert {s.extra["authorization"] for s in srv.served} == {"Bearer sk-local-opencode"}
+    assert {s.request["model"] for s in srv.served} == {"fake-model"}
+    assert {(s.request.get("temperature"), s.request.get("reasoning_effort"), s.request.get("max_tokens"))
+            for s in srv.served} == {(0.3, "high", 4000)}
+    events = [e["event"] for e in traj if e["type"] == "cli_event"]
+    assert [e["type"] for e in events] == ["step_start", "tool_use", "step_finish", "step_start", "text", "step_finish"]
+    assert rec.session_id == events[0]["sessionID"]
+    assert rec.turns == 2 and rec.usage.calls == 2
+    # OpenCode splits "input" (uncached) from cache.read and "output" from "reasoning"
+    assert events[2]["part"]["tokens"]["input"] == 800 and events[2]["part"]["tokens"]["reasoning"] == 8
+    assert (rec.usage.input_tokens, rec.usage.cached_input_tokens, rec.usage.output_tokens) == (
+        sum(s.turn.input_tokens for s in srv.served), sum(s.turn.cached_tokens for s in srv.served),
+        sum(s.turn.output_tokens for s in srv.served))
+    assert rec.usage.cost_usd is None  # OpenCode reports cost 0 for an unpriced custom model
+    assert "sk-local-opencode" not in json.dumps(traj)
+
+
+# --- Claude Code ---------------------------------------------------------------------------
+@needs_cli("claude", "JOBBENCH_CLAUDE_CODE_BIN")
+def test_real_claude_code_end_to_end(tmp_path, monkeypatch):
+    exe = find_cli("claude", "JOBBENCH_CLAUDE_CODE_BIN")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-local")
+    monkeypatch.delenv("ANTHROPIC_AUTH_TOKEN", raising=False)
+
+    def script(api: str, req: dict) -> Turn:
+        assert api == "messages"
+        if "Write" not in [t.get("name") for t in req.get("tools") or []]:
+            return Turn(text="aux", input_tokens=7, output_tokens=3)
+        done = any(isinstance(m.get("content"), list) and any(b.get("type") == "tool_result" for b in m["content"])
+                   for m in req.get("messages", []))
+        if not done:
+            return Turn(tool=("Write", {"file_path": f"{output_dir(req)}/memo.md", "content": MEMO}), **TOOL_TURN)
+        return Turn(text="Wrote memo.md naming Acme Supplies.", **FINAL_TURN)
+
+    with FakeModelAPI(script) as srv:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url.removesuffix("/v1"))
+        rec, traj, trial_dir = run_trial(tmp_path, "claude-code", "claude-sonnet-4-6", exe,
+                                         settings=ModelSettings(reasoning_effort="high", max_output_tokens=4000))
+    assert rec.status == TrialStatus.ok, diagnose(rec, traj)
+    expect_sandbox(rec)
+    assert (trial_dir / "deliverables" / "memo.md").read_text() == MEMO
+    assert [s.api for s in srv.served] == ["messages", "messages"]
+    assert {s.extra["x-api-key"] for s in srv.served} == {"sk-ant-local"}
+    assert all(s.request.get("stream") for s in srv.served)
+    assert {(s.request["output_config"]["effort"], s.request["max_tokens"]) for s in srv.served} == {("high", 4000)}
+    events = [e["event"] for e in traj if e["type"] == "cli_event"]
+    assert [e["type"] for e in events] == ["system", "assistant", "user", "assistant", "result"]
+    result = events[-1]
+    assert rec.session_id == events[0]["session_id"] == result["session_id"]
+    assert rec.turns == result["num_turns"] == 2 and rec.usage.calls == 2
+    # Anthropic's input_tokens excludes cache reads; the parser adds them back
+    assert result["usage"]["input_tokens"] == 1000 - 200 + 1300 - 900
+    assert (rec.usage.input_tokens, rec.usage.cached_input_tokens, rec.usage.output_tokens) == (
+        sum(s.turn.input_tokens for s in srv.served), sum(s.turn.cached_tokens for s in srv.served),
+        sum(s.turn.output_tokens for s in srv.served))
+    # Claude Code prices the tokens itself (its list price of the model)
+    assert rec.usage.cost_usd == pytest.approx(result["total_cost_usd"]) and rec.usage.cost_usd > 0
+    assert "sk-ant-local" not in json.dumps(traj)
+
+
+def test_find_cli_prefers_the_environment_variable(tmp_path, monkeypatch):
+    exe = tmp_path / "prefix" / "node_modules" / ".bin" / "codex"
+    exe.parent.mkdir(parents=True)
+    exe.write_text("#!/bin/sh\n")
+    exe.chmod(0o755)
+    monkeypatch.setenv("JOBBENCH_CODEX_BIN", "/opt/codex")
+    assert find_cli("codex", "JOBBENCH_CODEX_BIN") == "/opt/codex"
+    monkeypatch.delenv("JOBBENCH_CODEX_BIN")
+    monkeypatch.setenv("JOBBENCH_CLI_PREFIX", str(tmp_path / "prefix"))
+    assert find_cli("codex", "JOBBENCH_CODEX_BIN") == str(exe)
+
+
+# --- failures the adapters must classify (infrastructure vs agent) -------------------------
+@needs_cli("codex", "JOBBENCH_CODEX_BIN")
+def test_real_codex_recovered_retry_is_ok_and_exhausted_retries_are_infra(tmp_path):
+    exe = find_cli("codex", "JOBBENCH_CODEX_BIN")
+    calls = []
+
+    def script(api: str, req: dict) -> Turn:
+        calls.append(api)
+        if len(calls) == 1:  # Codex reconnects after this and emits an "error" notice event
+            return Turn(status=401, text="transient")
+        return Turn(text="Nothing to do.", input_tokens=50, output_tokens=5)
+
+    with FakeModelAPI(script) as srv:
+        rec, traj, _ = run_trial(tmp_path / "a", "codex", "fake-model", exe, api_base=srv.base_url)
+    notices = [e["event"]["message"] for e in traj if e["type"] == "cli_event" and e["event"]["type"] == "error"]
+    assert notices and notices[0].startswith("Reconnecting... 1/")
+    # the run recovered and ended normally: judged on its (missing) output, not an infra error
+    assert rec.status == TrialStatus.no_deliverable, diagnose(rec, traj)
+    assert (rec.usage.input_tokens, rec.usage.output_tokens) == (50, 5)
+
+    with FakeModelAPI(lambda api, req: Turn(status=429, text="slow down")) as srv:
+        rec, traj, _ = run_trial(tmp_path / "b", "codex", "fake-model", exe, api_base=srv.base_url)
+    assert rec.status == TrialStatus.infra_error, diagnose(rec, traj)
+    assert "429" in rec.error
+
+
+@needs_cli("opencode", "JOBBENCH_OPENCODE_BIN")
+def test_real_opencode_auth_failure_is_infra(tmp_path):
+    exe = find_cli("opencode", "JOBBENCH_OPENCODE_BIN")
+    with FakeModelAPI(lambda api, req: Turn(status=401, text="invalid api key")) as srv:
+        rec, traj, _ = run_trial(tmp_path, "opencode", "fake-model", exe, api_base=srv.base_url)
+    assert rec.status == TrialStatus.infra_error, diagnose(rec, traj)
+    assert "(HTTP 401)" in rec.error
+
+
+@needs_cli("claude", "JOBBENCH_CLAUDE_CODE_BIN")
+def test_real_claude_overload_is_infra(tmp_path, monkeypatch):
+    exe = find_cli("claude", "JOBBENCH_CLAUDE_CODE_BIN")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-local")
+    monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")  # Claude Code retries 10 times with backoff by default
+    with FakeModelAPI(lambda api, req: Turn(status=529, text="Overloaded")) as srv:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url.removesuffix("/v1"))
+        rec, traj, _ = run_trial(tmp_path, "claude-code", "claude-sonnet-4-6", exe, env=["CLAUDE_CODE_MAX_RETRIES"])
+    assert rec.status == TrialStatus.infra_error, diagnose(rec, traj)
+    assert "529" in rec.error and len(srv.served) == 1
+
+
+@needs_cli("claude", "JOBBENCH_CLAUDE_CODE_BIN")
+def test_real_claude_max_turns_is_a_budget_stop(tmp_path, monkeypatch):
+    exe = find_cli("claude", "JOBBENCH_CLAUDE_CODE_BIN")
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-local")
+
+    def script(api: str, req: dict) -> Turn:  # never finishes: one more tool call each time
+        return Turn(tool=("Bash", {"command": f"echo step >> {output_dir(req)}/log.txt", "description": "log"}),
+                    input_tokens=100, output_tokens=10)
+
+    with FakeModelAPI(script) as srv:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url.removesuffix("/v1"))
+        rec, traj, trial_dir = run_trial(tmp_path, "claude-code", "claude-sonnet-4-6", exe, max_turns=2)
+    result = [e["event"] for e in traj if e["type"] == "cli_event" and e["event"]["type"] == "result"][-1]
+    assert result["subtype"] == "error_max_turns", result
+    assert rec.status == TrialStatus.agent_timeout and "max-turns" in rec.error, diagnose(rec, traj)
+    assert (trial_dir / "deliverables" / "log.txt").read_text() == "step\n" * len(srv.served)
+    assert rec.usage.input_tokens == 100 * len(srv.served)
