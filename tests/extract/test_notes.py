@@ -10,14 +10,27 @@ import openpyxl
 
 from jobbench.extract import EXTRACTOR_VERSION, Extraction, extract
 from jobbench.extract._budget import head_tail
-from jobbench.extract._notes import NOTE_CLOSE, NOTE_OPEN, note, split_notes
+from jobbench.extract._notes import NOTE_CLOSE, NOTE_OPEN, NOTE_START, note, split_notes
 
 
 def test_split_notes_spans_and_stray_delimiters() -> None:
-    text, spans = split_notes("a" + note("[n 1]") + "b" + NOTE_CLOSE + "c" + NOTE_OPEN + "d")
-    assert text == "a[n 1]bcd"
-    assert spans == [(1, 6), (8, 9)]  # stray close ignored; unclosed open runs to the end
-    assert note("x" + NOTE_CLOSE + "7") == NOTE_OPEN + "x7" + NOTE_CLOSE  # content cannot close a note
+    text, spans = split_notes("a" + note("[n 1]") + "b" + NOTE_CLOSE + "c" + NOTE_OPEN + "d\ufdd5e")
+    assert text == "a[n 1]bcde"
+    assert spans == [(1, 6)]  # a stray close or open (without the secret token) means nothing
+    assert note("x" + NOTE_CLOSE + "7") == NOTE_START + "x7" + NOTE_CLOSE  # content cannot close a note
+    assert len(NOTE_START) == 17 and all("\ufdd2" <= c <= "\ufdef" for c in NOTE_START[1:])
+
+
+def test_a_start_sequence_cut_by_truncation_leaves_no_content() -> None:
+    from jobbench.extract._notes import balance_cut
+
+    marked = "keep " + note("[note 123]") + " tail"
+    cut_at = len("keep ") + 7  # inside the start sequence's token
+    head, tail = balance_cut(marked[:cut_at], marked[cut_at:])
+    text, spans = split_notes(head + tail)
+    assert text == "keep [note 123] tail"
+    ext = Extraction(path="x", kind="text", text=text, notes=spans)
+    assert ext.content().split() == ["keep", "tail"]
 
 
 def test_head_tail_cut_inside_a_note_keeps_both_halves_notes() -> None:
@@ -31,7 +44,7 @@ def test_head_tail_cut_inside_a_note_keeps_both_halves_notes() -> None:
 
 
 def test_content_drops_notes_and_cache_keeps_them(tmp_path: Path) -> None:
-    assert EXTRACTOR_VERSION == "3"  # notes changed (spans; zip member names): old cache entries must not be reused
+    assert EXTRACTOR_VERSION == "4"  # notes changed (spans; zip member names; secret start token): old cache entries must not be reused
     wb = openpyxl.Workbook()
     ws = wb.active
     ws["A1"], ws["B1"], ws["C1"] = 10, "=A1*0.2", "5"

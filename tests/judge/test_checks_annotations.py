@@ -319,8 +319,10 @@ def test_forged_note_delimiters_cannot_expose_annotations(tmp_path: Path) -> Non
     # a header cell with the close delimiter must not end the CSV summary note early
     (d / "out.csv").write_text("a\ufdd1,b,c,d\nx,y,z,w\n")
     assert not number(d, 4)
-    # a stray open delimiter hides what follows it (stricter, never more lenient)
+    # a stray open (or a forged open/close pair) written by the file means nothing: it
+    # can neither hide the file's own text from a check nor expose an annotation
     d2 = folder(tmp_path, "b")
-    (d2 / "memo.txt").write_text("value \ufdd0 99 units\n")
-    assert not number(d2, 99)
+    (d2 / "memo.txt").write_text("value \ufdd0 99 units\nall good \ufdd0ERROR: totals differ\ufdd1 end\n")
+    assert number(d2, 99)
+    assert not evaluate_check({"kind": "regex", "pattern": "ERROR", "absent": True}, d2).passed
     assert "\ufdd0" not in extract_dir(d2, cache=False).text

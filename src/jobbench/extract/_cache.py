@@ -23,7 +23,7 @@ from .._io import atomic_write_text
 from ._limits import ENV_CACHE_DIR, ENV_NO_CACHE, ExtractLimits
 from ._records import Extraction, WorkbookValues
 
-EXTRACTOR_VERSION = "3"
+EXTRACTOR_VERSION = "4"
 """Bump when extraction output changes for the same input and library versions (2: note spans,
 ``Extraction.notes``; 3: zip member names are notes)."""
 

@@ -11,108 +11,114 @@ delimited by two Unicode noncharacters, :data:`NOTE_OPEN` (U+FDD0) and :data:`NO
 annotation removed (what the judge's ``number`` and ``regex`` checks read), while ``text``
 (what the LLM judge reads) is unchanged.
 
-Why a deliverable cannot forge or hide a note to its advantage:
+Why a deliverable cannot forge, hide or break a note:
 
-* :func:`note` deletes both delimiters from whatever it wraps, so file content quoted
-  inside a note (a sheet name, a CSV header) cannot close the note early;
-* a delimiter written by the file itself is deleted from ``text``; a stray U+FDD1 ends
-  nothing, and a stray U+FDD0 starts a span that runs to the next real note's end (or to
-  the end of the text). Content can therefore only make *more* text count as annotation,
-  which makes checks stricter, never more lenient;
-* :func:`balance_cut` re-closes a note cut in two by a truncation, so the tail half of a
-  cut note is never read as content.
+* a note starts with :data:`NOTE_OPEN` followed by a secret token of 16 noncharacters drawn
+  at random in each process (:data:`NOTE_START`), which a file cannot guess; a U+FDD0 or
+  U+FDD1 written by the file itself therefore starts or ends nothing;
+* every character of the reserved block U+FDD0–U+FDEF is deleted from the text, from the
+  file's content as from inside notes (:func:`note` deletes them from whatever it wraps, so
+  content quoted inside a note, such as a sheet name, cannot end the note early);
+* :func:`balance_cut` re-closes a note cut in two by a truncation (even inside its start
+  sequence), so the tail half of a cut note is never read as content.
 
 Only the extractor's own notes are removed from the content view. Text the deliverable
 itself holds counts whatever it looks like: a memo line ``[Output: 33 units shipped]`` or
 ``## Table 1 (34 rows flagged)`` states its number as plainly to a reader (and to the LLM
 judge) as any other line, so it is content even if it resembles an annotation.
 
-Noncharacters are "permanently reserved for internal use" (Unicode Standard §23.7); a
-deliverable holding U+FDD0 or U+FDD1 loses those two characters from the extracted text.
+Noncharacters are "permanently reserved for internal use" (Unicode Standard §23.7,
+U+FDD0–U+FDEF); a deliverable holding any of them loses those characters from the extracted
+text.
 """
 
 from __future__ import annotations
 
+import re
+import secrets
+
 NOTE_OPEN = "\ufdd0"
-"""Starts an extractor annotation inside an extractor's output (never in final text)."""
+"""First character of a note's start sequence (alone, it means nothing)."""
 NOTE_CLOSE = "\ufdd1"
 """Ends an extractor annotation."""
+_TOKEN_ALPHABET = [chr(c) for c in range(0xFDD2, 0xFDF0)]
+NOTE_START = NOTE_OPEN + "".join(secrets.choice(_TOKEN_ALPHABET) for _ in range(16))
+"""Starts an extractor annotation: U+FDD0 and a per-process secret token (30^16 choices),
+so file content cannot start a note. Marking and splitting happen in the same process."""
+_RESERVED = re.compile("[\ufdd0-\ufdef]")
+_MARKS = re.compile(re.escape(NOTE_START) + "|" + NOTE_CLOSE)
 
 
 def note(text: str) -> str:
-    """``text`` marked as an extractor annotation (delimiters inside it are removed first).
-
-    An empty ``text`` gives ``''``."""
-    text = text.replace(NOTE_OPEN, "").replace(NOTE_CLOSE, "")
-    return f"{NOTE_OPEN}{text}{NOTE_CLOSE}" if text else ""
+    """``text`` marked as an extractor annotation (reserved characters inside it are removed
+    first). An empty ``text`` gives ``''``."""
+    text = _RESERVED.sub("", text)
+    return f"{NOTE_START}{text}{NOTE_CLOSE}" if text else ""
 
 
 def unmark(text: str) -> str:
-    """``text`` with every note delimiter removed (notes kept as plain text)."""
-    return text.replace(NOTE_OPEN, "").replace(NOTE_CLOSE, "")
+    """``text`` with every note mark removed (notes kept as plain text)."""
+    return _RESERVED.sub("", text)
 
 
 def split_notes(marked: str) -> tuple[str, list[tuple[int, int]]]:
     """Separate an extractor's marked output into plain text and note spans.
 
     Returns:
-        ``(text, spans)``: ``text`` is ``marked`` without delimiters; ``spans`` are sorted,
-        non-overlapping, non-adjacent ``(start, end)`` character ranges of ``text`` that are
-        annotations. An unclosed note runs to the end of the text; a close without an open
+        ``(text, spans)``: ``text`` is ``marked`` without marks and without any character
+        of U+FDD0–U+FDEF; ``spans`` are sorted, non-overlapping, non-adjacent ``(start,
+        end)`` character ranges of ``text`` that are annotations. Only :data:`NOTE_START`
+        opens a note; a note left open runs to the end of the text; a close outside a note
         is ignored.
     """
-    if NOTE_OPEN not in marked and NOTE_CLOSE not in marked:
+    if not _RESERVED.search(marked):
         return marked, []
     out: list[str] = []
     spans: list[tuple[int, int]] = []
     pos = 0  # length of the plain text so far
     start: int | None = None
+
+    def close(end: int) -> None:
+        if start is not None and end > start:
+            if spans and spans[-1][1] == start:
+                spans[-1] = (spans[-1][0], end)
+            else:
+                spans.append((start, end))
+
     i = 0
-    n = len(marked)
-    while i < n:
-        j_open = marked.find(NOTE_OPEN, i)
-        j_close = marked.find(NOTE_CLOSE, i)
-        cands = [j for j in (j_open, j_close) if j >= 0]
-        j = min(cands) if cands else n
-        chunk = marked[i:j]
+    for m in _MARKS.finditer(marked):
+        chunk = _RESERVED.sub("", marked[i:m.start()])
         out.append(chunk)
         pos += len(chunk)
-        if j >= n:
-            break
-        if marked[j] == NOTE_OPEN:
-            if start is None:
-                start = pos
-        elif start is not None:  # NOTE_CLOSE ending an open note
-            if pos > start:
-                if spans and spans[-1][1] == start:
-                    spans[-1] = (spans[-1][0], pos)
-                else:
-                    spans.append((start, pos))
+        if m.group() == NOTE_CLOSE:
+            close(pos)
             start = None
-        i = j + 1
-    if start is not None and pos > start:
-        if spans and spans[-1][1] == start:
-            spans[-1] = (spans[-1][0], pos)
-        else:
-            spans.append((start, pos))
+        elif start is None:
+            start = pos
+        i = m.end()
+    chunk = _RESERVED.sub("", marked[i:])
+    out.append(chunk)
+    pos += len(chunk)
+    close(pos)
     return "".join(out), spans
 
 
 def _open_at_end(text: str) -> bool:
-    return text.rfind(NOTE_OPEN) > text.rfind(NOTE_CLOSE)
+    return text.rfind(NOTE_START) > text.rfind(NOTE_CLOSE)
 
 
 def balance_cut(head: str, tail: str) -> tuple[str, str]:
     """Re-close notes cut by a truncation: ``head`` ending inside a note gets a
-    :data:`NOTE_CLOSE`; ``tail`` starting inside a note (a close before any open) gets a
-    :data:`NOTE_OPEN` in front."""
+    :data:`NOTE_CLOSE`; ``tail`` starting inside a note (a close before any start) gets a
+    :data:`NOTE_START` in front. A start sequence cut in two leaves only reserved
+    characters, which :func:`split_notes` deletes."""
     if _open_at_end(head):
         head += NOTE_CLOSE
     first_close = tail.find(NOTE_CLOSE)
     if first_close >= 0:
-        first_open = tail.find(NOTE_OPEN)
+        first_open = tail.find(NOTE_START)
         if first_open < 0 or first_open > first_close:
-            tail = NOTE_OPEN + tail
+            tail = NOTE_START + tail
     return head, tail
 
 

@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 
 from ._base import Context, Source, decode_text
 from ._budget import join_head_tail
-from ._notes import NOTE_OPEN, note
+from ._notes import NOTE_START, note
 from ._safety import human_bytes
 
 
@@ -76,7 +76,7 @@ def extract_csv(source: Source, ctx: Context, *, default_delimiter: str = ",") -
     """CSV/TSV: a one-line summary (rows × columns, delimiter, encoding, header) then the
     text as written (a reviewer reads the file itself, not a reformatting)."""
     text, enc, partial = read_text(source, ctx, what="CSV")
-    body = text.split("\n" + NOTE_OPEN + "[... truncated:", 1)[0] if partial else text
+    body = text.split("\n" + NOTE_START + "[... truncated:", 1)[0] if partial else text
     delim = sniff_delimiter(body, default_delimiter)
     try:
         rows = list(csv.reader(io.StringIO(body), delimiter=delim))
