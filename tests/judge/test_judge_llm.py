@@ -499,7 +499,11 @@ def test_grade_run_sees_symlinks_and_upgrades_of_the_grading_logic(tmp_path, jud
         shutil.move(str(other / "deliverables"), str(tmp_path / "moved"))
         (other / "deliverables").symlink_to(tmp_path / "moved")
         capsys.readouterr()
+        stale = run / "grades" / cfg.key / "sample/accountants/task1/other@-/epoch-1.json"
+        assert stale.is_file()
         left = grade_run(run, cfg, progress=False)
         assert srv.calls == calls
     assert [r.trial_id for r in left] == [tid]
-    assert "deliverables is a symlink" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "deliverables is a symlink" in err and "its earlier grade" in err
+    assert not stale.exists()  # the report can no longer count a grade of files that are not the trial's

@@ -144,8 +144,13 @@ def grade_run(
             digests[task.id] = task_digest(task)
         deliverables_dir = run_dir / "trials" / trial.trial_id / "deliverables"
         if deliverables_dir.is_symlink():
+            stale = grade_path(run_dir, config, trial.trial_id)
+            removed = ""
+            if stale.is_file() or stale.is_symlink():
+                stale.unlink()  # a grade of files that are no longer the trial's must not be reported
+                removed = f"; its earlier grade {display_path(stale)} was removed"
             skipped.append(f"{trial.trial_id}: {display_path(deliverables_dir)} is a symlink (the runner never "
-                           "writes one; the run directory was altered); not graded")
+                           f"writes one; the run directory was altered); not graded{removed}")
             continue
         manifest = current_manifest(deliverables_dir)
         recorded = sorted((d.path, d.sha256) for d in trial.deliverables)
