@@ -114,3 +114,15 @@ def test_grade_cli_bad_target(tmp_path: Path) -> None:
     make_task(tmp_path, RUBRICS)
     res = runner.invoke(app, ["grade", str(tmp_path / "dataset")])
     assert res.exit_code == 2 and "model_output" in res.output
+
+
+def test_error_messages_keep_square_brackets(tmp_path: Path) -> None:
+    """Paths and messages are printed literally, never read as rich markup: a `[dev]` in a
+    path stays in the error message."""
+    odd = tmp_path / "w[dev]"
+    odd.mkdir()
+    res = CliRunner().invoke(app, ["grade", str(odd), "--config", str(odd / "missing[bold].toml")])
+    assert res.exit_code == 2
+    assert "missing[bold].toml" in res.output.replace("\n", "")
+    res = CliRunner().invoke(app, ["grade", str(odd)], env={"JUDGE_MODEL": "", "JOBBENCH_JUDGE_MODEL": ""})
+    assert res.exit_code == 2 and f"{odd}: neither a run directory" in res.output.replace("\n", "")

@@ -19,7 +19,9 @@ import typer
 def _err(msg: str) -> None:
     from rich.console import Console
 
-    Console(stderr=True).print(f"[red]error:[/red] {msg}", highlight=False, soft_wrap=True)
+    from rich.markup import escape
+
+    Console(stderr=True).print(f"[red]error:[/red] {escape(msg)}", highlight=False, soft_wrap=True)
 
 
 def gate_cmd(
@@ -100,7 +102,7 @@ def gate_cmd(
         md, js = write_gate_report(report, out)
         from rich.console import Console
 
-        Console(stderr=True).print(f"wrote {md} and {js}", highlight=False)
+        Console(stderr=True).print(f"wrote {md} and {js}", highlight=False, markup=False)
     if as_json:
         print(json.dumps(report.to_json_dict(), indent=2, ensure_ascii=False))
     else:

@@ -70,6 +70,7 @@ def register(app: typer.Typer) -> None:
         from ._config import load_judge_config
         from ._public import OverwriteRefused, grade_public_dataset
         from ._run import RunDirError, explain_invalid_tasks, grade_run
+        from rich.markup import escape
 
         err = _console(stderr=True)
         try:
@@ -80,7 +81,7 @@ def register(app: typer.Typer) -> None:
                 cache=False if no_cache else None, vision=False if no_vision else None, label=label,
             )
         except (ValueError, FileNotFoundError) as exc:
-            err.print(f"[red]error:[/red] {exc}")
+            err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(2) from exc
         if cfg.decide is not None and cfg.decide != "checks" and not cfg.model:
             err.print("[red]error:[/red] --decide auto/llm needs a judge model (--judge-model or JUDGE_MODEL)")
@@ -100,7 +101,7 @@ def register(app: typer.Typer) -> None:
             try:
                 executor = make_executor(executor_name, scheduler=scheduler, workers=dask_workers)
             except ExecutorError as exc:
-                err.print(f"[red]error:[/red] {exc}", soft_wrap=True, highlight=False)
+                err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
                 raise typer.Exit(2) from exc
         fresh: set[str] = set()
         try:
@@ -113,10 +114,10 @@ def register(app: typer.Typer) -> None:
                 try:
                     found = discover_task_dirs(target)
                 except FileNotFoundError as exc:
-                    err.print(f"[red]error:[/red] {exc}")
+                    err.print(f"[red]error:[/red] {escape(str(exc))}")
                     raise typer.Exit(2) from exc
                 if not any((d / "model_output").is_dir() for _, _, d in found):
-                    err.print(f"[red]error:[/red] {display_path(target)}: neither a run directory (no lock.json) nor "
+                    err.print(f"[red]error:[/red] {escape(display_path(target))}: neither a run directory (no lock.json) nor "
                               "a dataset with <task>/model_output/<label>/ folders")
                     raise typer.Exit(2)
                 if skip_invalid:
@@ -125,8 +126,6 @@ def register(app: typer.Typer) -> None:
                                                progress=show, force=force, skip_invalid=skip_invalid, fresh=fresh)
                 kind = "public"
         except (RunDirError, OverwriteRefused, FileNotFoundError, ValueError) as exc:
-            from rich.markup import escape
-
             err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(2) from exc
         finally:

@@ -133,7 +133,7 @@ def register(app: typer.Typer) -> None:
             err.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False, soft_wrap=True)
         pages = out_dir / "drilldowns"
         extra = f" (drill-downs: {pages}{os.sep})" if data.drilldown_layout == "pages" else ""
-        console.print(f"report: {out_dir / 'report.html'}{extra}", highlight=False, soft_wrap=True)
+        console.print(f"report: {out_dir / 'report.html'}{extra}", highlight=False, soft_wrap=True, markup=False)
 
     @app.command("compare")
     def compare_cmd(

@@ -122,7 +122,7 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
 
     console = Console()
     if getattr(args, "no_grade", False):
-        console.print(f"Grading skipped (--no-grade). Trials are in {run_dir}.")
+        console.print(f"Grading skipped (--no-grade). Trials are in {run_dir}.", markup=False)
         return 0
     try:
         config = load_judge_config()
@@ -150,7 +150,7 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
     err = Console(stderr=True)
     for w in data.warnings:
         err.print(f"[yellow]warning:[/yellow] {escape(w)}", soft_wrap=True, highlight=False)
-    console.print(f"Report: {out}")
+    console.print(f"Report: {out}", markup=False)
     failed = [g for g in grades if g.status == "judge_error"]
     if failed:
         labels = sorted({c.label for c in data.configs if c.incomplete_trials.get("judge_error")})
@@ -333,7 +333,7 @@ def register(app: typer.Typer) -> None:
         try:
             dataset_path = dataset if dataset is not None else default_dataset()
         except FileNotFoundError as exc:
-            err.print(f"[red]error:[/red] {exc}", soft_wrap=True, highlight=False)
+            err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
             raise typer.Exit(2) from exc
         extra = dict(parse_setting(s) for s in setting or [])
         settings = ModelSettings(temperature=temperature, reasoning_effort=reasoning_effort,
@@ -452,8 +452,8 @@ def register(app: typer.Typer) -> None:
             raise typer.Exit(2) from exc
         Console().print(f"model_output: {s.outputs}  model_traj: {s.trajectories}  eval_result: {s.eval_results}")
         for t in s.missing_tasks:
-            err.print(f"[yellow]warning:[/yellow] task {t} is not in {dataset_copy}; skipped")
+            err.print(f"[yellow]warning:[/yellow] task {escape(str(t))} is not in {escape(str(dataset_copy))}; skipped")
         for p in s.problems:
-            err.print(f"[yellow]warning:[/yellow] {p}")
+            err.print(f"[yellow]warning:[/yellow] {escape(str(p))}")
 
     app.add_typer(export, name="export")

@@ -21,7 +21,9 @@ DATA_DIR_HELP = "Data directory with the layout of `jobbench selection fetch` [d
 def _fail(message: str, code: int = 2) -> typer.Exit:
     from rich.console import Console
 
-    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False, soft_wrap=True)
+    from rich.markup import escape
+
+    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
     return typer.Exit(code)
 
 
