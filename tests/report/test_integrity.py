@@ -96,7 +96,7 @@ def test_flags_refused_files_and_missing_sandbox_are_warned_everywhere(tmp_path:
     warnings = "\n".join(data.warnings)
     assert (f"alpha@m1: 1 trial(s) flagged by the judge for possible prompt injection: {ids[T1]} (out.txt): a "
             "deliverable may be trying to steer the judge") in warnings
-    assert (f"alpha@m1: 1 trial(s) with refused deliverable files (never graded): {ids[T2]} "
+    assert (f"alpha@m1: 1 trial(s) with refused deliverable files (those files were not graded; the rest of each trial was): {ids[T2]} "
             "(link.txt: symlink refused (points to /etc/passwd); big.bin: 200000000 bytes") in warnings
     assert "sec: 1 of 4 trial(s) ran WITHOUT a sandbox" in warnings and ids[T3] in warnings
     assert "sec: mixes sandboxed (bwrap: 3) and unsandboxed (none: 1) trials" in warnings
@@ -202,7 +202,7 @@ def test_grade_flags_are_classified_by_prefix(tmp_path: Path, dataset: Path):
                    "a deliverable may be trying to steer the judge; check these grades by hand"]
     assert (f"alpha@m1: 2 trial(s) with deliverables the extractor could not read (corrupt, mislabelled or "
             f"unsupported; graded on what could be read): {ids[T1]} (broken.xlsx); {ids[T3]} (memo.txt)") in warnings
-    assert (f"alpha@m1: 1 trial(s) with refused deliverable files (never graded): "
+    assert (f"alpha@m1: 1 trial(s) with refused deliverable files (those files were not graded; the rest of each trial was): "
             f"{ids[T2]} (link.txt: refused when graded)") in warnings
     assert f"alpha@m1: 1 trial(s) with other judge flags: {ids[T4]} (odd_flag:x)" in warnings
     expected = {"trials_prompt_injection": 1, "trials_with_unreadable_files": 2, "trials_with_refused_files": 1,

@@ -425,7 +425,7 @@ def _integrity_warnings(runs: list[RunData], configs: list[ConfigView]) -> list[
             out.append(f"{c.label}: {len(bad)} trial(s) with deliverables the extractor could not read (corrupt, "
                        "mislabelled or unsupported; graded on what could be read): " + _listing(bad))
         if refused := listed("refused"):
-            out.append(f"{c.label}: {len(refused)} trial(s) with refused deliverable files (never graded): "
+            out.append(f"{c.label}: {len(refused)} trial(s) with refused deliverable files (those files were not graded; the rest of each trial was): "
                        + _listing(refused))
         if other := listed("other"):
             out.append(f"{c.label}: {len(other)} trial(s) with other judge flags: " + _listing(other))
