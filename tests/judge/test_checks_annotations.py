@@ -326,3 +326,15 @@ def test_forged_note_delimiters_cannot_expose_annotations(tmp_path: Path) -> Non
     assert number(d2, 99)
     assert not evaluate_check({"kind": "regex", "pattern": "ERROR", "absent": True}, d2).passed
     assert "\ufdd0" not in extract_dir(d2, cache=False).text
+
+
+def test_binary_content_under_a_text_name_is_an_extraction_error(tmp_path: Path) -> None:
+    """A `.csv` holding binary bytes cannot be read: it is an extraction error (so the grade
+    flags it as an unreadable deliverable), its bytes never reach the text."""
+    d = folder(tmp_path, "bin")
+    (d / "c.csv").write_bytes(bytes(range(256)) * 4)
+    ex = extract_dir(d, cache=False)
+    (f,) = ex.files
+    assert [x.level for x in f.diagnostics] == ["error"]
+    assert "named" in f.diagnostics[0].message and "binary" in f.diagnostics[0].message
+    assert f.content().strip() == ""

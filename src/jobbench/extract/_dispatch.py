@@ -183,7 +183,7 @@ def extract_source(source: Source, ctx: Context) -> tuple[str, str]:
         return _unsupported(source, ctx)
     if looks_binary(head):
         if ext_kind is not None:
-            ctx.warn(f"named {label} but the content is binary; not shown")
+            ctx.error(f"named {label} but the content is binary; not shown")
             ctx.kind = "binary"
             return "binary", note("[binary content not shown]") + "\n"
         return _unsupported(source, ctx)
