@@ -10,6 +10,8 @@ Public API (stable contract used by the judge, the builtin agent and the gates):
   ``escape_file_headers`` and ``file_header``)
 * ``Extraction.content()``: the file's own text without the extractor's annotations (``notes``
   spans; read by the judge's number/regex checks)
+* ``walk_folder(folder)``: every entry as ``extract_dir`` sees it (refused ones with their
+  reason)
 * ``workbook_values(path, *, engine=None, ...) -> WorkbookValues`` (recalculated cells,
   used by the judge's ``xlsx_cell`` check)
 * :class:`ExtractLimits` (budgets, safety limits, engine) and :class:`ExtractCache`.
@@ -18,7 +20,7 @@ See ``docs/extract.md`` for formats, budgets, safety rules and environment varia
 """
 
 from ._cache import EXTRACTOR_VERSION, ExtractCache, default_cache_root
-from ._core import escape_file_headers, extract, extract_dir, file_header, folder_text, workbook_values
+from ._core import escape_file_headers, extract, extract_dir, file_header, folder_text, walk_folder, workbook_values
 from ._limits import ExtractLimits
 from ._records import CellValue, Diagnostic, ExtractedImage, Extraction, FolderExtraction, WorkbookValues
 
@@ -38,5 +40,6 @@ __all__ = [
     "extract_dir",
     "file_header",
     "folder_text",
+    "walk_folder",
     "workbook_values",
 ]

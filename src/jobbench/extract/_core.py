@@ -142,9 +142,11 @@ def extract(path: Path | str, *, rel: str | None = None, max_chars: int = 200_00
     return _extract_verified(path, rel, lim, resolve_cache(cache), isolation or default_isolation())
 
 
-def _walk(folder: Path) -> list[tuple[str, Path, os.stat_result | None, str | None]]:
-    """Every entry under ``folder`` (no symlink followed): ``(rel, path, lstat, problem)``.
-    Directories are descended; symlinks and special files come back with a problem."""
+def walk_folder(folder: Path) -> list[tuple[str, Path, os.stat_result | None, str | None]]:
+    """Every entry under ``folder`` as :func:`extract_dir` sees it, sorted by ``rel``:
+    ``(rel POSIX path, path, lstat or None, problem or None)``. Nothing is followed:
+    directories are descended; symlinks, special files and unreadable entries come back with
+    a problem (the reason they are refused); regular files with ``None``."""
     out = []
     stack = [(folder, "")]
     while stack:
@@ -295,7 +297,7 @@ def extract_dir(folder: Path | str, *, max_chars_per_file: int = 200_000, max_to
                   max_images=max_images if limits is None or max_images != 8 else None)
     store = resolve_cache(cache)
     iso = isolation or default_isolation()
-    entries = _walk(folder)
+    entries = walk_folder(folder)
 
     def one(item) -> Extraction:
         rel, path, st, problem = item

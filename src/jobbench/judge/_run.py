@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import stat
 import sys
 from collections import defaultdict
 from pathlib import Path
@@ -240,32 +238,18 @@ def explain_invalid_tasks(run_dir: Path, err: Any) -> tuple[Dataset | None, set[
 
 def current_manifest(deliverables_dir: Path) -> list[tuple[str, str]]:
     """``[(relative POSIX path, sha256 hex)]`` of the regular files under ``deliverables_dir``
-    now, plus ``(path, "refused:symlink")`` / ``(path, "refused:special")`` for entries the
-    extractor refuses (never followed), sorted; a missing folder gives ``[]``.
+    now, plus ``(path, "refused:<reason>")`` for each entry the extractor refuses (symlinks,
+    special files; :func:`jobbench.extract.walk_folder`), sorted; a missing folder gives ``[]``.
 
     Hashing at grade time, rather than trusting the manifest in ``trial.json``, means a
     deliverable edited, added, removed or replaced by a symlink after the run is regraded
     instead of served a stale grade."""
-    out: list[tuple[str, str]] = []
+    from ..extract import walk_folder
+
     if not deliverables_dir.is_dir():
-        return out
-    for dirpath, dirnames, filenames in os.walk(deliverables_dir, followlinks=False):
-        here = Path(dirpath)
-        for name in list(dirnames):
-            if (here / name).is_symlink():
-                dirnames.remove(name)
-                out.append(((here / name).relative_to(deliverables_dir).as_posix(), "refused:symlink"))
-        for name in filenames:
-            p = here / name
-            rel = p.relative_to(deliverables_dir).as_posix()
-            mode = p.lstat().st_mode
-            if stat.S_ISLNK(mode):
-                out.append((rel, "refused:symlink"))
-            elif not stat.S_ISREG(mode):
-                out.append((rel, "refused:special"))
-            else:
-                out.append((rel, sha256_file(p)))
-    return sorted(out)
+        return []
+    return [(rel, sha256_file(path) if problem is None else f"refused:{problem}")
+            for rel, path, _, problem in walk_folder(deliverables_dir)]
 
 
 def usage_summary(records: list[GradeRecord], config: JudgeConfig) -> dict[str, Any]:

@@ -134,10 +134,10 @@ def texts_for(root: Path, pattern: str | None, extraction: FolderExtraction | No
     """``[(rel_path, content)]`` of the deliverables matching ``pattern``.
 
     ``content`` is the file's own text, :meth:`jobbench.extract.Extraction.content`: the
-    extracted text with every extractor annotation removed (CSV/JSONL summaries, sheet
-    headers, cell coordinates, formulas, image notes, page/slide/cell headers, diagnostics,
-    truncation markers) and with text imitating one removed too, so a number or pattern
-    found there is stated by the deliverable itself (for a workbook: a computed value, never
+    extracted text with exactly the extractor's annotations removed (CSV/JSONL summaries,
+    sheet headers, cell coordinates, formulas, image notes, page/slide/cell headers, zip
+    member names, diagnostics, truncation markers), so a number or pattern found there is
+    stated by the deliverable itself (for a workbook: a computed value, never
     a formula's constant). Files whose content is empty are left out.
 
     Uses ``extraction`` when given (the files the judge saw), else extracts each file with
