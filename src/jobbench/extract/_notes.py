@@ -4,8 +4,8 @@ text the file itself holds.
 Every extractor wraps what it adds (summaries such as ``[table: 120 rows × 4 columns …]``,
 sheet headers, cell coordinates ``A1=``, formulas ``[=SUM(B2:B9)]``, image notes, page and
 slide headers, diagnostics, truncation markers, …) with :func:`note`. Internally a note is
-delimited by two Unicode noncharacters, :data:`NOTE_OPEN` (U+FDD0) and :data:`NOTE_CLOSE`
-(U+FDD1); :func:`split_notes` removes the delimiters and returns the note spans, which
+delimited by Unicode noncharacters, :data:`NOTE_START` (U+FDD0 and a secret token) and
+:data:`NOTE_CLOSE` (U+FDD1); :func:`split_notes` removes them and returns the note spans, which
 :class:`jobbench.extract.Extraction` keeps in ``notes`` so that
 :meth:`~jobbench.extract.Extraction.content` can give the file's own text with every
 annotation removed (what the judge's ``number`` and ``regex`` checks read), while ``text``
@@ -54,11 +54,6 @@ def note(text: str) -> str:
     first). An empty ``text`` gives ``''``."""
     text = _RESERVED.sub("", text)
     return f"{NOTE_START}{text}{NOTE_CLOSE}" if text else ""
-
-
-def unmark(text: str) -> str:
-    """``text`` with every note mark removed (notes kept as plain text)."""
-    return _RESERVED.sub("", text)
 
 
 def split_notes(marked: str) -> tuple[str, list[tuple[int, int]]]:
