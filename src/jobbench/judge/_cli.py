@@ -90,10 +90,8 @@ def register(app: typer.Typer) -> None:
         is_run = (target / "lock.json").is_file()
         executor = None
         if executor_name != "local":
-            from ..runner import EXECUTORS, ExecutorError, make_executor
+            from ..runner import ExecutorError, make_executor
 
-            if executor_name not in EXECUTORS:
-                raise typer.BadParameter(f"expected one of {', '.join(EXECUTORS)}", param_hint="--executor")
             if not is_run:
                 err.print("[red]error:[/red] --executor applies to run directories only (a dataset in the public "
                           "layout is graded in this process)")
