@@ -344,6 +344,7 @@ def register(app: typer.Typer) -> None:
             if not sep:
                 raise typer.BadParameter(f"expected NAME=PATH, got {item!r}", param_hint="--agent-bin")
             options.setdefault(name, {})["executable"] = path
+        cli_base = api_base or os.environ.get("JOBBENCH_API_BASE")  # OPENAI_BASE_URL: each CLI adapter handles it
         for name in ("claude-code", "codex", "opencode"):
             o = options.setdefault(name, {})
             if agent_mount:
@@ -352,14 +353,13 @@ def register(app: typer.Typer) -> None:
                 o["env"] = list(agent_env)
             if agent_home_seed:
                 o["home_seed"] = agent_home_seed
-            cli_base = api_base or os.environ.get("JOBBENCH_API_BASE")
             if cli_base and name in ("codex", "opencode"):
                 o["api_base"] = cli_base
         specs = build_specs(list(agent or []), list(model or []), settings, options)
         root = Path(os.path.abspath(dataset_path))
         name = run_name or default_run_name(root, specs)
         run_dir = runs_dir / name
-        base = api_base or os.environ.get("JOBBENCH_API_BASE") or os.environ.get("OPENAI_BASE_URL")
+        base = cli_base or os.environ.get("OPENAI_BASE_URL")
         key = os.environ.get("JOBBENCH_API_KEY") or os.environ.get("OPENAI_API_KEY")
         pricing = None
         if price_in is not None or price_out is not None:
