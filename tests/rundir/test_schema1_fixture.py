@@ -9,7 +9,6 @@ import shutil
 from pathlib import Path
 
 import pytest
-
 from typer.testing import CliRunner
 
 from jobbench.cli import app
