@@ -84,9 +84,10 @@ def build_specs(agent_opts: list[str], model_opts: list[str], settings, options:
     return specs
 
 
-def default_run_name(dataset_root: Path, specs) -> str:
+def default_run_name(dataset_root: Path, specs, protocol: str = "jobbench") -> str:
     """Deterministic run name: ``<dataset dir>-<agent@model+…>`` plus a short hash of the
-    model settings when any is set, so the same command resumes the same run."""
+    model settings when any is set, and ``-public`` under the public protocol, so the same
+    command resumes the same run (and the two protocols never share one)."""
     import re
 
     from ..rundir import safe_name
@@ -96,6 +97,8 @@ def default_run_name(dataset_root: Path, specs) -> str:
     settings = [s.settings.as_record() for s in specs if s.settings.as_record()]
     if settings:
         name += "-" + hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
+    if protocol != "jobbench":
+        name += f"-{protocol}"
     name = re.sub(r"[^A-Za-z0-9._@+-]", "_", name)
     if len(name) > 100:
         name = name[:80] + "-" + hashlib.sha256(name.encode()).hexdigest()[:10]
@@ -266,8 +269,16 @@ def register(app: typer.Typer) -> None:
                                                "dataset, agents and settings, so the same command resumes)."),
         runs_dir: Path = typer.Option(Path("runs"), "--runs-dir", help="Where run directories live."),
         max_trials: int = typer.Option(1, "--max-trials", "-j", min=1, help="Trials run concurrently."),
-        timeout: float = typer.Option(3600.0, "--timeout", help="Wall-clock seconds per trial."),
-        max_turns: int = typer.Option(100, "--max-turns", help="Model calls per trial (builtin; CLIs that support it)."),
+        timeout: Optional[float] = typer.Option(None, "--timeout", help="Wall-clock seconds per trial (per attempt) "
+                                                "(default 3600; --protocol public: the published runner's, "
+                                                "OpenCode 7200)."),
+        max_turns: Optional[int] = typer.Option(None, "--max-turns", help="Model calls per trial (builtin; CLIs that "
+                                                "support it) (default 100; --protocol public: no cap for "
+                                                "claude-code, as published)."),
+        protocol: str = typer.Option("jobbench", "--protocol", help="jobbench (default) or public: the published "
+                                     "JobBench runners' prompt (online search for reference files allowed), budgets, "
+                                     "retries and CLI settings (docs/runner.md, 'Protocols'). Recorded per trial; a "
+                                     "run directory never mixes protocols."),
         max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Input+output token budget per trial (builtin)."),
         max_cost: Optional[float] = typer.Option(None, "--max-cost", help="Dollar budget per trial (builtin; needs prices)."),
         command_timeout: float = typer.Option(600.0, "--command-timeout", help="Seconds per tool command (builtin)."),
@@ -323,6 +334,10 @@ def register(app: typer.Typer) -> None:
 
         console = Console()
         err = Console(stderr=True)
+        from ..agents import PROTOCOLS
+
+        if protocol not in PROTOCOLS:
+            raise typer.BadParameter(f"expected one of {', '.join(PROTOCOLS)}", param_hint="--protocol")
         if sandbox not in ("auto", "bwrap", "none"):
             raise typer.BadParameter("expected auto, bwrap or none", param_hint="--sandbox")
         if executor_name not in EXECUTORS:
@@ -357,7 +372,7 @@ def register(app: typer.Typer) -> None:
                 o["api_base"] = cli_base
         specs = build_specs(list(agent or []), list(model or []), settings, options)
         root = Path(os.path.abspath(dataset_path))
-        name = run_name or default_run_name(root, specs)
+        name = run_name or default_run_name(root, specs, protocol)
         run_dir = runs_dir / name
         base = cli_base or os.environ.get("OPENAI_BASE_URL")
         key = os.environ.get("JOBBENCH_API_KEY") or os.environ.get("OPENAI_API_KEY")
@@ -366,14 +381,16 @@ def register(app: typer.Typer) -> None:
             if price_in is None or price_out is None:
                 raise typer.BadParameter("give both --price-in and --price-out")
             pricing = Pricing(input_per_mtok=price_in, output_per_mtok=price_out, cached_input_per_mtok=price_cached_in)
-        limits = AgentLimits(timeout=timeout, max_turns=max_turns, max_total_tokens=max_tokens, max_cost_usd=max_cost,
-                             command_timeout=command_timeout, memory_mb=memory_mb)
+        given = {"timeout": timeout, "max_turns": max_turns}  # explicit budgets win over a protocol's
+        limits = AgentLimits(**{k: v for k, v in given.items() if v is not None}, max_total_tokens=max_tokens,
+                             max_cost_usd=max_cost, command_timeout=command_timeout, memory_mb=memory_mb)
         config = RunConfig(dataset=dataset_path, agents=specs, run_dir=run_dir, epochs=epochs, splits=split or None,
                            task_glob=tasks, max_trials=max_trials, limits=limits,
                            endpoint=Endpoint(base_url=base, api_key=key), pricing=pricing, sandbox=sandbox,  # type: ignore[arg-type]
-                           keep_workspaces=keep_workspaces, infra_retries=infra_retries, skip_invalid=skip_invalid)
-        console.print(f"Run directory: {run_dir}  ·  agents: {', '.join(s.label for s in specs)}  ·  epochs: {epochs}",
-                      highlight=False, soft_wrap=True)
+                           keep_workspaces=keep_workspaces, infra_retries=infra_retries, skip_invalid=skip_invalid,
+                           protocol=protocol)
+        console.print(f"Run directory: {run_dir}  ·  agents: {', '.join(s.label for s in specs)}  ·  epochs: {epochs}"
+                      f"  ·  protocol: {protocol}", highlight=False, soft_wrap=True)
         cancel = threading.Event()
         executor = None
         try:
