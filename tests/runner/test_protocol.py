@@ -277,3 +277,23 @@ def test_public_protocol_on_the_sample(tmp_path, agent, monkeypatch):
     assert (agent != "codex") or 'model_reasoning_effort="xhigh"' in argv
     assert (agent != "opencode") or fakes[0]["env"]["OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX"] == "131072"
     assert os.path.isabs(fakes[0]["cwd"])
+
+
+def test_export_writes_one_trajectory_and_index_row_per_attempt(tmp_path, dataset):
+    import shutil
+
+    from jobbench.runner import export_official
+
+    exe = fake_cli(tmp_path, "opencode", {"write": {"a.md": "1\n"}, "sleep": 30}, {"write": {"b.md": "2\n"}})
+    rec, _, _, run_dir = run(tmp_path, dataset, "opencode", "p/m", exe, limits=AgentLimits(timeout=1.5))
+    copy = tmp_path / "copy"
+    shutil.copytree(dataset, copy / dataset.name)
+    export_official(run_dir, copy)
+    occ, task = rec.task_id.split("/")[1:3]
+    traj_dir = copy / dataset.name / occ / task / "model_traj" / "p_m-opencode"
+    rows = [line.split("\t") for line in (traj_dir / "attempt_index.tsv").read_text().splitlines()[1:]]
+    assert [(r[3], r[4], r[6]) for r in rows] == [("1", "timeout", "1.5"), ("2", "success", "1.5")]
+    for r in rows:
+        events = [json.loads(line) for line in Path(r[10]).read_text().splitlines()]
+        assert Path(r[10]).name.startswith(f"{occ}_{task}_p_m-opencode_attempt{r[3]}_")
+        assert [e["attempt"] for e in events if e.get("type") == "fake.argv"] == [int(r[3])]

@@ -452,22 +452,32 @@ def register(app: typer.Typer) -> None:
         run: Path = typer.Argument(..., help="Run directory (runs/<name>)."),
         dataset_copy: Path = typer.Argument(..., help="A copy of the dataset to write model_output/, model_traj/ and "
                                              "eval_result/ into (never the dataset the run used)."),
-        judge_key: Optional[str] = typer.Option(None, "--judge-key", help="Only grades of this judge key."),
+        judge_key: Optional[str] = typer.Option(None, "--judge-key", help="Only grades of this judge key (default: "
+                                                "every key, one report file each)."),
+        force: bool = typer.Option(False, "--force", help="Replace files and folders JobBench did not write (moved "
+                                   "to <task>/.jobbench-backups/<UTC time>/ first)."),
     ) -> None:
-        """Write a run in the public JobBench layout (model_output/, model_traj/, eval_result/)."""
+        """Write a run in the public JobBench layout (model_output/, model_traj/ with attempt_index.tsv,
+        eval_result/)."""
         from rich.console import Console
         from rich.markup import escape
 
+        from ..judge import OverwriteRefused
         from ._export import export_official
         from ._lock import RunConfigError
 
         err = Console(stderr=True)
         try:
-            s = export_official(run, dataset_copy, judge_key=judge_key)
-        except (RunConfigError, FileNotFoundError) as exc:
+            s = export_official(run, dataset_copy, judge_key=judge_key, force=force)
+        except (RunConfigError, FileNotFoundError, OverwriteRefused) as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
             raise typer.Exit(2) from exc
-        Console().print(f"model_output: {s.outputs}  model_traj: {s.trajectories}  eval_result: {s.eval_results}")
+        Console().print(f"model_output: {s.outputs}  model_traj: {s.trajectories}  eval_result: {s.eval_results}"
+                        + (f" ({s.partial_reports} partial: undecided rubrics left out)" if s.partial_reports else "")
+                        + (f"  no deliverables (no output folder, no report): {s.empty}" if s.empty else ""))
+        for b in s.backups:
+            err.print(f"[yellow]note:[/yellow] moved aside (not written by this judge/export): {escape(str(b))}",
+                      soft_wrap=True, highlight=False)
         for t in s.missing_tasks:
             err.print(f"[yellow]warning:[/yellow] task {escape(str(t))} is not in {escape(str(dataset_copy))}; skipped")
         for p in s.problems:
