@@ -27,9 +27,9 @@ OPENCODE_VERSION=${OPENCODE_VERSION:-1.18.33}
 CLAUDE_CODE_VERSION=${CLAUDE_CODE_VERSION:-2.1.332}
 if [ "$LEADERBOARD" = 1 ]; then
   OPENCODE_VERSION=1.14.18  # the leaderboard's reference agent
-  echo "leaderboard versions: opencode-ai@$OPENCODE_VERSION (published); codex $CODEX_VERSION and" \
-       "claude-code $CLAUDE_CODE_VERSION are this repository's verified pins (their run-date versions are" \
-       "not published)" >&2
+  echo "leaderboard versions: opencode-ai@$OPENCODE_VERSION (published); codex" \
+       "$CODEX_VERSION and claude-code $CLAUDE_CODE_VERSION are this repository's" \
+       "verified pins (their run-date versions are not published)" >&2
 fi
 PY=${PYTHON:-python3}
 
@@ -38,9 +38,10 @@ mkdir -p "$PREFIX"
 # the packages' postinstall scripts are not needed: each ships its platform binary as an
 # optional dependency (@openai/codex-linux-x64, opencode-linux-x64, @anthropic-ai/claude-code-linux-x64)
 if ! npm install --prefix "$PREFIX" --save-exact --no-audit --no-fund \
-  "@openai/codex@$CODEX_VERSION" "opencode-ai@$OPENCODE_VERSION" "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"; then
-  echo "npm could not install the versions above (is each published on this registry? npm view opencode-ai" \
-       "versions)" >&2
+  "@openai/codex@$CODEX_VERSION" "opencode-ai@$OPENCODE_VERSION" \
+  "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"; then
+  echo "npm could not install the versions above (is each published on this registry?" \
+       "npm view opencode-ai versions)" >&2
   exit 2
 fi
 chmod -R a+rX "$PREFIX"  # the sandbox runs the CLI as an unprivileged user

@@ -25,18 +25,30 @@ RUBRICS = [
     {"rubric": "Totals", "weight": 2, "criterion": ["States the total of 42"]},
     {"rubric": "Method", "weight": 1, "criterion": ["Explains the method", "Lists sources"]},
 ]
-TABLE = {"States the total of 42": ("pass", "total is 42"), "Explains the method": ("pass", "summed"),
-         "Lists sources": ("fail", "")}
+TABLE = {
+    "States the total of 42": ("pass", "total is 42"),
+    "Explains the method": ("pass", "summed"),
+    "Lists sources": ("fail", ""),
+}
 JUDGE_MODEL = "x-ai/grok-4.3"
-FOREIGN = {"evaluated_model": "agent-x", "judge_model": "grok-4.3", "total_score": 3, "max_score": 3,
-           "rubrics": [{"index": 0}, {"index": 1}]}
+FOREIGN = {
+    "evaluated_model": "agent-x",
+    "judge_model": "grok-4.3",
+    "total_score": 3,
+    "max_score": 3,
+    "rubrics": [{"index": 0}, {"index": 1}],
+}
 
 
 # --- the public tools' documented behaviour --------------------------------------------
 def public_report_path(task_dir: Path, label: str, judge_model: str, run_label: str = "") -> Path:
     name = judge_model.split("/")[-1].replace(".", "-")
-    return task_dir / "eval_result" / f"eval_{label}" / (f"{name}_{run_label}_judge.json" if run_label
-                                                          else f"{name}_judge.json")
+    return (
+        task_dir
+        / "eval_result"
+        / f"eval_{label}"
+        / (f"{name}_{run_label}_judge.json" if run_label else f"{name}_judge.json")
+    )
 
 
 def public_rubric_count(task_dir: Path) -> int:
@@ -44,7 +56,9 @@ def public_rubric_count(task_dir: Path) -> int:
     return len(data["rubrics"] if "rubrics" in data else data["evaluation_rubrics"])
 
 
-def public_judge_skips(task_dir: Path, label: str, judge_model: str = JUDGE_MODEL, run_label: str = "") -> bool:
+def public_judge_skips(
+    task_dir: Path, label: str, judge_model: str = JUDGE_MODEL, run_label: str = ""
+) -> bool:
     """True when the public judge would not judge ``model_output/<label>`` again: its report
     holds as many rubric entries as RUBRICS.json, or the output folder has no file."""
     out = task_dir / "model_output" / label
@@ -60,28 +74,40 @@ def public_judge_skips(task_dir: Path, label: str, judge_model: str = JUDGE_MODE
 
 # --- helpers ------------------------------------------------------------------------------
 def env(srv: FakeOpenAIServer, tmp: Path, **extra: str) -> dict[str, str]:
-    return {"JUDGE_API_BASE": srv.base_url, "JUDGE_API_KEY": "test", "JUDGE_MODEL": JUDGE_MODEL,
-            "JOBBENCH_JUDGE_CACHE": str(tmp / "cache.sqlite"), "JOBBENCH_JUDGE_MAX_ATTEMPTS": "1", **extra}
+    return {
+        "JUDGE_API_BASE": srv.base_url,
+        "JUDGE_API_KEY": "test",
+        "JUDGE_MODEL": JUDGE_MODEL,
+        "JOBBENCH_JUDGE_CACHE": str(tmp / "cache.sqlite"),
+        "JOBBENCH_JUDGE_MAX_ATTEMPTS": "1",
+        **extra,
+    }
 
 
 def failing_method(table: TableJudge):
     """The judge answers every rubric but "Method" (HTTP 500: no verdict, undecided)."""
+
     def reply(req):
         if "Method" in tail_text(req):
             return ScriptedReply(status=500, body={"error": {"message": "boom"}})
         return table(req)
+
     return reply
 
 
 def grade(tmp: Path, target: Path, *args: str, script=None) -> tuple[int, str, int]:
     with FakeOpenAIServer(script or TableJudge(TABLE)) as srv:
-        res = CliRunner().invoke(app, ["grade", str(target), "--no-progress", *args], env=env(srv, tmp))
+        res = CliRunner().invoke(
+            app, ["grade", str(target), "--no-progress", *args], env=env(srv, tmp)
+        )
         return res.exit_code, res.output, len(srv.requests)
 
 
 def dataset_with_outputs(tmp: Path) -> tuple[Path, Path]:
     task = make_task(tmp, RUBRICS, split="main")
-    write_files(task.root / "model_output" / "agent-x", {"answer.md": "The total is 42; summed the rows."})
+    write_files(
+        task.root / "model_output" / "agent-x", {"answer.md": "The total is 42; summed the rows."}
+    )
     (task.root / "model_output" / "agent-empty").mkdir()
     return tmp / "dataset", task.root
 
@@ -94,7 +120,12 @@ def test_grade_dataset_official_report_is_complete_by_the_public_rule(tmp_path):
     assert calls == 2  # one per rubric
     assert public_judge_skips(task, "agent-x")  # found under the plain name, complete
     report = json.loads(public_report_path(task, "agent-x", JUDGE_MODEL).read_text())
-    assert (report["total_score"], report["max_score"], report["passed_count"], report["total_count"]) == (2, 3, 1, 2)
+    assert (
+        report["total_score"],
+        report["max_score"],
+        report["passed_count"],
+        report["total_count"],
+    ) == (2, 3, 1, 2)
     assert report["jobbench"]["partial"] is False
     # no report for the empty output, as the public judge
     assert not (task / "eval_result" / "eval_agent-empty").exists()
@@ -103,7 +134,9 @@ def test_grade_dataset_official_report_is_complete_by_the_public_rule(tmp_path):
 
 def test_grade_dataset_partial_report_is_not_complete(tmp_path):
     dataset, task = dataset_with_outputs(tmp_path)
-    code, out, _ = grade(tmp_path, dataset, "--mode", "official", script=failing_method(TableJudge(TABLE)))
+    code, out, _ = grade(
+        tmp_path, dataset, "--mode", "official", script=failing_method(TableJudge(TABLE))
+    )
     assert code == 1, out  # a judge_error
     report = json.loads(public_report_path(task, "agent-x", JUDGE_MODEL).read_text())
     assert [r["index"] for r in report["rubrics"]] == [0]  # the undecided rubric is left out
@@ -146,17 +179,37 @@ def test_grade_dataset_never_overwrites_a_public_report(tmp_path):
     assert json.loads(path.read_text())["jobbench"]["judge_key"] == "x-ai_grok-4.3.official"
     [kept] = (task / ".jobbench-backups").rglob("grok-4-3_judge.json")
     assert json.loads(kept.read_text()) == FOREIGN
-    assert kept.relative_to(task / ".jobbench-backups").parts[1:] == ("eval_result", "eval_agent-x",
-                                                                       "grok-4-3_judge.json")
+    assert kept.relative_to(task / ".jobbench-backups").parts[1:] == (
+        "eval_result",
+        "eval_agent-x",
+        "grok-4-3_judge.json",
+    )
 
 
 # --- jobbench export official -------------------------------------------------------------
 def run_with_trials(tmp: Path) -> tuple[Path, Path, Path]:
     task = make_task(tmp, RUBRICS, split="main")
-    run = make_run(tmp / "run", tmp / "dataset", [
-        {"task": task, "agent": "codex", "model": "gpt-5.4", "epoch": 1, "files": {"answer.md": "The total is 42."}},
-        {"task": task, "agent": "null", "model": "-", "epoch": 1, "files": {}, "status": "no_deliverable"},
-    ])
+    run = make_run(
+        tmp / "run",
+        tmp / "dataset",
+        [
+            {
+                "task": task,
+                "agent": "codex",
+                "model": "gpt-5.4",
+                "epoch": 1,
+                "files": {"answer.md": "The total is 42."},
+            },
+            {
+                "task": task,
+                "agent": "null",
+                "model": "-",
+                "epoch": 1,
+                "files": {},
+                "status": "no_deliverable",
+            },
+        ],
+    )
     copy = tmp / "copy"
     shutil.copytree(tmp / "dataset", copy)
     return run, copy, copy / "main" / "accountants" / "task1"
@@ -180,7 +233,12 @@ def test_export_official_report_is_complete_and_partial_is_not(tmp_path):
     copy2 = tmp_path / "copy2"
     shutil.copytree(tmp_path / "dataset", copy2)
     run2, _, _ = run_with_trials(tmp_path / "b")
-    assert grade(tmp_path / "b", run2, "--mode", "official", script=failing_method(TableJudge(TABLE)))[0] == 1
+    assert (
+        grade(tmp_path / "b", run2, "--mode", "official", script=failing_method(TableJudge(TABLE)))[
+            0
+        ]
+        == 1
+    )
     res = export(run2, copy2)
     assert res.exit_code == 0 and "1 partial" in res.output, res.output
     task2 = copy2 / "main" / "accountants" / "task1"
@@ -207,7 +265,10 @@ def test_export_two_judge_keys_give_two_files_and_never_overwrite_a_public_file(
     reports = sorted(p.name for p in public.parent.glob("*_judge.json"))
     assert reports == ["grok-4-3_jobbench-rubric-auto_judge.json", "grok-4-3_judge.json"]
     assert public_judge_skips(task, label)
-    assert json.loads(next((task / ".jobbench-backups").rglob("grok-4-3_judge.json")).read_text()) == FOREIGN
+    assert (
+        json.loads(next((task / ".jobbench-backups").rglob("grok-4-3_judge.json")).read_text())
+        == FOREIGN
+    )
     # a second export replaces only its own files
     res = export(run, copy)
     assert res.exit_code == 0, res.output
@@ -215,7 +276,11 @@ def test_export_two_judge_keys_give_two_files_and_never_overwrite_a_public_file(
 
 def test_export_refuses_an_output_folder_it_did_not_write(tmp_path):
     run, copy, task = run_with_trials(tmp_path)
-    theirs = write_files(task / "model_output" / "gpt-5-4-codex", {"deliverable.md": "someone else's"})
+    theirs = write_files(
+        task / "model_output" / "gpt-5-4-codex", {"deliverable.md": "someone else's"}
+    )
     res = export(run, copy)
-    assert res.exit_code == 2 and "model_output/gpt-5-4-codex (not written by JobBench)" in res.output
+    assert (
+        res.exit_code == 2 and "model_output/gpt-5-4-codex (not written by JobBench)" in res.output
+    )
     assert (theirs / "deliverable.md").read_text() == "someone else's"

@@ -49,8 +49,9 @@ def test_markdown_escapes_every_dataset_string_the_same_way(tmp_path: Path, data
     # name the task, escaped alike
     assert len(hits) == 3 and all(f"main/{ESCAPED_OCC}/task1" in line for line in hits)
     assert hits[0].startswith("  * missing tasks: 1 without a scored trial")
-    assert hits[1].startswith(f"* alpha@m1: main/{ESCAPED_OCC}/task1 (invalid task, not run: main/{ESCAPED_OCC}"
-                              "/task1/RUBRICS.json: missing &lt;b&gt;\\|x\\|&lt;/b&gt;)")
+    assert hits[1].startswith(f"* alpha@m1: main/{ESCAPED_OCC}/task1 (invalid task, not run: "
+                              f"main/{ESCAPED_OCC}/task1/RUBRICS.json: missing "
+                              "&lt;b&gt;\\|x\\|&lt;/b&gt;)")
     assert "Runs: r&amp;\\[x\\]. Judge key: checks." in md
     assert "| 1 | alpha@m1 | r&amp;\\[x\\] |" in md  # table cells use the same escape
 

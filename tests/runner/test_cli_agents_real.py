@@ -62,8 +62,8 @@ def output_dir(req: dict) -> str:
 
 
 def run_trial(tmp_path: Path, agent: str, model: str, exe: str, *, api_base: str | None = None,
-              env: list[str] | None = None, max_turns: int = 10, settings: ModelSettings | None = None,
-              protocol: str = "jobbench"):
+              env: list[str] | None = None, max_turns: int = 10,
+              settings: ModelSettings | None = None, protocol: str = "jobbench"):
     dataset = build_dataset(tmp_path / "data")
     options: dict = {"executable": exe}
     if api_base:
@@ -72,7 +72,8 @@ def run_trial(tmp_path: Path, agent: str, model: str, exe: str, *, api_base: str
         options["env"] = env
     spec = AgentSpec(agent, model, settings or ModelSettings(), options)
     cfg = RunConfig(dataset=dataset, agents=[spec], run_dir=tmp_path / "runs" / agent, task_glob="*task2",
-                    limits=AgentLimits(timeout=240, max_turns=max_turns), infra_retries=0, protocol=protocol)
+                    limits=AgentLimits(timeout=240, max_turns=max_turns), infra_retries=0,
+                    protocol=protocol)
     summary = run_trials(cfg)
     assert len(summary.records) == 1
     rec = summary.records[0]
@@ -185,12 +186,13 @@ def test_real_opencode_public_protocol(tmp_path, monkeypatch):
         if not req.get("tools"):
             return Turn(text="aux", input_tokens=7, output_tokens=3)
         if not any(m.get("role") == "tool" for m in req.get("messages", [])):
-            return Turn(tool=("write", {"filePath": f"{output_dir(req)}/memo.md", "content": MEMO}), **TOOL_TURN)
+            write = {"filePath": f"{output_dir(req)}/memo.md", "content": MEMO}
+            return Turn(tool=("write", write), **TOOL_TURN)
         return Turn(text="Wrote memo.md naming Acme Supplies.", **FINAL_TURN)
 
     with FakeModelAPI(script) as srv:
-        rec, traj, trial_dir = run_trial(tmp_path, "opencode", "fake-model", exe, api_base=srv.base_url,
-                                         protocol="public")
+        rec, traj, trial_dir = run_trial(tmp_path, "opencode", "fake-model", exe,
+                                         api_base=srv.base_url, protocol="public")
     assert rec.status == TrialStatus.ok, diagnose(rec, traj)
     assert rec.protocol == "public" and rec.details["cli_version"]
     assert (trial_dir / "deliverables" / "memo.md").read_text() == MEMO

@@ -23,8 +23,15 @@ from judge_helpers import TableJudge  # noqa: E402
 
 from jobbench.testing import FakeOpenAIServer  # noqa: E402
 
-JUDGE_VARS = ("JUDGE_MODEL", "JUDGE_API_BASE", "JUDGE_API_KEY", "JOBBENCH_JUDGE_MODEL", "JOBBENCH_JUDGE_API_BASE",
-              "JOBBENCH_JUDGE_MODE", "JOBBENCH_JUDGE_CONFIG")
+JUDGE_VARS = (
+    "JUDGE_MODEL",
+    "JUDGE_API_BASE",
+    "JUDGE_API_KEY",
+    "JOBBENCH_JUDGE_MODEL",
+    "JOBBENCH_JUDGE_API_BASE",
+    "JOBBENCH_JUDGE_MODE",
+    "JOBBENCH_JUDGE_CONFIG",
+)
 
 
 def invoke(args: list[str], env: dict[str, str] | None = None):
@@ -44,43 +51,79 @@ def sections(run_dir: Path) -> tuple[dict, str, str]:
 def test_a_default_run_names_each_deviation(tmp_path, dataset, monkeypatch):
     for name in JUDGE_VARS + ("OPENAI_BASE_URL",):
         monkeypatch.delenv(name, raising=False)
-    bins = {a: fake_cli(tmp_path, a, {"write": {"memo.md": "done\n"}}, version=v)
-            for a, v in (("claude", "2.1.332"), ("codex", "0.171.0"), ("opencode", "1.18.33"))}
+    bins = {
+        a: fake_cli(tmp_path, a, {"write": {"memo.md": "done\n"}}, version=v)
+        for a, v in (("claude", "2.1.332"), ("codex", "0.171.0"), ("opencode", "1.18.33"))
+    }
     run_dir = tmp_path / "runs" / "default"
-    invoke(["run", str(dataset), "--runs-dir", str(tmp_path / "runs"), "--run-name", "default", "--no-progress",
-            "--agent", "claude-code@claude-sonnet-4-6", "--agent", "codex@gpt-5.4", "--agent", "opencode@openai/gpt-5.4",
-            "--agent-bin", f"claude-code={bins['claude']}", "--agent-bin", f"codex={bins['codex']}",
-            "--agent-bin", f"opencode={bins['opencode']}"])
+    invoke(
+        [
+            "run",
+            str(dataset),
+            "--runs-dir",
+            str(tmp_path / "runs"),
+            "--run-name",
+            "default",
+            "--no-progress",
+            "--agent",
+            "claude-code@claude-sonnet-4-6",
+            "--agent",
+            "codex@gpt-5.4",
+            "--agent",
+            "opencode@openai/gpt-5.4",
+            "--agent-bin",
+            f"claude-code={bins['claude']}",
+            "--agent-bin",
+            f"codex={bins['codex']}",
+            "--agent-bin",
+            f"opencode={bins['opencode']}",
+        ]
+    )
     verdicts, md, page = sections(run_dir)
     split = next((run_dir / "trials").iterdir()).name  # the fixture's split folder
     common = [
-        "prompt: the agent is confined to the task folder and output directory and not allowed to search online "
+        "prompt: the agent is confined to the task folder and output directory and not allowed to "
+        "search online "
         "(the published prompt allows searching online for reference files)",
     ]
     run_level = [
-        "judge: programmatic checks only (published: the grok-4.3 LLM judge, whose own rubric_passed decides: "
+        "judge: programmatic checks only (published: the grok-4.3 LLM judge, whose own "
+        "rubric_passed decides: "
         "--mode official)",
         f"split: {split} (the leaderboard: main)",
         "tasks: 2 (the leaderboard: the 65 tasks of the main split)",
     ]
     expected = {
-        "claude-code@claude-sonnet-4-6": common + ["turn cap: --max-turns 100 (published: no cap)"] + run_level,
-        "codex@gpt-5.4": common + ["reasoning effort: the CLI default (published: xhigh for this model)"] + run_level,
-        "opencode@openai/gpt-5.4": common + [
+        "claude-code@claude-sonnet-4-6": common
+        + ["turn cap: --max-turns 100 (published: no cap)"]
+        + run_level,
+        "codex@gpt-5.4": common
+        + ["reasoning effort: the CLI default (published: xhigh for this model)"]
+        + run_level,
+        "opencode@openai/gpt-5.4": common
+        + [
             "time limit: 3,600 s per attempt (published: 7,200 s)",
             "retries: 0 after a timeout (published: 1, partial output kept)",
             "output cap: 32,000 tokens (published: OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX=131072)",
-            "provider timeouts: OpenCode's defaults (published: request timeout off, chunk timeout 300 s)",
-            "permissions: every tool and every external directory allowed, plugins skipped (--pure) (published: "
+            "provider timeouts: OpenCode's defaults (published: request timeout off, chunk timeout "
+            "300 s)",
+            "permissions: every tool and every external directory allowed, plugins skipped "
+            "(--pure) (published: "
             "external directories denied except /tmp; plugins load)",
             "CLI version: 1.18.33 (published: 1.14.18)",
-        ] + run_level,
+        ]
+        + run_level,
     }
     assert {label: v["deviations"] for label, v in verdicts.items()} == expected
     for label, v in verdicts.items():
         assert v["comparable"] is False and v["protocol"] == "jobbench"
         assert v["verdict"] == f"not comparable ({len(expected[label])} deviations)"
-        assert (v["judge_mode"], v["judge_model"], v["tasks"], v["missing_tasks"]) == ("checks", None, 2, [])
+        assert (v["judge_mode"], v["judge_model"], v["tasks"], v["missing_tasks"]) == (
+            "checks",
+            None,
+            2,
+            [],
+        )
         for d in expected[label]:  # the same sentences in the Markdown and the HTML report
             assert d in page, d
             assert d.replace("*", "\\*").replace("[", "\\[").replace("]", "\\]") in md or d in md, d
@@ -97,8 +140,9 @@ def _main_dataset(root: Path, n: int) -> Path:
         (d / "task_folder").mkdir(parents=True)
         (d / "task_folder" / "TASK_INSTRUCTIONS.txt").write_text("Write memo.md.")
         (d / "task_card.md").write_text("card")
-        (d / "RUBRICS.json").write_text(json.dumps({"rubrics": [
-            {"rubric": "Memo", "weight": 1, "criterion": ["Has a memo"]}]}))
+        (d / "RUBRICS.json").write_text(
+            json.dumps({"rubrics": [{"rubric": "Memo", "weight": 1, "criterion": ["Has a memo"]}]})
+        )
     return root
 
 
@@ -106,11 +150,33 @@ def _public_run(tmp_path: Path, dataset: Path, name: str, version: str) -> Path:
     exe = fake_cli(tmp_path, "opencode", {"write": {"memo.md": "done\n"}}, version=version)
     table = TableJudge({"Has a memo": ("pass", "done")})
     with FakeOpenAIServer(table) as srv:
-        env = {"JUDGE_API_BASE": srv.base_url, "JUDGE_API_KEY": "k", "JUDGE_MODEL": "x-ai/grok-4.3",
-               "JOBBENCH_JUDGE_MODE": "official", "JOBBENCH_JUDGE_CACHE": str(tmp_path / f"{name}.sqlite")}
-        invoke(["run", str(dataset), "--runs-dir", str(tmp_path / "runs"), "--run-name", name, "--no-progress",
-                "--protocol", "public", "-j", "4", "--agent", "opencode@openai/gpt-5.4",
-                "--agent-bin", f"opencode={exe}"], env=env)
+        env = {
+            "JUDGE_API_BASE": srv.base_url,
+            "JUDGE_API_KEY": "k",
+            "JUDGE_MODEL": "x-ai/grok-4.3",
+            "JOBBENCH_JUDGE_MODE": "official",
+            "JOBBENCH_JUDGE_CACHE": str(tmp_path / f"{name}.sqlite"),
+        }
+        invoke(
+            [
+                "run",
+                str(dataset),
+                "--runs-dir",
+                str(tmp_path / "runs"),
+                "--run-name",
+                name,
+                "--no-progress",
+                "--protocol",
+                "public",
+                "-j",
+                "4",
+                "--agent",
+                "opencode@openai/gpt-5.4",
+                "--agent-bin",
+                f"opencode={exe}",
+            ],
+            env=env,
+        )
     return tmp_path / "runs" / name
 
 
@@ -122,7 +188,12 @@ def test_a_public_run_on_the_leaderboard_task_set_is_comparable(tmp_path, monkey
     v = verdicts["opencode@openai/gpt-5.4"]
     assert v["deviations"] == [] and v["comparable"] is True and v["verdict"] == "comparable"
     assert (v["protocol"], v["judge_mode"], v["judge_model"], v["splits"], v["tasks"]) == (
-        "public", "official", "x-ai/grok-4.3", ["main"], 65)
+        "public",
+        "official",
+        "x-ai/grok-4.3",
+        ["main"],
+        65,
+    )
     assert "**opencode@openai/gpt-5.4**: comparable." in md
     # the same run on fewer tasks, with another OpenCode version: exactly those deviations
     run_dir = _public_run(tmp_path, _main_dataset(tmp_path / "data3", 3), "small", "1.18.33")

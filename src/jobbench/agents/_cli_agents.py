@@ -573,8 +573,9 @@ class CodexAgent(CliAgent):
             argv += ["-c", 'model_provider="jobbench"',
                      "-c", f'model_providers.jobbench={{name="JobBench endpoint", base_url={json.dumps(self.endpoint)}, '
                            'env_key="JOBBENCH_API_KEY", wire_api="responses"}']
-        effort = ctx.settings.reasoning_effort or (codex_public_effort(ctx.model) if ctx.protocol == "public"
-                                                   else None)
+        effort = ctx.settings.reasoning_effort
+        if not effort and ctx.protocol == "public":
+            effort = codex_public_effort(ctx.model)
         if effort:
             argv += ["-c", f'model_reasoning_effort="{effort}"']
         if ctx.protocol == "public":
@@ -639,8 +640,8 @@ class OpenCodeAgent(CliAgent):
         also allows its workspaces' parent directory, needed there because OpenCode ran
         from its own checkout; ours runs in the workspace, whose parent is ``/``, so that
         entry is left out (it would allow everything)."""
-        return {"external_directory": {"*": "deny", "/tmp": "allow", "/tmp/*": "allow", "/tmp/**": "allow",
-                                       workspace: "allow", f"{workspace}/**": "allow"}}
+        allowed = ["/tmp", "/tmp/*", "/tmp/**", workspace, f"{workspace}/**"]
+        return {"external_directory": {"*": "deny", **{p: "allow" for p in allowed}}}
 
     def build_env(self, ctx: AgentContext) -> dict[str, str]:
         env = super().build_env(ctx)
@@ -650,8 +651,8 @@ class OpenCodeAgent(CliAgent):
             env["OPENCODE_PERMISSION"] = json.dumps(self.public_permission(workspace))
             env["OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX"] = str(OPENCODE_OUTPUT_TOKEN_MAX)
         else:
-            env["OPENCODE_PERMISSION"] = json.dumps({"edit": "allow", "bash": "allow", "webfetch": "allow",
-                                                     "external_directory": "allow"})
+            everything = ("edit", "bash", "webfetch", "external_directory")
+            env["OPENCODE_PERMISSION"] = json.dumps({k: "allow" for k in everything})
         build: dict[str, Any] = {}
         if ctx.settings.temperature is not None:
             build["temperature"] = ctx.settings.temperature
@@ -665,8 +666,8 @@ class OpenCodeAgent(CliAgent):
             # model; limit.output sets max_tokens (context 0 = unknown, no auto-compaction)
             model: dict[str, Any] = {"name": str(ctx.model), "temperature": True}
             if public:  # the published runner assumes 1M tokens so that OpenCode compacts
-                model["limit"] = {"context": OPENCODE_DEFAULT_CONTEXT,
-                                  "output": int(ctx.settings.max_output_tokens or OPENCODE_OUTPUT_TOKEN_MAX)}
+                out = ctx.settings.max_output_tokens or OPENCODE_OUTPUT_TOKEN_MAX
+                model["limit"] = {"context": OPENCODE_DEFAULT_CONTEXT, "output": int(out)}
             elif ctx.settings.max_output_tokens:
                 model["limit"] = {"context": 0, "output": int(ctx.settings.max_output_tokens)}
             config["provider"] = {"jobbench": {
@@ -674,10 +675,12 @@ class OpenCodeAgent(CliAgent):
                 "options": {"baseURL": self.api_base, "apiKey": "{env:JOBBENCH_API_KEY}"},
                 "models": {str(ctx.model): model}}}
             env["JOBBENCH_API_KEY"] = self._endpoint_key("OPENAI_API_KEY")
-        if public:  # the model's provider: no total request timeout, abort a stream silent for 300 s
+        if public:  # the model's provider: no request timeout, abort a stream silent for 300 s
             provider = self._model_id(ctx).split("/", 1)[0]
-            options = config.setdefault("provider", {}).setdefault(provider, {}).setdefault("options", {})
-            options.update({"timeout": OPENCODE_PROVIDER_TIMEOUT, "chunkTimeout": OPENCODE_CHUNK_TIMEOUT_MS})
+            entry = config.setdefault("provider", {}).setdefault(provider, {})
+            options = entry.setdefault("options", {})
+            options["timeout"] = OPENCODE_PROVIDER_TIMEOUT
+            options["chunkTimeout"] = OPENCODE_CHUNK_TIMEOUT_MS
         if config:
             env["OPENCODE_CONFIG_CONTENT"] = json.dumps(config)
         env["OPENCODE_DISABLE_AUTOUPDATE"] = "1"
@@ -694,7 +697,8 @@ def _probe_version(sandbox: Sandbox, executable: str) -> str | None:
     """``executable --version`` in ``sandbox`` (20 s): the first ``X.Y.Z`` of its standard
     output when it exits 0, else None."""
     try:
-        res = sandbox.run([executable, "--version"], limits=Limits(timeout=20, memory_mb=None, max_open_files=4096))
+        limits = Limits(timeout=20, memory_mb=None, max_open_files=4096)
+        res = sandbox.run([executable, "--version"], limits=limits)
     except SandboxError:
         return None
     if res.exit_code != 0 or res.timed_out:

@@ -54,13 +54,17 @@ def standard_prompt(task_folder: str, output_dir: str, *, search_tool: bool = Fa
         "Rules:",
     ]
     if protocol == "public":
-        lines.append("- Use only the files in the task folder and the output directory. If the task needs "
-                     "reference material that is not there, you may look for it online and download it; touch "
-                     "nothing else on this machine.")
+        lines.append(
+            "- Use only the files in the task folder and the output directory. If the task needs "
+            "reference material that is not there, you may look for it online and download it; "
+            "touch nothing else on this machine."
+        )
     else:
         lines.append("- Work only inside the task folder and the output directory.")
-    lines.append("- When sources disagree or information is ambiguous, examine the conflict, decide, and state in "
-                 "the deliverable which source you relied on and why.")
+    lines.append(
+        "- When sources disagree or information is ambiguous, examine the conflict, decide, and "
+        "state in the deliverable which source you relied on and why."
+    )
     if search_tool:
         lines.append("- Some reference material may not be in the task folder; use the search tool to look for it.")
     return "\n".join(lines) + "\n"

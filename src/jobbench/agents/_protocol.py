@@ -62,7 +62,9 @@ OPENCODE_DEFAULT_CONTEXT = 1_000_000
 OPENCODE_PUBLIC_OUTPUT_DEFAULT = 32_000
 """OpenCode's own output cap when the variable above is unset (tokens)."""
 
-CODEX_HIGH_EFFORT_MODELS = frozenset({"gpt-5", "gpt-5.1", "gpt-5-codex", "gpt-5.1-codex", "gpt-5.1-codex-mini"})
+CODEX_HIGH_EFFORT_MODELS = frozenset(
+    {"gpt-5", "gpt-5.1", "gpt-5-codex", "gpt-5.1-codex", "gpt-5.1-codex-mini"}
+)
 """Models the published Codex runner gives ``high`` instead of ``xhigh``."""
 
 LEADERBOARD_JUDGE_MODEL = "grok-4.3"
@@ -102,15 +104,31 @@ class PublishedRunner:
 
 PUBLISHED_RUNNERS: dict[str, PublishedRunner] = {
     "claude-code": PublishedRunner(
-        "claude-code", "eval/run_benchmark_claude_code_cli.sh", timeout=3600.0, max_turns=None,
-        version_note="not published (the runner calls whatever `claude` is installed)"),
+        "claude-code",
+        "eval/run_benchmark_claude_code_cli.sh",
+        timeout=3600.0,
+        max_turns=None,
+        version_note="not published (the runner calls whatever `claude` is installed)",
+    ),
     "codex": PublishedRunner(
-        "codex", "eval/run_benchmark_codex_cli.sh", timeout=3600.0, max_turns=None,
-        version_note="not published (`npx @openai/codex` resolved the latest release on the run date)"),
+        "codex",
+        "eval/run_benchmark_codex_cli.sh",
+        timeout=3600.0,
+        max_turns=None,
+        version_note=(
+            "not published (`npx @openai/codex` resolved the latest release on the run date)"
+        ),
+    ),
     "opencode": PublishedRunner(
-        "opencode", "eval/run_benchmark_opencode.sh", timeout=7200.0, max_turns=None, timeout_retries=1,
-        rescue_partial_output=True, version="1.14.18",
-        version_note="v1.14.18 (commit 23fb5e05), the leaderboard's reference agent"),
+        "opencode",
+        "eval/run_benchmark_opencode.sh",
+        timeout=7200.0,
+        max_turns=None,
+        timeout_retries=1,
+        rescue_partial_output=True,
+        version="1.14.18",
+        version_note="v1.14.18 (commit 23fb5e05), the leaderboard's reference agent",
+    ),
 }
 
 
@@ -171,9 +189,16 @@ def _seconds(x: float) -> str:
     return f"{x:,.0f} s"
 
 
-def protocol_deviations(agent: str, model: str | None, protocol: str | None, settings: dict[str, Any],
-                        limits: dict[str, Any] | None, *, custom_endpoint: bool = False,
-                        cli_version: str | None = None) -> list[str]:
+def protocol_deviations(
+    agent: str,
+    model: str | None,
+    protocol: str | None,
+    settings: dict[str, Any],
+    limits: dict[str, Any] | None,
+    *,
+    custom_endpoint: bool = False,
+    cli_version: str | None = None,
+) -> list[str]:
     """Every way a trial's agent setup differs from the published runner's (see the module
     docstring), one sentence each; empty when it matches.
 
@@ -194,14 +219,23 @@ def protocol_deviations(agent: str, model: str | None, protocol: str | None, set
     out: list[str] = []
     public = protocol == "public"
     if not public:
-        out.append("prompt: the agent is confined to the task folder and output directory and not allowed to "
-                   "search online (the published prompt allows searching online for reference files)")
+        out.append(
+            "prompt: the agent is confined to the task folder and output directory and not allowed "
+            "to "
+            "search online (the published prompt allows searching online for reference files)"
+        )
     timeout = (limits or {}).get("timeout")
     if timeout is not None and float(timeout) != runner.timeout:
-        out.append(f"time limit: {_seconds(float(timeout))} per attempt (published: {_seconds(runner.timeout)})")
+        out.append(
+            f"time limit: {_seconds(float(timeout))} per attempt (published: "
+            f"{_seconds(runner.timeout)})"
+        )
     retries = attempt_policy(agent, protocol)[0]
     if retries != runner.timeout_retries:
-        out.append(f"retries: {retries} after a timeout (published: {runner.timeout_retries}, partial output kept)")
+        out.append(
+            f"retries: {retries} after a timeout (published: {runner.timeout_retries}, partial "
+            "output kept)"
+        )
     effort = settings.get("reasoning_effort")
     temperature = settings.get("temperature")
     max_out = settings.get("max_output_tokens")
@@ -214,26 +248,45 @@ def protocol_deviations(agent: str, model: str | None, protocol: str | None, set
         if effort:
             out.append(f"reasoning effort: --effort {effort} (published: none, the CLI's default)")
         if max_out:
-            out.append(f"output cap: CLAUDE_CODE_MAX_OUTPUT_TOKENS={max_out} (published: the CLI's default)")
+            out.append(
+                f"output cap: CLAUDE_CODE_MAX_OUTPUT_TOKENS={max_out} (published: the CLI's "
+                "default)"
+            )
     elif agent == "codex":
         want = codex_public_effort(model)
         have = effort or (want if public else None)
         if have != want:
-            out.append(f"reasoning effort: {have or 'the CLI default'} (published: {want} for this model)")
+            out.append(
+                f"reasoning effort: {have or 'the CLI default'} (published: {want} for this model)"
+            )
     elif agent == "opencode":
-        cap = max_out if (max_out and custom_endpoint) else (OPENCODE_OUTPUT_TOKEN_MAX if public
-                                                              else OPENCODE_PUBLIC_OUTPUT_DEFAULT)
+        cap = (
+            max_out
+            if (max_out and custom_endpoint)
+            else (OPENCODE_OUTPUT_TOKEN_MAX if public else OPENCODE_PUBLIC_OUTPUT_DEFAULT)
+        )
         if cap != OPENCODE_OUTPUT_TOKEN_MAX:
-            out.append(f"output cap: {cap:,} tokens (published: OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX="
-                       f"{OPENCODE_OUTPUT_TOKEN_MAX})")
+            out.append(
+                f"output cap: {cap:,} tokens (published: OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX="
+                f"{OPENCODE_OUTPUT_TOKEN_MAX})"
+            )
         if not public:
-            out.append(f"provider timeouts: OpenCode's defaults (published: request timeout off, chunk timeout "
-                       f"{OPENCODE_CHUNK_TIMEOUT_MS // 1000} s)")
+            out.append(
+                "provider timeouts: OpenCode's defaults (published: request timeout off, chunk "
+                "timeout "
+                f"{OPENCODE_CHUNK_TIMEOUT_MS // 1000} s)"
+            )
             if custom_endpoint:
-                out.append(f"context: 0 declared for the custom model, so OpenCode never compacts (published: "
-                           f"{OPENCODE_DEFAULT_CONTEXT:,} tokens assumed)")
-            out.append("permissions: every tool and every external directory allowed, plugins skipped (--pure) "
-                       "(published: external directories denied except /tmp; plugins load)")
+                out.append(
+                    "context: 0 declared for the custom model, so OpenCode never compacts "
+                    "(published: "
+                    f"{OPENCODE_DEFAULT_CONTEXT:,} tokens assumed)"
+                )
+            out.append(
+                "permissions: every tool and every external directory allowed, plugins skipped "
+                "(--pure) "
+                "(published: external directories denied except /tmp; plugins load)"
+            )
     if runner.version is not None:
         if cli_version is None:
             out.append(f"CLI version: unknown (published: {runner.version})")

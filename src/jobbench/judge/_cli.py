@@ -46,15 +46,18 @@ def register(app: typer.Typer) -> None:
         no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the verdict cache."),
         no_vision: bool = typer.Option(False, "--no-vision", help="Never attach images."),
         label: Optional[str] = typer.Option(None, "--label", help="Suffix of the judge key (keeps configs apart)."),
-        run_label: Optional[str] = typer.Option(None, "--run-label", help="Public layout only: the report's run "
-                                                "label, <judge>_<label>_judge.json (default: none for --mode "
-                                                "official and checks only, so the public tools recognise the "
-                                                "report; jobbench-<judge key> otherwise)."),
+        run_label: Optional[str] = typer.Option(
+            None, "--run-label",
+            help="Public layout only: the report's run label, <judge>_<label>_judge.json (default: "
+                 "none for --mode official and checks only, so the public tools recognise the "
+                 "report; jobbench-<judge key> otherwise)."),
         output_label: Optional[list[str]] = typer.Option(None, "--output", help="Public layout only: grade only "
                                                          "these model_output labels (repeatable)."),
-        force: bool = typer.Option(False, "--force", help="Regrade up-to-date trials too (the cache still applies); "
-                                   "in the public layout also replace reports JobBench did not write, after "
-                                   "moving them to <task>/.jobbench-backups/."),
+        force: bool = typer.Option(
+            False, "--force",
+            help="Regrade up-to-date trials too (the cache still applies); in the public layout "
+                 "also replace reports JobBench did not write, after moving them to "
+                 "<task>/.jobbench-backups/."),
         skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Public layout only: grade the valid tasks "
                                           "of a dataset with validation errors (default: refuse it)."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
@@ -127,16 +130,19 @@ def register(app: typer.Typer) -> None:
                     raise typer.Exit(2)
                 if skip_invalid:
                     _warn_skipped_invalid(target, err)
-                records = grade_public_dataset(target, cfg, labels=output_label or None, run_label=run_label,
-                                               progress=show, force=force, skip_invalid=skip_invalid, fresh=fresh,
-                                               empty=empty, backups=backups)
+                records = grade_public_dataset(
+                    target, cfg, labels=output_label or None, run_label=run_label, progress=show,
+                    force=force, skip_invalid=skip_invalid, fresh=fresh, empty=empty,
+                    backups=backups)
                 kind = "public"
                 if empty:
-                    err.print(f"[yellow]note:[/yellow] {len(empty)} output folder(s) without files, no report "
-                              f"written (as the public judge): {escape('; '.join(empty[:10]))}", highlight=False)
+                    shown = escape("; ".join(empty[:10]))
+                    err.print(f"[yellow]note:[/yellow] {len(empty)} output folder(s) without "
+                              f"files, no report written (as the public judge): {shown}",
+                              highlight=False)
                 for b in backups:
-                    err.print(f"[yellow]note:[/yellow] replaced a report not written by this judge; backup: "
-                              f"{escape(display_path(b))}", highlight=False)
+                    err.print("[yellow]note:[/yellow] replaced a report not written by this "
+                              f"judge; backup: {escape(display_path(b))}", highlight=False)
         except (RunDirError, OverwriteRefused, FileNotFoundError, ValueError) as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(2) from exc

@@ -49,7 +49,15 @@ from typing import Any
 from .._io import atomic_write_json
 from ..records import GradeRecord
 from ..rundir import folder_manifest, read_record_file, trial_id
-from ..tasks import InvalidDatasetError, Task, display_path, find_invalid, invalid_message, load_dataset, task_digest
+from ..tasks import (
+    InvalidDatasetError,
+    Task,
+    display_path,
+    find_invalid,
+    invalid_message,
+    load_dataset,
+    task_digest,
+)
 from ._config import JudgeConfig, safe_name
 from ._grade import Grader, TrialInput, inputs_digest
 
@@ -72,9 +80,13 @@ class OverwriteRefused(RuntimeError):
 
     def __init__(self, paths: list[str], hint: str = "") -> None:
         self.paths = list(paths)
-        shown = "; ".join(self.paths[:10]) + (f"; … {len(self.paths) - 10} more" if len(self.paths) > 10 else "")
-        super().__init__(f"refusing to replace {len(self.paths)} file(s) JobBench did not write for this judge: "
-                         f"{shown}{'; ' + hint if hint else ''}")
+        shown = "; ".join(self.paths[:10]) + (
+            f"; … {len(self.paths) - 10} more" if len(self.paths) > 10 else ""
+        )
+        super().__init__(
+            f"refusing to replace {len(self.paths)} file(s) JobBench did not write for this judge: "
+            f"{shown}{'; ' + hint if hint else ''}"
+        )
 
 
 def public_judge_name(model: str | None) -> str:
@@ -94,13 +106,15 @@ def public_run_label(judge: dict[str, Any]) -> str | None:
     if not model:
         return None if key in ("", "checks") else "jobbench-" + key.replace(".", "-")
     prefix = safe_name(str(model)) + "."
-    rest = key[len(prefix):] if key.startswith(prefix) else key
+    rest = key[len(prefix) :] if key.startswith(prefix) else key
     if rest == "official":
         return None
     return "jobbench-" + (rest.replace(".", "-") or "llm")
 
 
-def public_report_name(judge: dict[str, Any], run_label: str | None = None, *, label_given: bool = False) -> str:
+def public_report_name(
+    judge: dict[str, Any], run_label: str | None = None, *, label_given: bool = False
+) -> str:
     """``<judge-name>[_<run label>]_judge.json`` for ``judge`` (``GradeRecord.judge``).
 
     Args:
@@ -117,8 +131,12 @@ def _pass_rate(passed: int, total: int) -> str:
     return f"{int(passed / total * 100) if total else 0}%"
 
 
-def public_report(record: GradeRecord, rubric_texts: list[tuple[str, list[str]]], evaluated_model: str,
-                  judge_model: str) -> dict[str, Any]:
+def public_report(
+    record: GradeRecord,
+    rubric_texts: list[tuple[str, list[str]]],
+    evaluated_model: str,
+    judge_model: str,
+) -> dict[str, Any]:
     """A grade in the public report shape (see the module docstring for the rules).
 
     Args:
@@ -138,17 +156,36 @@ def public_report(record: GradeRecord, rubric_texts: list[tuple[str, list[str]]]
         if g.passed is None:
             undecided.append(g.index)
             continue
-        crit = [{"index": c.criterion_index,
-                 "criterion": criteria[c.criterion_index] if c.criterion_index < len(criteria) else "",
-                 "passed": c.verdict == "pass", "reasoning": c.reasoning, "evidence": c.evidence}
-                for c in g.criteria]
-        reasoning = g.overall_reasoning or ("all criteria passed" if g.passed else f"chain broken at {g.chain_break}")
-        rubrics.append({
-            "index": g.index, "rubric": text, "weight": g.weight,
-            "result": {"passed": bool(g.passed), "score": g.weight if g.passed else 0,
-                       "criteria_count": len(crit), "criteria_passed": sum(1 for c in crit if c["passed"]),
-                       "criteria_results": crit, "overall_reasoning": reasoning},
-        })
+        crit = [
+            {
+                "index": c.criterion_index,
+                "criterion": criteria[c.criterion_index]
+                if c.criterion_index < len(criteria)
+                else "",
+                "passed": c.verdict == "pass",
+                "reasoning": c.reasoning,
+                "evidence": c.evidence,
+            }
+            for c in g.criteria
+        ]
+        reasoning = g.overall_reasoning or (
+            "all criteria passed" if g.passed else f"chain broken at {g.chain_break}"
+        )
+        rubrics.append(
+            {
+                "index": g.index,
+                "rubric": text,
+                "weight": g.weight,
+                "result": {
+                    "passed": bool(g.passed),
+                    "score": g.weight if g.passed else 0,
+                    "criteria_count": len(crit),
+                    "criteria_passed": sum(1 for c in crit if c["passed"]),
+                    "criteria_results": crit,
+                    "overall_reasoning": reasoning,
+                },
+            }
+        )
     total_count = len(record.rubrics)
     passed_count = sum(1 for x in rubrics if x["result"]["passed"])
     return {
@@ -161,15 +198,26 @@ def public_report(record: GradeRecord, rubric_texts: list[tuple[str, list[str]]]
         "passed_count": passed_count,
         "total_count": total_count,
         "rubrics": rubrics,
-        MARK: {"judge_key": record.judge.get("key"), "status": record.status, "score": record.score,
-               "trial_id": record.trial_id, "partial": bool(undecided), "undecided_rubrics": undecided,
-               "note": ("undecided rubrics are left out, so the public tools judge this output again"
-                        if undecided else None),
-               "usage": record.usage.model_dump()},
+        MARK: {
+            "judge_key": record.judge.get("key"),
+            "status": record.status,
+            "score": record.score,
+            "trial_id": record.trial_id,
+            "partial": bool(undecided),
+            "undecided_rubrics": undecided,
+            "note": (
+                "undecided rubrics are left out, so the public tools judge this output again"
+                if undecided
+                else None
+            ),
+            "usage": record.usage.model_dump(),
+        },
     }
 
 
-def details_from_record(record: GradeRecord, task: Task, evaluated_model: str, judge_model: str) -> dict[str, Any]:
+def details_from_record(
+    record: GradeRecord, task: Task, evaluated_model: str, judge_model: str
+) -> dict[str, Any]:
     """:func:`public_report` with the rubric texts of ``task``."""
     return public_report(record, rubric_texts(task), evaluated_model, judge_model)
 
@@ -251,7 +299,9 @@ class ReportWriter:
         if not ours:
             return f"{display_path(path)} (not written by JobBench)"
         if judge_key is not None and key is not None and key != judge_key:
-            return f"{display_path(path)} (written by JobBench for judge key {key}, not {judge_key})"
+            return (
+                f"{display_path(path)} (written by JobBench for judge key {key}, not {judge_key})"
+            )
         return None
 
     def write(self, task_dir: Path, path: Path, payload: dict[str, Any]) -> None:
@@ -271,15 +321,23 @@ class ReportWriter:
         self.written.append(path)
 
 
-def write_public_details(record: GradeRecord, task: Task, path: Path, evaluated_model: str, judge_model: str,
-                         *, force: bool = False) -> None:
+def write_public_details(
+    record: GradeRecord,
+    task: Task,
+    path: Path,
+    evaluated_model: str,
+    judge_model: str,
+    *,
+    force: bool = False,
+) -> None:
     """Write the public report of ``record`` at ``path`` (``<task>/eval_result/eval_<label>/…``).
 
     Raises:
         OverwriteRefused: ``path`` is not ours (see :class:`ReportWriter`) and ``force`` is off.
     """
-    ReportWriter(force=force).write(task.root, Path(path), details_from_record(record, task, evaluated_model,
-                                                                               judge_model))
+    ReportWriter(force=force).write(
+        task.root, Path(path), details_from_record(record, task, evaluated_model, judge_model)
+    )
 
 
 def has_files(folder: Path) -> bool:
@@ -344,12 +402,21 @@ def grade_public_dataset(
             ``skip_invalid`` is False (the message lists every problem).
     """
     if run_label and _UNSAFE_LABEL.search(run_label):
-        raise ValueError(f"--run-label {run_label!r}: only letters, digits, '.', '_' and '-' are allowed")
+        raise ValueError(
+            f"--run-label {run_label!r}: only letters, digits, '.', '_' and '-' are allowed"
+        )
     ds = load_dataset(target)
     invalid = find_invalid(ds)
     if invalid and not skip_invalid:
-        raise InvalidDatasetError(invalid_message(invalid, display_path(target), verb="grade",
-                                                  consequence="the invalid tasks' outputs are not graded"), invalid)
+        raise InvalidDatasetError(
+            invalid_message(
+                invalid,
+                display_path(target),
+                verb="grade",
+                consequence="the invalid tasks' outputs are not graded",
+            ),
+            invalid,
+        )
     identity = config.identity()
     name = public_report_name(identity, run_label, label_given=run_label is not None)
     judge_model = config.model if config.uses_llm else "checks"
@@ -382,23 +449,48 @@ def grade_public_dataset(
             dig = inputs_digest(digest, manifest, config)
             prior = read_record_file(record_path, GradeRecord).record  # None: absent or unreadable
             prior_dig = prior.inputs_digest if prior else None
-            if prior is not None and not force and prior_dig == dig and prior.status in ("complete", "unjudged"):
+            if (
+                prior is not None
+                and not force
+                and prior_dig == dig
+                and prior.status in ("complete", "unjudged")
+            ):
                 current.append(prior)
                 continue
 
-            def written(rec: GradeRecord, task: Task = task, details: Path = details, label: str = label) -> None:
-                writer.write(task.root, details, details_from_record(rec, task, label, judge_model or "checks"))
+            def written(
+                rec: GradeRecord, task: Task = task, details: Path = details, label: str = label
+            ) -> None:
+                writer.write(
+                    task.root,
+                    details,
+                    details_from_record(rec, task, label, judge_model or "checks"),
+                )
 
-            inputs.append(TrialInput(
-                trial_id=trial_id(task.id, label, None, 1), task=task, deliverables_dir=d, epoch=1,
-                out_path=record_path, prior=prior if prior_dig == dig else None,
-                extra={"inputs_digest": dig, "agent": label, "model": "-", "task_digest": digest,
-                       "public_label": label},
-                on_written=written,
-            ))
+            inputs.append(
+                TrialInput(
+                    trial_id=trial_id(task.id, label, None, 1),
+                    task=task,
+                    deliverables_dir=d,
+                    epoch=1,
+                    out_path=record_path,
+                    prior=prior if prior_dig == dig else None,
+                    extra={
+                        "inputs_digest": dig,
+                        "agent": label,
+                        "model": "-",
+                        "task_digest": digest,
+                        "public_label": label,
+                    },
+                    on_written=written,
+                )
+            )
     if refused and not force:
-        raise OverwriteRefused(refused, "choose another --run-label, or --force to replace them (a backup is "
-                                        "kept under <task>/.jobbench-backups/)")
+        raise OverwriteRefused(
+            refused,
+            "choose another --run-label, or --force to replace them (a backup is "
+            "kept under <task>/.jobbench-backups/)",
+        )
     own = grader is None
     if grader is None:
         grader = Grader(config, progress=progress)
@@ -413,4 +505,3 @@ def grade_public_dataset(
         backups.extend(writer.backups)
     current.extend(graded)
     return sorted(current, key=lambda r: r.trial_id)
-

@@ -81,10 +81,19 @@ class Comparability:
 
     def as_dict(self) -> dict[str, Any]:
         """The JSON form (``summary.json``)."""
-        return {"comparable": self.comparable, "verdict": self.verdict, "protocol": self.protocol,
-                "cli_version": self.cli_version, "published_cli_version": self.published_version,
-                "judge_mode": self.judge_mode, "judge_model": self.judge_model, "splits": self.splits,
-                "tasks": self.tasks, "missing_tasks": self.missing_tasks, "deviations": self.deviations}
+        return {
+            "comparable": self.comparable,
+            "verdict": self.verdict,
+            "protocol": self.protocol,
+            "cli_version": self.cli_version,
+            "published_cli_version": self.published_version,
+            "judge_mode": self.judge_mode,
+            "judge_model": self.judge_model,
+            "splits": self.splits,
+            "tasks": self.tasks,
+            "missing_tasks": self.missing_tasks,
+            "deviations": self.deviations,
+        }
 
 
 def _judge(c: ConfigView) -> dict[str, Any] | None:
@@ -102,7 +111,9 @@ def config_comparability(c: ConfigView, judge_key: str | None) -> Comparability:
     """The verdict of one configuration (see the module docstring)."""
     records = [lt.record for lt in c.loaded]
     lock = c.run.lock
-    facts = (lock.config.agents or {}).get(config_label(c.agent, None if c.model == "-" else c.model), {})
+    facts = (lock.config.agents or {}).get(
+        config_label(c.agent, None if c.model == "-" else c.model), {}
+    )
     custom_endpoint = bool(facts.get("api_base"))
     protocols = Counter(r.protocol or "jobbench" for r in records)
     if not records:
@@ -112,7 +123,11 @@ def config_comparability(c: ConfigView, judge_key: str | None) -> Comparability:
     else:
         protocol = "mixed: " + ", ".join(f"{p} ({n})" for p, n in sorted(protocols.items()))
     runner = PUBLISHED_RUNNERS.get(c.agent)
-    versions = Counter(str(r.details.get("cli_version") or "unknown") for r in records) if runner else Counter()
+    versions = (
+        Counter(str(r.details.get("cli_version") or "unknown") for r in records)
+        if runner
+        else Counter()
+    )
     cli_version = ", ".join(sorted(versions)) if versions else "-"
     published = (runner.version or runner.version_note) if runner else "-"
     deviations: list[str] = []
@@ -122,9 +137,15 @@ def config_comparability(c: ConfigView, judge_key: str | None) -> Comparability:
     order: list[str] = []
     for r in records:
         limits = r.limits if r.limits is not None else lock.config.limits
-        for msg in protocol_deviations(c.agent, None if c.model == "-" else c.model, r.protocol, r.settings,
-                                       limits, custom_endpoint=custom_endpoint,
-                                       cli_version=r.details.get("cli_version")):
+        for msg in protocol_deviations(
+            c.agent,
+            None if c.model == "-" else c.model,
+            r.protocol,
+            r.settings,
+            limits,
+            custom_endpoint=custom_endpoint,
+            cli_version=r.details.get("cli_version"),
+        ):
             if msg not in seen:
                 order.append(msg)
             seen[msg] += 1
@@ -135,35 +156,62 @@ def config_comparability(c: ConfigView, judge_key: str | None) -> Comparability:
     mode = judge.get("mode") if judge else None
     model = judge.get("model") if judge else None
     if judge_key is None or judge is None:
-        deviations.append("judge: no grades (the leaderboard's grades come from the grok-4.3 judge in the public rule)")
+        deviations.append(
+            "judge: no grades (the leaderboard's grades come from the grok-4.3 judge in the public "
+            "rule)"
+        )
     elif not model:
-        deviations.append(f"judge: programmatic checks only (published: the {LEADERBOARD_JUDGE_MODEL} LLM judge, "
-                          "whose own rubric_passed decides: --mode official)")
+        deviations.append(
+            f"judge: programmatic checks only (published: the {LEADERBOARD_JUDGE_MODEL} LLM judge, "
+            "whose own rubric_passed decides: --mode official)"
+        )
     else:
         if mode != LEADERBOARD_JUDGE_MODE:
-            deviations.append(f"judge mode: {mode} with decide={judge.get('decide')} (published: the judge's own "
-                              "rubric_passed decides: --mode official)")
+            deviations.append(
+                f"judge mode: {mode} with decide={judge.get('decide')} (published: the judge's own "
+                "rubric_passed decides: --mode official)"
+            )
         if str(model).rsplit("/", 1)[-1] != LEADERBOARD_JUDGE_MODEL:
             deviations.append(f"judge model: {model} (published: {LEADERBOARD_JUDGE_MODEL})")
         if judge.get("strict_evidence"):
-            deviations.append("judge: --strict-evidence turns unquoted passes into fails (published: not done)")
+            deviations.append(
+                "judge: --strict-evidence turns unquoted passes into fails (published: not done)"
+            )
     splits = sorted({t.task_id.split("/", 1)[0] for t in c.tasks})
     if splits != [LEADERBOARD_SPLIT]:
-        deviations.append(f"split: {', '.join(splits) or 'none'} (the leaderboard: {LEADERBOARD_SPLIT})")
+        deviations.append(
+            f"split: {', '.join(splits) or 'none'} (the leaderboard: {LEADERBOARD_SPLIT})"
+        )
     n = len(c.tasks)
     if n != LEADERBOARD_MAIN_TASKS:
-        deviations.append(f"tasks: {n} (the leaderboard: the {LEADERBOARD_MAIN_TASKS} tasks of the "
-                          f"{LEADERBOARD_SPLIT} split)")
+        deviations.append(
+            f"tasks: {n} (the leaderboard: the {LEADERBOARD_MAIN_TASKS} tasks of the "
+            f"{LEADERBOARD_SPLIT} split)"
+        )
     missing = [t.task_id for t in c.tasks if t.missing]
     if missing:
-        deviations.append(f"missing tasks: {len(missing)} without a scored trial, counted 0: "
-                          + ", ".join(missing[:10]) + (f", … {len(missing) - 10} more" if len(missing) > 10 else ""))
+        deviations.append(
+            f"missing tasks: {len(missing)} without a scored trial, counted 0: "
+            + ", ".join(missing[:10])
+            + (f", … {len(missing) - 10} more" if len(missing) > 10 else "")
+        )
     epochs = max((r.epoch for r in records), default=1)
     if epochs > 1:
-        deviations.append(f"epochs: {epochs} per task, scores averaged (the leaderboard: one trial per task)")
-    return Comparability(label=c.label, protocol=protocol, cli_version=cli_version, published_version=published,
-                         judge_mode=(mode or "checks") if judge else None, judge_model=model, splits=splits, tasks=n,
-                         missing_tasks=missing, deviations=deviations)
+        deviations.append(
+            f"epochs: {epochs} per task, scores averaged (the leaderboard: one trial per task)"
+        )
+    return Comparability(
+        label=c.label,
+        protocol=protocol,
+        cli_version=cli_version,
+        published_version=published,
+        judge_mode=(mode or "checks") if judge else None,
+        judge_model=model,
+        splits=splits,
+        tasks=n,
+        missing_tasks=missing,
+        deviations=deviations,
+    )
 
 
 def comparability(data: ReportData) -> list[Comparability]:
@@ -175,11 +223,16 @@ def comparability_markdown(data: ReportData, md_text) -> list[str]:  # noqa: ANN
     """The section's Markdown lines (``md_text`` escapes text for Markdown)."""
     lines = [f"## {TITLE}", ""]
     for v in comparability(data):
-        judge = "no grades" if v.judge_mode is None else f"{v.judge_mode} / {v.judge_model or 'no LLM'}"
-        lines.append(f"* **{md_text(v.label)}**: {md_text(v.verdict)}. Protocol {md_text(v.protocol)}; CLI version "
-                     f"{md_text(v.cli_version)} (leaderboard: {md_text(v.published_version)}); judge "
-                     f"{md_text(judge)}; split {md_text(', '.join(v.splits) or '-')}; {v.tasks} task(s), "
-                     f"{len(v.missing_tasks)} missing.")
+        judge = (
+            "no grades" if v.judge_mode is None else f"{v.judge_mode} / {v.judge_model or 'no LLM'}"
+        )
+        lines.append(
+            f"* **{md_text(v.label)}**: {md_text(v.verdict)}. Protocol {md_text(v.protocol)}; CLI "
+            "version "
+            f"{md_text(v.cli_version)} (leaderboard: {md_text(v.published_version)}); judge "
+            f"{md_text(judge)}; split {md_text(', '.join(v.splits) or '-')}; {v.tasks} task(s), "
+            f"{len(v.missing_tasks)} missing."
+        )
         lines += [f"  * {md_text(d)}" for d in v.deviations]
     if not data.configs:
         lines.append("(no configurations)")

@@ -269,16 +269,20 @@ def register(app: typer.Typer) -> None:
                                                "dataset, agents and settings, so the same command resumes)."),
         runs_dir: Path = typer.Option(Path("runs"), "--runs-dir", help="Where run directories live."),
         max_trials: int = typer.Option(1, "--max-trials", "-j", min=1, help="Trials run concurrently."),
-        timeout: Optional[float] = typer.Option(None, "--timeout", help="Wall-clock seconds per trial (per attempt) "
-                                                "(default 3600; --protocol public: the published runner's, "
-                                                "OpenCode 7200)."),
-        max_turns: Optional[int] = typer.Option(None, "--max-turns", help="Model calls per trial (builtin; CLIs that "
-                                                "support it) (default 100; --protocol public: no cap for "
-                                                "claude-code, as published)."),
-        protocol: str = typer.Option("jobbench", "--protocol", help="jobbench (default) or public: the published "
-                                     "JobBench runners' prompt (online search for reference files allowed), budgets, "
-                                     "retries and CLI settings (docs/runner.md, 'Protocols'). Recorded per trial; a "
-                                     "run directory never mixes protocols."),
+        timeout: Optional[float] = typer.Option(
+            None, "--timeout",
+            help="Wall-clock seconds per trial, per attempt (default 3600; --protocol public: the "
+                 "published runner's, OpenCode 7200)."),
+        max_turns: Optional[int] = typer.Option(
+            None, "--max-turns",
+            help="Model calls per trial (builtin; CLIs that support it) (default 100; --protocol "
+                 "public: no cap for claude-code, as published)."),
+        protocol: str = typer.Option(
+            "jobbench", "--protocol",
+            help="jobbench (default) or public: the published JobBench runners' prompt (online "
+                 "search for reference files allowed), budgets, retries and CLI settings "
+                 "(docs/runner.md, 'Protocols'). Recorded per trial; a run directory never mixes "
+                 "protocols."),
         max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Input+output token budget per trial (builtin)."),
         max_cost: Optional[float] = typer.Option(None, "--max-cost", help="Dollar budget per trial (builtin; needs prices)."),
         command_timeout: float = typer.Option(600.0, "--command-timeout", help="Seconds per tool command (builtin)."),
@@ -337,7 +341,8 @@ def register(app: typer.Typer) -> None:
         from ..agents import PROTOCOLS
 
         if protocol not in PROTOCOLS:
-            raise typer.BadParameter(f"expected one of {', '.join(PROTOCOLS)}", param_hint="--protocol")
+            raise typer.BadParameter(f"expected one of {', '.join(PROTOCOLS)}",
+                                     param_hint="--protocol")
         if sandbox not in ("auto", "bwrap", "none"):
             raise typer.BadParameter("expected auto, bwrap or none", param_hint="--sandbox")
         if executor_name not in EXECUTORS:
@@ -381,16 +386,18 @@ def register(app: typer.Typer) -> None:
             if price_in is None or price_out is None:
                 raise typer.BadParameter("give both --price-in and --price-out")
             pricing = Pricing(input_per_mtok=price_in, output_per_mtok=price_out, cached_input_per_mtok=price_cached_in)
-        given = {"timeout": timeout, "max_turns": max_turns}  # explicit budgets win over a protocol's
-        limits = AgentLimits(**{k: v for k, v in given.items() if v is not None}, max_total_tokens=max_tokens,
-                             max_cost_usd=max_cost, command_timeout=command_timeout, memory_mb=memory_mb)
+        # explicit budgets win over a protocol's
+        given = {k: v for k, v in (("timeout", timeout), ("max_turns", max_turns)) if v is not None}
+        limits = AgentLimits(**given, max_total_tokens=max_tokens, max_cost_usd=max_cost,
+                             command_timeout=command_timeout, memory_mb=memory_mb)
         config = RunConfig(dataset=dataset_path, agents=specs, run_dir=run_dir, epochs=epochs, splits=split or None,
                            task_glob=tasks, max_trials=max_trials, limits=limits,
                            endpoint=Endpoint(base_url=base, api_key=key), pricing=pricing, sandbox=sandbox,  # type: ignore[arg-type]
-                           keep_workspaces=keep_workspaces, infra_retries=infra_retries, skip_invalid=skip_invalid,
-                           protocol=protocol)
-        console.print(f"Run directory: {run_dir}  ·  agents: {', '.join(s.label for s in specs)}  ·  epochs: {epochs}"
-                      f"  ·  protocol: {protocol}", highlight=False, soft_wrap=True)
+                           keep_workspaces=keep_workspaces, infra_retries=infra_retries,
+                           skip_invalid=skip_invalid, protocol=protocol)
+        labels = ", ".join(s.label for s in specs)
+        console.print(f"Run directory: {run_dir}  ·  agents: {labels}  ·  epochs: {epochs}  ·  "
+                      f"protocol: {protocol}", highlight=False, soft_wrap=True)
         cancel = threading.Event()
         executor = None
         try:
@@ -452,13 +459,16 @@ def register(app: typer.Typer) -> None:
         run: Path = typer.Argument(..., help="Run directory (runs/<name>)."),
         dataset_copy: Path = typer.Argument(..., help="A copy of the dataset to write model_output/, model_traj/ and "
                                              "eval_result/ into (never the dataset the run used)."),
-        judge_key: Optional[str] = typer.Option(None, "--judge-key", help="Only grades of this judge key (default: "
-                                                "every key, one report file each)."),
-        force: bool = typer.Option(False, "--force", help="Replace files and folders JobBench did not write (moved "
-                                   "to <task>/.jobbench-backups/<UTC time>/ first)."),
+        judge_key: Optional[str] = typer.Option(
+            None, "--judge-key",
+            help="Only grades of this judge key (default: every key, one report file each)."),
+        force: bool = typer.Option(
+            False, "--force",
+            help="Replace files and folders JobBench did not write (moved to "
+                 "<task>/.jobbench-backups/<UTC time>/ first)."),
     ) -> None:
-        """Write a run in the public JobBench layout (model_output/, model_traj/ with attempt_index.tsv,
-        eval_result/)."""
+        """Write a run in the public JobBench layout (model_output/, model_traj/ with
+        attempt_index.tsv, eval_result/)."""
         from rich.console import Console
         from rich.markup import escape
 
@@ -472,12 +482,16 @@ def register(app: typer.Typer) -> None:
         except (RunConfigError, FileNotFoundError, OverwriteRefused) as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
             raise typer.Exit(2) from exc
-        Console().print(f"model_output: {s.outputs}  model_traj: {s.trajectories}  eval_result: {s.eval_results}"
-                        + (f" ({s.partial_reports} partial: undecided rubrics left out)" if s.partial_reports else "")
-                        + (f"  no deliverables (no output folder, no report): {s.empty}" if s.empty else ""))
+        line = (f"model_output: {s.outputs}  model_traj: {s.trajectories}  "
+                f"eval_result: {s.eval_results}")
+        if s.partial_reports:
+            line += f" ({s.partial_reports} partial: undecided rubrics left out)"
+        if s.empty:
+            line += f"  no deliverables (no output folder, no report): {s.empty}"
+        Console().print(line)
         for b in s.backups:
-            err.print(f"[yellow]note:[/yellow] moved aside (not written by this judge/export): {escape(str(b))}",
-                      soft_wrap=True, highlight=False)
+            err.print("[yellow]note:[/yellow] moved aside (not written by this judge/export): "
+                      f"{escape(str(b))}", soft_wrap=True, highlight=False)
         for t in s.missing_tasks:
             err.print(f"[yellow]warning:[/yellow] task {escape(str(t))} is not in {escape(str(dataset_copy))}; skipped")
         for p in s.problems:

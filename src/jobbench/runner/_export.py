@@ -5,12 +5,12 @@ layout and scores", and the runners ``eval/run_benchmark_*.sh``) keeps results n
 task::
 
     <dataset>/<split>/<occupation>/taskN/
-        model_output/<label>/            final deliverables (only when there are any)
-        model_traj/<label>/              <occupation>_taskN_<label>_attempt<K>_<YYYYmmdd_HHMMSS>.jsonl
-                                         per attempt, and attempt_index.tsv (one row per attempt:
-                                         task_name, model_id, model_name, attempt, status, exit_code,
-                                         timeout_seconds, session_id, started_at, finished_at,
-                                         traj_file)
+        model_output/<label>/     final deliverables (only when there are any)
+        model_traj/<label>/       <occupation>_taskN_<label>_attempt<K>_<YYYYmmdd_HHMMSS>.jsonl
+                                  per attempt, and attempt_index.tsv (one row per attempt:
+                                  task_name, model_id, model_name, attempt, status, exit_code,
+                                  timeout_seconds, session_id, started_at, finished_at,
+                                  traj_file)
         eval_result/eval_<label>/<judge-name>[_<RUN_LABEL>]_judge.json
 
 The reports are written by the public-layout writer of :mod:`jobbench.judge._public` (the
@@ -50,8 +50,10 @@ from ._lock import RunConfigError, read_lock
 MANIFEST = ".jobbench-export.json"
 """What the export wrote for one label of one task (inside ``model_traj/<label>/``)."""
 ATTEMPT_INDEX = "attempt_index.tsv"
-ATTEMPT_COLUMNS = ("task_name", "model_id", "model_name", "attempt", "status", "exit_code", "timeout_seconds",
-                   "session_id", "started_at", "finished_at", "traj_file")
+ATTEMPT_COLUMNS = (
+    "task_name", "model_id", "model_name", "attempt", "status", "exit_code", "timeout_seconds",
+    "session_id", "started_at", "finished_at", "traj_file",
+)
 
 
 @dataclass
@@ -150,8 +152,17 @@ def attempt_rows(rec: TrialRecord) -> list[dict[str, Any]]:
     exit_code = rec.details.get("exit_code")
     if exit_code is None:
         exit_code = {"success": 0, "timeout": 124}.get(status, 1)
-    return [{"attempt": 1, "status": status, "exit_code": exit_code, "timeout_seconds": timeout,
-             "session_id": rec.session_id, "started_at": rec.started_at, "finished_at": rec.finished_at}]
+    return [
+        {
+            "attempt": 1,
+            "status": status,
+            "exit_code": exit_code,
+            "timeout_seconds": timeout,
+            "session_id": rec.session_id,
+            "started_at": rec.started_at,
+            "finished_at": rec.finished_at,
+        }
+    ]
 
 
 def _tsv(rows: list[list[Any]]) -> str:
@@ -275,8 +286,9 @@ class _Unit:
         return self.tdir / "model_traj" / self.label
 
 
-def export_official(run_dir: Path, dataset_copy: Path, *, judge_key: str | None = None,
-                    force: bool = False) -> ExportSummary:
+def export_official(
+    run_dir: Path, dataset_copy: Path, *, judge_key: str | None = None, force: bool = False
+) -> ExportSummary:
     """Write the run's deliverables, trajectories, attempt indexes and grades into
     ``dataset_copy`` in the public layout (see module docstring).
 
@@ -303,7 +315,14 @@ def export_official(run_dir: Path, dataset_copy: Path, *, judge_key: str | None 
             JobBench (all are named; nothing is written).
         FileNotFoundError: ``dataset_copy`` is not a directory.
     """
-    from ..judge import OverwriteRefused, ReportWriter, backup, public_report, public_report_name, rubric_texts
+    from ..judge import (
+        OverwriteRefused,
+        ReportWriter,
+        backup,
+        public_report,
+        public_report_name,
+        rubric_texts,
+    )
 
     run_dir = Path(os.path.abspath(run_dir))
     copy = Path(os.path.abspath(dataset_copy))
@@ -315,8 +334,10 @@ def export_official(run_dir: Path, dataset_copy: Path, *, judge_key: str | None 
     src_root = Path(os.path.abspath(lock.dataset_root or "/nonexistent"))
     for a, b in ((copy, src_root), (src_root, copy)):
         if _inside(a, b):
-            raise RunConfigError(f"refusing to export into {copy}: it overlaps the dataset the run used ({src_root}); "
-                                 "export into a copy")
+            raise RunConfigError(
+                f"refusing to export into {copy}: it overlaps the dataset the run used "
+                f"({src_root}); export into a copy"
+            )
     if _inside(copy, run_dir) or _inside(run_dir, copy):
         raise RunConfigError(f"refusing to export into {copy}: it overlaps the run directory")
     summary = ExportSummary()
@@ -345,7 +366,9 @@ def export_official(run_dir: Path, dataset_copy: Path, *, judge_key: str | None 
         deliverables = rd.deliverables(rec.trial_id)
         if deliverables.problem is not None:
             summary.problems.append(f"{deliverables.problem}; its deliverables are not exported")
-        unit = _Unit(rec, tdir, export_label(rec.agent, rec.model, rec.epoch), deliverables.manifest())
+        unit = _Unit(
+            rec, tdir, export_label(rec.agent, rec.model, rec.epoch), deliverables.manifest()
+        )
         if unit.files:
             for key in keys:
                 loaded = rd.read_grade(key, rec.trial_id)
@@ -362,7 +385,9 @@ def export_official(run_dir: Path, dataset_copy: Path, *, judge_key: str | None 
                         texts[rec.task_id] = []
                 judge = {**grade.judge, "key": grade.judge.get("key") or key}
                 path = tdir / "eval_result" / f"eval_{unit.label}" / public_report_name(judge)
-                payload = public_report(grade, texts[rec.task_id], unit.label, str(grade.judge.get("model") or key))
+                payload = public_report(
+                    grade, texts[rec.task_id], unit.label, str(grade.judge.get("model") or key)
+                )
                 payload["jobbench"]["judge_key"] = judge["key"]
                 unit.reports.append((judge["key"], path, payload))
         units.append(unit)
@@ -370,19 +395,29 @@ def export_official(run_dir: Path, dataset_copy: Path, *, judge_key: str | None 
     for u in units:
         for key, path, _ in u.reports:
             if path in targets and targets[path] != key:
-                raise RunConfigError(f"judge keys {targets[path]} and {key} would both write {path}; export one "
-                                     "of them with --judge-key")
+                raise RunConfigError(
+                    f"judge keys {targets[path]} and {key} would both write {path}; export one "
+                    "of them with --judge-key"
+                )
             targets[path] = key
     writer = ReportWriter(force=force)
     refused: list[str] = []
     for u in units:
         if _ours(u.traj_dir) is None:
-            refused += [f"{p} (not written by JobBench)" for p in (u.out_dir, u.traj_dir)
-                        if p.exists() or p.is_symlink()]
-        refused += [why for key, path, _ in u.reports if (why := writer.problem(path, key)) is not None]
+            refused += [
+                f"{p} (not written by JobBench)"
+                for p in (u.out_dir, u.traj_dir)
+                if p.exists() or p.is_symlink()
+            ]
+        refused += [
+            why for key, path, _ in u.reports if (why := writer.problem(path, key)) is not None
+        ]
     if refused and not force:
-        raise OverwriteRefused(refused, "export into a fresh copy, or rerun with --force to replace them (a backup "
-                                        "is kept under <task>/.jobbench-backups/)")
+        raise OverwriteRefused(
+            refused,
+            "export into a fresh copy, or rerun with --force to replace them (a backup "
+            "is kept under <task>/.jobbench-backups/)",
+        )
 
     for u in units:
         rec = u.rec
@@ -409,17 +444,37 @@ def export_official(run_dir: Path, dataset_copy: Path, *, judge_key: str | None 
         written = []
         for att in attempt_rows(rec):
             n = int(att.get("attempt") or 1)
-            name = f"{occupation}_{task_name}_{u.label}_attempt{n}_{_stamp(att.get('started_at'))}.jsonl"
+            stamp = _stamp(att.get("started_at"))
+            name = f"{occupation}_{task_name}_{u.label}_attempt{n}_{stamp}.jsonl"
             atomic_write_text(u.traj_dir / name, events.get(n, ""))
             written.append(name)
             summary.trajectories += 1
-            rows.append([f"{occupation}_{task_name}", rec.model, u.label, n, att.get("status"), att.get("exit_code"),
-                         _seconds_text(att.get("timeout_seconds")), att.get("session_id"),
-                         _utc_z(att.get("started_at")), _utc_z(att.get("finished_at")), str(u.traj_dir / name)])
+            rows.append(
+                [
+                    f"{occupation}_{task_name}",
+                    rec.model,
+                    u.label,
+                    n,
+                    att.get("status"),
+                    att.get("exit_code"),
+                    _seconds_text(att.get("timeout_seconds")),
+                    att.get("session_id"),
+                    _utc_z(att.get("started_at")),
+                    _utc_z(att.get("finished_at")),
+                    str(u.traj_dir / name),
+                ]
+            )
         atomic_write_text(u.traj_dir / ATTEMPT_INDEX, _tsv(rows))
         written.append(ATTEMPT_INDEX)
-        atomic_write_json(u.traj_dir / MANIFEST, {"jobbench_export": True, "trial_id": rec.trial_id,
-                                                  "run_dir": str(run_dir), "files": written})
+        atomic_write_json(
+            u.traj_dir / MANIFEST,
+            {
+                "jobbench_export": True,
+                "trial_id": rec.trial_id,
+                "run_dir": str(run_dir),
+                "files": written,
+            },
+        )
         for _, path, payload in u.reports:
             writer.write(u.tdir, path, payload)
             summary.eval_results += 1

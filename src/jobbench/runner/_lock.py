@@ -103,9 +103,10 @@ def merge_lock(
                              "use another --run-name")
     old_protocol = existing.protocol or "jobbench"
     if old_protocol != protocol:
-        raise RunConfigError(f"this run directory holds trials run under protocol {old_protocol!r}, not "
-                             f"{protocol!r}; one run directory never mixes protocols: use another --run-name "
-                             f"(or --protocol {old_protocol} to resume it)")
+        raise RunConfigError(
+            f"this run directory holds trials run under protocol {old_protocol!r}, not "
+            f"{protocol!r}; one run directory never mixes protocols: use another --run-name "
+            f"(or --protocol {old_protocol} to resume it)")
     old_agents = {(a.agent, a.model): a for a in existing.agents}
     merged = list(existing.agents)
     for e in entries:

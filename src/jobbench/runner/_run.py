@@ -254,7 +254,8 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
         lock, warnings = merge_lock(read_lock(run_dir), harness_version=__version__, dataset_root=dataset_root,
                                     digests=digests, agents=config.agents, epochs=config.epochs, config=cfg_record,
                                     sandbox=backend, pending=len(todo), invalid=invalid.lock_entries(),
-                                    dataset_problems=[str(p) for p in invalid.other], protocol=protocol)
+                                    dataset_problems=[str(p) for p in invalid.other],
+                                    protocol=protocol)
         warnings = prep.notes + warnings
         write_lock(run_dir, lock)
         swept = sweep_scratch(scratch)  # leftover sandboxes and workspaces of interrupted runs

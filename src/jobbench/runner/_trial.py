@@ -89,8 +89,9 @@ def _run_agent(agent: Agent, ctx: AgentContext) -> AgentResult:
     except InfraError as exc:
         return AgentResult(status="infra_error", error=str(exc))
     except Exception as exc:  # a harness bug is never the agent's failure
+        trace = traceback.format_exc(limit=8)
         return AgentResult(status="infra_error",
-                           error=f"harness error: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}")
+                           error=f"harness error: {type(exc).__name__}: {exc}\n{trace}")
 
 
 def _timed_out(result: AgentResult) -> bool:
@@ -98,9 +99,12 @@ def _timed_out(result: AgentResult) -> bool:
     return result.status == "agent_timeout" and bool(result.details.get("timed_out"))
 
 
-def _attempt_entry(n: int, result: AgentResult, limits: AgentLimits, started: str, seconds: float) -> dict:
+def _attempt_entry(n: int, result: AgentResult, limits: AgentLimits, started: str,
+                   seconds: float) -> dict:
     """One ``details.agent_attempts`` entry (the fields of the public ``attempt_index.tsv``)."""
-    status = "timeout" if _timed_out(result) else ("success" if result.status == "ok" else "failed")
+    status = "success" if result.status == "ok" else "failed"
+    if _timed_out(result):
+        status = "timeout"
     return {"attempt": n, "status": status, "agent_status": result.status, "error": result.error,
             "exit_code": result.details.get("exit_code"), "timeout_seconds": limits.timeout,
             "session_id": result.session_id, "started_at": started, "finished_at": now_iso(),
@@ -163,9 +167,10 @@ def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch
         for n in range(1, retries + 2):
             if retries:
                 traj.emit("agent_attempt", attempt=n, timeout=limits.timeout)
-            ctx = AgentContext(task=task, workspace=ws, make_sandbox=make_sandbox, prompt=prompt, model=spec.model,
-                               settings=spec.settings, limits=limits, trajectory=traj, cancel=env.cancel,
-                               endpoint=env.endpoint, pricing=env.pricing, protocol=env.protocol, attempt=n)
+            ctx = AgentContext(task=task, workspace=ws, make_sandbox=make_sandbox, prompt=prompt,
+                               model=spec.model, settings=spec.settings, limits=limits,
+                               trajectory=traj, cancel=env.cancel, endpoint=env.endpoint,
+                               pricing=env.pricing, protocol=env.protocol, attempt=n)
             a_started, a_t0 = now_iso(), time.monotonic()
             result = _run_agent(agent, ctx)
             if env.cancel.is_set():
@@ -176,12 +181,14 @@ def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch
             if result.turns is not None:
                 turns = (turns or 0) + result.turns
             if retries:
-                agent_attempts.append(_attempt_entry(n, result, limits, a_started, time.monotonic() - a_t0))
+                seconds = time.monotonic() - a_t0
+                agent_attempts.append(_attempt_entry(n, result, limits, a_started, seconds))
             if n > retries or not _timed_out(result):
                 break
             if rescue:  # keep the timed-out attempt's files (a harness-owned copy)
-                kept = collect_deliverables(ws.output, ws.private / f"rescued-{n}", env.deliverable_limits)
-                rescued.append((kept, ws.private / f"rescued-{n}"))
+                where = ws.private / f"rescued-{n}"
+                kept = collect_deliverables(ws.output, where, env.deliverable_limits)
+                rescued.append((kept, where))
                 agent_attempts[-1]["rescued_files"] = [f.path for f in kept.files]
             reset_workspace(ws, task.workspace_dir)
             traj.emit("agent_attempt_end", attempt=n, status="timeout", retry=True,
@@ -192,7 +199,8 @@ def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch
         collected = collect_deliverables(ws.output, rd.deliverables_dir(tid),
                                          env.deliverable_limits)
         for kept, where in reversed(rescued):
-            collected = merge_rescued(collected, rd.deliverables_dir(tid), kept, where, env.deliverable_limits)
+            collected = merge_rescued(collected, rd.deliverables_dir(tid), kept, where,
+                                      env.deliverable_limits)
         if agent_attempts and agent_attempts[-1]["status"] == "success" and not collected.files:
             agent_attempts[-1]["status"] = "failed"  # as the public runners count an empty output
         deliverables, refused = collected.files, collected.refused

@@ -329,7 +329,8 @@ def merge_rescued(final: Collected, dest: Path, rescued: Collected, rescued_dir:
             continue
         parts = f.path.split("/")
         if f.path in prefixes or any("/".join(parts[:i]) in have for i in range(1, len(parts))):
-            refused.append(f"{f.path}: from the timed-out attempt, clashes with a file or folder of the final attempt")
+            refused.append(f"{f.path}: from the timed-out attempt, clashes with a file or folder "
+                           "of the final attempt")
             continue
         if len(files) + 1 > limits.max_files or total + f.size > limits.max_total_bytes:
             refused.append(f"{f.path}: from the timed-out attempt, over the collection limits")
