@@ -284,3 +284,22 @@ def test_export_refuses_an_output_folder_it_did_not_write(tmp_path):
         res.exit_code == 2 and "model_output/gpt-5-4-codex (not written by JobBench)" in res.output
     )
     assert (theirs / "deliverable.md").read_text() == "someone else's"
+
+
+def test_a_reexport_drops_its_own_stale_report_and_keeps_other_keys(tmp_path):
+    run, copy, task = run_with_trials(tmp_path)
+    assert grade(tmp_path, run, "--mode", "official")[0] == 0
+    assert grade(tmp_path, run, "--mode", "rubric")[0] == 0
+    assert export(run, copy).exit_code == 0
+    label = "gpt-5-4-codex"
+    official = public_report_path(task, label, JUDGE_MODEL)
+    rubric = public_report_path(task, label, JUDGE_MODEL, "jobbench-rubric-auto")
+    assert official.is_file() and rubric.is_file()
+    # exporting one key leaves the other key's report alone
+    assert export(run, copy, "--judge-key", "x-ai_grok-4.3.rubric.auto").exit_code == 0
+    assert official.is_file() and rubric.is_file()
+    # the trial's official grade is gone: the re-export removes the report it wrote for it
+    (run / "grades" / "x-ai_grok-4.3.official" / "main" / "accountants" / "task1" / "codex@gpt-5.4"
+     / "epoch-1.json").unlink()
+    assert export(run, copy, "--judge-key", "x-ai_grok-4.3.official").exit_code == 0
+    assert not official.exists() and rubric.is_file()

@@ -319,6 +319,7 @@ def export_official(
         OverwriteRefused,
         ReportWriter,
         backup,
+        owner_key,
         public_report,
         public_report_name,
         rubric_texts,
@@ -433,6 +434,17 @@ def export_official(
             p = u.traj_dir / str(name)
             if isinstance(name, str) and "/" not in name and name not in ("", ".", ".."):
                 _remove(p)
+        new_reports = {path for _, path, _ in u.reports}
+        reports = {path.name for path in new_reports}
+        for name in old.get("reports", []):  # ours from an earlier export, stale now
+            p = u.tdir / "eval_result" / f"eval_{u.label}" / str(name)
+            if "/" in str(name) or p in new_reports or p.is_symlink() or not p.is_file():
+                continue
+            ours, key = owner_key(p)
+            if ours and key in keys:  # a judge key exported now that has no grade to write
+                p.unlink()
+            elif ours:
+                reports.add(p.name)  # another judge key's: kept, and still ours
         if u.files:
             rd.deliverables(rec.trial_id).copy_to(u.out_dir)
             summary.outputs += 1
@@ -473,6 +485,7 @@ def export_official(
                 "trial_id": rec.trial_id,
                 "run_dir": str(run_dir),
                 "files": written,
+                "reports": sorted(reports),
             },
         )
         for _, path, payload in u.reports:
