@@ -77,6 +77,8 @@ class TrialRecord(BaseModel):
         status: see :class:`TrialStatus`.
         deliverables: collected files (sha256 manifest).
         refused: deliverable paths refused (symlinks, special files, too large) with reason.
+        ignored: files of ``output/`` that are not deliverables (dotfiles, OS and editor
+            junk; :mod:`jobbench.deliverable_policy`) with reason; not collected.
         wall_seconds: agent wall-clock time in seconds.
         turns: agent turns, when known.
         usage: the agent's token usage and cost (never mixed with the judge's).
@@ -95,6 +97,7 @@ class TrialRecord(BaseModel):
     status: TrialStatus
     deliverables: list[DeliverableFile] = Field(default_factory=list)
     refused: list[str] = Field(default_factory=list)
+    ignored: list[str] = Field(default_factory=list)
     started_at: str | None = None
     finished_at: str | None = None
     wall_seconds: float | None = None
@@ -174,8 +177,10 @@ class GradeRecord(BaseModel):
             (judge_error or unjudged); see ``status``.
         max_score: Σ w_r (points).
         passed_weight: Σ w_r z_r over decided rubrics (points).
-        status: ``complete`` (score defined), ``judge_error`` (needs a regrade) or
-            ``unjudged`` (some rubric had nobody to decide it).
+        status: ``complete`` (score defined), ``judge_error`` (needs a regrade),
+            ``unjudged`` (some rubric had nobody to decide it) or ``no_deliverable`` (no
+            gradeable file, see :mod:`jobbench.deliverable_policy`: no judge call, every
+            criterion fails, score 0; the record's ``status_reason`` says why).
         usage: the judge's token usage and cost for this grade.
         flags: e.g. ``prompt_injection`` detections per deliverable.
     """
@@ -189,7 +194,7 @@ class GradeRecord(BaseModel):
     score: float | None
     max_score: float
     passed_weight: float
-    status: Literal["complete", "judge_error", "unjudged"]
+    status: Literal["complete", "judge_error", "unjudged", "no_deliverable"]
     usage: Usage = Field(default_factory=Usage)
     flags: list[str] = Field(default_factory=list)
     created_at: str | None = None

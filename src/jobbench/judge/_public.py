@@ -182,7 +182,7 @@ def grade_public_dataset(
                 except ValueError:
                     prior = None
             prior_dig = (prior.model_extra or {}).get("inputs_digest") if prior else None
-            if prior is not None and not force and prior_dig == dig and prior.status in ("complete", "unjudged"):
+            if prior is not None and not force and prior_dig == dig and prior.status in ("complete", "unjudged", "no_deliverable"):
                 current.append(prior)
                 continue
 

@@ -84,7 +84,7 @@ def grade_run(
     """Grade every finished trial of a run that lacks an up-to-date grade.
 
     A grade is up to date when its ``inputs_digest`` (task digest, deliverable manifest,
-    judge identity) matches and its status is ``complete`` or ``unjudged``. A grade with
+    judge identity) matches and its status is ``complete``, ``unjudged`` or ``no_deliverable``. A grade with
     ``judge_error`` is regraded, reusing its valid verdicts (only the missing or errored
     units are asked again). Trials with status ``infra_error`` are never graded.
 
@@ -162,7 +162,7 @@ def grade_run(
         out = grade_path(run_dir, config, trial.trial_id)
         prior = load_grade(out)
         prior_dig = (prior.model_extra or {}).get("inputs_digest") if prior else None
-        if prior is not None and not force and prior_dig == dig and prior.status in ("complete", "unjudged"):
+        if prior is not None and not force and prior_dig == dig and prior.status in ("complete", "unjudged", "no_deliverable"):
             current[trial.trial_id] = prior
             continue
         inputs.append(TrialInput(
