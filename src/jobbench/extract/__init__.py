@@ -4,7 +4,7 @@ Public API (stable contract used by the judge, the builtin agent and the gates):
 
 * ``extract(path, *, rel=None, max_chars=200_000, ...) -> Extraction``
 * ``extract_dir(folder, *, max_chars_per_file=200_000, max_total_chars=1_000_000,
-  max_images=8, ...) -> FolderExtraction``
+  max_images=32, ...) -> FolderExtraction``
 * ``folder_text(files, max_total_chars=1_000_000, *, boundary=None) -> (text, truncated)``
   (the folder text format; header-like lines inside a file are escaped, see
   ``escape_file_headers`` and ``file_header``)
