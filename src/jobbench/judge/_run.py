@@ -11,6 +11,7 @@ from typing import Any, Callable
 from pydantic import ValidationError
 
 from .._io import atomic_write_json
+from ..deliverable_policy import excluded
 from ..records import GradeRecord, TrialRecord, TrialStatus, Usage
 from ..tasks import Dataset, display_path, load_dataset, sha256_file, task_digest
 from ._config import JudgeConfig
@@ -151,7 +152,8 @@ def grade_run(
                            f"writes one; the run directory was altered); not graded{removed}")
             continue
         manifest = current_manifest(deliverables_dir)
-        recorded = sorted((d.path, d.sha256) for d in trial.deliverables)
+        # files collected before the deliverable policy existed (dotfiles, junk) are not deliverables
+        recorded = sorted((d.path, d.sha256) for d in trial.deliverables if excluded(d.path) is None)
         if manifest != recorded:
             changed = sorted(set(manifest).symmetric_difference(recorded))
             names = sorted({path for path, _ in changed})

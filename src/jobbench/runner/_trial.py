@@ -163,15 +163,15 @@ def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch
     wall = time.monotonic() - t0
     error = result.error
     if status == TrialStatus.no_deliverable and error is None:
-        if deliverables:
-            error = ("the agent finished without writing any gradeable file to the output directory (only "
-                     f"empty or whitespace-only files: {', '.join(blank[:10])}" + (" …" if len(blank) > 10 else "") + ")")
-        else:
-            error = "the agent finished without writing any file to the output directory"
-        why = [f"{len(refused)} refused"] if refused else []
-        why += [f"{len(ignored)} not deliverables (dotfiles, OS or editor junk)"] if ignored else []
-        if why:
-            error += f" ({'; '.join(why)})"
+        def listed(items: list[str]) -> str:
+            return ", ".join(items[:10]) + (" …" if len(items) > 10 else "")
+
+        why = [f"only empty or whitespace-only files: {listed(blank)}"] if deliverables else []
+        why += [f"{len(refused)} refused"] if refused else []
+        why += [f"not deliverables (dotfiles, OS or editor junk): {listed([i.rsplit(': ', 1)[0] for i in ignored])}"
+                ] if ignored else []
+        error = ("the agent finished without writing any " + ("gradeable " if deliverables or ignored else "")
+                 + "file to the output directory" + (f" ({'; '.join(why)})" if why else ""))
     traj.emit("trial_end", status=status.value, error=error, deliverables=[d.path for d in deliverables],
               refused=refused, ignored=ignored, seconds=round(wall, 3))
     traj.close()
