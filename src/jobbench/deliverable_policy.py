@@ -47,8 +47,13 @@ BLANK_SCAN_BYTES = 1 << 20
 """Bytes read per chunk when deciding whether a file is blank (reading stops at the first
 non-whitespace character, so only a truly blank file is read to its end)."""
 
-_BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
-         (codecs.BOM_UTF8, "utf-8"), (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32-le"),
+    (codecs.BOM_UTF32_BE, "utf-32-be"),
+    (codecs.BOM_UTF8, "utf-8"),
+    (codecs.BOM_UTF16_LE, "utf-16-le"),
+    (codecs.BOM_UTF16_BE, "utf-16-be"),
+)
 _INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff")
 
 
@@ -63,7 +68,11 @@ def excluded(rel: str) -> str | None:
         return "OS or editor junk"
     name = parts[-1] if parts else rel
     low = name.lower()
-    if low in JUNK_NAMES or low in JUNK_DIRS or any(fnmatch.fnmatchcase(low, p) for p in JUNK_PATTERNS):
+    if (
+        low in JUNK_NAMES
+        or low in JUNK_DIRS
+        or any(fnmatch.fnmatchcase(low, p) for p in JUNK_PATTERNS)
+    ):
         return "OS or editor junk"
     return None
 
@@ -87,7 +96,7 @@ def blank_stream(f: BinaryIO) -> bool:
     encoding = "utf-8"
     for bom, enc in _BOMS:
         if head.startswith(bom):
-            head, encoding = head[len(bom):], enc
+            head, encoding = head[len(bom) :], enc
             break
     decoder = codecs.getincrementaldecoder(encoding)("strict")
     chunk = head

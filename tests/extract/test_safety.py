@@ -167,8 +167,9 @@ def test_huge_text_file_keeps_head_and_tail(tmp_path):
     assert ext.text.endswith("line 200000 value 600000\n")
     assert "line 100000" not in ext.text
     size = p.stat().st_size
-    m = re.search(rf"\[\.\.\. truncated: ([\d,]+) of {size:,} bytes of this file omitted here \(([\d,]+) of "
-                  r"200,000 lines\); only its head and tail were read \.\.\.\]", ext.text)
+    m = re.search(rf"\[\.\.\. truncated: ([\d,]+) of {size:,} bytes of this file omitted here "
+                  r"\(([\d,]+) of 200,000 lines\); only its head and tail were read \.\.\.\]",
+                  ext.text)
     assert m, ext.text
     shown = ext.content().replace("\n\n\n", "\n", 1)  # head + tail: the marker's line is gone
     assert int(m.group(1).replace(",", "")) == size - len(shown.encode())

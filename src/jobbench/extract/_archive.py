@@ -72,8 +72,9 @@ def extract_zip(source: Source, ctx: Context, *, dispatch: Callable[[Source, Con
         if len(infos) > MAX_LISTED:
             lines.append(note(f"  … {len(infos) - MAX_LISTED:,} more entries"))
         if unsafe:
-            ctx.warn(f"{len(unsafe)} member name(s) would write outside the extraction folder (absolute path or "
-                     f"'..'): {', '.join(unsafe[:5])}" + (" …" if len(unsafe) > 5 else "")
+            ctx.warn(f"{len(unsafe)} member name(s) would write outside the extraction folder "
+                     f"(absolute path or '..'): {', '.join(unsafe[:5])}"
+                     + (" …" if len(unsafe) > 5 else "")
                      + "; read under generated names, never written there")
         listing = "\n".join(lines)
         if ctx.depth >= ctx.limits.archive_depth or not candidates:

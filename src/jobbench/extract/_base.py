@@ -236,7 +236,8 @@ class Context:
         digest = hashlib.sha256(data).hexdigest()
         if any(img.sha256 == digest for img in self.images):
             return name
-        self.images.append(ExtractedImage(source=self.rel, name=name, media_type=media_type, data=data, sha256=digest,
+        self.images.append(ExtractedImage(source=self.rel, name=name, media_type=media_type,
+                                          data=data, sha256=digest,
                                           caption=" ".join(caption.split())[:300]))
         return name
 

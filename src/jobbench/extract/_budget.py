@@ -24,8 +24,8 @@ def truncation_marker(omitted: int, total: int, what: str = "this file", *,
     ``[... truncated: 1,234 of 5,678 characters of this file omitted here (12 of 50 lines);
     head and tail kept ...]``; ``lines`` is ``(omitted, total)``."""
     counted = f" ({lines[0]:,} of {lines[1]:,} lines)" if lines else ""
-    return "\n" + note(f"[... truncated: {omitted:,} of {total:,} characters of {what} omitted here{counted}; head "
-                       "and tail kept ...]") + "\n"
+    return "\n" + note(f"[... truncated: {omitted:,} of {total:,} characters of {what} omitted "
+                       f"here{counted}; head and tail kept ...]") + "\n"
 
 
 def head_tail(text: str, budget: int, *, what: str = "this file") -> tuple[str, bool]:
@@ -56,7 +56,8 @@ def head_tail(text: str, budget: int, *, what: str = "this file") -> tuple[str, 
         tail = tail[cut + 1:]
     middle = text[len(head): total - len(tail)]
     omitted_lines = middle.count("\n")
-    marker = truncation_marker(_plain_len(middle), _plain_len(text), what, lines=(omitted_lines, n_lines))
+    marker = truncation_marker(_plain_len(middle), _plain_len(text), what,
+                               lines=(omitted_lines, n_lines))
     head, tail = balance_cut(head, tail)
     return head + marker + tail, True
 
@@ -95,7 +96,8 @@ def join_head_tail(head: str, tail: str, budget: int, *, size: int, encoding: st
         bom: bytes of byte-order mark before ``head`` in the file.
         total_lines: lines of the whole file, when counted.
     """
-    probe = truncation_marker(size, size, "this file", lines=(total_lines, total_lines) if total_lines else None)
+    counts = (total_lines, total_lines) if total_lines else None
+    probe = truncation_marker(size, size, "this file", lines=counts)
     room = max(0, budget - len(probe) - 40)
     head_n = int(room * HEAD_FRACTION)
     tail_n = room - head_n
@@ -112,8 +114,9 @@ def join_head_tail(head: str, tail: str, budget: int, *, size: int, encoding: st
     if total_lines is not None:
         lines = (max(0, total_lines - head.count("\n") - _lines(tail)), total_lines)
     counted = f" ({lines[0]:,} of {lines[1]:,} lines)" if lines else ""
-    marker = "\n" + note(f"[... truncated: {max(0, size - shown):,} of {size:,} bytes of this file omitted "
-                         f"here{counted}; only its head and tail were read ...]") + "\n"
+    said = (f"[... truncated: {max(0, size - shown):,} of {size:,} bytes of this file omitted "
+            f"here{counted}; only its head and tail were read ...]")
+    marker = "\n" + note(said) + "\n"
     head, tail = balance_cut(head, tail)
     return head + marker + tail
 

@@ -23,8 +23,9 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print JSON: per-file kind, sha256, diagnostics, images, text."),
         max_chars: int = typer.Option(200_000, "--max-chars", help="Per-file character cap."),
         max_total_chars: int = typer.Option(1_000_000, "--max-total-chars", help="Folder character cap."),
-        max_images: int = typer.Option(32, "--max-images", help="Images extracted per folder (the judge "
-                                                                "attaches at most 8 of them per call)."),
+        max_images: int = typer.Option(
+            32, "--max-images",
+            help="Images extracted per folder (the judge attaches at most 8 per call)."),
         engine: Optional[str] = typer.Option(
             None, "--engine", help="Workbook recalculation: auto, libreoffice, formulas or cached "
                                    "(default: $JOBBENCH_XLSX_ENGINE or auto)."),
@@ -59,7 +60,8 @@ def register(app: typer.Typer) -> None:
                 one = extract(path, max_chars=max_chars, limits=limits, cache=cache, isolation=isolation)
                 files, truncated = [one], one.truncated
                 text = f"{file_header(one.path)}\n{escape_file_headers(one.text)}"
-                ignored, nothing = [], FolderExtraction(files=[one], text=text).no_deliverable_reason()
+                ignored = []
+                nothing = FolderExtraction(files=[one], text=text).no_deliverable_reason()
         except (FileNotFoundError, NotADirectoryError) as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from exc

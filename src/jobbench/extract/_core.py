@@ -142,7 +142,11 @@ def extract(path: Path | str, *, rel: str | None = None, max_chars: int = 200_00
     return _extract_verified(path, rel, lim, resolve_cache(cache), isolation or default_isolation())
 
 
-def walk_folder(folder: Path) -> list[tuple[str, Path, os.stat_result | None, str | None]]:
+Entry = tuple[str, Path, os.stat_result | None, str | None]
+"""One entry of :func:`walk_folder`: ``(rel, path, lstat or None, problem or None)``."""
+
+
+def walk_folder(folder: Path) -> list[Entry]:
     """Every deliverable entry under ``folder`` as :func:`extract_dir` sees it, sorted by
     ``rel``: ``(rel POSIX path, path, lstat or None, problem or None)``. Nothing is followed:
     directories are descended; symlinks, special files and unreadable entries come back with
@@ -152,7 +156,7 @@ def walk_folder(folder: Path) -> list[tuple[str, Path, os.stat_result | None, st
     return scan_folder(folder)[0]
 
 
-def scan_folder(folder: Path) -> tuple[list[tuple[str, Path, os.stat_result | None, str | None]], list[str]]:
+def scan_folder(folder: Path) -> tuple[list[Entry], list[str]]:
     """``(entries, ignored)``: the entries of :func:`walk_folder`, and ``"rel: reason"`` for
     every entry left out as not a deliverable (a dot-directory or junk directory is listed
     once, as ``"dir/: reason"``, and not descended), sorted."""
@@ -279,7 +283,8 @@ def folder_text(files: list[Extraction], max_total_chars: int = 1_000_000, *,
 
 
 def extract_dir(folder: Path | str, *, max_chars_per_file: int = 200_000, max_total_chars: int = 1_000_000,
-                max_images: int = 32, limits: ExtractLimits | None = None, engine: XlsxEngine | None = None,
+                max_images: int = 32, limits: ExtractLimits | None = None,
+                engine: XlsxEngine | None = None,
                 cache: CacheArg = None, isolation: Isolation | None = None, workers: int = 1) -> FolderExtraction:
     """Extract every file under ``folder`` in sorted path order.
 
@@ -349,7 +354,9 @@ def extract_dir(folder: Path | str, *, max_chars_per_file: int = 200_000, max_to
             f = f.model_copy(update={
                 "images": keep,
                 "diagnostics": f.diagnostics + [Diagnostic(
-                    level="warning", message=f"{dropped} image(s) not extracted (folder image budget of {lim.max_images})")],
+                    level="warning",
+                    message=f"{dropped} image(s) not extracted "
+                            f"(folder image budget of {lim.max_images})")],
             })
         budgeted.append(f)
     text, truncated = folder_text(budgeted, lim.max_total_chars)

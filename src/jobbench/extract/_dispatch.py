@@ -172,7 +172,8 @@ def extract_source(source: Source, ctx: Context) -> tuple[str, str]:
             return "svg", run_kind("svg", source, ctx)
         ctx.kind = "image"
         what = "text" if not looks_binary(head) else "binary data"
-        raise ExtractionError(f"unreadable: named {label} but the content is not an image ({what}); not shown")
+        raise ExtractionError(f"unreadable: named {label} but the content is not an image "
+                              f"({what}); not shown")
     if ext_kind in BINARY_KINDS:
         names = {"xlsx": "xlsx workbook (zip container)", "docx": "docx document (zip container)",
                  "pptx": "pptx presentation (zip container)", "zip": "zip archive", "pdf": "PDF (%PDF- header)",
@@ -265,14 +266,15 @@ def run_one(path: str, rel: str, limits: ExtractLimits, *, timeout: float | None
         ctx.error(f"could not read this {kind} file (corrupt or unsupported variant): {type(exc).__name__}"
                   + (f": {detail}" if detail else ""))
     if ctx.images_dropped:
-        ctx.warn(f"{ctx.images_dropped} image(s) not extracted (limit {limits.max_images} per file)")
+        ctx.warn(f"{ctx.images_dropped} image(s) not extracted "
+                 f"(limit {limits.max_images} per file)")
     if ctx.hidden:
         kinds = sorted({why for why, _text in ctx.hidden})
-        ctx.warn(f"hidden content ({len(ctx.hidden)} part(s): {', '.join(kinds)}); shown marked [hidden…], "
-                 "not visible to a reader of the file")
-    ext = Extraction(path=rel, kind=kind, diagnostics=ctx.diagnostics, images=ctx.images, sha256=sha256, size=size,
-                     hidden=ctx.hidden)
-    # a text already read in part states the file's omitted bytes; a second cut counts its own characters
+        ctx.warn(f"hidden content ({len(ctx.hidden)} part(s): {', '.join(kinds)}); shown marked "
+                 "[hidden…], not visible to a reader of the file")
+    ext = Extraction(path=rel, kind=kind, diagnostics=ctx.diagnostics, images=ctx.images,
+                     sha256=sha256, size=size, hidden=ctx.hidden)
+    # a text already read in part states the omitted bytes; a second cut counts its characters
     what = "the text extracted from this file" if ctx.truncated else "this file"
     body, cut = head_tail(text, max(0, limits.max_chars - len(diagnostic_lines(ext))), what=what)
     ext.text, ext.notes = split_notes(diagnostic_lines(ext) + body)

@@ -58,9 +58,9 @@ class RunLook:
 
     def over(self, base: "RunLook") -> "RunLook":
         """These properties, falling back to ``base`` where unset."""
-        return RunLook(*(mine if mine is not None else theirs
-                         for mine, theirs in zip((self.vanish, self.color, self.size, self.shaded),
-                                                 (base.vanish, base.color, base.size, base.shaded))))
+        mine = (self.vanish, self.color, self.size, self.shaded)
+        theirs = (base.vanish, base.color, base.size, base.shaded)
+        return RunLook(*(a if a is not None else b for a, b in zip(mine, theirs)))
 
 
 def _on(el) -> bool:  # noqa: ANN001 - an lxml element
@@ -80,7 +80,8 @@ def run_look(rpr) -> RunLook:  # noqa: ANN001 - an lxml w:rPr element or None
     el = rpr.find(W + "color")
     if el is not None:
         theme = (el.get(W + "themeColor") or "").lower()
-        color = "FFFFFF" if theme in ("background1", "light1") else (el.get(W + "val") or "auto").upper()
+        value = (el.get(W + "val") or "auto").upper()
+        color = "FFFFFF" if theme in ("background1", "light1") else value
     size = None
     el = rpr.find(W + "sz")
     if el is not None and (el.get(W + "val") or "").isdigit():
@@ -122,7 +123,8 @@ class Styles:
             if not sid:
                 continue
             based = st.find(W + "basedOn")
-            self.own[sid] = (run_look(st.find(W + "rPr")), based.get(W + "val") if based is not None else None)
+            parent = based.get(W + "val") if based is not None else None
+            self.own[sid] = (run_look(st.find(W + "rPr")), parent)
             if st.get(W + "type") == "paragraph" and _on_default(st):
                 self.paragraph_default = sid
 
@@ -163,8 +165,10 @@ class _Doc:
         text``), or None."""
         rpr = run.find(W + "rPr")
         rstyle = rpr.find(W + "rStyle") if rpr is not None else None
-        look = run_look(rpr).over(self.styles.look(rstyle.get(W + "val") if rstyle is not None else None))
-        look = look.over(self.styles.look(pstyle or self.styles.paragraph_default)).over(self.styles.defaults)
+        char_style = rstyle.get(W + "val") if rstyle is not None else None
+        look = run_look(rpr).over(self.styles.look(char_style))
+        look = look.over(self.styles.look(pstyle or self.styles.paragraph_default))
+        look = look.over(self.styles.defaults)
         if look.vanish:
             return "w:vanish"
         if look.size is not None and look.size < TINY_HALF_POINTS:
@@ -283,7 +287,8 @@ class _Doc:
         boxes: list[str] = []
         ppr = p.find(W + "pPr")
         pstyle_el = ppr.find(W + "pStyle") if ppr is not None else None
-        text = self.inline_text(p, boxes, pstyle_el.get(W + "val") if pstyle_el is not None else None)
+        pstyle = pstyle_el.get(W + "val") if pstyle_el is not None else None
+        text = self.inline_text(p, boxes, pstyle)
         prefix = ""
         if ppr is not None:
             style = ppr.find(W + "pStyle")
@@ -358,7 +363,8 @@ class _Doc:
         return text
 
 
-def _notes_part(doc, suffix: str, ctx: Context, styles: Styles, white_visible: bool) -> list[tuple[str, str]]:
+def _notes_part(doc, suffix: str, ctx: Context, styles: Styles,
+                white_visible: bool) -> list[tuple[str, str]]:
     """(id, text) of footnotes/endnotes/comments parts found in the package."""
     out = []
     for part in doc.part.package.iter_parts():
@@ -393,7 +399,8 @@ def extract_docx(source: Source, ctx: Context) -> str:
     except Exception:  # noqa: BLE001 - a broken style part: direct formatting still counts
         styles = Styles(None)
     background = doc.element.find(W + "background")
-    white_visible = background is not None and not _white((background.get(W + "color") or "FFFFFF").upper())
+    page = (background.get(W + "color") or "FFFFFF").upper() if background is not None else "FFFFFF"
+    white_visible = not _white(page)
     walker = _Doc(doc.part, ctx, ctx.rel, styles, white_visible)
     try:
         walker.style_names = {s.style_id: s.name for s in doc.styles if s.style_id and s.name}

@@ -20,12 +20,22 @@ from pathlib import PurePosixPath
 from ._base import Context, ExtractionError, Source, decode_text
 from ._notes import note as _note
 
-SVG_SNIFF = re.compile(rb"^(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*(?:<!DOCTYPE[^>]*>\s*)?<svg[\s>]",
-                       re.DOTALL | re.IGNORECASE)
+SVG_SNIFF = re.compile(
+    rb"^(?:\xef\xbb\xbf)?\s*(?:<\?xml[^>]*>\s*)?(?:<!--.*?-->\s*)*(?:<!DOCTYPE[^>]*>\s*)?<svg[\s>]",
+    re.DOTALL | re.IGNORECASE,
+)
 """An SVG document: optional BOM, XML declaration, comments and doctype, then ``<svg``."""
 
 _LENGTH = re.compile(r"^\s*([0-9]*\.?[0-9]+(?:[eE][-+]?[0-9]+)?)\s*(px|pt|pc|mm|cm|in)?\s*$")
-_UNIT_PX = {None: 1.0, "px": 1.0, "pt": 4 / 3, "pc": 16.0, "mm": 96 / 25.4, "cm": 96 / 2.54, "in": 96.0}
+_UNIT_PX = {
+    None: 1.0,
+    "px": 1.0,
+    "pt": 4 / 3,
+    "pc": 16.0,
+    "mm": 96 / 25.4,
+    "cm": 96 / 2.54,
+    "in": 96.0,
+}
 
 
 def is_svg(head: bytes) -> bool:
@@ -50,7 +60,9 @@ def extract_image(source: Source, ctx: Context) -> str:
     except Exception as exc:  # noqa: BLE001 - Pillow raises many types for bad data
         if type(exc).__name__ == "DecompressionBombError":
             raise ExtractionError(f"image refused: {exc}") from exc
-        raise ExtractionError(f"unreadable: not a decodable image ({type(exc).__name__}: {exc})") from exc
+        raise ExtractionError(
+            f"unreadable: not a decodable image ({type(exc).__name__}: {exc})"
+        ) from exc
     name = ctx.add_image(None, data)
     desc = f"[image: {fmt} {w}×{h} px" + (f", {frames} frames" if frames > 1 else "")
     if not name:
@@ -100,7 +112,9 @@ def sanitise_svg(data: bytes) -> tuple[str, tuple[float, float] | None, int]:
     """
     from lxml import etree
 
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
+    parser = etree.XMLParser(
+        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
+    )
     try:
         root = etree.fromstring(data, parser)
     except etree.XMLSyntaxError as exc:
@@ -156,5 +170,7 @@ def extract_svg(source: Source, ctx: Context) -> str:
         ctx.warn(str(exc))
         return _note("[svg image; not rendered]") + "\n" + text
     name = ctx.add_image(PurePosixPath(ctx.rel).stem + ".png", png)
-    shown = _note(f"[svg image rendered to PNG: {name}]" if name else "[svg image; rendering not extracted]")
+    shown = _note(
+        f"[svg image rendered to PNG: {name}]" if name else "[svg image; rendering not extracted]"
+    )
     return shown + "\n" + text

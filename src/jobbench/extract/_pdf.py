@@ -82,7 +82,9 @@ def _render_page(page, i: int, ctx: Context, rendered: int) -> tuple[str, bool]:
         return "page not rendered: rendering failed", False
     name = ctx.add_image(f"page-{i + 1}.png", buf.getvalue(), caption=f"page {i + 1}")
     if not name:
-        return f"page not rendered: image limit of {ctx.limits.max_images} per file reached or image unreadable", False
+        limit = ctx.limits.max_images
+        return (f"page not rendered: image limit of {limit} per file reached or image "
+                "unreadable", False)
     return f"page rendered as image {name}", True
 
 

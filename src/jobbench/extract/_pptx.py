@@ -41,7 +41,8 @@ class _Slides:
     def __init__(self, ctx: Context):
         self.ctx = ctx
 
-    def shapes(self, shapes, slide_no: int, skip_id: int | None = None, _reveal: bool = False) -> list[str]:
+    def shapes(self, shapes, slide_no: int, skip_id: int | None = None,
+               _reveal: bool = False) -> list[str]:
         from pptx.enum.shapes import MSO_SHAPE_TYPE
         from pptx.shapes.picture import Picture
 
@@ -120,7 +121,8 @@ def extract_pptx(source: Source, ctx: Context) -> str:
             content = "\n".join(([title] if title else []) + body)
             record(ctx.hidden, "hidden slide", content)
             head = note(f"## Slide {i} (hidden slide: not shown in a slide show)")
-            out.append(head + ("\n" + hidden_lines(content, "hidden slide") if content.strip() else ""))
+            marked = hidden_lines(content, "hidden slide") if content.strip() else ""
+            out.append(head + ("\n" + marked if marked else ""))
             continue
         head = note(f"## Slide {i}" + (": " if title else "")) + title
         out.append("\n".join([head] + body))

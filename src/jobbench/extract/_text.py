@@ -44,11 +44,14 @@ def read_text(source: Source, ctx: Context, *, what: str = "text") -> tuple[str,
     tail_b = source.read_tail(budget)
     head, enc = decode_text(head_b, ctx, what=what)
     tail = tail_b.decode(enc.replace("-sig", ""), errors="replace")
-    bom = next((len(b) for b in (b"\xef\xbb\xbf", b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff", b"\xff\xfe", b"\xfe\xff")
-                if head_b.startswith(b)), 0) if enc.startswith(("utf-8-sig", "utf-16", "utf-32")) else 0
+    boms = (b"\xef\xbb\xbf", b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff", b"\xff\xfe", b"\xfe\xff")
+    bom = 0
+    if enc.startswith(("utf-8-sig", "utf-16", "utf-32")):
+        bom = next((len(b) for b in boms if head_b.startswith(b)), 0)
     ctx.truncated = True
     ctx.line_count = count_lines(source)
-    text = join_head_tail(head, tail, budget, size=source.size, encoding=enc, bom=bom, total_lines=ctx.line_count)
+    text = join_head_tail(head, tail, budget, size=source.size, encoding=enc, bom=bom,
+                          total_lines=ctx.line_count)
     return text, enc, True
 
 

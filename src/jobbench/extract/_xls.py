@@ -28,8 +28,15 @@ from ._notes import note
 from ._records import CellValue
 
 # xlrd error codes (xlrd.biffh.error_text_from_code; [MS-XLS] 2.5.10 BErr)
-_ERRORS = {0x00: "#NULL!", 0x07: "#DIV/0!", 0x0F: "#VALUE!", 0x17: "#REF!", 0x1D: "#NAME?", 0x24: "#NUM!",
-           0x2A: "#N/A"}
+_ERRORS = {
+    0x00: "#NULL!",
+    0x07: "#DIV/0!",
+    0x0F: "#VALUE!",
+    0x17: "#REF!",
+    0x1D: "#NAME?",
+    0x24: "#NUM!",
+    0x2A: "#N/A",
+}
 NO_CACHED = "(formula, no cached value)"
 
 
@@ -45,7 +52,7 @@ def formula_cells(data: bytes) -> dict[int, dict[tuple[int, int], bool]]:
         for name in ("Workbook", "Book"):
             mem, base, size = cd.locate_named_stream(name)
             if mem is not None:
-                stream = mem[base:base + size]
+                stream = mem[base : base + size]
                 break
     except Exception:  # noqa: BLE001 - xlrd reports the corrupt file itself
         return {}
@@ -68,7 +75,7 @@ def formula_cells(data: bytes) -> dict[int, dict[tuple[int, int], bool]]:
             current = sheet_of.get(at)
         elif rtype == 0x0006 and current is not None and length >= 14:
             row, col = struct.unpack_from("<HH", stream, at + 4)
-            result = stream[at + 10:at + 18]
+            result = stream[at + 10 : at + 18]
             empty = result[6:8] == b"\xff\xff" and result[0] == 3
             out.setdefault(current, {})[(row, col)] = not empty
     return out
@@ -125,9 +132,16 @@ def _via_libreoffice(source: Source, ctx: Context, book, formulas: dict) -> str:
         timeout = ctx.limits.soffice_timeout
         if ctx.remaining() is not None:
             timeout = max(1.0, min(timeout, (ctx.remaining() or 0) - 5.0))
-        out = _soffice.convert(src, "xlsx", Path(tmp) / "out", timeout=timeout, limit_resources=ctx.limit_resources)
-        wb = read_workbook(Source(out, name=ctx.rel), ctx, ctx.limits, limit_resources=ctx.limit_resources,
-                           converted_from=cached)
+        out = _soffice.convert(
+            src, "xlsx", Path(tmp) / "out", timeout=timeout, limit_resources=ctx.limit_resources
+        )
+        wb = read_workbook(
+            Source(out, name=ctx.rel),
+            ctx,
+            ctx.limits,
+            limit_resources=ctx.limit_resources,
+            converted_from=cached,
+        )
     ctx.diagnostics.extend(wb.diagnostics)
     return render_workbook(wb, ctx, ctx.limits.max_chars)
 
@@ -168,7 +182,9 @@ def extract_xls(source: Source, ctx: Context) -> str:
             rows = max([sh.nrows] + [r + 1 for r, _c in in_sheet])
             for r in range(rows):
                 parts = []
-                cols = max([sh.ncols if r < sh.nrows else 0] + [c + 1 for rr, c in in_sheet if rr == r])
+                cols = max(
+                    [sh.ncols if r < sh.nrows else 0] + [c + 1 for rr, c in in_sheet if rr == r]
+                )
                 for c in range(cols):
                     text = _value(book, sh.cell(r, c))[2] if r < sh.nrows and c < sh.ncols else ""
                     has = in_sheet.get((r, c))
@@ -187,12 +203,20 @@ def extract_xls(source: Source, ctx: Context) -> str:
     finally:
         book.release_resources()
     if n_formulas:
-        ctx.warn(f"{n_formulas:,} xls formula cell(s) not recalculated ({why_cached}); values are those saved in "
-                 f"the file" + (f"; {no_value:,} have no cached value, marked {NO_CACHED}" if no_value else ""))
+        ctx.warn(
+            f"{n_formulas:,} xls formula cell(s) not recalculated ({why_cached}); values are those "
+            f"saved in the file"
+            + (f"; {no_value:,} have no cached value, marked {NO_CACHED}" if no_value else "")
+        )
     else:
         ctx.info("xls values are those saved in the file (no formulas)")
-    header = note(f"Workbook (xls) with {len(names)} sheet(s): " + ", ".join(f'"{n}"' for n in names)) + "\n"
-    shares = fair_shares([len(t) for t in texts], max(1000, ctx.limits.max_chars - len(header) - 2 * len(texts)))
+    header = (
+        note(f"Workbook (xls) with {len(names)} sheet(s): " + ", ".join(f'"{n}"' for n in names))
+        + "\n"
+    )
+    shares = fair_shares(
+        [len(t) for t in texts], max(1000, ctx.limits.max_chars - len(header) - 2 * len(texts))
+    )
     out = [header]
     for name, text, share in zip(names, texts, shares):
         cut, was_cut = head_tail(text, share, what=f'sheet "{name}"')

@@ -487,7 +487,8 @@ def _resolve_engine(requested: str, soffice_present: bool) -> str:
 
 def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
                   limit_resources: bool = False,
-                  converted_from: dict[str, dict[str, tuple[CellValue, bool]]] | None = None) -> Workbook:
+                  converted_from: dict[str, dict[str, tuple[CellValue, bool]]] | None = None,
+                  ) -> Workbook:
     """Run the passes and the recalculation; see the module docstring.
 
     Args:
@@ -523,10 +524,11 @@ def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
         engine, engine_note = "cached", "no formulas"
     elif converted_from is not None:
         recalculated = cached
-        cached = {sd.name: {coord: converted_from.get(sd.name, {}).get(coord, (None, False)) for coord in sd.formulas}
-                  for sd in sheets}
+        cached = {sd.name: {coord: converted_from.get(sd.name, {}).get(coord, (None, False))
+                            for coord in sd.formulas} for sd in sheets}
         engine = "libreoffice"
-        engine_note = "values recalculated with LibreOffice (converted to xlsx, recalculation forced on load)"
+        engine_note = ("values recalculated with LibreOffice (converted to xlsx, recalculation "
+                       "forced on load)")
         diags.append(Diagnostic(level="info", message=engine_note))
     else:
         order = [engine] + (["formulas"] if engine == "libreoffice" else [])
@@ -635,16 +637,17 @@ def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
 
     if volatile_cells:
         diags.append(Diagnostic(level="warning", message=(
-            f"volatile functions in {len(volatile_cells)} cell(s), not recalculated: {_eg(volatile_cells)}; these "
-            "cells show the value cached in the file, or none when the file has none")))
+            f"volatile functions in {len(volatile_cells)} cell(s), not recalculated: "
+            f"{_eg(volatile_cells)}; these cells show the value cached in the file, or none "
+            "when the file has none")))
     if external_cells or has_links:
         diags.append(Diagnostic(level="warning", message=(
             "external links" + (f" in {len(external_cells)} cell(s): {_eg(external_cells)}" if external_cells else "")
             + "; links are never updated, cells show the value cached in the file")))
     if n_dependent:
         diags.append(Diagnostic(level="warning", message=(
-            f"{n_dependent} formula cell(s) depend on those cells and also show their cached value (none when the "
-            "file has none)"
+            f"{n_dependent} formula cell(s) depend on those cells and also show their cached value "
+            "(none when the file has none)"
             + ("" if complete else " (dependency analysis stopped at its work limit: every formula cell with a "
                                    "cached value shows it)"))))
     if has_macros:
@@ -749,7 +752,8 @@ def _row_line(sd: SheetData, coords: list[str], notes: dict[str, str]) -> str:
     shown = [c for c in coords if c not in sd.hidden]
     lines = [_cells_line(sd, shown, notes)] if shown else []
     for why in dict.fromkeys(sd.hidden[c] for c in hidden):
-        lines.append(hidden_lines(_cells_line(sd, [c for c in hidden if sd.hidden[c] == why], notes), why))
+        cells = [c for c in hidden if sd.hidden[c] == why]
+        lines.append(hidden_lines(_cells_line(sd, cells, notes), why))
     return "\n".join(lines)
 
 
@@ -827,10 +831,12 @@ def _min_length(sd: SheetData) -> int:
 def _record_hidden(sd: SheetData, ctx: Context) -> None:
     """Record the sheet's hidden content on ``ctx`` (for the judge's injection check)."""
     def values(coords) -> str:  # noqa: ANN001
-        return " | ".join(show(sd.values.get(c)) for c in coords if sd.values.get(c) not in (None, ""))
+        shown = (show(sd.values.get(c)) for c in coords if sd.values.get(c) not in (None, ""))
+        return " | ".join(shown)
 
     if sd.state != "visible":
-        record(ctx.hidden, f"{sd.state} sheet", f'sheet "{sd.name}": ' + values(c for _r, _c, c in sd.cells))
+        every = values(c for _r, _c, c in sd.cells)
+        record(ctx.hidden, f"{sd.state} sheet", f'sheet "{sd.name}": {every}')
         return
     for why in sorted(set(sd.hidden.values())):
         text = values(c for _r, _c, c in sd.cells if sd.hidden.get(c) == why)

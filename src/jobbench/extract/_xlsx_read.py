@@ -225,7 +225,8 @@ def iter_cells(zf: zipfile.ZipFile, part: str, pkg: Package) -> Iterator[RawCell
     ns = None
     row_tag = v_tag = f_tag = is_tag = col_tag = ""
     with zf.open(part) as f:
-        for ev, el in etree.iterparse(f, events=("start", "end"), tag=("{*}row", "{*}c", "{*}col"), **_PARSER_KW):
+        tags = ("{*}row", "{*}c", "{*}col")
+        for ev, el in etree.iterparse(f, events=("start", "end"), tag=tags, **_PARSER_KW):
             if ns is None:  # the sheet's namespace (transitional or strict), fixed for the part
                 ns = el.tag.rpartition("}")[0] + "}" if el.tag.startswith("{") else ""
                 row_tag, v_tag, f_tag, is_tag = ns + "row", ns + "v", ns + "f", ns + "is"

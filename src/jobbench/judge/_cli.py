@@ -211,7 +211,8 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str]) -> None:  
     from ..records import Usage
 
     groups: dict[str, dict] = defaultdict(lambda: {"trials": 0, "graded_now": 0, "scores": [], "judge_error": 0,
-                                                   "unjudged": 0, "no_deliverable": 0, "usage": Usage()})
+                                                   "unjudged": 0, "no_deliverable": 0,
+                                                   "usage": Usage()})
     total = Usage()
     recorded = Usage()
     for r in records:
@@ -244,13 +245,14 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str]) -> None:  
         return
     con = _console()
     t = Table(title=f"grades by judge {cfg.key}")
-    for col in ("agent@model", "trials", "graded now", "scored", "mean score", "no deliverable", "judge_error",
-                "unjudged", "judge calls now", "judge cost now"):
+    for col in ("agent@model", "trials", "graded now", "scored", "mean score", "no deliverable",
+                "judge_error", "unjudged", "judge calls now", "judge cost now"):
         t.add_column(col)
     for r in rows:
         u = r["judge_usage"]
         t.add_row(r["agent_model"], str(r["trials"]), str(r["graded_now"]), str(r["scored"]),
-                  "-" if r["mean_score"] is None else f"{100 * r['mean_score']:.1f}", str(r["no_deliverable"]),
+                  "-" if r["mean_score"] is None else f"{100 * r['mean_score']:.1f}",
+                  str(r["no_deliverable"]),
                   str(r["judge_error"]), str(r["unjudged"]), str(u["calls"]),
                   "-" if u["cost_usd"] is None else f"${u['cost_usd']:.4f}")
     con.print(t)

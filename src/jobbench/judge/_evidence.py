@@ -120,8 +120,9 @@ def detect_injection(path: str, text: str) -> InjectionHit | None:
 
 
 _GRADING_WORDS = re.compile(
-    r"\b(grader|grading|graded|judge|judging|evaluator|rubrics?|criteri(on|a)|verdicts?|prompts?|instructions?"
-    r"|llm|language\s+model|chatgpt|gpt-?\d|claude|gemini|full\s+(marks|points|credit))\b",
+    r"\b(grader|grading|graded|judge|judging|evaluator|rubrics?|criteri(on|a)|verdicts?|prompts?"
+    r"|instructions?|llm|language\s+model|chatgpt|gpt-?\d|claude|gemini"
+    r"|full\s+(marks|points|credit))\b",
     re.IGNORECASE,
 )
 """Words about grading or language models: in hidden content (which no reader sees) they can
@@ -141,5 +142,6 @@ def detect_hidden_injection(path: str, hidden: list[tuple[str, str]]) -> Injecti
         m = _GRADING_WORDS.search(text)
         if m:
             a, b = max(0, m.start() - 40), min(len(text), m.end() + 40)
-            return InjectionHit(file=path, excerpt=f"(hidden: {why}) " + _SPACE.sub(" ", text[a:b]).strip())
+            excerpt = _SPACE.sub(" ", text[a:b]).strip()
+            return InjectionHit(file=path, excerpt=f"(hidden: {why}) {excerpt}")
     return None

@@ -303,8 +303,8 @@ class Grader:
 
         job = TrialJob(inp=inp, extraction=extraction, files=files, prefilled=prefilled, second=second, units=[],
                        unit_of={}, flags=flags, injection=injection, norm_text=norm_text,
-                       timings={"extract_s": round(t_extract, 4), "checks_s": round(t_checks, 4)}, started=t0,
-                       no_deliverable=nothing)
+                       timings={"extract_s": round(t_extract, 4), "checks_s": round(t_checks, 4)},
+                       started=t0, no_deliverable=nothing)
         if asked and cfg.uses_llm:
             self._build_units(job, asked)
         return job
@@ -362,8 +362,9 @@ class Grader:
                 (r, cs), = sub.items()
                 tail = rubric_part(rubrics[r], cs, boundary, len(imgs))
                 schema_name, schema = "rubric_verdicts", RUBRIC_SCHEMA
-            messages = build_messages(deliverables_part(text, boundary), tail, [(n, u) for n, u, _ in imgs],
-                                      left_out=choice.left_out, images_in_scope=in_scope)
+            messages = build_messages(deliverables_part(text, boundary), tail,
+                                      [(n, u) for n, u, _ in imgs], left_out=choice.left_out,
+                                      images_in_scope=in_scope)
             key = unit_key({
                 **base_parts(),
                 "kind": kind,
@@ -375,7 +376,8 @@ class Grader:
             })
             return Unit(job=job, uid=uid, kind=kind, asked=sub, key=key, messages=messages, schema_name=schema_name,
                         schema=schema, images=[n for n, _, _ in imgs],
-                        needs_model_verdict=(cfg.mode == "official"), images_left_out=choice.left_out)
+                        needs_model_verdict=(cfg.mode == "official"),
+                        images_left_out=choice.left_out)
 
         units: list[Unit] = []
         if cfg.mode == "task":
@@ -630,7 +632,8 @@ class Grader:
                 "unit": u.uid, "kind": u.kind, "key": u.key, "base_key": u.base_key,
                 "asked": {str(r): cs for r, cs in u.asked.items()},
                 "complete": u.complete, "cached": u.cached, "reused": u.reused, "error": u.error,
-                "images": u.images, "images_left_out": u.images_left_out, "usage": u_usage.model_dump(), "cached_usage": u_cached.model_dump(),
+                "images": u.images, "images_left_out": u.images_left_out,
+                "usage": u_usage.model_dump(), "cached_usage": u_cached.model_dump(),
                 "elapsed_s": round(u.elapsed, 4), "replies": u.replies, "payload": u.merged_payload(),
             })
         t_llm = sum(u.elapsed for u in job.units)

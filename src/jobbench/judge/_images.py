@@ -19,11 +19,13 @@ from ..extract import ExtractedImage, Extraction
 from ..tasks import Rubric
 
 _WORD = re.compile(r"[a-z0-9]+")
-STOPWORDS = frozenset("""
+STOPWORDS = frozenset(
+    """
 a an and are as at be by for from has have in is it its of on or that the this to was were will with
 does do should must each all any both not no into than then there their they which who whom whose
 what when where why how per via include includes including shows show shown deliverable deliverables
-file files report agent output""".split())
+file files report agent output""".split()
+)
 """Words too common to tell images apart."""
 
 
@@ -49,8 +51,14 @@ class ImageChoice:
 
     def data_urls(self) -> list[tuple[str, str, str]]:
         """``(name, data URL, sha256)`` of each attached image."""
-        return [(img.name, f"data:{img.media_type};base64,{base64.b64encode(img.data).decode('ascii')}", img.sha256)
-                for img in self.attached]
+        return [
+            (
+                img.name,
+                f"data:{img.media_type};base64,{base64.b64encode(img.data).decode('ascii')}",
+                img.sha256,
+            )
+            for img in self.attached
+        ]
 
 
 def _named(img: ExtractedImage, text: str) -> bool:
@@ -58,7 +66,9 @@ def _named(img: ExtractedImage, text: str) -> bool:
     for candidate in {img.source, PurePosixPath(img.source).name, img.name.rsplit("#", 1)[-1]}:
         stem = PurePosixPath(candidate).stem
         for needle in (candidate, stem):
-            if len(needle) >= 3 and re.search(rf"(?<![a-z0-9]){re.escape(needle.lower())}(?![a-z0-9])", low):
+            if len(needle) >= 3 and re.search(
+                rf"(?<![a-z0-9]){re.escape(needle.lower())}(?![a-z0-9])", low
+            ):
                 return True
     return False
 
@@ -89,11 +99,13 @@ def choose_images(files: list[Extraction], rubrics: list[Rubric], cap: int) -> I
         return (0 if _named(img, text) else 1, -overlap, order)
 
     ranked = sorted(enumerate(unique), key=rank)
-    keep = {order for order, _img in ranked[:max(0, cap)]}
+    keep = {order for order, _img in ranked[: max(0, cap)]}
     for order, img in enumerate(unique):
         if order in keep:
             out.attached.append(img)
         else:
-            out.left_out.append(f"{img.name}: over the limit of {cap} image(s) per call (less relevant to "
-                                "this rubric)")
+            out.left_out.append(
+                f"{img.name}: over the limit of {cap} image(s) per call (less relevant to "
+                "this rubric)"
+            )
     return out

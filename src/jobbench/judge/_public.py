@@ -32,7 +32,7 @@ from ..records import GradeRecord
 from ..tasks import Task, display_path, load_dataset, task_digest
 from ._config import JudgeConfig
 from ._grade import Grader, TrialInput, inputs_digest
-from ._run import current_manifest
+from ._run import UP_TO_DATE, current_manifest
 
 OUTPUT_DIR = "model_output"
 RESULTS_DIR = "eval_result"
@@ -182,7 +182,7 @@ def grade_public_dataset(
                 except ValueError:
                     prior = None
             prior_dig = (prior.model_extra or {}).get("inputs_digest") if prior else None
-            if prior is not None and not force and prior_dig == dig and prior.status in ("complete", "unjudged", "no_deliverable"):
+            if prior is not None and not force and prior_dig == dig and prior.status in UP_TO_DATE:
                 current.append(prior)
                 continue
 

@@ -17,6 +17,10 @@ from ..tasks import Dataset, display_path, load_dataset, sha256_file, task_diges
 from ._config import JudgeConfig
 from ._grade import Grader, TrialInput, inputs_digest
 
+UP_TO_DATE = ("complete", "unjudged", "no_deliverable")
+"""Grade statuses that need no regrade while the grade's ``inputs_digest`` still matches
+(``judge_error`` grades are always regraded)."""
+
 
 class RunDirError(ValueError):
     """The run directory is missing or malformed (message names the file)."""
@@ -85,7 +89,8 @@ def grade_run(
     """Grade every finished trial of a run that lacks an up-to-date grade.
 
     A grade is up to date when its ``inputs_digest`` (task digest, deliverable manifest,
-    judge identity) matches and its status is ``complete``, ``unjudged`` or ``no_deliverable``. A grade with
+    judge identity) matches and its status is ``complete``, ``unjudged`` or
+    ``no_deliverable`` (:data:`UP_TO_DATE`). A grade with
     ``judge_error`` is regraded, reusing its valid verdicts (only the missing or errored
     units are asked again). Trials with status ``infra_error`` are never graded.
 
@@ -152,8 +157,9 @@ def grade_run(
                            f"writes one; the run directory was altered); not graded{removed}")
             continue
         manifest = current_manifest(deliverables_dir)
-        # files collected before the deliverable policy existed (dotfiles, junk) are not deliverables
-        recorded = sorted((d.path, d.sha256) for d in trial.deliverables if excluded(d.path) is None)
+        # files collected before the deliverable policy (dotfiles, junk) are not deliverables
+        recorded = sorted((d.path, d.sha256) for d in trial.deliverables
+                          if excluded(d.path) is None)
         if manifest != recorded:
             changed = sorted(set(manifest).symmetric_difference(recorded))
             names = sorted({path for path, _ in changed})
@@ -164,7 +170,7 @@ def grade_run(
         out = grade_path(run_dir, config, trial.trial_id)
         prior = load_grade(out)
         prior_dig = (prior.model_extra or {}).get("inputs_digest") if prior else None
-        if prior is not None and not force and prior_dig == dig and prior.status in ("complete", "unjudged", "no_deliverable"):
+        if prior is not None and not force and prior_dig == dig and prior.status in UP_TO_DATE:
             current[trial.trial_id] = prior
             continue
         inputs.append(TrialInput(

@@ -168,9 +168,11 @@ def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch
 
         why = [f"only empty or whitespace-only files: {listed(blank)}"] if deliverables else []
         why += [f"{len(refused)} refused"] if refused else []
-        why += [f"not deliverables (dotfiles, OS or editor junk): {listed([i.rsplit(': ', 1)[0] for i in ignored])}"
-                ] if ignored else []
-        error = ("the agent finished without writing any " + ("gradeable " if deliverables or ignored else "")
+        names = [i.rsplit(": ", 1)[0] for i in ignored]
+        if ignored:
+            why.append(f"not deliverables (dotfiles, OS or editor junk): {listed(names)}")
+        error = ("the agent finished without writing any "
+                 + ("gradeable " if deliverables or ignored else "")
                  + "file to the output directory" + (f" ({'; '.join(why)})" if why else ""))
     traj.emit("trial_end", status=status.value, error=error, deliverables=[d.path for d in deliverables],
               refused=refused, ignored=ignored, seconds=round(wall, 3))
@@ -185,7 +187,8 @@ def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch
     extra["sandbox"] = env.backend
     record = TrialRecord(
         trial_id=tid, task_id=task.id, task_digest=digest, agent=spec.agent, model=spec.model or "-", epoch=epoch,
-        status=status, deliverables=deliverables, refused=refused, ignored=ignored, started_at=started, finished_at=now_iso(),
+        status=status, deliverables=deliverables, refused=refused, ignored=ignored,
+        started_at=started, finished_at=now_iso(),
         wall_seconds=round(wall, 3), turns=result.turns, usage=result.usage or Usage(),
         settings=spec.settings.as_record(), error=error, **extra,
     )

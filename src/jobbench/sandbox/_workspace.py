@@ -24,7 +24,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..deliverable_policy import excluded
+from ..deliverable_policy import excluded, excluded_dir
 from ..records import DeliverableFile
 
 TASK_FOLDER = "task_folder"
@@ -238,6 +238,9 @@ def collect_deliverables(output: Path, dest: Path, limits: DeliverableLimits | N
             elif not _valid_name(rel):
                 out.refused.append(f"{rel!r}: file name is not printable UTF-8")
                 dirnames.remove(name)
+            elif excluded_dir(name):  # deliverable policy: nothing inside is a deliverable
+                out.ignored.append(f"{rel}/: {excluded(rel + '/x')}")
+                dirnames.remove(name)
         dirnames.sort()
         for name in sorted(filenames):
             p = d / name
@@ -290,4 +293,5 @@ def collect_deliverables(output: Path, dest: Path, limits: DeliverableLimits | N
         total += size
         count += 1
         out.files.append(DeliverableFile(path=rel, size=size, sha256=h.hexdigest()))
+    out.ignored.sort()
     return out

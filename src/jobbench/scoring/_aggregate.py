@@ -273,7 +273,8 @@ def trial_result(
     if trial.status == TrialStatus.infra_error:
         row.update(state="infra_error", scored=False)
         return TrialResult(**row)
-    nothing = trial.status == TrialStatus.no_deliverable or (grade is not None and grade.status == "no_deliverable")
+    nothing = trial.status == TrialStatus.no_deliverable or (
+        grade is not None and grade.status == "no_deliverable")
     if nothing or (trial.status in _AGENT_FAILURES and not trial.deliverables):
         # The state follows the trial status even when the judge graded the empty output:
         # nothing delivered is worth 0 (the agent's fault), whatever a rubric says of it.

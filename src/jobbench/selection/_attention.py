@@ -131,7 +131,7 @@ def load_run_capability(run_dir: Path | str, judge_key: str | None = None) -> li
             g = GradeRecord.model_validate_json(f.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
             raise DataFileError(f, f"not a valid grade record: {exc}".splitlines()[0]) from None
-        if g.status != "complete" or g.max_score <= 0:
+        if g.status not in ("complete", "no_deliverable") or g.max_score <= 0:
             continue
         parts = g.trial_id.split("/")
         if len(parts) < 5:
