@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._notes import RESERVED, balance_cut, note
+from ._notes import NOTE_CLOSE, NOTE_START, RESERVED, balance_cut, note
 
 HEAD_FRACTION = 0.75
 """Share of a budget given to the head of a truncated text (the rest goes to the tail)."""
@@ -54,12 +54,30 @@ def head_tail(text: str, budget: int, *, what: str = "this file") -> tuple[str, 
     cut = tail.find("\n")
     if 0 <= cut <= tail_n * 0.1:
         tail = tail[cut + 1:]
+    head, tail = _keep_hidden_whole(text, head, tail)
     middle = text[len(head): total - len(tail)]
     omitted_lines = middle.count("\n")
     marker = truncation_marker(_plain_len(middle), _plain_len(text), what,
                                lines=(omitted_lines, n_lines))
     head, tail = balance_cut(head, tail)
     return head + marker + tail, True
+
+
+def _keep_hidden_whole(text: str, head: str, tail: str) -> tuple[str, str]:
+    """Never cut a hidden-content note (:mod:`._hidden`) in two: a half without its
+    ``[hidden…`` mark would read as ordinary text. A head ending inside one ends before it; a
+    tail starting inside one starts after it."""
+    start = head.rfind(NOTE_START)
+    if start >= 0 and head.rfind(NOTE_CLOSE) < start \
+            and head.startswith("[hidden", start + len(NOTE_START)):
+        head = head[:start]
+    begin = len(text) - len(tail)
+    opened = text.rfind(NOTE_START, 0, begin)
+    if opened >= 0 and text.rfind(NOTE_CLOSE, 0, begin) < opened \
+            and text.startswith("[hidden", opened + len(NOTE_START)):
+        close = text.find(NOTE_CLOSE, begin)
+        tail = text[close + 1:] if close >= 0 else ""
+    return head, tail
 
 
 def fair_shares(lengths: list[int], budget: int) -> list[int]:
