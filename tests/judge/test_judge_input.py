@@ -219,8 +219,8 @@ def test_nothing_gradeable_means_no_call_and_no_deliverable(tmp_path: Path, mode
         ):
             rec = grade_trial(task, folder, _config(srv, mode=mode))
             assert rec.status == "no_deliverable" and rec.score == 0.0 and rec.passed_weight == 0.0
-            assert rec.model_extra["status_reason"].startswith("no gradeable deliverable: only ")
-            assert shown in rec.model_extra["status_reason"]
+            assert rec.status_reason.startswith("no gradeable deliverable: only ")
+            assert shown in rec.status_reason
             assert all(
                 c.verdict == "fail" and c.source == "none" for g in rec.rubrics for c in g.criteria
             )
@@ -351,11 +351,11 @@ def test_only_real_images_are_attached(tmp_path: Path) -> None:
         with Image.open(io.BytesIO(base64.b64decode(data))) as im:
             im.load()
             assert Image.MIME[im.format] == media
-    assert rec.rubrics[0].model_extra["images"] == ["real.png", "vector.png#vector.png"]
+    assert rec.rubrics[0].images == ["real.png", "vector.png#vector.png"]
     assert (
         "extraction_error:fake.png" in rec.flags and "extraction_error:empty.png" not in rec.flags
     )
-    kinds = {d["path"]: d["kind"] for d in rec.model_extra["deliverables"]}
+    kinds = {d.path: d.kind for d in rec.deliverables}
     assert kinds["empty.png"] == "empty" and kinds["vector.png"] == "svg"
 
 
@@ -385,13 +385,13 @@ def test_relevant_images_are_chosen_and_the_rest_named(tmp_path: Path) -> None:
     with FakeOpenAIServer(pass_all) as srv:
         rec = grade_trial(task, deliv, _config(srv))
         by_q = {tail_text(r).split("\n")[1]: r for r in srv.requests}
-    chosen = rec.rubrics[0].model_extra["images"]
+    chosen = rec.rubrics[0].images
     assert (
         "revenue_by_region.png" in chosen
         and "zz_appendix.docx#image1.png" in chosen
         and len(chosen) == 8
     )
-    left = rec.rubrics[0].model_extra["images_left_out"]
+    left = rec.rubrics[0].images_left_out
     assert "fig10.png: same content as fig00.png" in left
     assert sum("over the limit of 8 image(s) per call" in x for x in left) == 4
     texts = _texts(by_q["Is the revenue by region bar chart correct?"])
@@ -399,7 +399,7 @@ def test_relevant_images_are_chosen_and_the_rest_named(tmp_path: Path) -> None:
     for item in left:
         assert f"- {item}" in listing
     # the other rubric (no word in common) takes the first eight in deliverable order
-    assert rec.rubrics[1].model_extra["images"] == sorted(f"fig{i:02d}.png" for i in range(8))
+    assert rec.rubrics[1].images == sorted(f"fig{i:02d}.png" for i in range(8))
 
 
 def test_unattached_page_images_are_stated(tmp_path: Path) -> None:
@@ -464,6 +464,6 @@ def test_hidden_text_is_marked_for_the_judge_and_flagged(tmp_path: Path) -> None
         "hidden_content:book.xlsx",
         "prompt_injection:memo.docx",
     } <= set(rec.flags)
-    hit = next(i for i in rec.model_extra["injection"] if i["file"] == "memo.docx")
-    assert hit["excerpt"].startswith("(hidden: white text)")
+    hit = next(i for i in rec.injection if i.file == "memo.docx")
+    assert hit.excerpt.startswith("(hidden: white text)")
     assert "prompt_injection:book.xlsx" not in rec.flags
