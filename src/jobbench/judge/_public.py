@@ -33,6 +33,7 @@ from ..rundir import folder_manifest, read_record_file, trial_id
 from ..tasks import Task, display_path, load_dataset, task_digest
 from ._config import JudgeConfig
 from ._grade import Grader, TrialInput, inputs_digest
+from ._run import UP_TO_DATE
 
 OUTPUT_DIR = "model_output"
 RESULTS_DIR = "eval_result"
@@ -177,7 +178,7 @@ def grade_public_dataset(
             dig = inputs_digest(digest, manifest, config)
             prior = read_record_file(record_path, GradeRecord).record  # None: absent or unreadable
             prior_dig = prior.inputs_digest if prior else None
-            if prior is not None and not force and prior_dig == dig and prior.status in ("complete", "unjudged"):
+            if prior is not None and not force and prior_dig == dig and prior.status in UP_TO_DATE:
                 current.append(prior)
                 continue
 
