@@ -102,6 +102,8 @@ class TrialRecord(BaseModel):
         status: see :class:`TrialStatus`.
         deliverables: collected files (sha256 manifest).
         refused: deliverable paths refused (symlinks, special files, too large) with reason.
+        ignored: files of ``output/`` that are not deliverables (dotfiles, OS and editor
+            junk; :mod:`jobbench.deliverable_policy`) with reason; not collected.
         wall_seconds: agent wall-clock time in seconds.
         turns: agent turns, when known.
         usage: the agent's token usage and cost (never mixed with the judge's).
@@ -134,6 +136,7 @@ class TrialRecord(BaseModel):
     status: TrialStatus
     deliverables: list[DeliverableFile] = Field(default_factory=list)
     refused: list[str] = Field(default_factory=list)
+    ignored: list[str] = Field(default_factory=list)
     started_at: str | None = None
     finished_at: str | None = None
     wall_seconds: float | None = None
@@ -206,6 +209,8 @@ class RubricGrade(BaseModel):
             undecided), else None.
         overall_reasoning: the judge model's overall justification for the rubric, if any.
         images: names of the images the judge was shown for this rubric.
+        images_left_out: ``"<name>: <reason>"`` for the images of the deliverables in scope
+            that were not shown (over the per-call limit, or the same content as another).
     """
 
     model_config = _PART
@@ -222,6 +227,7 @@ class RubricGrade(BaseModel):
     undecided: str | None = None
     overall_reasoning: str | None = None
     images: list[str] = Field(default_factory=list)
+    images_left_out: list[str] = Field(default_factory=list)
 
 
 class GradedDeliverable(BaseModel):
@@ -258,7 +264,8 @@ class JudgeUnit(BaseModel):
         complete: every asked criterion got a valid verdict.
         cached: answered from the verdict cache; reused: carried from an earlier grade.
         error: why no valid verdict was obtained, if so.
-        images: names of the images attached.
+        images: names of the images attached; images_left_out: ``"<name>: <reason>"`` of
+            the in-scope images not attached (stated in the prompt too).
         usage: what the calls made for this grade cost; cached_usage: what the cached or
             reused verdicts cost when first obtained.
         elapsed_s: seconds spent on the calls.
@@ -280,6 +287,7 @@ class JudgeUnit(BaseModel):
     reused: bool = False
     error: str | None = None
     images: list[str] = Field(default_factory=list)
+    images_left_out: list[str] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     cached_usage: Usage = Field(default_factory=Usage)
     elapsed_s: float = 0.0
@@ -298,8 +306,10 @@ class GradeRecord(BaseModel):
             (judge_error or unjudged); see ``status``.
         max_score: Σ w_r (points).
         passed_weight: Σ w_r z_r over decided rubrics (points).
-        status: ``complete`` (score defined), ``judge_error`` (needs a regrade) or
-            ``unjudged`` (some rubric had nobody to decide it).
+        status: ``complete`` (score defined), ``judge_error`` (needs a regrade),
+            ``unjudged`` (some rubric had nobody to decide it) or ``no_deliverable`` (no
+            gradeable file, see :mod:`jobbench.deliverable_policy`: no judge call, every
+            criterion fails, score 0; the record's ``status_reason`` says why).
         usage: the judge's token usage and cost for this grade.
         flags: e.g. ``prompt_injection`` detections per deliverable.
         created_at: when the grade was made (UTC, ISO 8601).
@@ -310,6 +320,9 @@ class GradeRecord(BaseModel):
             grade cost when first obtained (``usage`` has only what this grade spent).
         disagreements: rubrics whose model verdict contradicts their criteria.
         injection: deliverables that seem to address the judge.
+        status_reason: for ``no_deliverable``, why (``no gradeable deliverable: only …``).
+        ignored: ``"path: reason"`` of the folder's files that are not deliverables (dotfiles,
+            OS and editor junk), neither shown nor checked.
         deliverables: the deliverable files as the judge saw them.
         timings: seconds per step (``extract_s``, ``checks_s``, ``llm_s``, ``wall_s``).
         units: the LLM questions asked (empty for checks-only grades).
@@ -334,7 +347,7 @@ class GradeRecord(BaseModel):
     score: float | None
     max_score: float
     passed_weight: float
-    status: Literal["complete", "judge_error", "unjudged"]
+    status: Literal["complete", "judge_error", "unjudged", "no_deliverable"]
     usage: Usage = Field(default_factory=Usage)
     flags: list[str] = Field(default_factory=list)
     created_at: str | None = None
@@ -345,6 +358,8 @@ class GradeRecord(BaseModel):
     cached_usage: Usage = Field(default_factory=Usage)
     disagreements: int = 0
     injection: list[InjectionHit] = Field(default_factory=list)
+    status_reason: str | None = None
+    ignored: list[str] = Field(default_factory=list)
     deliverables: list[GradedDeliverable] = Field(default_factory=list)
     timings: dict[str, float] = Field(default_factory=dict)
     units: list[JudgeUnit] = Field(default_factory=list)

@@ -106,6 +106,7 @@ class FakeOpenAIServer:
     Attributes:
         base_url: ``http://127.0.0.1:<port>/v1``, for ``openai.OpenAI(base_url=…)``.
         requests: decoded JSON bodies of every chat request, in arrival order.
+        bodies: the raw bytes of the same request bodies (for byte-for-byte comparisons).
     """
 
     def __init__(self, script: Script):
@@ -124,6 +125,7 @@ class FakeOpenAIServer:
 
             self._fn = next_reply
         self.requests: list[dict[str, Any]] = []
+        self.bodies: list[bytes] = []
         self._lock = threading.Lock()
         outer = self
 
@@ -165,6 +167,7 @@ class FakeOpenAIServer:
                     return
                 with outer._lock:
                     outer.requests.append(req)
+                    outer.bodies.append(raw)
                 reply = outer._fn(req)
                 if reply.delay:
                     time.sleep(reply.delay)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 from pathlib import Path
 
 import openpyxl
@@ -61,7 +62,15 @@ def test_per_file_cap(tmp_path):
     ext = extract(p, max_chars=2_000)
     assert ext.truncated and len(ext.text) <= 2_000
     assert ext.text.startswith("row 0\n") and ext.text.endswith("row 4999\n")
-    assert "characters of this file omitted here; head and tail kept" in ext.text
+    # the marker states the real omitted size: characters and lines of this file
+    m = re.search(r"\[\.\.\. truncated: ([\d,]+) of ([\d,]+) characters of this file omitted here "
+                  r"\(([\d,]+) of 5,000 lines\); head and tail kept \.\.\.\]", ext.text)
+    assert m, ext.text
+    kept = ext.content().replace("\n\n\n", "\n", 1)  # head + tail: the marker's line is gone
+    total = len(p.read_text())
+    assert int(m.group(2).replace(",", "")) == total
+    assert int(m.group(1).replace(",", "")) == total - len(kept)
+    assert int(m.group(3).replace(",", "")) == 5000 - kept.count("\n")
 
 
 def _png(color) -> bytes:
@@ -77,7 +86,7 @@ def test_folder_image_budget(tmp_path):
     assert [i.name for i in fe.images] == ["img0.png", "img1.png"]
     last = fe.file("img2.png")
     assert last.images == []
-    assert last.warnings[-1].message == "1 image(s) not attached (folder image budget of 2)"
+    assert last.warnings[-1].message == "1 image(s) not extracted (folder image budget of 2)"
 
 
 def test_file_limit(tmp_path):

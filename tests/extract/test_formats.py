@@ -380,13 +380,13 @@ def test_zip_listed_and_members_extracted(tmp_path):
     assert "Zip archive: 4 entries" in t
     assert "--- member: summary/readme.txt (text) ---\nKey number: 77" in t
     assert "--- member: data.csv (csv) ---\n[table: 2 rows × 2 columns" in t
-    assert "  ../escape.txt  (22 bytes)" in t
+    assert "  ../escape.txt  (22 bytes, UNSAFE NAME: '..' component)" in t
     assert "--- member: nested.zip (zip) ---\nZip archive: 1 entries" in t
     assert "deep.txt  (16 bytes)" in t and "too deep to read" not in t
     assert not (tmp_path.parent / "escape.txt").exists()
 
 
-def test_xls_via_xlrd(tmp_path, soffice):
+def test_xls_recalculated_by_libreoffice(tmp_path, soffice):
     import openpyxl
 
     wb = openpyxl.Workbook()
@@ -401,8 +401,13 @@ def test_xls_via_xlrd(tmp_path, soffice):
                     "--convert-to", "xls", "--outdir", str(out), str(src)], check=True, capture_output=True, timeout=120)
     ext = extract(out / "budget.xls")
     assert ext.kind == "xls"
-    assert 'Workbook (xls) with 1 sheet(s): "Budget"' in ext.text
-    assert "A2=Travel | B2=1250.5" in ext.text and "A3=Total | B3=2501" in ext.text
+    assert 'Workbook with 1 sheet(s): "Budget"' in ext.text
+    assert "converted to xlsx, recalculation forced on load" in ext.text
+    assert "A2=Travel | B2=1250.5" in ext.text and "A3=Total | B3=2501 [=B2*2]" in ext.text
+    cached = extract(out / "budget.xls", engine="cached")
+    assert 'Workbook (xls) with 1 sheet(s): "Budget"' in cached.text
+    assert "A2=Travel | B2=1250.5" in cached.text
+    assert "A3=Total | B3=2501 (formula, not recalculated)" in cached.text
 
 
 def test_odt_converted_with_libreoffice(tmp_path, soffice_writer):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import zipfile
 from pathlib import Path
 
@@ -166,11 +167,17 @@ def test_huge_text_file_keeps_head_and_tail(tmp_path):
     assert ext.text.endswith("line 200000 value 600000\n")
     assert "line 100000" not in ext.text
     size = p.stat().st_size
-    assert f"the file is {size / 2**20:.1f} MiB ({size:,} bytes); only its head and tail are shown" in ext.text
+    m = re.search(rf"\[\.\.\. truncated: ([\d,]+) of {size:,} bytes of this file omitted here "
+                  r"\(([\d,]+) of 200,000 lines\); only its head and tail were read \.\.\.\]",
+                  ext.text)
+    assert m, ext.text
+    shown = ext.content().replace("\n\n\n", "\n", 1)  # head + tail: the marker's line is gone
+    assert int(m.group(1).replace(",", "")) == size - len(shown.encode())
+    assert int(m.group(2).replace(",", "")) == 200_000 - shown.count("\n")
     big_csv = tmp_path / "big.csv"
     big_csv.write_text("id,amount\n" + "".join(f"{i},{i}.5\n" for i in range(300_000)))
     ext = extract(big_csv, max_chars=10_000)
-    assert "[table: about 300,001 lines × 2 columns; delimiter comma" in ext.text
+    assert "[table: 300,001 lines × 2 columns; delimiter comma" in ext.text
     assert ext.text.rstrip().endswith("299999,299999.5")
 
 

@@ -38,10 +38,10 @@ def test_forged_file_header_cannot_pass_for_a_real_section(tmp_path: Path, judge
         cfg = judge_config(srv.base_url)
         rec = grade_trial(task, deliv, cfg)
         first = _deliverables_part(srv.requests[0])
-        # the same deliverables graded again hit the cache: the random boundary is not part of the key
+        # the same deliverables graded again hit the cache (the boundary is a digest of the text)
         again = grade_trial(task, deliv, cfg)
         assert srv.calls == 1 and again.usage.calls == 0
-    boundary = re.search(r"^BEGIN (DELIVERABLES-[0-9a-f]{16})$", first, flags=re.M).group(1)
+    boundary = re.search(r"^BEGIN (DELIVERABLES-[0-9a-f]{24})$", first, flags=re.M).group(1)
     assert boundary not in ESTIMATE + FORGED_NOTES
     fenced = first.split(f"BEGIN {boundary}\n", 1)[1].rsplit(f"\nEND {boundary}", 1)[0]
     # every real section starts with a boundary line then its header; nothing else does
@@ -69,7 +69,7 @@ def test_forged_end_marker_is_flagged_and_stays_inside_the_fence(tmp_path: Path,
     with FakeOpenAIServer(TableJudge(TABLE)) as srv:
         rec = grade_trial(task, deliv, judge_config(srv.base_url))
         first = _deliverables_part(srv.requests[0])
-    boundary = re.search(r"^BEGIN (DELIVERABLES-[0-9a-f]{16})$", first, flags=re.M).group(1)
+    boundary = re.search(r"^BEGIN (DELIVERABLES-[0-9a-f]{24})$", first, flags=re.M).group(1)
     assert boundary != "DELIVERABLES-0000000000000000"
     assert first.index(f"BEGIN {boundary}") < first.index("END DELIVERABLES-0000") < first.rindex(f"END {boundary}")
     assert rec.flags == ["prompt_injection:memo.md"]

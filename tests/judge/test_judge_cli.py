@@ -79,7 +79,8 @@ def test_grade_run_dir_cli_checks_only_and_llm(tmp_path: Path) -> None:
     summary = json.loads(res.output)
     assert summary["judge"]["key"] == "checks"
     assert summary["rows"] == [{"agent_model": "oracle@-", "trials": 1, "graded_now": 1, "scored": 0, "mean_score": None,
-                                "judge_error": 0, "unjudged": 1, "judge_usage": summary["rows"][0]["judge_usage"]}]
+                                "judge_error": 0, "unjudged": 1, "no_deliverable": 0,
+                                "judge_usage": summary["rows"][0]["judge_usage"]}]
     rec = GradeRecord.model_validate_json(
         (run / "grades" / "checks" / "sample/accountants/task1/oracle@-/epoch-1.json").read_text())
     assert [g.passed for g in rec.rubrics] == [None, None, True]

@@ -295,7 +295,9 @@ def test_no_deliverables_fail_without_calls(tmp_path, judge_config) -> None:
         rec = grade_trial(task, tmp_path / "empty", judge_config(srv.base_url))
         off = grade_trial(task, tmp_path / "empty", judge_config(srv.base_url, mode="official"))
         assert srv.calls == 0
-    assert rec.score == 0.0 and off.score == 0.0 and rec.status == "complete"
+    assert rec.score == 0.0 and off.score == 0.0 and rec.status == off.status == "no_deliverable"
+    assert rec.status_reason == "no gradeable deliverable: the folder holds no file"
+    assert all(c.verdict == "fail" and c.source == "none" for g in rec.rubrics for c in g.criteria)
 
 
 def test_json_schema_falls_back_to_json_object(setup, judge_config) -> None:

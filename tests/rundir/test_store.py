@@ -233,7 +233,7 @@ def test_schema_1_drops_nothing_and_reads_every_field(tmp_path: Path) -> None:
     assert _tree(FIXTURE / "run") == before  # reading never writes
 
 
-def test_schema_1_run_resumes_and_regrades_nothing(tmp_path: Path) -> None:
+def test_schema_1_run_resumes_and_redoes_only_outdated_grades(tmp_path: Path) -> None:
     shutil.copytree(FIXTURE / "sample", tmp_path / "sample")
     shutil.copytree(FIXTURE / "run", tmp_path / "runs" / "run")
     run = tmp_path / "runs" / "run"
@@ -259,8 +259,25 @@ def test_schema_1_run_resumes_and_regrades_nothing(tmp_path: Path) -> None:
     assert "0 trial(s) run, 4 already finished" in res.output
     after = _tree(run)
     changed = {k for k in set(before) | set(after) if before.get(k) != after.get(k)}
-    # resume rewrites the lock (now schema 2) and the report; records and grades stay as they were
-    assert {k for k in changed if not k.startswith("report/")} == {"lock.json", ".run.lock"}
+    # resume rewrites the lock (now schema 2) and the report; trial records stay as they were.
+    # The fixture's checks grades were made by EXTRACTOR_VERSION 4: a grade's inputs_digest
+    # covers the extractor version, so they are redone (docs/judge.md, Records), with the
+    # same verdicts and scores
+    from jobbench.extract import EXTRACTOR_VERSION
+
+    assert EXTRACTOR_VERSION != "4"
+    regraded = {k for k in changed if k.startswith("grades/checks")}
+    others = {k for k in changed if not k.startswith("report/")} - regraded
+    assert others == {"lock.json", ".run.lock"}
+    for rel in sorted(k for k in regraded if k.endswith(".json") and "/epoch-" in k):
+        old = json.loads((FIXTURE / "run" / rel).read_text())
+        new = json.loads((run / rel).read_text())
+        assert new["score"] == old["score"], rel
+        assert [[c["verdict"] for c in r["criteria"]] for r in new["rubrics"]] == [
+            [c["verdict"] for c in r["criteria"]] for r in old["rubrics"]
+        ], rel
+        assert new["status"] == ("no_deliverable" if "/null@-/" in rel else old["status"]), rel
+    assert len([k for k in regraded if "/epoch-" in k]) == 4
     assert json.loads((run / "lock.json").read_text())["schema_version"] == 2
 
 

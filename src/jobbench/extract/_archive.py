@@ -2,7 +2,8 @@
 ``limits.archive_members`` members) each member extracted like a file of its own.
 
 Members are written to a private temporary directory under generated names (``m3.csv``),
-so member paths such as ``../../etc/passwd`` are only ever displayed; symlink members
+so member paths such as ``../../etc/passwd`` are only ever displayed (and flagged ``UNSAFE
+NAME`` in the listing, with a warning); symlink members
 (Unix mode in the external attributes, APPNOTE 4.4.15) and encrypted members (general
 purpose flag bit 0) are listed but not extracted.
 
@@ -27,6 +28,19 @@ from ._safety import human_bytes
 MAX_LISTED = 500
 
 
+def unsafe_member_name(name: str) -> str | None:
+    """Why a member name would escape the folder it is extracted into, or None:
+    ``absolute path`` (``/etc/x``, ``\\x``, a drive letter ``C:``) or ``'..' component``
+    (``../../x``, ``a/../../x``); backslashes count as separators (APPNOTE 4.4.17 allows only
+    ``/``, but extractors on Windows honour both)."""
+    path = name.replace("\\", "/")
+    if path.startswith("/") or (len(path) >= 2 and path[1] == ":" and path[0].isalpha()):
+        return "absolute path"
+    if ".." in path.split("/"):
+        return "'..' component"
+    return None
+
+
 def extract_zip(source: Source, ctx: Context, *, dispatch: Callable[[Source, Context], tuple[str, str]]) -> str:
     """Extractor entry point for zip (``dispatch`` extracts one member)."""
     with source.open() as f, zipfile.ZipFile(f) as zf:
@@ -34,10 +48,15 @@ def extract_zip(source: Source, ctx: Context, *, dispatch: Callable[[Source, Con
         total = sum(i.file_size for i in infos)
         lines = [note(f"Zip archive: {len(infos):,} entries, {human_bytes(total)} uncompressed")]
         candidates = []
+        unsafe: list[str] = []
         for info in infos:
             name = safe_display(info.filename)
             mode = (info.external_attr >> 16) & 0xFFFF
             flags = []
+            danger = unsafe_member_name(info.filename)
+            if danger:
+                flags.append(f"UNSAFE NAME: {danger}")
+                unsafe.append(name)
             if info.is_dir():
                 flags.append("directory")
             elif mode and stat.S_ISLNK(mode):
@@ -52,6 +71,11 @@ def extract_zip(source: Source, ctx: Context, *, dispatch: Callable[[Source, Con
                                   + ")"))
         if len(infos) > MAX_LISTED:
             lines.append(note(f"  … {len(infos) - MAX_LISTED:,} more entries"))
+        if unsafe:
+            ctx.warn(f"{len(unsafe)} member name(s) would write outside the extraction folder "
+                     f"(absolute path or '..'): {', '.join(unsafe[:5])}"
+                     + (" …" if len(unsafe) > 5 else "")
+                     + "; read under generated names, never written there")
         listing = "\n".join(lines)
         if ctx.depth >= ctx.limits.archive_depth or not candidates:
             if candidates:
@@ -82,13 +106,14 @@ def extract_zip(source: Source, ctx: Context, *, dispatch: Callable[[Source, Con
                     (ctx.error if d.level == "error" else ctx.warn if d.level == "warning" else ctx.info)(
                         f"{member}: {d.message}")
                 ctx.cacheable &= child.cacheable
-                blocks.append((note(f"--- member: {member} ({kind}) ---"), text))
+                ctx.hidden.extend((f"{member}: {why}", text) for why, text in child.hidden)
+                blocks.append((member, note(f"--- member: {member} ({kind}) ---"), text))
                 path.unlink(missing_ok=True)
     budget = max(1000, ctx.limits.max_chars - len(listing) - 10)
-    shares = fair_shares([len(h) + len(t) + 2 for h, t in blocks], budget)
+    shares = fair_shares([len(h) + len(t) + 2 for _m, h, t in blocks], budget)
     out = [listing]
-    for (head, text), share in zip(blocks, shares):
-        cut, was_cut = head_tail(text, max(200, share - len(head) - 2), what=f"member {head}")
+    for (member, head, text), share in zip(blocks, shares):
+        cut, was_cut = head_tail(text, max(300, share - len(head) - 2), what=f"member {member}")
         ctx.truncated |= was_cut
         out.append(head + "\n" + cut)
     return "\n\n".join(out) + "\n"

@@ -170,6 +170,10 @@ class Context:
     sha256: str = ""
     limit_resources: bool = False
     kind: str = "unknown"
+    line_count: int | None = None
+    """Lines of a text file read only in part (head and tail), when counted."""
+    hidden: list[tuple[str, str]] = field(default_factory=list)
+    """Hidden content found so far: ``(why, excerpt)`` (see :mod:`._hidden`)."""
 
     def child(self, rel: str) -> "Context":
         """A context for a member of an archive: same limits and deadline, one level deeper."""
@@ -197,7 +201,8 @@ class Context:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise DeadlineExceeded(f"time budget exceeded ({self.limits.timeout:g} s)")
 
-    def add_image(self, label: str | None, data: bytes, media_type: str | None = None) -> str | None:
+    def add_image(self, label: str | None, data: bytes, media_type: str | None = None,
+                  caption: str = "") -> str | None:
         """Offer an image to the vision judge.
 
         The image is decoded with Pillow (refusing decompression bombs); BMP/TIFF/… are
@@ -211,6 +216,8 @@ class Context:
             data: encoded image bytes.
             media_type: the declared type, if known (``image/svg+xml`` is rasterised by
                 the caller, not here).
+            caption: alt text or title the deliverable gives the image (at most 300
+                characters are kept).
 
         Returns:
             The image name, or ``None`` if the image was dropped (cap reached or
@@ -229,7 +236,9 @@ class Context:
         digest = hashlib.sha256(data).hexdigest()
         if any(img.sha256 == digest for img in self.images):
             return name
-        self.images.append(ExtractedImage(source=self.rel, name=name, media_type=media_type, data=data, sha256=digest))
+        self.images.append(ExtractedImage(source=self.rel, name=name, media_type=media_type,
+                                          data=data, sha256=digest,
+                                          caption=" ".join(caption.split())[:300]))
         return name
 
 

@@ -23,7 +23,9 @@ def register(app: typer.Typer) -> None:
         as_json: bool = typer.Option(False, "--json", help="Print JSON: per-file kind, sha256, diagnostics, images, text."),
         max_chars: int = typer.Option(200_000, "--max-chars", help="Per-file character cap."),
         max_total_chars: int = typer.Option(1_000_000, "--max-total-chars", help="Folder character cap."),
-        max_images: int = typer.Option(8, "--max-images", help="Images attached per folder."),
+        max_images: int = typer.Option(
+            32, "--max-images",
+            help="Images extracted per folder (the judge attaches at most 8 per call)."),
         engine: Optional[str] = typer.Option(
             None, "--engine", help="Workbook recalculation: auto, libreoffice, formulas or cached "
                                    "(default: $JOBBENCH_XLSX_ENGINE or auto)."),
@@ -36,7 +38,7 @@ def register(app: typer.Typer) -> None:
         """Print what the judge will see for PATH (a file or a deliverable folder)."""
         from pydantic import ValidationError
 
-        from . import escape_file_headers, extract, extract_dir, file_header
+        from . import FolderExtraction, escape_file_headers, extract, extract_dir, file_header
         from ._limits import default_limits
 
         try:
@@ -53,10 +55,13 @@ def register(app: typer.Typer) -> None:
                                      max_images=max_images, limits=limits, cache=cache, isolation=isolation,
                                      workers=workers)
                 files, text, truncated = result.files, result.text, result.truncated
+                ignored, nothing = result.ignored, result.no_deliverable_reason()
             else:
                 one = extract(path, max_chars=max_chars, limits=limits, cache=cache, isolation=isolation)
                 files, truncated = [one], one.truncated
                 text = f"{file_header(one.path)}\n{escape_file_headers(one.text)}"
+                ignored = []
+                nothing = FolderExtraction(files=[one], text=text).no_deliverable_reason()
         except (FileNotFoundError, NotADirectoryError) as exc:
             typer.echo(f"error: {exc}", err=True)
             raise typer.Exit(2) from exc
@@ -70,6 +75,9 @@ def register(app: typer.Typer) -> None:
             payload = {
                 "path": str(path),
                 "truncated": truncated,
+                "gradeable": nothing is None,
+                "no_deliverable": nothing,
+                "ignored": ignored,
                 "files": [
                     {
                         "path": f.path, "kind": f.kind, "sha256": f.sha256, "size": f.size, "chars": len(f.text),
@@ -84,8 +92,12 @@ def register(app: typer.Typer) -> None:
             }
             sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
             return
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        if text:
+            sys.stdout.write(text if text.endswith("\n") else text + "\n")
         n_err = sum(1 for f in files for d in f.diagnostics if d.level == "error")
         n_img = sum(len(f.images) for f in files)
         typer.echo(f"{len(files)} file(s), {len(text):,} characters, {n_img} image(s), {n_err} error(s)"
+                   + (f", {len(ignored)} not deliverable(s) ignored" if ignored else "")
                    + (", truncated" if truncated else ""), err=True)
+        if nothing:
+            typer.echo(nothing + " (the judge makes no call; the trial scores 0)", err=True)

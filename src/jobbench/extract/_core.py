@@ -142,12 +142,28 @@ def extract(path: Path | str, *, rel: str | None = None, max_chars: int = 200_00
     return _extract_verified(path, rel, lim, resolve_cache(cache), isolation or default_isolation())
 
 
-def walk_folder(folder: Path) -> list[tuple[str, Path, os.stat_result | None, str | None]]:
-    """Every entry under ``folder`` as :func:`extract_dir` sees it, sorted by ``rel``:
-    ``(rel POSIX path, path, lstat or None, problem or None)``. Nothing is followed:
+Entry = tuple[str, Path, os.stat_result | None, str | None]
+"""One entry of :func:`walk_folder`: ``(rel, path, lstat or None, problem or None)``."""
+
+
+def walk_folder(folder: Path) -> list[Entry]:
+    """Every deliverable entry under ``folder`` as :func:`extract_dir` sees it, sorted by
+    ``rel``: ``(rel POSIX path, path, lstat or None, problem or None)``. Nothing is followed:
     directories are descended; symlinks, special files and unreadable entries come back with
-    a problem (the reason they are refused); regular files with ``None``."""
+    a problem (the reason they are refused); regular files with ``None``. Entries that are
+    not deliverables (dotfiles, OS and editor junk: :func:`jobbench.deliverable_policy.excluded`)
+    are left out; :func:`scan_folder` also returns them."""
+    return scan_folder(folder)[0]
+
+
+def scan_folder(folder: Path) -> tuple[list[Entry], list[str]]:
+    """``(entries, ignored)``: the entries of :func:`walk_folder`, and ``"rel: reason"`` for
+    every entry left out as not a deliverable (a dot-directory or junk directory is listed
+    once, as ``"dir/: reason"``, and not descended), sorted."""
+    from ..deliverable_policy import excluded, excluded_dir
+
     out = []
+    ignored: list[str] = []
     stack = [(folder, "")]
     while stack:
         directory, prefix = stack.pop()
@@ -164,16 +180,23 @@ def walk_folder(folder: Path) -> list[tuple[str, Path, os.stat_result | None, st
             except OSError as exc:
                 out.append((rel, Path(entry.path), None, f"cannot stat: {exc.strerror}"))
                 continue
-            if stat.S_ISLNK(st.st_mode):
+            if stat.S_ISDIR(st.st_mode):
+                if excluded_dir(entry.name):
+                    ignored.append(f"{rel}/: {excluded(rel + '/x') or 'not a deliverable'}")
+                else:
+                    stack.append((Path(entry.path), rel + "/"))
+                continue
+            why = excluded(rel)
+            if why is not None:
+                ignored.append(f"{rel}: {why}")
+            elif stat.S_ISLNK(st.st_mode):
                 out.append((rel, Path(entry.path), st, "symlink: refused, not followed"))
-            elif stat.S_ISDIR(st.st_mode):
-                stack.append((Path(entry.path), rel + "/"))
             elif stat.S_ISREG(st.st_mode):
                 out.append((rel, Path(entry.path), st, None))
             else:
                 out.append((rel, Path(entry.path), st, f"not a regular file ({describe_mode(st.st_mode)}): refused"))
     out.sort(key=lambda item: item[0])
-    return out
+    return out, sorted(ignored)
 
 
 _BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # every line break str.splitlines knows
@@ -260,7 +283,8 @@ def folder_text(files: list[Extraction], max_total_chars: int = 1_000_000, *,
 
 
 def extract_dir(folder: Path | str, *, max_chars_per_file: int = 200_000, max_total_chars: int = 1_000_000,
-                max_images: int = 8, limits: ExtractLimits | None = None, engine: XlsxEngine | None = None,
+                max_images: int = 32, limits: ExtractLimits | None = None,
+                engine: XlsxEngine | None = None,
                 cache: CacheArg = None, isolation: Isolation | None = None, workers: int = 1) -> FolderExtraction:
     """Extract every file under ``folder`` in sorted path order.
 
@@ -271,7 +295,7 @@ def extract_dir(folder: Path | str, *, max_chars_per_file: int = 200_000, max_to
         max_chars_per_file: per-file cap (see :func:`extract`).
         max_total_chars: cap on :attr:`FolderExtraction.text`; the head (3/4) and tail
             (1/4) are kept around a marker naming the files cut.
-        max_images: images attached for the whole folder, in file order; later images
+        max_images: images extracted for the whole folder, in file order; later images
             are dropped with a warning on their file.
         limits, engine, cache, isolation: as for :func:`extract` (a keyword cap above
             overrides ``limits`` when it is given a non-default value).
@@ -294,10 +318,10 @@ def extract_dir(folder: Path | str, *, max_chars_per_file: int = 200_000, max_to
     lim = _limits(limits, engine,
                   max_chars=max_chars_per_file if limits is None or max_chars_per_file != 200_000 else None,
                   max_total_chars=max_total_chars if limits is None or max_total_chars != 1_000_000 else None,
-                  max_images=max_images if limits is None or max_images != 8 else None)
+                  max_images=max_images if limits is None or max_images != 32 else None)
     store = resolve_cache(cache)
     iso = isolation or default_isolation()
-    entries = walk_folder(folder)
+    entries, ignored = scan_folder(folder)
 
     def one(item) -> Extraction:
         rel, path, st, problem = item
@@ -330,11 +354,13 @@ def extract_dir(folder: Path | str, *, max_chars_per_file: int = 200_000, max_to
             f = f.model_copy(update={
                 "images": keep,
                 "diagnostics": f.diagnostics + [Diagnostic(
-                    level="warning", message=f"{dropped} image(s) not attached (folder image budget of {lim.max_images})")],
+                    level="warning",
+                    message=f"{dropped} image(s) not extracted "
+                            f"(folder image budget of {lim.max_images})")],
             })
         budgeted.append(f)
     text, truncated = folder_text(budgeted, lim.max_total_chars)
-    return FolderExtraction(files=budgeted, text=text, truncated=truncated)
+    return FolderExtraction(files=budgeted, text=text, truncated=truncated, ignored=ignored)
 
 
 def workbook_values(path: Path | str, *, engine: XlsxEngine | None = None, limits: ExtractLimits | None = None,

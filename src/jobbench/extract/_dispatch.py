@@ -51,7 +51,7 @@ def run_kind(kind: str, source: Source, ctx: Context) -> str:
     if kind == "svg":
         from ._images import extract_svg
 
-        return extract_svg(source, ctx, limit_resources=ctx.limit_resources)
+        return extract_svg(source, ctx)
     if kind == "image":
         from ._images import extract_image
 
@@ -104,6 +104,14 @@ def extract_source(source: Source, ctx: Context) -> tuple[str, str]:
         ctx.kind = "empty"
         ctx.warn("empty file (0 bytes)")
         return "empty", note("[empty file]") + "\n"
+    from ..deliverable_policy import blank_stream
+
+    with source.open() as f:
+        blank = blank_stream(f)
+    if blank:
+        ctx.kind = "empty"
+        ctx.warn(f"blank file ({source.size:,} bytes of whitespace only)")
+        return "empty", note(f"[blank file: {source.size:,} bytes of whitespace only]") + "\n"
     head = source.read_bytes(8192)
     ext_kind = extension_kind(source.suffix)
     magic = magic_kind(head)
@@ -156,6 +164,16 @@ def extract_source(source: Source, ctx: Context) -> tuple[str, str]:
     # no strong magic: decide by extension
     if ext_kind == "image" and source.suffix == ".bmp" and head.startswith(b"BM"):
         return "image", run_kind("image", source, ctx)
+    if ext_kind == "image":
+        from ._images import is_svg
+
+        if is_svg(head):
+            ctx.warn(f"content is SVG but the name ends in {label}; read as SVG")
+            return "svg", run_kind("svg", source, ctx)
+        ctx.kind = "image"
+        what = "text" if not looks_binary(head) else "binary data"
+        raise ExtractionError(f"unreadable: named {label} but the content is not an image "
+                              f"({what}); not shown")
     if ext_kind in BINARY_KINDS:
         names = {"xlsx": "xlsx workbook (zip container)", "docx": "docx document (zip container)",
                  "pptx": "pptx presentation (zip container)", "zip": "zip archive", "pdf": "PDF (%PDF- header)",
@@ -248,9 +266,17 @@ def run_one(path: str, rel: str, limits: ExtractLimits, *, timeout: float | None
         ctx.error(f"could not read this {kind} file (corrupt or unsupported variant): {type(exc).__name__}"
                   + (f": {detail}" if detail else ""))
     if ctx.images_dropped:
-        ctx.warn(f"{ctx.images_dropped} image(s) not attached (limit {limits.max_images} per file)")
-    ext = Extraction(path=rel, kind=kind, diagnostics=ctx.diagnostics, images=ctx.images, sha256=sha256, size=size)
-    body, cut = head_tail(text, max(0, limits.max_chars - len(diagnostic_lines(ext))), what="this file")
+        ctx.warn(f"{ctx.images_dropped} image(s) not extracted "
+                 f"(limit {limits.max_images} per file)")
+    if ctx.hidden:
+        kinds = sorted({why for why, _text in ctx.hidden})
+        ctx.warn(f"hidden content ({len(ctx.hidden)} part(s): {', '.join(kinds)}); shown marked "
+                 "[hidden…], not visible to a reader of the file")
+    ext = Extraction(path=rel, kind=kind, diagnostics=ctx.diagnostics, images=ctx.images,
+                     sha256=sha256, size=size, hidden=ctx.hidden)
+    # a text already read in part states the omitted bytes; a second cut counts its characters
+    what = "the text extracted from this file" if ctx.truncated else "this file"
+    body, cut = head_tail(text, max(0, limits.max_chars - len(diagnostic_lines(ext))), what=what)
     ext.text, ext.notes = split_notes(diagnostic_lines(ext) + body)
     ext.truncated = cut or ctx.truncated
     workbook = ctx.workbook if kind == "xlsx" else None

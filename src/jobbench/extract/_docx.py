@@ -7,6 +7,14 @@ directly (ECMA-376 Part 1 §17): ``w:t`` text, ``w:tab``, ``w:br``/``w:cr`` brea
 ``w:delText`` (deleted text, skipped), ``w:instrText`` (field codes, skipped),
 ``w:txbxContent`` (text boxes), ``mc:AlternateContent`` (``mc:Fallback`` skipped so
 drawings are not read twice), ``a:blip/@r:embed`` and ``v:imagedata/@r:id`` (images).
+
+Hidden text (see :mod:`._hidden`) is shown marked ``[hidden text (…): "…"]``: runs whose
+effective run properties (direct ``w:rPr``, then the character style ``w:rStyle``, then the
+paragraph style, each with its ``w:basedOn`` chain, then ``w:docDefaults``; §17.7.2) set
+``w:vanish`` or ``w:specVanish`` (hidden), a font size ``w:sz`` under 4 pt (tiny), or a
+white or near-white ``w:color`` (white; unless the run is highlighted or shaded, sits in a
+table cell or text box, or the document has a background colour, where white text may be
+visible).
 """
 
 from __future__ import annotations
@@ -15,7 +23,10 @@ import posixpath
 
 from lxml import etree
 
+from dataclasses import dataclass
+
 from ._base import Context, Source, markdown_table
+from ._hidden import hidden_inline, record
 from ._notes import note
 from ._ooxml import NS, chart_summary, parse_xml
 
@@ -30,14 +41,141 @@ V_IMAGEDATA = "{%s}imagedata" % NS["v"]
 WP_DOCPR = "{%s}docPr" % NS["wp"]
 
 
+TINY_HALF_POINTS = 8
+"""Text smaller than this many half-points (4 pt) counts as hidden (tiny)."""
+WHITE_MIN = 0xF0
+"""A colour whose red, green and blue are all at least this is white or near-white."""
+
+
+@dataclass(frozen=True)
+class RunLook:
+    """The run properties that decide whether text is visible (None: not set here)."""
+
+    vanish: bool | None = None
+    color: str | None = None
+    size: int | None = None
+    shaded: bool | None = None
+
+    def over(self, base: "RunLook") -> "RunLook":
+        """These properties, falling back to ``base`` where unset."""
+        mine = (self.vanish, self.color, self.size, self.shaded)
+        theirs = (base.vanish, base.color, base.size, base.shaded)
+        return RunLook(*(a if a is not None else b for a, b in zip(mine, theirs)))
+
+
+def _on(el) -> bool:  # noqa: ANN001 - an lxml element
+    return (el.get(W + "val") or "true").lower() not in ("0", "false", "off")
+
+
+def run_look(rpr) -> RunLook:  # noqa: ANN001 - an lxml w:rPr element or None
+    """The :class:`RunLook` a ``w:rPr`` sets."""
+    if rpr is None:
+        return RunLook()
+    vanish = None
+    for tag in ("vanish", "specVanish"):
+        el = rpr.find(W + tag)
+        if el is not None:
+            vanish = bool(vanish) or _on(el)
+    color = None
+    el = rpr.find(W + "color")
+    if el is not None:
+        theme = (el.get(W + "themeColor") or "").lower()
+        value = (el.get(W + "val") or "auto").upper()
+        color = "FFFFFF" if theme in ("background1", "light1") else value
+    size = None
+    el = rpr.find(W + "sz")
+    if el is not None and (el.get(W + "val") or "").isdigit():
+        size = int(el.get(W + "val"))
+    shaded = None
+    hl = rpr.find(W + "highlight")
+    shd = rpr.find(W + "shd")
+    if hl is not None or shd is not None:
+        fill = (shd.get(W + "fill") or "auto").upper() if shd is not None else "AUTO"
+        shaded = (hl is not None and (hl.get(W + "val") or "none") not in ("none", "white")) or \
+            fill not in ("AUTO", "FFFFFF")
+    return RunLook(vanish=vanish, color=color, size=size, shaded=shaded)
+
+
+def _white(color: str | None) -> bool:
+    if not color or len(color) != 6:
+        return False
+    try:
+        return all(int(color[i:i + 2], 16) >= WHITE_MIN for i in (0, 2, 4))
+    except ValueError:
+        return False
+
+
+class Styles:
+    """Run properties of a document's styles (``word/styles.xml``), resolved through
+    ``w:basedOn`` chains, and of its ``w:docDefaults``."""
+
+    def __init__(self, root):  # noqa: ANN001 - the styles part root or None
+        self.own: dict[str, tuple[RunLook, str | None]] = {}
+        self.defaults = RunLook()
+        self.paragraph_default: str | None = None
+        self._cache: dict[str | None, RunLook] = {}
+        if root is None:
+            return
+        d = root.find(f"{W}docDefaults/{W}rPrDefault/{W}rPr")
+        self.defaults = run_look(d)
+        for st in root.findall(W + "style"):
+            sid = st.get(W + "styleId")
+            if not sid:
+                continue
+            based = st.find(W + "basedOn")
+            parent = based.get(W + "val") if based is not None else None
+            self.own[sid] = (run_look(st.find(W + "rPr")), parent)
+            if st.get(W + "type") == "paragraph" and _on_default(st):
+                self.paragraph_default = sid
+
+    def look(self, style_id: str | None) -> RunLook:
+        """Properties of ``style_id`` with its ancestors' (not the defaults)."""
+        if style_id in self._cache:
+            return self._cache[style_id]
+        out = RunLook()
+        seen: set[str] = set()
+        sid = style_id
+        while sid and sid in self.own and sid not in seen:
+            seen.add(sid)
+            mine, sid = self.own[sid]
+            out = out.over(mine)
+        self._cache[style_id] = out
+        return out
+
+
+def _on_default(style) -> bool:  # noqa: ANN001
+    return (style.get(W + "default") or "").lower() in ("1", "true")
+
+
 class _Doc:
     """Walks one part's XML with access to its relationships (images, charts)."""
 
-    def __init__(self, part, ctx: Context, source_label: str):
+    def __init__(self, part, ctx: Context, source_label: str, styles: Styles | None = None,
+                 white_visible: bool = False):
         self.part = part
         self.ctx = ctx
         self.label = source_label
         self.style_names: dict[str, str] = {}
+        self.styles = styles or Styles(None)
+        self.white_visible = white_visible
+        self.framed = 0  # inside a table cell or a text box, where white text may sit on a fill
+
+    def hidden_reason(self, run, pstyle: str | None, boxed: bool) -> str | None:  # noqa: ANN001
+        """Why a ``w:r`` is not visible to a reader (``w:vanish``, ``tiny text``, ``white
+        text``), or None."""
+        rpr = run.find(W + "rPr")
+        rstyle = rpr.find(W + "rStyle") if rpr is not None else None
+        char_style = rstyle.get(W + "val") if rstyle is not None else None
+        look = run_look(rpr).over(self.styles.look(char_style))
+        look = look.over(self.styles.look(pstyle or self.styles.paragraph_default))
+        look = look.over(self.styles.defaults)
+        if look.vanish:
+            return "w:vanish"
+        if look.size is not None and look.size < TINY_HALF_POINTS:
+            return f"tiny text, {look.size / 2:g} pt"
+        if _white(look.color) and not look.shaded and not boxed and not self.white_visible:
+            return "white text"
+        return None
 
     # -- relationships
     def _rel_target(self, rid: str):
@@ -54,9 +192,9 @@ class _Doc:
         if target is None:
             return note("[image: linked or missing]")
         base = posixpath.basename(str(target.partname))
-        name = self.ctx.add_image(base, target.blob)
+        name = self.ctx.add_image(base, target.blob, caption=alt or "")
         return (note(f"[image: {base}" + ("; alt text: " if alt else "")) + (alt or "")
-                + note(("" if name else "; not attached") + "]"))
+                + note(("" if name else "; not extracted") + "]"))
 
     def chart_marker(self, rid: str) -> str:
         target = self._rel_target(rid)
@@ -65,12 +203,24 @@ class _Doc:
         return chart_summary(target.blob)
 
     # -- text
-    def inline_text(self, el, boxes: list[str]) -> str:
-        """Text of a paragraph-level element in document order."""
+    def inline_text(self, el, boxes: list[str], pstyle: str | None = None) -> str:
+        """Text of a paragraph-level element in document order (hidden runs marked, runs
+        hidden for the same reason in a row joined into one)."""
         out: list[str] = []
         alt: str | None = None
+        pending: list[str] = []
+        pending_why: list[str] = []
 
-        def walk(node) -> None:
+        def flush() -> None:
+            if pending:
+                text = "".join(pending)
+                if text.strip():
+                    out.append(hidden_inline(text, pending_why[0]))
+                    record(self.ctx.hidden, pending_why[0], text)
+                pending.clear()
+                pending_why.clear()
+
+        def walk(node, sink: list[str]) -> None:
             nonlocal alt
             for child in node:
                 tag = child.tag
@@ -78,22 +228,37 @@ class _Doc:
                     continue
                 if tag == MC_FALLBACK:
                     continue
+                if tag == W + "r" and sink is out:
+                    why = self.hidden_reason(child, pstyle, self.framed > 0)
+                    if why is not None:
+                        if pending_why and pending_why[0] != why:
+                            flush()
+                        pending_why[:1] = [why]
+                        walk(child, pending)
+                        continue
+                    flush()
+                    walk(child, sink)
+                    continue
                 if tag == W + "t":
-                    out.append(child.text or "")
+                    sink.append(child.text or "")
                 elif tag == W + "tab":
-                    out.append("\t")
+                    sink.append("\t")
                 elif tag in (W + "br", W + "cr"):
-                    out.append("\n")
+                    sink.append("\n")
                 elif tag in (W + "delText", W + "instrText", W + "del", W + "moveFrom"):
                     continue
                 elif tag == W + "noBreakHyphen":
-                    out.append("-")
+                    sink.append("-")
                 elif tag == W + "footnoteReference":
-                    out.append(note(f"[^{child.get(W + 'id')}]"))
+                    sink.append(note(f"[^{child.get(W + 'id')}]"))
                 elif tag == W + "endnoteReference":
-                    out.append(note(f"[^e{child.get(W + 'id')}]"))
+                    sink.append(note(f"[^e{child.get(W + 'id')}]"))
                 elif tag == W + "txbxContent":
-                    text = self.block_text(child)
+                    self.framed += 1
+                    try:
+                        text = self.block_text(child)
+                    finally:
+                        self.framed -= 1
                     if text.strip():
                         boxes.append(text.strip())
                 elif tag == WP_DOCPR:
@@ -101,26 +266,29 @@ class _Doc:
                 elif tag == A_BLIP:
                     rid = child.get(R_EMBED) or child.get(R_LINK)
                     if rid:
-                        out.append(self.image_marker(rid, alt))
+                        sink.append(self.image_marker(rid, alt))
                         alt = None
                 elif tag == V_IMAGEDATA:
                     rid = child.get(R_ID)
                     if rid:
-                        out.append(self.image_marker(rid, child.get("title")))
+                        sink.append(self.image_marker(rid, child.get("title")))
                 elif tag == C_CHART:
                     rid = child.get(R_ID)
                     if rid:
-                        out.append("\n" + self.chart_marker(rid) + "\n")
+                        sink.append("\n" + self.chart_marker(rid) + "\n")
                 else:
-                    walk(child)
+                    walk(child, sink)
 
-        walk(el)
+        walk(el, out)
+        flush()
         return "".join(out)
 
     def paragraph(self, p) -> str:
         boxes: list[str] = []
-        text = self.inline_text(p, boxes)
         ppr = p.find(W + "pPr")
+        pstyle_el = ppr.find(W + "pStyle") if ppr is not None else None
+        pstyle = pstyle_el.get(W + "val") if pstyle_el is not None else None
+        text = self.inline_text(p, boxes, pstyle)
         prefix = ""
         if ppr is not None:
             style = ppr.find(W + "pStyle")
@@ -146,6 +314,13 @@ class _Doc:
         return line
 
     def table(self, tbl) -> str:
+        self.framed += 1
+        try:
+            return self._table(tbl)
+        finally:
+            self.framed -= 1
+
+    def _table(self, tbl) -> str:
         rows = []
         for tr in tbl.findall(W + "tr"):
             cells = []
@@ -167,8 +342,10 @@ class _Doc:
                 parts.append(self.paragraph(child))
             elif tag == W + "tbl":
                 if nested:
+                    self.framed += 1
                     rows = [note(" | ").join(self.block_text(tc, nested=True).strip().replace("\n", " ")
                                        for tc in tr.findall(W + "tc")) for tr in child.findall(W + "tr")]
+                    self.framed -= 1
                     parts.append(note("[table: ") + note(" / ").join(rows) + note("]"))
                 else:
                     parts.append("\n" + self.table(child) + "\n")
@@ -186,7 +363,8 @@ class _Doc:
         return text
 
 
-def _notes_part(doc, suffix: str, ctx: Context) -> list[tuple[str, str]]:
+def _notes_part(doc, suffix: str, ctx: Context, styles: Styles,
+                white_visible: bool) -> list[tuple[str, str]]:
     """(id, text) of footnotes/endnotes/comments parts found in the package."""
     out = []
     for part in doc.part.package.iter_parts():
@@ -196,7 +374,7 @@ def _notes_part(doc, suffix: str, ctx: Context) -> list[tuple[str, str]]:
             except etree.XMLSyntaxError:
                 ctx.warn(f"{part.partname}: unreadable XML")
                 continue
-            walker = _Doc(part, ctx, "")
+            walker = _Doc(part, ctx, "", styles, white_visible)
             for note in root:
                 if not isinstance(note.tag, str):
                     continue
@@ -216,7 +394,14 @@ def extract_docx(source: Source, ctx: Context) -> str:
 
     with source.open() as f:
         doc = docx.Document(f)
-    walker = _Doc(doc.part, ctx, ctx.rel)
+    try:
+        styles = Styles(doc.styles.element)
+    except Exception:  # noqa: BLE001 - a broken style part: direct formatting still counts
+        styles = Styles(None)
+    background = doc.element.find(W + "background")
+    page = (background.get(W + "color") or "FFFFFF").upper() if background is not None else "FFFFFF"
+    white_visible = not _white(page)
+    walker = _Doc(doc.part, ctx, ctx.rel, styles, white_visible)
     try:
         walker.style_names = {s.style_id: s.name for s in doc.styles if s.style_id and s.name}
     except Exception:  # noqa: BLE001 - style table is optional
@@ -231,7 +416,7 @@ def extract_docx(source: Source, ctx: Context) -> str:
             try:
                 if hf.is_linked_to_previous:
                     continue
-                hw = _Doc(hf.part, ctx, ctx.rel)
+                hw = _Doc(hf.part, ctx, ctx.rel, styles, white_visible)
                 hw.style_names = walker.style_names
                 text = hw.block_text(hf._element).strip()
             except Exception:  # noqa: BLE001 - a broken header must not lose the body
@@ -248,7 +433,7 @@ def extract_docx(source: Source, ctx: Context) -> str:
         out.append("\n".join(footers))
     for suffix, title, mark in (("/footnotes.xml", "Footnotes", "^"), ("/endnotes.xml", "Endnotes", "^e"),
                                 ("/comments.xml", "Comments", "comment ")):
-        notes = _notes_part(doc, suffix, ctx)
+        notes = _notes_part(doc, suffix, ctx, styles, white_visible)
         if notes:
             out.append(note(f"{title}:") + "\n" + "\n".join(note(f"[{mark}{nid}] ") + text for nid, text in notes))
     return "\n\n".join(o for o in out if o.strip()) + "\n"

@@ -26,7 +26,9 @@ class ExtractLimits(BaseModel):
         max_chars: per-file text cap (200,000 like the public judge); longer text keeps its
             head and tail around an explicit ``[... truncated ...]`` marker.
         max_total_chars: cap on the whole folder text (same head + tail rule).
-        max_images: images kept per folder (and per file); 8 like the public judge.
+        max_images: images extracted per folder (and per file), in file order: the
+            candidates from which the judge attaches at most its own ``max_images`` (8 like
+            the public judge) per call, chosen by relevance to the rubric.
         max_image_bytes: images larger than this (or wider/taller than
             ``max_image_side`` pixels) are downscaled and re-encoded.
         max_image_side: longest side in pixels after downscaling.
@@ -59,7 +61,7 @@ class ExtractLimits(BaseModel):
 
     max_chars: int = Field(200_000, ge=1)
     max_total_chars: int = Field(1_000_000, ge=1)
-    max_images: int = Field(8, ge=0)
+    max_images: int = Field(32, ge=0)
     max_image_bytes: int = Field(4_000_000, ge=10_000)
     max_image_side: int = Field(2048, ge=64)
     max_image_pixels: int = Field(60_000_000, ge=10_000)

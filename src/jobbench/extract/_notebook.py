@@ -26,14 +26,14 @@ def _join(value) -> str:
     return "".join(value) if isinstance(value, list) else str(value or "")
 
 
-def _image(ctx: Context, label: str, mime: str, payload) -> str:
+def _image(ctx: Context, label: str, mime: str, payload, caption: str = "") -> str:
     try:
         data = base64.b64decode(_join(payload).replace("\n", ""), validate=False)
     except (binascii.Error, ValueError):
         return note(f"[{mime} output: undecodable]")
     ext = mime.split("/", 1)[1]
-    name = ctx.add_image(f"{label}.{ext}", data)
-    return note(f"[image output: {label}.{ext}" + ("" if name else "; not attached") + "]")
+    name = ctx.add_image(f"{label}.{ext}", data, caption=caption)
+    return note(f"[image output: {label}.{ext}" + ("" if name else "; not extracted") + "]")
 
 
 def extract_ipynb(source: Source, ctx: Context) -> str:
@@ -70,7 +70,7 @@ def extract_ipynb(source: Source, ctx: Context) -> str:
                     shown = False
                     for mime in IMAGE_MIME:
                         if mime in data:
-                            block.append(_image(ctx, label, mime, data[mime]))
+                            block.append(_image(ctx, label, mime, data[mime], caption=src[-300:]))
                             shown = True
                             break
                     if "text/plain" in data:

@@ -45,7 +45,9 @@ _TOKEN_ALPHABET = [chr(c) for c in range(0xFDD2, 0xFDF0)]
 NOTE_START = NOTE_OPEN + "".join(secrets.choice(_TOKEN_ALPHABET) for _ in range(16))
 """Starts an extractor annotation: U+FDD0 and a per-process secret token (30^16 choices),
 so file content cannot start a note. Marking and splitting happen in the same process."""
-_RESERVED = re.compile("[\ufdd0-\ufdef]")
+RESERVED = re.compile("[\ufdd0-\ufdef]")
+"""Any character of the reserved block U+FDD0–U+FDEF (note marks and their token)."""
+_RESERVED = RESERVED
 _MARKS = re.compile(re.escape(NOTE_START) + "|" + NOTE_CLOSE)
 
 

@@ -1,6 +1,8 @@
 """PDF: per page its text (pdfplumber) with the tables pdfplumber finds rendered as
 markdown in place (the table's characters are not repeated in the text). No OCR: a page
-without a text layer gets a warning and, within the image budget, a rendered page image.
+without a text layer gets a warning, a note saying so and, when it holds an image or a
+drawing (within the image budget), a rendered page image; the note says exactly whether the
+page was rendered and under which image name, or why not.
 
 Long PDFs: at most ``limits.pdf_max_pages`` pages are read, the first 3/4 and the last 1/4
 of that budget, with a marker for the pages skipped.
@@ -61,6 +63,31 @@ def _page_text(page, ctx: Context) -> str:
     return "\n\n".join(parts)
 
 
+def _render_page(page, i: int, ctx: Context, rendered: int) -> tuple[str, bool]:  # noqa: ANN001
+    """Render a page without a text layer as an image when it has drawn content, and say
+    exactly what happened: ``page rendered as image <name>`` or ``page not rendered: <why>``
+    (whether an image reaches the judge is stated by the judge prompt, per call).
+
+    Returns:
+        ``(what happened, whether an image was added)``."""
+    if not (page.images or page.rects or page.curves or page.lines):
+        return "page not rendered: it holds no image or drawing (blank page)", False
+    if rendered >= MAX_RENDERED_PAGES:
+        return f"page not rendered: at most {MAX_RENDERED_PAGES} pages are rendered per PDF", False
+    try:
+        buf = io.BytesIO()
+        page.to_image(resolution=RENDER_DPI).original.save(buf, format="PNG")
+    except Exception as exc:  # noqa: BLE001 - pdfplumber/pypdfium2 raise many types
+        ctx.warn(f"page {i + 1}: could not be rendered ({type(exc).__name__}: {exc})")
+        return "page not rendered: rendering failed", False
+    name = ctx.add_image(f"page-{i + 1}.png", buf.getvalue(), caption=f"page {i + 1}")
+    if not name:
+        limit = ctx.limits.max_images
+        return (f"page not rendered: image limit of {limit} per file reached or image "
+                "unreadable", False)
+    return f"page rendered as image {name}", True
+
+
 def extract_pdf(source: Source, ctx: Context) -> str:
     """Extractor entry point for PDF (see module docstring)."""
     import pdfplumber
@@ -108,16 +135,9 @@ def extract_pdf(source: Source, ctx: Context) -> str:
             block = note(f"--- page {i + 1} ---") + f"\n{text.strip()}"
             if not text.strip():
                 empty_pages.append(i + 1)
-                if page.images and rendered < MAX_RENDERED_PAGES:
-                    try:
-                        buf = io.BytesIO()
-                        page.to_image(resolution=RENDER_DPI).original.save(buf, format="PNG")
-                        name = ctx.add_image(f"page-{i + 1}.png", buf.getvalue())
-                        if name:
-                            rendered += 1
-                            block += note(f"[page image attached: {name}]")
-                    except Exception:  # noqa: BLE001 - rendering is a courtesy
-                        pass
+                said, done = _render_page(page, i, ctx, rendered)
+                block += note(f"[no text layer; {said}]")
+                rendered += done
             out.append(block)
             chars += len(block)
             page.flush_cache()

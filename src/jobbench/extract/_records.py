@@ -16,6 +16,9 @@ class ExtractedImage(BaseModel):
         media_type: ``image/png``, ``image/jpeg``, ``image/gif``, ``image/webp``, …
         data: the image bytes.
         sha256: hex digest of ``data`` (for deduplication).
+        caption: what the deliverable says about the image (alt text, title), '' when
+            nothing; the judge matches it against a rubric's words when it must choose
+            among more images than it may attach.
 
     In JSON, ``data`` is base64 as pydantic writes it (URL-safe alphabet, padded).
     """
@@ -27,6 +30,7 @@ class ExtractedImage(BaseModel):
     media_type: str
     data: bytes
     sha256: str
+    caption: str = ""
 
 
 class Diagnostic(BaseModel):
@@ -41,6 +45,10 @@ class Diagnostic(BaseModel):
 
     level: Literal["info", "warning", "error"]
     message: str
+
+
+NOT_GRADEABLE_KINDS = frozenset({"empty", "refused", "skipped"})
+"""Extraction kinds that hold nothing gradeable (see :attr:`Extraction.gradeable`)."""
 
 
 class Extraction(BaseModel):
@@ -61,6 +69,9 @@ class Extraction(BaseModel):
             formulas, image notes, diagnostics, truncation markers; see
             :mod:`jobbench.extract._notes`). Sorted, non-overlapping. :meth:`content` is
             ``text`` without them.
+        hidden: content a reader of the file does not see (hidden or white/tiny text,
+            hidden slides, shapes, sheets, rows, columns): ``(why, excerpt)`` per part, at
+            most 100. It is in ``text`` marked ``[hidden…]`` and not in :meth:`content`.
     """
 
     path: str
@@ -73,6 +84,7 @@ class Extraction(BaseModel):
     truncated: bool = False
     cached: bool = False
     notes: list[tuple[int, int]] = Field(default_factory=list)
+    hidden: list[tuple[str, str]] = Field(default_factory=list)
 
     def content(self) -> str:
         """The file's own text: :attr:`text` with exactly the extractor's annotations
@@ -83,6 +95,13 @@ class Extraction(BaseModel):
         from ._notes import without_spans
 
         return without_spans(self.text, self.notes)
+
+    @property
+    def gradeable(self) -> bool:
+        """False for a file with nothing to grade: empty or whitespace-only (``kind`` ``empty``,
+        see :mod:`jobbench.deliverable_policy`), refused unread, or skipped past the file
+        limit."""
+        return self.kind not in NOT_GRADEABLE_KINDS
 
     @property
     def errors(self) -> list[Diagnostic]:
@@ -104,11 +123,32 @@ class FolderExtraction(BaseModel):
         text: the concatenation the judge sees: per file a ``=== FILE: rel/path ===``
             header followed by its text; capped by the folder budget with an explicit
             truncation marker that keeps head and tail.
+        ignored: ``"rel: reason"`` for every entry of the folder that is not a deliverable
+            (dotfiles, OS and editor junk; :func:`jobbench.deliverable_policy.excluded`),
+            neither extracted nor shown.
     """
 
     files: list[Extraction]
     text: str
     truncated: bool = False
+    ignored: list[str] = Field(default_factory=list)
+
+    def no_deliverable_reason(self) -> str | None:
+        """``None`` when some file is gradeable (:attr:`Extraction.gradeable`); otherwise
+        why the folder holds no gradeable deliverable, starting with ``no gradeable
+        deliverable``, naming the files present and why each does not count."""
+        if any(f.gradeable for f in self.files):
+            return None
+        why = {"empty": "empty or whitespace only", "refused": "refused, not read",
+               "skipped": "not extracted"}
+        present = [f"{f.path} ({why.get(f.kind, f.kind)})" for f in self.files]
+        present += [f"{entry.rsplit(': ', 1)[0]} ({entry.rsplit(': ', 1)[-1]}, not a deliverable)"
+                    for entry in self.ignored]
+        if not present:
+            return "no gradeable deliverable: the folder holds no file"
+        more = f" and {len(present) - 10} more" if len(present) > 10 else ""
+        shown = ", ".join(present[:10]) + more
+        return f"no gradeable deliverable: only {shown}"
 
     @property
     def images(self) -> list[ExtractedImage]:
@@ -141,14 +181,14 @@ class WorkbookValues(BaseModel):
             file: no engine available or recalculation failed; see ``diagnostics``).
         sheets: every sheet name in workbook order (chart sheets included, with no cells).
         values: ``{sheet: {"A1": value}}`` for non-empty cells (see :data:`CellValue`).
-            Untrusted formula cells (see ``untrusted``) hold the value cached in the file
-            when it has one (with a warning).
+            Untrusted formula cells (see ``untrusted``) hold the value cached in the file,
+            and are absent when it has none (never a value recalculated now).
         formulas: ``{sheet: {"A1": "=SUM(B2:B9)"}}`` for formula cells.
         errors: ``{sheet: {"A1": "#DIV/0!"}}`` for cells whose value is an error.
         hidden_sheets: names of hidden or very hidden sheets.
         untrusted: ``{sheet: {"A1": reason}}`` for formula cells whose value was not
             recalculated (volatile function, external link, macro workbook); their value
-            is the one cached in the file when it has one.
+            is the one cached in the file, or none.
         diagnostics: info (engine), warnings (stale caches, volatile functions, …) and
             errors (recalculation failures).
     """

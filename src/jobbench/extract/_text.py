@@ -14,7 +14,6 @@ from html.parser import HTMLParser
 from ._base import Context, Source, decode_text
 from ._budget import join_head_tail
 from ._notes import NOTE_START, note
-from ._safety import human_bytes
 
 
 def _is_big(source: Source, ctx: Context) -> bool:
@@ -23,24 +22,36 @@ def _is_big(source: Source, ctx: Context) -> bool:
     return source.size > 4 * ctx.limits.max_chars + 65_536
 
 
+READ_RESERVE = 4000
+"""Characters of the per-file budget kept free, when a large file is read by seeking, for
+what the extractor adds (summary line, diagnostics), so the text is not cut a second time."""
+
+
 def read_text(source: Source, ctx: Context, *, what: str = "text") -> tuple[str, str, bool]:
     """Decode the file's text within the budget.
 
     Returns:
         ``(text, encoding, partial)``; ``partial`` is True when only the head and tail of a
-        large file were read (the text then carries a truncation marker and
-        ``ctx.truncated`` is set).
+        large file were read (the text then carries a truncation marker stating the bytes
+        and lines left out, ``ctx.truncated`` is set and ``ctx.line_count`` holds the
+        file's line count).
     """
     if not _is_big(source, ctx):
         text, enc = decode_text(source.read_bytes(), ctx, what=what)
         return text, enc, False
-    budget = ctx.limits.max_chars
+    budget = max(1000, ctx.limits.max_chars - min(READ_RESERVE, ctx.limits.max_chars // 10))
     head_b = source.read_bytes(2 * budget)
     tail_b = source.read_tail(budget)
     head, enc = decode_text(head_b, ctx, what=what)
     tail = tail_b.decode(enc.replace("-sig", ""), errors="replace")
+    boms = (b"\xef\xbb\xbf", b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff", b"\xff\xfe", b"\xfe\xff")
+    bom = 0
+    if enc.startswith(("utf-8-sig", "utf-16", "utf-32")):
+        bom = next((len(b) for b in boms if head_b.startswith(b)), 0)
     ctx.truncated = True
-    text = join_head_tail(head, tail, budget, total_desc=f"the file is {human_bytes(source.size)} ({source.size:,} bytes)")
+    ctx.line_count = count_lines(source)
+    text = join_head_tail(head, tail, budget, size=source.size, encoding=enc, bom=bom,
+                          total_lines=ctx.line_count)
     return text, enc, True
 
 
@@ -85,8 +96,8 @@ def extract_csv(source: Source, ctx: Context, *, default_delimiter: str = ",") -
         rows = []
     header = rows[0] if rows else []
     if partial:
-        n_rows = count_lines(source)
-        count = f"about {n_rows:,} lines"
+        n_rows = ctx.line_count if ctx.line_count is not None else count_lines(source)
+        count = f"{n_rows:,} lines"
     else:
         n_rows = len(rows)
         count = f"{n_rows:,} rows"
@@ -130,7 +141,8 @@ def extract_jsonl(source: Source, ctx: Context) -> str:
     """JSON Lines: a summary (records, invalid lines) then the lines as written."""
     text, _enc, partial = read_text(source, ctx, what="JSONL")
     if partial:
-        return note(f"[jsonl: about {count_lines(source):,} lines]") + "\n" + text
+        lines = ctx.line_count if ctx.line_count is not None else count_lines(source)
+        return note(f"[jsonl: {lines:,} lines]") + "\n" + text
     good = bad = 0
     first_bad = None
     for n, line in enumerate(text.splitlines(), 1):

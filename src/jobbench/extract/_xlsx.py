@@ -10,8 +10,10 @@ Reading order:
 A formula cell shows the recalculated value, except an *untrusted* cell (a volatile
 function such as NOW/TODAY/RAND, an external reference, or, in a workbook with macros, a
 cell that recalculates only to an error, e.g. a user-defined function) and every formula
-that depends on one: it shows the value cached in the file when there is one, flagged in
-the text and in a warning, because recalculation cannot reproduce what the author saw.
+that depends on one: it shows the value cached in the file, or no value when the file has
+none, flagged in the text and in a warning. It is never recalculated: recalculation cannot
+reproduce what the author saw, and its result would change from run to run and day to day
+(the same deliverable must always read the same).
 Errors (``#DIV/0!``) stay errors.
 """
 
@@ -31,6 +33,7 @@ from pathlib import Path
 from ._base import Context, ExtractionError, Source
 from ._budget import HEAD_FRACTION, fair_shares, head_tail
 from ._limits import ExtractLimits
+from ._hidden import hidden_lines, record
 from ._notes import note
 from ._records import CellValue, Diagnostic, WorkbookValues
 
@@ -69,6 +72,7 @@ class SheetData:
     formats: dict[str, str] = field(default_factory=dict)
     cached: dict[str, CellValue] = field(default_factory=dict)
     untrusted: dict[str, str] = field(default_factory=dict)
+    hidden: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -265,6 +269,8 @@ def _formula_pass(source: Source, ctx: Context | None):
                         ctx.check_deadline()
                     coord = raw.coord
                     sd.cells.append((raw.row, raw.col, coord))
+                    if raw.hidden:
+                        sd.hidden[coord] = raw.hidden
                     fmt = raw.number_format
                     if fmt and fmt != "General":
                         sd.formats[coord] = fmt
@@ -480,7 +486,9 @@ def _resolve_engine(requested: str, soffice_present: bool) -> str:
 
 
 def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
-                  limit_resources: bool = False) -> Workbook:
+                  limit_resources: bool = False,
+                  converted_from: dict[str, dict[str, tuple[CellValue, bool]]] | None = None,
+                  ) -> Workbook:
     """Run the passes and the recalculation; see the module docstring.
 
     Args:
@@ -488,6 +496,11 @@ def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
         ctx: for deadline checks (``None`` = no deadline).
         limits: ``xlsx_engine`` and ``soffice_timeout`` are used.
         limit_resources: apply rlimits to LibreOffice (worker only).
+        converted_from: set when ``source`` is LibreOffice's recalculated conversion of
+            another workbook (an xls): the values cached in that original file, ``{sheet:
+            {coord: (value, is_error)}}`` for its formula cells (absent: no cached value).
+            The values stored in ``source`` are then the recalculated ones, and no engine
+            runs again.
 
     Raises:
         ExtractionError / openpyxl, zipfile errors: unreadable workbook (the caller turns
@@ -509,6 +522,14 @@ def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
     failures = []
     if n_formulas == 0:
         engine, engine_note = "cached", "no formulas"
+    elif converted_from is not None:
+        recalculated = cached
+        cached = {sd.name: {coord: converted_from.get(sd.name, {}).get(coord, (None, False))
+                            for coord in sd.formulas} for sd in sheets}
+        engine = "libreoffice"
+        engine_note = ("values recalculated with LibreOffice (converted to xlsx, recalculation "
+                       "forced on load)")
+        diags.append(Diagnostic(level="info", message=engine_note))
     else:
         order = [engine] + (["formulas"] if engine == "libreoffice" else [])
         if engine == "libreoffice" and not soffice_present:
@@ -594,13 +615,13 @@ def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
             if recalculated is None:
                 val, err = c_val, c_err
             elif reason is not None:
+                # never a value recalculated now: it would differ from run to run and day to day
                 if c_val is not None:
                     val, err = c_val, c_err
-                    sd.untrusted[coord] = f"{reason}: value cached in the file" + (
-                        "" if _same(c_val, r_val) else f"; recalculating now gives {show(r_val, r_err)}")
+                    sd.untrusted[coord] = f"{reason}: value cached in the file, not recalculated"
                 else:
-                    val, err = r_val, r_err
-                    sd.untrusted[coord] = f"{reason}: no cached value; recalculated now"
+                    val, err = None, False
+                    sd.untrusted[coord] = f"{reason}: no value cached in the file, not recalculated"
             else:
                 val, err = r_val, r_err
                 if c_val is not None and not _same(c_val, r_val):
@@ -616,15 +637,17 @@ def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
 
     if volatile_cells:
         diags.append(Diagnostic(level="warning", message=(
-            f"volatile functions in {len(volatile_cells)} cell(s), not trusted: {_eg(volatile_cells)}; these cells "
-            "show the value cached in the file when there is one")))
+            f"volatile functions in {len(volatile_cells)} cell(s), not recalculated: "
+            f"{_eg(volatile_cells)}; these cells show the value cached in the file, or none "
+            "when the file has none")))
     if external_cells or has_links:
         diags.append(Diagnostic(level="warning", message=(
             "external links" + (f" in {len(external_cells)} cell(s): {_eg(external_cells)}" if external_cells else "")
             + "; links are never updated, cells show the value cached in the file")))
     if n_dependent:
         diags.append(Diagnostic(level="warning", message=(
-            f"{n_dependent} formula cell(s) depend on those cells and also show their cached value when there is one"
+            f"{n_dependent} formula cell(s) depend on those cells and also show their cached value "
+            "(none when the file has none)"
             + ("" if complete else " (dependency analysis stopped at its work limit: every formula cell with a "
                                    "cached value shows it)"))))
     if has_macros:
@@ -721,6 +744,20 @@ def _rows(sd: SheetData) -> list[list[str]]:
 
 
 def _row_line(sd: SheetData, coords: list[str], notes: dict[str, str]) -> str:
+    """One row ``A1=… | B1=…``; cells of hidden rows or columns go on a line of their own,
+    marked ``[hidden: …]`` (see :mod:`._hidden`)."""
+    hidden = [c for c in coords if c in sd.hidden]
+    if not hidden:
+        return _cells_line(sd, coords, notes)
+    shown = [c for c in coords if c not in sd.hidden]
+    lines = [_cells_line(sd, shown, notes)] if shown else []
+    for why in dict.fromkeys(sd.hidden[c] for c in hidden):
+        cells = [c for c in hidden if sd.hidden[c] == why]
+        lines.append(hidden_lines(_cells_line(sd, cells, notes), why))
+    return "\n".join(lines)
+
+
+def _cells_line(sd: SheetData, coords: list[str], notes: dict[str, str]) -> str:
     parts = []
     for coord in coords:
         text = note(f"{coord}=") + show(sd.values.get(coord), coord in sd.errors, sd.formats.get(coord), marked=True)
@@ -791,6 +828,22 @@ def _min_length(sd: SheetData) -> int:
     return sum(len(coord) + 4 for _r, _c, coord in sd.cells)
 
 
+def _record_hidden(sd: SheetData, ctx: Context) -> None:
+    """Record the sheet's hidden content on ``ctx`` (for the judge's injection check)."""
+    def values(coords) -> str:  # noqa: ANN001
+        shown = (show(sd.values.get(c)) for c in coords if sd.values.get(c) not in (None, ""))
+        return " | ".join(shown)
+
+    if sd.state != "visible":
+        every = values(c for _r, _c, c in sd.cells)
+        record(ctx.hidden, f"{sd.state} sheet", f'sheet "{sd.name}": {every}')
+        return
+    for why in sorted(set(sd.hidden.values())):
+        text = values(c for _r, _c, c in sd.cells if sd.hidden.get(c) == why)
+        if text:
+            record(ctx.hidden, why, f'sheet "{sd.name}": {text}')
+
+
 def render_workbook(wb: Workbook, ctx: Context, budget: int) -> str:
     """The whole workbook's text within ``budget`` characters: a header line, every sheet
     (a fair share of the budget each, head and tail kept), named ranges and charts."""
@@ -805,7 +858,7 @@ def render_workbook(wb: Workbook, ctx: Context, budget: int) -> str:
         tail_parts.append(note(f"{name}: ") + chart_summary(data))
     for name, data in wb.media:
         label = ctx.add_image(name.rsplit("/", 1)[-1], data)
-        tail_parts.append(note(f"[image: {name}" + ("" if label else ", not attached") + "]"))
+        tail_parts.append(note(f"[image: {name}" + ("" if label else ", not extracted") + "]"))
     tail = ("\n" + "\n".join(tail_parts) + "\n") if tail_parts else ""
     tail, cut_tail = head_tail(tail, max(1000, budget // 5), what="charts and names")
     room = max(1000, budget - len(header) - len(tail) - 2 * len(wb.sheets))
@@ -832,6 +885,10 @@ def render_workbook(wb: Workbook, ctx: Context, budget: int) -> str:
         else:
             cut, was_cut = text, False
         ctx.truncated |= was_cut
+        if sd.state != "visible" and not sd.chartsheet and sd.cells:
+            head, _nl, rest = cut.partition("\n")
+            cut = head + "\n" + hidden_lines(rest.rstrip("\n"), f"{sd.state} sheet") + "\n"
+        _record_hidden(sd, ctx)
         out.append(cut)
     ctx.truncated |= cut_tail
     return "\n".join(out) + tail

@@ -201,11 +201,14 @@ class RawCell:
     value: object
     data_type: str
     number_format: str
+    hidden: str | None = None
 
 
 def iter_cells(zf: zipfile.ZipFile, part: str, pkg: Package) -> Iterator[RawCell]:
     """Every non-empty cell of a worksheet part, in file order, with shared formulas
-    expanded to each cell (translated from their master cell).
+    expanded to each cell (translated from their master cell). A cell in a hidden row
+    (``row/@hidden``) or hidden column (``cols/col/@hidden`` over ``min``–``max``,
+    §18.3.1.13) has ``hidden`` set to ``"hidden row"`` / ``"hidden column"``.
 
     Raises:
         lxml.etree.XMLSyntaxError: malformed sheet XML.
@@ -217,18 +220,29 @@ def iter_cells(zf: zipfile.ZipFile, part: str, pkg: Package) -> Iterator[RawCell
     strings, formats = pkg.strings, pkg.formats
     row_no = 0
     col_no = 0
+    row_hidden = False
+    hidden_cols: list[tuple[int, int]] = []
     ns = None
-    row_tag = v_tag = f_tag = is_tag = ""
+    row_tag = v_tag = f_tag = is_tag = col_tag = ""
     with zf.open(part) as f:
-        for ev, el in etree.iterparse(f, events=("start", "end"), tag=("{*}row", "{*}c"), **_PARSER_KW):
+        tags = ("{*}row", "{*}c", "{*}col")
+        for ev, el in etree.iterparse(f, events=("start", "end"), tag=tags, **_PARSER_KW):
             if ns is None:  # the sheet's namespace (transitional or strict), fixed for the part
                 ns = el.tag.rpartition("}")[0] + "}" if el.tag.startswith("{") else ""
                 row_tag, v_tag, f_tag, is_tag = ns + "row", ns + "v", ns + "f", ns + "is"
+                col_tag = ns + "col"
+            if el.tag == col_tag:
+                if ev == "end" and (el.get("hidden") or "").lower() in ("1", "true"):
+                    lo, hi = el.get("min") or "", el.get("max") or el.get("min") or ""
+                    if lo.isdigit() and hi.isdigit():
+                        hidden_cols.append((int(lo), int(hi)))
+                continue
             if el.tag == row_tag:
                 if ev == "start":
                     r = el.get("r")
                     row_no = int(r) if r and r.isdigit() else row_no + 1
                     col_no = 0
+                    row_hidden = (el.get("hidden") or "").lower() in ("1", "true")
                 else:
                     el.clear()
                     parent = el.getparent()
@@ -318,8 +332,10 @@ def iter_cells(zf: zipfile.ZipFile, part: str, pkg: Package) -> Iterator[RawCell
                 value = _number(raw_v)
             if formula is None and value is None:
                 continue
+            hidden = "hidden row" if row_hidden else (
+                "hidden column" if any(lo <= col_no <= hi for lo, hi in hidden_cols) else None)
             yield RawCell(row=row, col=col_no, coord=coord, formula=formula, formula_kind=fkind, array_ref=array_ref,
-                          value=value, data_type=t, number_format=fmt)
+                          value=value, data_type=t, number_format=fmt, hidden=hidden)
 
 
 def _number(text: str | None):

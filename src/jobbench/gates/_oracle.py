@@ -115,7 +115,7 @@ def check_oracle_null(
                     "N1", f"{g.grade.trial_id}: rubric {rg.index} (weight {rg.weight:g}) passes with no deliverables",
                     task_id=tid, file=file, where=f"rubrics[{rg.index}]",
                     severity="error" if rg.weight > 0 else "warning"))
-            if not passed and g.grade.status != "complete":
+            if not passed and g.grade.status not in ("complete", "no_deliverable"):
                 findings.append(make_finding(
                     "N2", f"{g.grade.trial_id}: grade is {g.grade.status}, so 0 % is not established",
                     task_id=tid, file=file))

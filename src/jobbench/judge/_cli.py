@@ -231,13 +231,16 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str]) -> None:  
     from ..records import Usage
 
     groups: dict[str, dict] = defaultdict(lambda: {"trials": 0, "graded_now": 0, "scores": [], "judge_error": 0,
-                                                   "unjudged": 0, "usage": Usage()})
+                                                   "unjudged": 0, "no_deliverable": 0,
+                                                   "usage": Usage()})
     total = Usage()
     recorded = Usage()
     for r in records:
         who = f"{r.agent or '-'}@{r.model or '-'}"
         g = groups[who]
         g["trials"] += 1
+        if r.status == "no_deliverable":
+            g["no_deliverable"] += 1
         if r.score is not None:
             g["scores"].append(r.score)
         elif r.status == "judge_error":
@@ -254,20 +257,21 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str]) -> None:  
         mean = sum(g["scores"]) / len(g["scores"]) if g["scores"] else None
         rows.append({"agent_model": who, "trials": g["trials"], "graded_now": g["graded_now"], "scored": len(g["scores"]),
                      "mean_score": mean, "judge_error": g["judge_error"], "unjudged": g["unjudged"],
-                     "judge_usage": g["usage"].model_dump()})
+                     "no_deliverable": g["no_deliverable"], "judge_usage": g["usage"].model_dump()})
     if as_json:
         print(json.dumps({"judge": cfg.identity(), "target": kind, "rows": rows, "judge_usage": total.model_dump(),
                           "recorded_judge_usage": recorded.model_dump()}, indent=2))
         return
     con = _console()
     t = Table(title=f"grades by judge {cfg.key}")
-    for col in ("agent@model", "trials", "graded now", "scored", "mean score", "judge_error", "unjudged",
-                "judge calls now", "judge cost now"):
+    for col in ("agent@model", "trials", "graded now", "scored", "mean score", "no deliverable",
+                "judge_error", "unjudged", "judge calls now", "judge cost now"):
         t.add_column(col)
     for r in rows:
         u = r["judge_usage"]
         t.add_row(r["agent_model"], str(r["trials"]), str(r["graded_now"]), str(r["scored"]),
                   "-" if r["mean_score"] is None else f"{100 * r['mean_score']:.1f}",
+                  str(r["no_deliverable"]),
                   str(r["judge_error"]), str(r["unjudged"]), str(u["calls"]),
                   "-" if u["cost_usd"] is None else f"${u['cost_usd']:.4f}")
     con.print(t)

@@ -29,8 +29,9 @@ from typing import Any, Literal, Mapping
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-PROMPT_VERSION = "jb-judge-2"
-"""Version of the prompt templates and reply schema; part of every cache key."""
+PROMPT_VERSION = "jb-judge-3"
+"""Version of the prompt templates and reply schema; part of every cache key (3: the fence is
+a digest of the deliverable text, hidden content and images left out are stated)."""
 
 Mode = Literal["rubric", "task", "criterion", "official"]
 Decide = Literal["auto", "llm", "checks"]

@@ -117,3 +117,31 @@ def detect_injection(path: str, text: str) -> InjectionHit | None:
             a, b = max(0, m.start() - 40), min(len(text), m.end() + 40)
             return InjectionHit(file=path, excerpt=_SPACE.sub(" ", text[a:b]).strip())
     return None
+
+
+_GRADING_WORDS = re.compile(
+    r"\b(grader|grading|graded|judge|judging|evaluator|rubrics?|criteri(on|a)|verdicts?|prompts?"
+    r"|instructions?|llm|language\s+model|chatgpt|gpt-?\d|claude|gemini"
+    r"|full\s+(marks|points|credit))\b",
+    re.IGNORECASE,
+)
+"""Words about grading or language models: in hidden content (which no reader sees) they can
+only be addressed to the judge."""
+
+
+def detect_hidden_injection(path: str, hidden: list[tuple[str, str]]) -> InjectionHit | None:
+    """Flag hidden content (``jobbench.extract.Extraction.hidden``: hidden, white or tiny
+    text, hidden slides, sheets, rows, columns) that addresses the grader: anything
+    :func:`detect_injection` flags, or any word about grading or language models (hidden
+    text has no reader but the judge). The excerpt starts with ``(hidden: <why>)``.
+    Returns the first hit or None."""
+    for why, text in hidden:
+        hit = detect_injection(path, text)
+        if hit is not None:
+            return InjectionHit(file=path, excerpt=f"(hidden: {why}) {hit.excerpt}")
+        m = _GRADING_WORDS.search(text)
+        if m:
+            a, b = max(0, m.start() - 40), min(len(text), m.end() + 40)
+            excerpt = _SPACE.sub(" ", text[a:b]).strip()
+            return InjectionHit(file=path, excerpt=f"(hidden: {why}) {excerpt}")
+    return None

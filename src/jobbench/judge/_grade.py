@@ -10,10 +10,8 @@ are computed in code by :mod:`jobbench.scoring`.
 
 from __future__ import annotations
 
-import base64
 import hashlib
 import json
-import mimetypes
 import re
 import threading
 import time
@@ -25,7 +23,7 @@ from typing import Any, Callable
 
 from .._io import atomic_write_json
 from ..rundir import trial_id as make_trial_id
-from ..extract import ExtractedImage, Extraction, ExtractLimits, FolderExtraction, folder_text
+from ..extract import Extraction, ExtractLimits, FolderExtraction, folder_text
 from ..records import (
     CriterionVerdict,
     GradedDeliverable,
@@ -40,7 +38,8 @@ from ..tasks import Rubric, Task
 from ._cache import JudgeCache, unit_key
 from ._client import JudgeCallError, JudgeClient
 from ._config import PROMPT_VERSION, JudgeConfig
-from ._evidence import detect_injection, evidence_found, normalise
+from ._evidence import detect_hidden_injection, detect_injection, evidence_found, normalise
+from ._images import ImageChoice, choose_images
 from ._jsonfix import recover_json
 from ._prices import PriceTable, load_prices
 from ._prompts import (
@@ -69,10 +68,6 @@ VISION_RE = re.compile(
 
 PROMPT_TOTAL_CHARS = ExtractLimits().max_total_chars
 """Cap on the deliverable text of one prompt (characters), as for ``extract_dir``'s folder text."""
-
-IMAGE_TYPES = {".png": "image/png", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".gif": "image/gif", ".webp": "image/webp"}
-MAX_IMAGE_BYTES = 10_000_000
-
 
 def needs_vision(rubric: Rubric) -> bool:
     """True when images should be attached: ``vision`` if set, else the rubric or one of its
@@ -150,6 +145,8 @@ class Unit:
     carried: dict[str, dict[str, Any]] = field(default_factory=dict)
     carried_model: dict[str, bool | None] = field(default_factory=dict)
     full_asked: dict[int, list[int]] = field(default_factory=dict)
+    images_left_out: list[str] = field(default_factory=list)
+    """``"<name>: <reason>"`` of the in-scope images not attached (cap, duplicates)."""
     cached_usage: Usage | None = None
     """What the verdicts this unit did not pay for now (served from the verdict cache, or
     carried over from an earlier grade) cost when they were obtained."""
@@ -208,6 +205,8 @@ class TrialJob:
     timings: dict[str, float]
     started: float
     remaining: int = 0
+    no_deliverable: str | None = None
+    """Why the trial has nothing gradeable (``no gradeable deliverable: …``), or None."""
 
 
 # ----------------------------------------------------------------------------- grader
@@ -260,11 +259,14 @@ class Grader:
 
         cfg = self.config
         t0 = time.monotonic()
-        files = list_deliverables(inp.deliverables_dir)
-        if files:
-            extraction = extract_dir(inp.deliverables_dir, max_chars_per_file=cfg.max_chars_per_file)
+        root = Path(inp.deliverables_dir)
+        if root.is_dir() and not root.is_symlink():
+            extraction = extract_dir(root, max_chars_per_file=cfg.max_chars_per_file)
+            nothing = extraction.no_deliverable_reason()
         else:
             extraction = FolderExtraction(files=[], text="")
+            nothing = "no gradeable deliverable: the deliverable folder does not exist"
+        files = [] if nothing else list_deliverables(root)
         t_extract = time.monotonic() - t0
         flags: list[str] = []
         injection: list[dict[str, str]] = []
@@ -272,6 +274,9 @@ class Grader:
             if any(d.level == "error" for d in ex.diagnostics):
                 flags.append(f"extraction_error:{ex.path}")
             hit = detect_injection(ex.path, ex.text)
+            if ex.hidden:
+                flags.append(f"hidden_content:{ex.path}")
+                hit = detect_hidden_injection(ex.path, ex.hidden) or hit
             if hit:
                 flags.append(f"prompt_injection:{ex.path}")
                 injection.append({"file": hit.file, "excerpt": hit.excerpt})
@@ -294,9 +299,9 @@ class Grader:
             for c in r.criteria:
                 rc = (r.index, c.index)
                 res = checks.get(rc)
-                if not files:
+                if nothing:
                     prefilled[rc] = CriterionVerdict(rubric_index=r.index, criterion_index=c.index, verdict="fail",
-                                                     source="none", reasoning="no deliverable files")
+                                                     source="none", reasoning=nothing)
                     continue
                 if res is not None and decide in ("auto", "checks"):
                     prefilled[rc] = _check_verdict(r.index, c.index, res)
@@ -311,7 +316,8 @@ class Grader:
 
         job = TrialJob(inp=inp, extraction=extraction, files=files, prefilled=prefilled, second=second, units=[],
                        unit_of={}, flags=flags, injection=injection, norm_text=norm_text,
-                       timings={"extract_s": round(t_extract, 4), "checks_s": round(t_checks, 4)}, started=t0)
+                       timings={"extract_s": round(t_extract, 4), "checks_s": round(t_checks, 4)},
+                       started=t0, no_deliverable=nothing)
         if asked and cfg.uses_llm:
             self._build_units(job, asked)
         return job
@@ -321,7 +327,8 @@ class Grader:
 
         The prompt text marks each file section with a line carrying ``boundary`` (which
         no deliverable contains), so a deliverable cannot forge another file's section;
-        the key text is the same without the boundary (which is random per grading)."""
+        the key text is the same without the boundary (a digest of the deliverable text,
+        so it adds nothing to the key)."""
         ex = job.extraction
         chosen = list(ex.files) if not globs else [f for f in ex.files if any(glob_match(f.path, g) for g in globs)]
         if not chosen:
@@ -330,33 +337,6 @@ class Grader:
         text, _ = folder_text(chosen, PROMPT_TOTAL_CHARS, boundary=boundary)
         key_text, _ = folder_text(chosen, PROMPT_TOTAL_CHARS)
         return text, key_text, chosen
-
-    def _images(self, job: TrialJob, chosen: list[Extraction]) -> list[tuple[str, str, str]]:
-        """(name, data_url, sha256) of up to ``max_images`` distinct images of ``chosen``."""
-        out: list[tuple[str, str, str]] = []
-        seen: set[str] = set()
-        root = Path(job.inp.deliverables_dir)
-        for ex in chosen:
-            imgs: list[ExtractedImage] = list(ex.images)
-            suffix = Path(ex.path).suffix.lower()
-            if not imgs and suffix in IMAGE_TYPES:
-                p = root / ex.path
-                try:
-                    if p.is_file() and not p.is_symlink() and p.stat().st_size <= MAX_IMAGE_BYTES:
-                        data = p.read_bytes()
-                        imgs = [ExtractedImage(source=ex.path, name=ex.path, media_type=IMAGE_TYPES[suffix], data=data,
-                                               sha256=hashlib.sha256(data).hexdigest())]
-                except OSError:
-                    imgs = []
-            for img in imgs:
-                if img.sha256 in seen:
-                    continue
-                seen.add(img.sha256)
-                media = img.media_type or mimetypes.guess_type(img.name)[0] or "image/png"
-                out.append((img.name, f"data:{media};base64,{base64.b64encode(img.data).decode('ascii')}", img.sha256))
-                if len(out) >= self.config.max_images:
-                    return out
-        return out
 
     def _build_units(self, job: TrialJob, asked: dict[int, list[int]]) -> None:
         cfg = self.config
@@ -379,8 +359,11 @@ class Grader:
                 globs = sorted({g for r in rs for g in (r.files or [])})
             text, key_text, chosen = self._scope(job, globs, boundary)
             imgs: list[tuple[str, str, str]] = []
+            choice = ImageChoice()
             if cfg.vision and cfg.max_images > 0 and any(needs_vision(r) for r in rs):
-                imgs = self._images(job, chosen)
+                choice = choose_images(chosen, rs, cfg.max_images)
+                imgs = choice.data_urls()
+            in_scope = sum(len(f.images) for f in chosen)
             if kind == "task":
                 tail = task_part(rs, sub, boundary, len(imgs))
                 schema_name, schema = "task_verdicts", TASK_SCHEMA
@@ -392,7 +375,9 @@ class Grader:
                 (r, cs), = sub.items()
                 tail = rubric_part(rubrics[r], cs, boundary, len(imgs))
                 schema_name, schema = "rubric_verdicts", RUBRIC_SCHEMA
-            messages = build_messages(deliverables_part(text, boundary), tail, [(n, u) for n, u, _ in imgs])
+            messages = build_messages(deliverables_part(text, boundary), tail,
+                                      [(n, u) for n, u, _ in imgs], left_out=choice.left_out,
+                                      images_in_scope=in_scope)
             key = unit_key({
                 **base_parts(),
                 "kind": kind,
@@ -404,7 +389,8 @@ class Grader:
             })
             return Unit(job=job, uid=uid, kind=kind, asked=sub, key=key, messages=messages, schema_name=schema_name,
                         schema=schema, images=[n for n, _, _ in imgs],
-                        needs_model_verdict=(cfg.mode == "official"))
+                        needs_model_verdict=(cfg.mode == "official"),
+                        images_left_out=choice.left_out)
 
         units: list[Unit] = []
         if cfg.mode == "task":
@@ -611,7 +597,9 @@ class Grader:
                             requires=list(r.requires), model_verdict=mv,
                             disagreement=disagrees(mv, llm_verdicts),
                             overall_reasoning=overall or None,
-                            images=sorted({n for u in units.values() for n in u.images}))
+                            images=sorted({n for u in units.values() for n in u.images}),
+                            images_left_out=sorted({n for u in units.values()
+                                                    for n in u.images_left_out}))
             grades.append(g)
 
         if cfg.mode == "official" and cfg.uses_llm:
@@ -626,7 +614,9 @@ class Grader:
             g.chain_break = v.chain_break
             g.undecided = v.undecided or None
         ts = task_score([g.weight for g in grades], values)
-        if ts.score is not None:
+        if job.no_deliverable:
+            status = "no_deliverable"
+        elif ts.score is not None:
             status = "complete"
         elif any(v.undecided == "judge_error" for v in values):
             status = "judge_error"
@@ -649,7 +639,8 @@ class Grader:
                 "unit": u.uid, "kind": u.kind, "key": u.key, "base_key": u.base_key,
                 "asked": {str(r): cs for r, cs in u.asked.items()},
                 "complete": u.complete, "cached": u.cached, "reused": u.reused, "error": u.error,
-                "images": u.images, "usage": u_usage.model_dump(), "cached_usage": u_cached.model_dump(),
+                "images": u.images, "images_left_out": u.images_left_out,
+                "usage": u_usage.model_dump(), "cached_usage": u_cached.model_dump(),
                 "elapsed_s": round(u.elapsed, 4), "replies": u.replies, "payload": u.merged_payload(),
             })
         t_llm = sum(u.elapsed for u in job.units)
@@ -672,6 +663,8 @@ class Grader:
             cached_usage=cached_usage,
             disagreements=sum(1 for g in grades if g.disagreement),
             injection=[InjectionHit(**hit) for hit in job.injection],
+            status_reason=job.no_deliverable,
+            ignored=list(job.extraction.ignored),
             deliverables=[GradedDeliverable(path=f.path, sha256=f.sha256, size=f.size, kind=f.kind)
                           for f in job.extraction.files],
             timings={**job.timings, "llm_s": round(t_llm, 4),

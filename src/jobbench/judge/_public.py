@@ -60,6 +60,7 @@ from ..tasks import (
 )
 from ._config import JudgeConfig, safe_name
 from ._grade import Grader, TrialInput, inputs_digest
+from ._run import UP_TO_DATE
 
 OUTPUT_DIR = "model_output"
 RESULTS_DIR = "eval_result"
@@ -449,12 +450,8 @@ def grade_public_dataset(
             dig = inputs_digest(digest, manifest, config)
             prior = read_record_file(record_path, GradeRecord).record  # None: absent or unreadable
             prior_dig = prior.inputs_digest if prior else None
-            if (
-                prior is not None
-                and not force
-                and prior_dig == dig
-                and prior.status in ("complete", "unjudged")
-            ):
+            up_to_date = prior is not None and prior_dig == dig and prior.status in UP_TO_DATE
+            if up_to_date and not force:
                 current.append(prior)
                 continue
 

@@ -8,11 +8,16 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable
 
+from ..deliverable_policy import excluded
 from ..records import GradeRecord, TrialRecord, TrialStatus, Usage
 from ..rundir import RunDir, RunDirError, RunDirProblem, RunLock
 from ..tasks import Dataset, display_path, load_dataset, task_digest
 from ._config import JudgeConfig
 from ._grade import Grader, TrialInput, inputs_digest
+
+UP_TO_DATE = ("complete", "unjudged", "no_deliverable")
+"""Grade statuses that need no regrade while the grade's ``inputs_digest`` still matches
+(``judge_error`` grades are always regraded)."""
 
 
 def read_lock(run_dir: Path) -> RunLock:
@@ -60,7 +65,8 @@ def grade_run(
     """Grade every finished trial of a run that lacks an up-to-date grade.
 
     A grade is up to date when its ``inputs_digest`` (task digest, deliverable manifest,
-    judge identity) matches and its status is ``complete`` or ``unjudged``. A grade with
+    judge identity) matches and its status is ``complete``, ``unjudged`` or
+    ``no_deliverable`` (:data:`UP_TO_DATE`). A grade with
     ``judge_error`` is regraded, reusing its valid verdicts (only the missing or errored
     units are asked again). Trials with status ``infra_error`` are never graded.
 
@@ -127,7 +133,9 @@ def grade_run(
                            f"{deliverables.problem.message}; not graded{removed}")
             continue
         manifest = deliverables.manifest()
-        recorded = sorted((d.path, d.sha256) for d in trial.deliverables)
+        # files collected before the deliverable policy (dotfiles, junk) are not deliverables
+        recorded = sorted((d.path, d.sha256) for d in trial.deliverables
+                          if excluded(d.path) is None)
         if manifest != recorded:
             changed = sorted(set(manifest).symmetric_difference(recorded))
             names = sorted({path for path, _ in changed})
@@ -138,7 +146,7 @@ def grade_run(
         # an unreadable or foreign grade file is regraded (and replaced)
         prior = rd.read_grade(config.key, trial.trial_id).record
         prior_dig = prior.inputs_digest if prior else None
-        if prior is not None and not force and prior_dig == dig and prior.status in ("complete", "unjudged"):
+        if prior is not None and not force and prior_dig == dig and prior.status in UP_TO_DATE:
             current[trial.trial_id] = prior
             continue
         inputs.append(TrialInput(

@@ -141,6 +141,7 @@ def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch
     result: AgentResult
     deliverables: list = []
     refused: list[str] = []
+    ignored: list[str] = []
     try:
         ws = prepare_workspace(task.workspace_dir, env.scratch_root, forbidden=[env.dataset_root, env.run_dir])
         if env.backend == "bwrap" and os.geteuid() == 0:
@@ -203,7 +204,7 @@ def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch
                                       env.deliverable_limits)
         if agent_attempts and agent_attempts[-1]["status"] == "success" and not collected.files:
             agent_attempts[-1]["status"] = "failed"  # as the public runners count an empty output
-        deliverables, refused = collected.files, collected.refused
+        deliverables, refused, ignored = collected.files, collected.refused, collected.ignored
     except Exception as exc:
         result = AgentResult(status="infra_error", error=f"trial set-up failed: {type(exc).__name__}: {exc}")
     finally:
@@ -215,19 +216,30 @@ def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch
         traj.close()
         return None
     status = TrialStatus(result.status)
-    if status == TrialStatus.ok and not deliverables:
+    blank = _blank_files(rd.deliverables_dir(tid), deliverables)
+    if status == TrialStatus.ok and len(blank) == len(deliverables):
         status = TrialStatus.no_deliverable
     wall = time.monotonic() - t0
     error = result.error
     if status == TrialStatus.no_deliverable and error is None:
-        error = "the agent finished without writing any file to the output directory" + (
-            f" ({len(refused)} refused)" if refused else "")
+        def listed(items: list[str]) -> str:
+            return ", ".join(items[:10]) + (" …" if len(items) > 10 else "")
+
+        why = [f"only empty or whitespace-only files: {listed(blank)}"] if deliverables else []
+        why += [f"{len(refused)} refused"] if refused else []
+        names = [i.rsplit(": ", 1)[0] for i in ignored]
+        if ignored:
+            why.append(f"not deliverables (dotfiles, OS or editor junk): {listed(names)}")
+        error = ("the agent finished without writing any "
+                 + ("gradeable " if deliverables or ignored else "")
+                 + "file to the output directory" + (f" ({'; '.join(why)})" if why else ""))
     traj.emit("trial_end", status=status.value, error=error, deliverables=[d.path for d in deliverables],
-              refused=refused, seconds=round(wall, 3))
+              refused=refused, ignored=ignored, seconds=round(wall, 3))
     traj.close()
     record = TrialRecord(
         trial_id=tid, task_id=task.id, task_digest=digest, agent=spec.agent, model=spec.model or "-", epoch=epoch,
-        status=status, deliverables=deliverables, refused=refused, started_at=started, finished_at=now_iso(),
+        status=status, deliverables=deliverables, refused=refused, ignored=ignored,
+        started_at=started, finished_at=now_iso(),
         wall_seconds=round(wall, 3), turns=result.turns, usage=result.usage or Usage(),
         settings=spec.settings.as_record(), error=error, session_id=result.session_id or None,
         details=dict(result.details or {}), attempts=list(attempts or []), sandbox=env.backend,
@@ -235,6 +247,21 @@ def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch
     )
     rd.write_trial(record)
     return record
+
+
+def _blank_files(folder: Path, deliverables: list) -> list[str]:
+    """Paths of the collected ``deliverables`` (in the run directory's ``folder``) that are
+    empty or whitespace-only (:func:`jobbench.deliverable_policy.is_blank`)."""
+    from ..deliverable_policy import is_blank
+
+    out = []
+    for d in deliverables:
+        try:
+            if d.size == 0 or is_blank(folder / d.path):
+                out.append(d.path)
+        except OSError:
+            continue
+    return out
 
 
 __all__ = ["TrialEnv", "run_trial_once"]

@@ -24,6 +24,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..deliverable_policy import excluded, excluded_dir
 from ..records import DeliverableFile
 
 TASK_FOLDER = "task_folder"
@@ -192,10 +193,13 @@ class Collected:
     Attributes:
         files: copied files with size and sha256, sorted by path.
         refused: ``"<path>: <reason>"`` for every entry not copied.
+        ignored: ``"<path>: <reason>"`` for every file that is not a deliverable (dotfiles,
+            OS and editor junk; :func:`jobbench.deliverable_policy.excluded`), not copied.
     """
 
     files: list[DeliverableFile] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
+    ignored: list[str] = field(default_factory=list)
 
 
 def _valid_name(rel: str) -> bool:
@@ -221,7 +225,9 @@ def collect_deliverables(output: Path, dest: Path, limits: DeliverableLimits | N
 
     Symlinks (to files or directories, wherever they point), named pipes, sockets, devices,
     files with unprintable or non-UTF-8 names and files over the limits are not copied and
-    are reported in ``refused``. Nothing is followed: every file is opened with
+    are reported in ``refused``. Files that are not deliverables under
+    :mod:`jobbench.deliverable_policy` (dotfiles, OS and editor junk) are not copied either
+    and are reported in ``ignored``. Nothing is followed: every file is opened with
     ``O_NOFOLLOW`` after an ``lstat``. Call it only once the agent's processes are gone.
 
     Args:
@@ -253,6 +259,9 @@ def collect_deliverables(output: Path, dest: Path, limits: DeliverableLimits | N
             elif not _valid_name(rel):
                 out.refused.append(f"{rel!r}: file name is not printable UTF-8")
                 dirnames.remove(name)
+            elif excluded_dir(name):  # deliverable policy: nothing inside is a deliverable
+                out.ignored.append(f"{rel}/: {excluded(rel + '/x')}")
+                dirnames.remove(name)
         dirnames.sort()
         for name in sorted(filenames):
             p = d / name
@@ -260,6 +269,10 @@ def collect_deliverables(output: Path, dest: Path, limits: DeliverableLimits | N
     for rel, p in sorted(entries):
         if not _valid_name(rel):
             out.refused.append(f"{rel!r}: file name is not printable UTF-8")
+            continue
+        # what counts as a deliverable: the policy the judge applies too
+        if (why := excluded(rel)) is not None:
+            out.ignored.append(f"{rel}: {why}")
             continue
         st = os.lstat(p)
         if stat.S_ISLNK(st.st_mode):
@@ -301,6 +314,7 @@ def collect_deliverables(output: Path, dest: Path, limits: DeliverableLimits | N
         total += size
         count += 1
         out.files.append(DeliverableFile(path=rel, size=size, sha256=h.hexdigest()))
+    out.ignored.sort()
     return out
 
 
@@ -316,7 +330,8 @@ def merge_rescued(final: Collected, dest: Path, rescued: Collected, rescued_dir:
     Returns:
         The merged :class:`Collected`: files sorted by path; ``refused`` holds the final
         attempt's refusals, then rescued files left out (clash, limits) and the earlier
-        attempt's own refusals, each marked as coming from the timed-out attempt.
+        attempt's own refusals, and ``ignored`` both attempts' ignored files, those of the
+        earlier attempt marked as coming from the timed-out attempt.
     """
     limits = limits or DeliverableLimits()
     have = {f.path for f in final.files}
@@ -342,4 +357,5 @@ def merge_rescued(final: Collected, dest: Path, rescued: Collected, rescued_dir:
         files.append(f)
         total += f.size
     refused += [f"{r} (in the timed-out attempt)" for r in rescued.refused]
-    return Collected(files=sorted(files, key=lambda x: x.path), refused=refused)
+    ignored = list(final.ignored) + [f"{r} (in the timed-out attempt)" for r in rescued.ignored]
+    return Collected(files=sorted(files, key=lambda x: x.path), refused=refused, ignored=ignored)

@@ -22,7 +22,9 @@ state              meaning                                             score
 ``complete``       grade complete                                      the grade's s_t
 ``no_deliverable`` agent failed (timeout/error/no output) and left no  0 (agent's fault)
                    deliverable (whether or not a grade exists: a
-                   grade of nothing is never worth points)
+                   grade of nothing is never worth points), or left
+                   no gradeable file (trial or grade status
+                   ``no_deliverable``: only empty files, dotfiles, junk)
 ``judge_error``    grade has criteria without a valid verdict          none (regrade)
 ``unjudged``       grade has criteria nobody was asked to decide       none
 ``ungraded``       trial finished but no grade under this judge key    none
@@ -271,7 +273,9 @@ def trial_result(
     if trial.status == TrialStatus.infra_error:
         row.update(state="infra_error", scored=False)
         return TrialResult(**row)
-    if trial.status in _AGENT_FAILURES and not trial.deliverables:
+    nothing = trial.status == TrialStatus.no_deliverable or (
+        grade is not None and grade.status == "no_deliverable")
+    if nothing or (trial.status in _AGENT_FAILURES and not trial.deliverables):
         # The state follows the trial status even when the judge graded the empty output:
         # nothing delivered is worth 0 (the agent's fault), whatever a rubric says of it.
         n_r = task.rubrics if task else (len(grade.rubrics) if grade is not None else None)

@@ -132,7 +132,7 @@ def load_run_capability(run_dir: Path | str, judge_key: str | None = None) -> li
         p = scan.problems[0]
         raise DataFileError(p.path, f"not a valid grade record: {p.message}", column=p.field)
     for tid, g in scan.records.items():
-        if g.status != "complete" or g.max_score <= 0:
+        if g.status not in ("complete", "no_deliverable") or g.max_score <= 0:
             continue
         k = parse_trial_id(tid)
         config, slug = k.config, k.occupation

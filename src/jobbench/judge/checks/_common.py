@@ -17,6 +17,7 @@ from typing import Any, Iterable
 
 from pydantic import BaseModel
 
+from ...deliverable_policy import excluded
 from ...extract import FolderExtraction
 from ...tasks import Expect
 from ._numbers import close, parse_number
@@ -83,7 +84,8 @@ def list_deliverables(root: Path) -> list[str]:
     """Relative POSIX paths of every regular file under ``root`` (sorted).
 
     Symlinks (files or directories) are never followed nor listed; a missing ``root``
-    yields an empty list.
+    yields an empty list. Files that are not deliverables (dotfiles, OS and editor junk:
+    :func:`jobbench.deliverable_policy.excluded`) are left out.
     """
     root = Path(root)
     if not root.is_dir():
@@ -96,7 +98,7 @@ def list_deliverables(root: Path) -> list[str]:
             p = d / name
             if not p.is_symlink() and p.is_file():
                 out.append(p.relative_to(root).as_posix())
-    return sorted(out)
+    return sorted(rel for rel in out if excluded(rel) is None)
 
 
 def glob_match(rel: str, pattern: str | None) -> bool:
