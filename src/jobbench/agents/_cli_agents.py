@@ -1,5 +1,7 @@
 """Adapters for coding-agent CLIs run headless inside the sandbox: ``claude-code``,
-``codex`` and ``opencode``.
+``codex`` and ``opencode``, and the machinery they share with ``openclaw`` (whose
+adapter, in ``_openclaw.py``, reads a result envelope and a session export instead of an
+event stream).
 
 Each adapter builds the CLI's headless command line (model, permissions, turn limit where
 the CLI has one), passes the standard prompt, streams the CLI's JSON events into the
