@@ -1,6 +1,6 @@
 """A scripted local model server speaking the three wire formats the agent CLIs use, for the
-opt-in tests that drive the real ``codex``, ``opencode`` and ``claude`` binaries
-(``test_cli_agents_real.py``).
+opt-in tests that drive the real ``codex``, ``opencode``, ``claude`` and ``openclaw``
+binaries (``test_cli_agents_real.py``, ``openclaw_recorded/record.py``).
 
 * OpenAI Responses API, ``POST …/responses`` with ``stream: true`` (Codex CLI): server-sent
   events ``response.created``, ``response.output_item.done`` (a ``function_call`` or a
@@ -8,7 +8,8 @@ opt-in tests that drive the real ``codex``, ``opencode`` and ``claude`` binaries
   ``input_tokens_details.cached_tokens``, ``output_tokens``).
 * OpenAI Chat Completions, ``POST …/chat/completions`` streamed (``chat.completion.chunk``
   deltas, then a usage-only chunk and ``data: [DONE]``) or not (OpenCode through the AI SDK's
-  OpenAI-compatible provider).
+  OpenAI-compatible provider; OpenClaw's ``openai-completions`` provider, which streams with
+  ``stream_options.include_usage`` and reads ``prompt_tokens_details.cached_tokens``).
 * Anthropic Messages API, ``POST …/messages`` streamed (``message_start``,
   ``content_block_start/delta/stop``, ``message_delta`` with ``stop_reason`` and output
   usage, ``message_stop``) or not (Claude Code with ``ANTHROPIC_BASE_URL``).
@@ -90,6 +91,15 @@ def _json(handler: BaseHTTPRequestHandler, status: int, obj: Any) -> None:
     handler.wfile.write(raw)
 
 
+class _Server(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # a client that gave up on a scripted hang closed the connection: nothing to report
+        import sys
+
+        if not isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            super().handle_error(request, client_address)
+
+
 class FakeModelAPI:
     """Threaded HTTP server on 127.0.0.1 (random port) answering ``/v1/responses``,
     ``/v1/chat/completions`` and ``/v1/messages`` from ``script(api, request) -> Turn``.
@@ -158,7 +168,7 @@ class FakeModelAPI:
                     return
                 getattr(outer, f"_{api}")(self, req, turn, n)
 
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server = _Server(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
 

@@ -16,6 +16,7 @@ from jobbench.agents import (
     CodexParser,
     ModelSettings,
     OpenCodeParser,
+    cli_version,
     install_mounts,
     looks_like_infra,
 )
@@ -274,6 +275,19 @@ def test_install_mounts_for_node_packages(tmp_path):
     real, mounts, _ = install_mounts(link)
     assert real == exe
     assert [m.source for m in mounts][0] == tmp_path / "lib" / "node_modules"
+
+
+def test_cli_version_comes_from_the_npm_package(tmp_path):
+    pkg = tmp_path / "lib" / "node_modules" / "@openai" / "codex"
+    exe = make_executable(pkg / "bin" / "codex.js", "#!/usr/bin/env node\n")
+    (pkg / "package.json").write_text(json.dumps({"name": "@openai/codex", "version": "0.171.0"}))
+    link = tmp_path / "bin" / "codex"
+    link.parent.mkdir()
+    link.symlink_to(exe)
+    assert cli_version(link) == "0.171.0"
+    # outside an npm tree (a fake, a native install) the version is unknown, never guessed
+    assert cli_version(make_executable(tmp_path / "opt" / "codex", "#!/bin/sh\n")) is None
+    assert cli_version(tmp_path / "missing") is None
 
 
 # --- a custom model endpoint (api_base / --api-base) ------------------------------------

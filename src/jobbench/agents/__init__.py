@@ -2,7 +2,7 @@
 
 Built in: ``oracle`` (runs the task's ``solution/solve.py``), ``null`` (writes nothing),
 ``builtin`` (tool-calling agent over any OpenAI-compatible endpoint), and the CLI adapters
-``claude-code``, ``codex`` and ``opencode``.
+``claude-code``, ``codex``, ``opencode`` and ``openclaw``.
 
 Public API:
     :class:`Agent`, :class:`AgentContext`, :class:`AgentResult`, :class:`AgentLimits`,
@@ -39,9 +39,11 @@ from ._cli_agents import (
     EventParser,
     OpenCodeAgent,
     OpenCodeParser,
+    cli_version,
     install_mounts,
     looks_like_infra,
 )
+from ._openclaw import OpenClawAgent, OpenClawParser
 from ._prompt import PROMPT_VERSION, PUBLIC_PROMPT_VERSION, prompt_version, standard_prompt
 from ._protocol import (
     DEFAULT_PROTOCOL,
@@ -65,7 +67,8 @@ from ._simple import NullAgent, OracleAgent
 
 AGENTS: dict[str, type[Agent]] = {
     cls.name: cls
-    for cls in (OracleAgent, NullAgent, BuiltinAgent, ClaudeCodeAgent, CodexAgent, OpenCodeAgent)
+    for cls in (OracleAgent, NullAgent, BuiltinAgent, ClaudeCodeAgent, CodexAgent, OpenCodeAgent,
+                OpenClawAgent)
 }
 
 
@@ -127,6 +130,8 @@ __all__ = [
     "NullAgent",
     "OpenCodeAgent",
     "OpenCodeParser",
+    "OpenClawAgent",
+    "OpenClawParser",
     "OracleAgent",
     "PROMPT_VERSION",
     "Pricing",
@@ -135,6 +140,7 @@ __all__ = [
     "TOOLS",
     "Trajectory",
     "WorkspaceTools",
+    "cli_version",
     "install_mounts",
     "looks_like_infra",
     "make_agent",

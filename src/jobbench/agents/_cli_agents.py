@@ -1,5 +1,7 @@
 """Adapters for coding-agent CLIs run headless inside the sandbox: ``claude-code``,
-``codex`` and ``opencode``.
+``codex`` and ``opencode``, and the machinery they share with ``openclaw`` (whose
+adapter, in ``_openclaw.py``, reads a result envelope and a session export instead of an
+event stream).
 
 Each adapter builds the CLI's headless command line (model, permissions, turn limit where
 the CLI has one), passes the standard prompt, streams the CLI's JSON events into the
@@ -341,6 +343,40 @@ def install_mounts(executable: Path) -> tuple[Path, list[Mount], list[str]]:
     return real, mounts, path_dirs
 
 
+def npm_package(executable: Path) -> tuple[Path, dict[str, Any]] | None:
+    """The npm package that holds ``executable`` (a real path, symlinks resolved): the
+    nearest ancestor directory inside a ``node_modules`` tree with a ``package.json``.
+
+    Returns:
+        ``(package directory, parsed package.json)``, or None for an executable that is not
+        inside a ``node_modules`` tree or whose ``package.json`` is unreadable.
+    """
+    parts = executable.parts
+    if "node_modules" not in parts:
+        return None
+    top = len(parts) - 1 - parts[::-1].index("node_modules")
+    for i in range(len(parts) - 1, top, -1):
+        candidate = Path(*parts[:i]) / "package.json"
+        if candidate.is_file():
+            try:
+                data = json.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                return None
+            return (candidate.parent, data) if isinstance(data, dict) else None
+    return None
+
+
+def cli_version(executable: str | Path) -> str | None:
+    """Version of an npm-installed CLI (``version`` of its package's ``package.json``,
+    e.g. ``"0.171.0"``), or None when the executable is not found or not an npm install."""
+    found = shutil.which(str(executable))
+    if found is None:
+        return None
+    pkg = npm_package(Path(os.path.realpath(found)))
+    version = pkg[1].get("version") if pkg else None
+    return str(version) if isinstance(version, str) else None
+
+
 class CliAgent(Agent):
     """Common machinery of the CLI adapters.
 
@@ -389,7 +425,7 @@ class CliAgent(Agent):
         return self.api_base
 
     def describe(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"executable": self.executable,
+        d: dict[str, Any] = {"executable": self.executable, "version": cli_version(self.executable),
                              "env_passthrough": list(self.env_passthrough) + self.extra_env}
         if self.endpoint:
             from urllib.parse import urlsplit, urlunsplit

