@@ -15,6 +15,7 @@ from pathlib import Path
 
 from _common import new_workbook, save_workbook, write_csv, write_docx, write_pdf, write_text
 
+SPLIT = "main"
 OCCUPATION, NUMBER = "bookkeeping_accounting_and_auditing_clerks", 1
 
 INSTRUCTIONS = """\

@@ -1,10 +1,13 @@
-"""Regenerate the sample split's workspace, reference and decoy files from source data.
+"""Regenerate the sample dataset's workspace, reference and decoy files from source data.
 
 Usage (from the repository root, with the ``sample-build`` extra installed)::
 
-    python datasets/sample/build/build.py                 # rebuild datasets/sample in place
-    python datasets/sample/build/build.py --out /tmp/x    # build into another root
-    python datasets/sample/build/build.py --only statisticians_task1
+    python scripts/sample_build/build.py                 # rebuild datasets/sample in place
+    python scripts/sample_build/build.py --out /tmp/x    # build into another root
+    python scripts/sample_build/build.py --only statisticians_task1
+
+Each builder module names its task with ``SPLIT`` (``main`` or ``easy``), ``OCCUPATION`` and
+``NUMBER``; the task is written to ``<root>/<SPLIT>/<OCCUPATION>/task<NUMBER>/``.
 
 Each task builder writes ``task_folder/`` (including TASK_INSTRUCTIONS.txt), optional
 ``files_required_to_search/`` and the deliverables of every decoy in
@@ -22,7 +25,7 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SAMPLE = HERE.parent
+SAMPLE = HERE.parents[1] / "datasets" / "sample"
 sys.path.insert(0, str(HERE))
 
 BUILDERS = [
@@ -39,7 +42,8 @@ HAND_WRITTEN = ("RUBRICS.json", "task_card.md", "solution")
 
 
 def task_dir(root: Path, builder) -> Path:
-    return root / builder.OCCUPATION / f"task{builder.NUMBER}"
+    """``<root>/<split>/<occupation>/task<N>`` of a builder module (split default ``main``)."""
+    return root / getattr(builder, "SPLIT", "main") / builder.OCCUPATION / f"task{builder.NUMBER}"
 
 
 def build_one(name: str, root: Path) -> Path:

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from _common import new_workbook, save_workbook, write_csv, write_docx, write_pdf, write_text
 
+SPLIT = "main"
 OCCUPATION, NUMBER = "civil_engineers", 1
 
 INSTRUCTIONS = """\

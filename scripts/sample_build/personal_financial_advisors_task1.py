@@ -16,6 +16,7 @@ from pathlib import Path
 
 from _common import new_workbook, save_workbook, write_csv, write_docx, write_pdf, write_text
 
+SPLIT = "main"
 OCCUPATION, NUMBER = "personal_financial_advisors", 1
 
 INSTRUCTIONS = """\

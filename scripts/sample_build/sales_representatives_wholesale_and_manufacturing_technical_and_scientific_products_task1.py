@@ -14,6 +14,7 @@ from pathlib import Path
 
 from _common import write_csv, write_docx, write_pdf, write_png_chart, write_text
 
+SPLIT = "main"
 OCCUPATION, NUMBER = "sales_representatives_wholesale_and_manufacturing_technical_and_scientific_products", 1
 
 INSTRUCTIONS = """\

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from _common import write_csv, write_docx, write_pdf, write_sqlite, write_text
 
+SPLIT = "main"
 OCCUPATION, NUMBER = "social_science_research_assistants", 1
 
 INSTRUCTIONS = """\

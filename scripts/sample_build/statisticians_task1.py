@@ -17,6 +17,7 @@ from pathlib import Path
 
 from _common import write_csv, write_docx, write_pptx, new_workbook, save_workbook, write_text
 
+SPLIT = "main"
 OCCUPATION, NUMBER = "statisticians", 1
 
 INSTRUCTIONS = """\

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from _common import new_workbook, save_workbook, write_csv, write_docx, write_pptx, write_text
 
+SPLIT = "main"
 OCCUPATION, NUMBER = "supply_chain_managers", 1
 
 INSTRUCTIONS = """\

@@ -22,7 +22,7 @@ def dataset():
 def test_loads_clean_with_coverage(dataset) -> None:
     assert dataset.ok, [str(p) for p in dataset.errors]
     assert len(dataset.tasks) >= 8
-    assert {t.split for t in dataset.tasks} == {"sample"}
+    assert {t.split for t in dataset.tasks} == {"main"}
     occupations = {t.occupation for t in dataset.tasks}
     groups = {t.occupation_info.soc_major_code for t in dataset.tasks}
     assert len(occupations) >= 8
@@ -78,7 +78,7 @@ def test_statisticians_expected_values_match_bts_records() -> None:
     q4 = fl[(fl.origin == "EWR") & (fl.month >= 10)]
     completed = q4[q4.arr_delay.notna()]
     ontime = int((completed.arr_delay < 15).sum())
-    task = SAMPLE / "statisticians" / "task1"
+    task = SAMPLE / "main" / "statisticians" / "task1"
     assert _rubric_value(task, "dedup", 1) == len(q4) == 29733
     assert _rubric_value(task, "overall", 0) == ontime == 21781
     assert _rubric_value(task, "status", 0) == int(q4.dep_time.isna().sum())
@@ -91,7 +91,7 @@ def test_research_assistant_expected_values_match_statecrime() -> None:
 
     d = sm.datasets.statecrime.load_pandas().data
     d = d[[s.strip() != "District of Columbia" for s in d.index]]
-    task = SAMPLE / "social_science_research_assistants" / "task1"
+    task = SAMPLE / "main" / "social_science_research_assistants" / "task1"
     assert len(d) == 50
     assert abs(_rubric_value(task, "stats", 1) - statistics.fmean(d.violent)) < 0.01
     assert abs(_rubric_value(task, "stats", 2) - statistics.correlation(list(d.poverty), list(d.violent))) < 0.0005
@@ -104,7 +104,7 @@ def test_supply_chain_expected_values_match_pbs_scripts() -> None:
     start = 2007 * 12 + 6  # July 2007
     errs = [by[k - 12] * 1.12 - by[k] for k in range(start, start + 12)]
     mape = 100 * sum(abs(e) / by[k] for e, k in zip(errs, range(start, start + 12))) / 12
-    task = SAMPLE / "supply_chain_managers" / "task1"
+    task = SAMPLE / "main" / "supply_chain_managers" / "task1"
     assert abs(_rubric_value(task, "a10", 0) - mape) < 0.01
     data = json.loads((task / "RUBRICS.json").read_text())
     assert abs(data["rubrics"][0]["checks"][0]["expect"]["equals"] - 11.36) < 1e-9
@@ -116,7 +116,7 @@ def test_advisor_ending_value_matches_vega_prices() -> None:
     dec = {r.symbol: r.price for r in st[st.date == "2009-12-01"].itertuples()}
     shares = {"AAPL": 600, "AMZN": 450, "GOOG": 60, "IBM": 250, "MSFT": 800}
     securities = sum(q * dec[s] for s, q in shares.items())
-    task = SAMPLE / "personal_financial_advisors" / "task1"
+    task = SAMPLE / "main" / "personal_financial_advisors" / "task1"
     ending = _rubric_value(task, "ending", 0)
     cash = _rubric_value(task, "roll", 2)
     assert abs(ending - (securities + cash)) < 0.01

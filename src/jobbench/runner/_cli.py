@@ -16,6 +16,9 @@ from typing import Any, Optional
 import typer
 
 DEFAULT_DATASET = Path("datasets") / "sample"
+DEFAULT_SPLIT = "main"
+"""The split ``jobbench run`` runs when neither DATASET nor ``--split`` is given (the
+bundled sample holds ``main`` and ``easy``)."""
 
 
 def default_dataset() -> Path:
@@ -84,15 +87,18 @@ def build_specs(agent_opts: list[str], model_opts: list[str], settings, options:
     return specs
 
 
-def default_run_name(dataset_root: Path, specs) -> str:
-    """Deterministic run name: ``<dataset dir>-<agent@model+…>`` plus a short hash of the
-    model settings when any is set, so the same command resumes the same run."""
+def default_run_name(dataset_root: Path, specs, splits: list[str] | None = None) -> str:
+    """Deterministic run name: ``<dataset dir>[-<split+…>]-<agent@model+…>`` plus a short
+    hash of the model settings when any is set, so the same command resumes the same run
+    (and runs of different splits, e.g. ``sample-main-…`` and ``sample-easy-…``, get
+    different run directories)."""
     import re
 
     from ._paths import safe_name
 
     labels = "+".join(s.agent if not s.model else f"{s.agent}@{s.model}" for s in specs)
-    name = f"{safe_name(dataset_root.name)}-{labels}"
+    chosen = "+".join(dict.fromkeys(splits or []))
+    name = f"{safe_name(dataset_root.name)}-" + (f"{chosen}-" if chosen else "") + labels
     settings = [s.settings.as_record() for s in specs if s.settings.as_record()]
     if settings:
         name += "-" + hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
@@ -253,14 +259,16 @@ def register(app: typer.Typer) -> None:
     @app.command("run")
     def run_cmd(
         dataset: Optional[Path] = typer.Argument(None, help="Dataset root, split, occupation or task directory "
-                                                             "(default: datasets/sample)."),
+                                                             "(default: datasets/sample, split main)."),
         agent: Optional[list[str]] = typer.Option(None, "--agent", "-a", help="Agent (repeatable; NAME or NAME@MODEL): "
                                                   "oracle, null, builtin, claude-code, codex, opencode "
                                                   "(default: oracle and null)."),
         model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="Model for agents that need one "
                                                   "(repeatable: one configuration per model)."),
         epochs: int = typer.Option(1, "--epochs", "-k", min=1, help="Trials per task and agent configuration."),
-        split: Optional[list[str]] = typer.Option(None, "--split", help="Only these splits (repeatable)."),
+        split: Optional[list[str]] = typer.Option(None, "--split", help="Only these splits (repeatable), e.g. "
+                                                  "main or easy (default: every split of DATASET; main without "
+                                                  "DATASET)."),
         tasks: Optional[str] = typer.Option(None, "--tasks", help="Only task ids matching this glob, e.g. '*/lawyers/*'."),
         run_name: Optional[str] = typer.Option(None, "--run-name", help="Run directory name (default: derived from the "
                                                "dataset, agents and settings, so the same command resumes)."),
@@ -332,6 +340,8 @@ def register(app: typer.Typer) -> None:
                                      param_hint="--scheduler")
         try:
             dataset_path = dataset if dataset is not None else default_dataset()
+            if dataset is None and not split:
+                split = [DEFAULT_SPLIT]
         except FileNotFoundError as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
             raise typer.Exit(2) from exc
@@ -357,7 +367,7 @@ def register(app: typer.Typer) -> None:
                 o["api_base"] = cli_base
         specs = build_specs(list(agent or []), list(model or []), settings, options)
         root = Path(os.path.abspath(dataset_path))
-        name = run_name or default_run_name(root, specs)
+        name = run_name or default_run_name(root, specs, split)
         run_dir = runs_dir / name
         base = cli_base or os.environ.get("OPENAI_BASE_URL")
         key = os.environ.get("JOBBENCH_API_KEY") or os.environ.get("OPENAI_API_KEY")
