@@ -118,7 +118,7 @@ def grade_run(
         root = lock.get("dataset_root")
         if not root:
             raise RunDirError(f"{display_path(run_dir / 'lock.json')}: dataset_root missing")
-        dataset = load_dataset(root)
+        dataset = load_dataset(root, strict=lock_strict(lock))
     tasks = {t.id: t for t in dataset.tasks}
     from ..tasks import find_invalid
 
@@ -196,11 +196,22 @@ def grade_run(
     return records
 
 
-def explain_invalid_tasks(run_dir: Path, err: Any) -> tuple[Dataset | None, set[str]]:
+def lock_strict(lock: Any) -> bool:
+    """Whether the run of ``lock`` (a parsed ``lock.json``) loaded its dataset strictly
+    (``config.strict``, written by ``jobbench run --strict``)."""
+    cfg = lock.get("config") if isinstance(lock, dict) else None
+    return bool(isinstance(cfg, dict) and cfg.get("strict") is True)
+
+
+def explain_invalid_tasks(
+    run_dir: Path, err: Any, *, strict: bool | None = None
+) -> tuple[Dataset | None, set[str]]:
     """Load the dataset of a run (``lock.json``'s ``dataset_root``) and print to ``err`` (a
     :class:`rich.console.Console`), once per task, why the run's trials of tasks that are
     invalid in the dataset now are not graded (every problem: file, JSON path, message).
-    Used by ``jobbench grade`` and ``jobbench run`` before :func:`grade_run`.
+    Used by ``jobbench grade`` and ``jobbench run`` before :func:`grade_run`. The dataset is
+    loaded strictly when ``strict`` is True, or when it is None and the run was made with
+    ``--strict``.
 
     Returns:
         ``(dataset or None, {invalid task id with trials in the run})``; None (no readable
@@ -217,7 +228,7 @@ def explain_invalid_tasks(run_dir: Path, err: Any) -> tuple[Dataset | None, set[
         root = lock.get("dataset_root") if isinstance(lock, dict) else None
         if not root:
             return None, set()
-        dataset = load_dataset(root)
+        dataset = load_dataset(root, strict=lock_strict(lock) if strict is None else strict)
     except (OSError, ValueError):
         return None, set()
     invalid = find_invalid(dataset)

@@ -108,6 +108,17 @@ def default_run_name(dataset_root: Path, specs, splits: list[str] | None = None)
     return name
 
 
+def _print_dataset_warnings(problems: list, console: Any) -> None:
+    """Print :func:`jobbench.tasks.warnings_report` to ``console`` (rich)."""
+    from rich.markup import escape
+
+    from ..tasks import warnings_report
+
+    for i, line in enumerate(warnings_report(problems)):
+        console.print(("[yellow]warning:[/yellow] " if i == 0 else "") + escape(line), soft_wrap=True,
+                      highlight=False)
+
+
 def _grade_and_report(run_dir: Path, args: Any) -> int:
     """Grade the run's trials and write the report.
 
@@ -132,7 +143,9 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
         return 0
     try:
         config = load_judge_config()
-        dataset, _ = explain_invalid_tasks(run_dir, Console(stderr=True))
+        config_run = getattr(args, "config", None)
+        dataset, _ = explain_invalid_tasks(run_dir, Console(stderr=True),
+                                           strict=getattr(config_run, "strict", None))
         grades = grade_run(run_dir, config, dataset=dataset, executor=getattr(args, "executor", None))
     except Exception as exc:  # the trials are saved; grading can be redone alone
         console.print(f"[red]Grading failed:[/red] {escape(type(exc).__name__)}: {escape(str(exc))}. "
@@ -304,6 +317,10 @@ def register(app: typer.Typer) -> None:
         skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Run the valid tasks of a dataset with "
                                           "validation errors (default: refuse it). The invalid tasks are recorded in "
                                           "lock.json and count as missing (0) in the report."),
+        strict: bool = typer.Option(False, "--strict", help="Load the dataset strictly: taskN directories holding "
+                                    "no task source and extension keys of the wrong shape, which are otherwise "
+                                    "skipped or ignored with a warning as the public tools do, are validation "
+                                    "errors."),
         executor_name: str = typer.Option("local", "--executor", help="Where trials and grading run: local (threads "
                                           "of this process, -j at once), dask (an existing Dask cluster, "
                                           "--scheduler) or dask-local (a LocalCluster of --dask-workers processes). "
@@ -381,7 +398,8 @@ def register(app: typer.Typer) -> None:
         config = RunConfig(dataset=dataset_path, agents=specs, run_dir=run_dir, epochs=epochs, splits=split or None,
                            task_glob=tasks, max_trials=max_trials, limits=limits,
                            endpoint=Endpoint(base_url=base, api_key=key), pricing=pricing, sandbox=sandbox,  # type: ignore[arg-type]
-                           keep_workspaces=keep_workspaces, infra_retries=infra_retries, skip_invalid=skip_invalid)
+                           keep_workspaces=keep_workspaces, infra_retries=infra_retries, skip_invalid=skip_invalid,
+                           strict=strict)
         console.print(f"Run directory: {run_dir}  ·  agents: {', '.join(s.label for s in specs)}  ·  epochs: {epochs}",
                       highlight=False, soft_wrap=True)
         cancel = threading.Event()
@@ -395,7 +413,8 @@ def register(app: typer.Typer) -> None:
                 note = "; -j is ignored: one trial per worker thread" if max_trials != 1 else ""
                 console.print(f"Executor: {executor.name} ({where}){note}", highlight=False, soft_wrap=True)
             with _Progress(not no_progress) as progress:
-                summary = run_trials(config, on_event=progress, cancel=cancel, executor=executor)
+                summary = run_trials(config, on_event=progress, cancel=cancel, executor=executor,
+                                     on_dataset_warnings=lambda found: _print_dataset_warnings(found, progress.console))
         except KeyboardInterrupt:
             cancel.set()
             kill_all_sandboxes()

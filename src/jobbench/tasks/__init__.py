@@ -4,6 +4,7 @@ Public API:
     :func:`load_dataset`, :func:`load_task`, :func:`discover_task_dirs`,
     :func:`parse_rubrics`, :func:`rubrics_schema`, :func:`task_digest`, :class:`Task`, :class:`Rubric`,
     :class:`Criterion`, :class:`Dataset`, :class:`Problem`, :class:`TaskLoadError`,
+    :func:`warnings_report`,
     invalid-task attribution (:func:`find_invalid`, :class:`InvalidTasks`,
     :class:`InvalidDatasetError`),
     occupation metadata (:func:`occupation_for`, :func:`occupations`,
@@ -49,7 +50,7 @@ from ._occupations import (
     occupations,
     soc_major_groups,
 )
-from ._problems import Problem, TaskLoadError
+from ._problems import Problem, TaskLoadError, warnings_report
 from ._pull import (
     DEFAULT_REPO_ID,
     MANIFEST,
@@ -101,6 +102,7 @@ __all__ = [
     "soc_major_groups",
     "Problem",
     "TaskLoadError",
+    "warnings_report",
     "parse_rubrics",
     "rubrics_schema",
     "DEFAULT_REPO_ID",
