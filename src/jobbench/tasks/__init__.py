@@ -10,7 +10,7 @@ Public API:
     occupation metadata (:func:`occupation_for`, :func:`occupations`,
     :func:`soc_major_groups`), check specifications (:data:`Check` and its kinds), the
     JSON Schema of RUBRICS.json (:func:`rubrics_schema`) and the verified, pinned download
-    of the public dataset (:func:`pull_dataset`, :class:`PullManifest`).
+    of the public dataset (:func:`pull_dataset`, :class:`PullManifest`, :class:`PullRefresh`).
 """
 
 from ._checks import (
@@ -57,6 +57,7 @@ from ._pull import (
     DatasetPullError,
     PulledFile,
     PullManifest,
+    PullRefresh,
     pull_dataset,
     read_manifest,
 )
@@ -110,6 +111,7 @@ __all__ = [
     "DatasetPullError",
     "PulledFile",
     "PullManifest",
+    "PullRefresh",
     "pull_dataset",
     "read_manifest",
 ]
