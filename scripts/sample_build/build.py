@@ -37,6 +37,10 @@ BUILDERS = [
     "online_merchants_task1",
     "sales_representatives_wholesale_and_manufacturing_technical_and_scientific_products_task1",
     "supply_chain_managers_task1",
+    "civil_engineers_easy_task1",
+    "statisticians_easy_task1",
+    "bookkeeping_accounting_and_auditing_clerks_easy_task1",
+    "social_science_research_assistants_easy_task1",
 ]
 HAND_WRITTEN = ("RUBRICS.json", "task_card.md", "solution")
 
