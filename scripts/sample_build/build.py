@@ -41,6 +41,8 @@ BUILDERS = [
     "statisticians_easy_task1",
     "bookkeeping_accounting_and_auditing_clerks_easy_task1",
     "social_science_research_assistants_easy_task1",
+    "personal_financial_advisors_easy_task1",
+    "supply_chain_managers_easy_task1",
 ]
 HAND_WRITTEN = ("RUBRICS.json", "task_card.md", "solution")
 
