@@ -43,6 +43,8 @@ BUILDERS = [
     "social_science_research_assistants_easy_task1",
     "personal_financial_advisors_easy_task1",
     "supply_chain_managers_easy_task1",
+    "online_merchants_easy_task1",
+    "sales_representatives_wholesale_and_manufacturing_technical_and_scientific_products_easy_task1",
 ]
 HAND_WRITTEN = ("RUBRICS.json", "task_card.md", "solution")
 
