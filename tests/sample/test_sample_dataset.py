@@ -21,8 +21,12 @@ def dataset():
 
 def test_loads_clean_with_coverage(dataset) -> None:
     assert dataset.ok, [str(p) for p in dataset.errors]
-    assert len(dataset.tasks) >= 8
-    assert {t.split for t in dataset.tasks} == {"main"}
+    assert not dataset.warnings, [str(p) for p in dataset.warnings]
+    assert len(dataset.tasks) >= 16
+    assert {t.split for t in dataset.tasks} == {"main", "easy"}
+    # one easy variant per main task: the same occupation and number
+    main = sorted((t.occupation, t.number) for t in dataset.tasks if t.split == "main")
+    assert sorted((t.occupation, t.number) for t in dataset.tasks if t.split == "easy") == main
     occupations = {t.occupation for t in dataset.tasks}
     groups = {t.occupation_info.soc_major_code for t in dataset.tasks}
     assert len(occupations) >= 8
@@ -45,11 +49,27 @@ def test_workspaces_formats_search_and_cards(dataset) -> None:
     known = {"csv", "xlsx", "docx", "pdf", "db", "png", "pptx", "md", "json"}
     for t in dataset.tasks:
         files = [f for f in t.workspace_files if f != "TASK_INSTRUCTIONS.txt"]
-        assert 3 <= len(t.workspace_files) <= 8, (t.id, t.workspace_files)
         formats = {Path(f).suffix.lstrip(".").lower() for f in files}
-        assert len(formats & known) >= 3, (t.id, formats)
         assert "desire" in t.task_card.lower() and "source" in t.task_card.lower(), t.id
-    assert sum(1 for t in dataset.tasks if t.search_files) >= 3
+        if t.split == "main":
+            assert 3 <= len(t.workspace_files) <= 8, (t.id, t.workspace_files)
+            assert len(formats & known) >= 3, (t.id, formats)
+    assert sum(1 for t in dataset.tasks if t.search_files and t.split == "main") >= 3
+
+
+def test_easy_variants_are_easier(dataset) -> None:
+    """The paper's easy split: shorter instructions, no withheld reference files, fewer
+    files (no planted cross-file conflict: the task card says what was left out)."""
+    main = {t.occupation: t for t in dataset.tasks if t.split == "main"}
+    for t in (t for t in dataset.tasks if t.split == "easy"):
+        m = main[t.occupation]
+        assert t.search_dir is None and t.search_files == [], t.id
+        assert len(t.instructions) < len(m.instructions), t.id
+        assert 3 <= len(t.workspace_files) < len(m.workspace_files), t.id
+        files = [f for f in t.workspace_files if f != "TASK_INSTRUCTIONS.txt"]
+        assert len({Path(f).suffix.lower() for f in files}) >= 2, t.id
+        assert "what the easy variant leaves out" in t.task_card.lower(), t.id
+        assert f"main/{t.occupation}/task{t.number}" in t.task_card or "main task" in t.task_card, t.id
 
 
 def test_solutions_and_decoys_are_complete(dataset) -> None:
