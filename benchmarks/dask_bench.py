@@ -84,7 +84,8 @@ def main() -> None:
         finally:
             dask.close()
     print(f"Dask LocalCluster start-up (2 worker processes, until both joined): {startup:.2f} s")
-    print(f"\nTrial throughput over datasets/sample/main, trials/s: median (range) of {args.repeats} runs")
+    print(f"\nTrial throughput over datasets/sample/main, trials/s: median (range) of "
+          f"{args.repeats} runs")
     print(f"{'agent':8} {'executor':24} trials/run  trials/s")
     for (agent, label), rates in rows.items():
         epochs = args.null_epochs if agent == "null" else args.oracle_epochs

@@ -62,17 +62,34 @@ def build(task_dir: Path) -> None:
     ws = task_dir / "task_folder"
     write_text(ws / "TASK_INSTRUCTIONS.txt", INSTRUCTIONS)
     items = _items()
-    bank = sorted((it for it in items if it["bank_date"]),
-                  key=lambda it: (it["bank_date"], it["kind"] != "deposit", it["ref"], it["amount"]))
+    bank = sorted(
+        (it for it in items if it["bank_date"]),
+        key=lambda it: (it["bank_date"], it["kind"] != "deposit", it["ref"], it["amount"]),
+    )
     bal = START_BANK
     rows = [["03/01/2024", "BEGINNING BALANCE", "", "", f"{bal:.2f}"]]
     for it in bank:
         s = _signed(it)
         bal = round(bal + s, 2)
-        desc = f"CHECK #{it['ref']}" if it["kind"] == "check" else ("DEPOSIT" if it["kind"] == "deposit" else it["payee"])
-        rows.append([it["bank_date"].strftime("%m/%d/%Y"), desc, f"{-s:.2f}" if s < 0 else "",
-                     f"{s:.2f}" if s > 0 else "", f"{bal:.2f}"])
-    write_csv(ws / "bank_statement_2024-03.csv", ["Date", "Description", "Debit", "Credit", "Balance"], rows)
+        desc = (
+            f"CHECK #{it['ref']}"
+            if it["kind"] == "check"
+            else ("DEPOSIT" if it["kind"] == "deposit" else it["payee"])
+        )
+        rows.append(
+            [
+                it["bank_date"].strftime("%m/%d/%Y"),
+                desc,
+                f"{-s:.2f}" if s < 0 else "",
+                f"{s:.2f}" if s > 0 else "",
+                f"{bal:.2f}",
+            ]
+        )
+    write_csv(
+        ws / "bank_statement_2024-03.csv",
+        ["Date", "Description", "Debit", "Credit", "Balance"],
+        rows,
+    )
 
     wb = new_workbook()
     sh = wb.active
@@ -83,8 +100,16 @@ def build(task_dir: Path) -> None:
     for it in sorted((it for it in items if it["gl"]), key=lambda it: (it["date"], it["ref"])):
         bal = round(bal + _signed(it), 2)
         ref = f"CK{it['ref']}" if it["kind"] == "check" else "DEP"
-        sh.append([it["date"].isoformat(), ref, it["payee"], it["amount"] if it["kind"] == "deposit" else None,
-                   it["amount"] if it["kind"] == "check" else None, bal])
+        sh.append(
+            [
+                it["date"].isoformat(),
+                ref,
+                it["payee"],
+                it["amount"] if it["kind"] == "deposit" else None,
+                it["amount"] if it["kind"] == "check" else None,
+                bal,
+            ]
+        )
     save_workbook(wb, ws / "gl_1010_cash_2024-03.xlsx")
 
 
@@ -96,4 +121,6 @@ def build_decoys(task_dir: Path) -> None:
     sol = load_solution(task_dir)
     ws = task_dir / "task_folder"
     sol.write(sol.compute(ws, book_bank_items=False), decoy_dir(task_dir, "bank_items_not_booked"))
-    sol.write(sol.compute(ws, deposits_in_transit=False), decoy_dir(task_dir, "deposit_in_transit_missed"))
+    sol.write(
+        sol.compute(ws, deposits_in_transit=False), decoy_dir(task_dir, "deposit_in_transit_missed")
+    )

@@ -51,8 +51,13 @@ Thanks, Raj
 """
 
 PRICES = [  # USD per tonne, the April prices of the main task (cement at the 1 March price)
-    ("Portland cement", 200.00), ("GGBS slag", 95.00), ("Fly ash", 60.00), ("Water", 0.50),
-    ("Superplasticizer", 2600.00), ("Coarse aggregate", 22.00), ("Fine aggregate", 20.00),
+    ("Portland cement", 200.00),
+    ("GGBS slag", 95.00),
+    ("Fly ash", 60.00),
+    ("Water", 0.50),
+    ("Superplasticizer", 2600.00),
+    ("Coarse aggregate", 22.00),
+    ("Fine aggregate", 20.00),
 ]
 POURS = [
     ("P-01", "Level 1 slab, zone A", "2024-04-03", 42.0, 18.5, 250),
@@ -66,11 +71,26 @@ POURS = [
 def build(task_dir: Path) -> None:
     ws = task_dir / "task_folder"
     write_text(ws / "TASK_INSTRUCTIONS.txt", INSTRUCTIONS)
-    rows = [[mix_id, *[f"{x:g}" for x in props], f"{mpa:.2f}"]
-            for mix_id, age, mpa, props in _tests() if age == 28]
-    write_csv(ws / "lab_mix_register.csv",
-              ["Mix ID", "Cement kg/m3", "GGBS slag kg/m3", "Fly ash kg/m3", "Water kg/m3",
-               "Superplasticizer kg/m3", "Coarse agg kg/m3", "Fine agg kg/m3", "Strength 28d (MPa)"], rows)
+    rows = [
+        [mix_id, *[f"{x:g}" for x in props], f"{mpa:.2f}"]
+        for mix_id, age, mpa, props in _tests()
+        if age == 28
+    ]
+    write_csv(
+        ws / "lab_mix_register.csv",
+        [
+            "Mix ID",
+            "Cement kg/m3",
+            "GGBS slag kg/m3",
+            "Fly ash kg/m3",
+            "Water kg/m3",
+            "Superplasticizer kg/m3",
+            "Coarse agg kg/m3",
+            "Fine agg kg/m3",
+            "Strength 28d (MPa)",
+        ],
+        rows,
+    )
     wb = new_workbook()
     sh = wb.active
     sh.title = "Prices"

@@ -47,12 +47,15 @@ Thanks!
 Sam (owner, Fernleaf Paper Goods)
 """
 
-EXPENSES = [("2024-05-06", "Meta Ads", "Advertising", 1850.00), ("2024-05-07", "Google Ads", "Advertising", 640.00),
-            ("2024-05-01", "Storefront platform", "Software", 89.00),
-            ("2024-05-01", "Email marketing app", "Software", 29.00),
-            ("2024-05-15", "ShipEasy labels", "Shipping labels", 612.40),
-            ("2024-05-20", "Packaging Depot", "Packaging", 184.75),
-            ("2024-05-31", "Self-storage unit 14B", "Rent", 300.00)]
+EXPENSES = [
+    ("2024-05-06", "Meta Ads", "Advertising", 1850.00),
+    ("2024-05-07", "Google Ads", "Advertising", 640.00),
+    ("2024-05-01", "Storefront platform", "Software", 89.00),
+    ("2024-05-01", "Email marketing app", "Software", 29.00),
+    ("2024-05-15", "ShipEasy labels", "Shipping labels", 612.40),
+    ("2024-05-20", "Packaging Depot", "Packaging", 184.75),
+    ("2024-05-31", "Self-storage unit 14B", "Rent", 300.00),
+]
 
 
 def build(task_dir: Path) -> None:
@@ -63,18 +66,48 @@ def build(task_dir: Path) -> None:
     for o in paid:
         for i, (sku, qty, price) in enumerate(o["lines"], start=1):
             first = i == 1
-            rows.append([o["order_id"], i, o["ts"].strftime("%Y-%m-%d"), sku, qty, f"{price:.2f}",
-                         f"{o['discount']:.2f}" if first else "0.00", f"{o['shipping']:.2f}" if first else "0.00",
-                         f"{o['tax']:.2f}" if first else "0.00"])
-    write_csv(ws / "orders_2024-05.csv", ["order_id", "line_no", "order_date", "sku", "quantity", "unit_price",
-                                          "order_discount", "order_shipping", "order_tax"], rows)
+            rows.append(
+                [
+                    o["order_id"],
+                    i,
+                    o["ts"].strftime("%Y-%m-%d"),
+                    sku,
+                    qty,
+                    f"{price:.2f}",
+                    f"{o['discount']:.2f}" if first else "0.00",
+                    f"{o['shipping']:.2f}" if first else "0.00",
+                    f"{o['tax']:.2f}" if first else "0.00",
+                ]
+            )
+    write_csv(
+        ws / "orders_2024-05.csv",
+        [
+            "order_id",
+            "line_no",
+            "order_date",
+            "sku",
+            "quantity",
+            "unit_price",
+            "order_discount",
+            "order_shipping",
+            "order_tax",
+        ],
+        rows,
+    )
     rng = random.Random(7)
     refunds = []
     for k, o in enumerate(sorted(rng.sample(paid[:-5], 4), key=lambda o: o["ts"])):
-        amount = sum(q * p for _, q, p in o["lines"]) - o["discount"] if k % 2 == 0 else o["lines"][0][2]
-        refunds.append({"refund_id": f"re_{9100 + k}", "order_id": o["order_id"],
-                        "date": (o["ts"] + timedelta(days=3)).strftime("%Y-%m-%d"),
-                        "product_amount": round(amount, 2)})
+        amount = (
+            sum(q * p for _, q, p in o["lines"]) - o["discount"] if k % 2 == 0 else o["lines"][0][2]
+        )
+        refunds.append(
+            {
+                "refund_id": f"re_{9100 + k}",
+                "order_id": o["order_id"],
+                "date": (o["ts"] + timedelta(days=3)).strftime("%Y-%m-%d"),
+                "product_amount": round(amount, 2),
+            }
+        )
     write_json(ws / "refunds_2024-05.json", {"currency": "USD", "refunds": refunds})
     wb = new_workbook()
     sh = wb.active

@@ -45,16 +45,26 @@ Deliverables (output folder):
 Thanks, Margaret
 """
 
-ISO = {"05/12/2009": "2009-05-12", "06/02/2009": "2009-06-02", "15-Sep-2009": "2009-09-15",
-       "16-Nov-2009": "2009-11-16"}
+ISO = {
+    "05/12/2009": "2009-05-12",
+    "06/02/2009": "2009-06-02",
+    "15-Sep-2009": "2009-09-15",
+    "16-Nov-2009": "2009-11-16",
+}
 
 
 def build(task_dir: Path) -> None:
     ws = task_dir / "task_folder"
     write_text(ws / "TASK_INSTRUCTIONS.txt", INSTRUCTIONS)
     px = prices()
-    write_csv(ws / "monthly_prices_2008-2009.csv", ["month", "ticker", "close_usd"],
-              [[month, sym, f"{p:.2f}"] for (sym, month), p in sorted(px.items(), key=lambda kv: (kv[0][1], kv[0][0]))])
+    write_csv(
+        ws / "monthly_prices_2008-2009.csv",
+        ["month", "ticker", "close_usd"],
+        [
+            [month, sym, f"{p:.2f}"]
+            for (sym, month), p in sorted(px.items(), key=lambda kv: (kv[0][1], kv[0][0]))
+        ],
+    )
     wb = new_workbook()
     sh = wb.active
     sh.title = "Positions"
@@ -70,10 +80,22 @@ def build(task_dir: Path) -> None:
             amount = -(gross + fee) if action == "BUY" else gross - fee
         else:
             amount = cash
-        tx.append([ISO.get(date, date), action, sym, "" if qty is None else qty,
-                   "" if price is None else f"{price:.2f}", f"{fee:.2f}", f"{amount:.2f}"])
-    write_csv(ws / "transactions_2009.csv",
-              ["Trade Date", "Action", "Symbol", "Quantity", "Price", "Commission", "Net Amount"], tx)
+        tx.append(
+            [
+                ISO.get(date, date),
+                action,
+                sym,
+                "" if qty is None else qty,
+                "" if price is None else f"{price:.2f}",
+                f"{fee:.2f}",
+                f"{amount:.2f}",
+            ]
+        )
+    write_csv(
+        ws / "transactions_2009.csv",
+        ["Trade Date", "Action", "Symbol", "Quantity", "Price", "Commission", "Net Amount"],
+        tx,
+    )
 
 
 def build_decoys(task_dir: Path) -> None:

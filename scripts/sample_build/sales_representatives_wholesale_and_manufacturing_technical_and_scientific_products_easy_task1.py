@@ -59,16 +59,26 @@ CARD = [  # (date, description, category, amount)
     ("2024-06-13", "SPEEDWAY 4471 FUEL MEDINA OH", "Fuel", 48.30),
     ("2024-06-14", "AMAZON.COM*2K4LM1 AMZN.COM/BILL", "Personal", 36.99),
 ]
-MILES = [("2024-06-10", "Columbus OH - Pittsburgh PA", 185), ("2024-06-11", "Pittsburgh customer visits", 42),
-         ("2024-06-12", "Pittsburgh PA - Cleveland OH", 116), ("2024-06-13", "Cleveland OH - Columbus OH", 143)]
-CASH = [("2024-06-10", "PA Turnpike tolls", 14.60), ("2024-06-10", "Smithfield-Liberty Garage parking", 24.00)]
+MILES = [
+    ("2024-06-10", "Columbus OH - Pittsburgh PA", 185),
+    ("2024-06-11", "Pittsburgh customer visits", 42),
+    ("2024-06-12", "Pittsburgh PA - Cleveland OH", 116),
+    ("2024-06-13", "Cleveland OH - Columbus OH", 143),
+]
+CASH = [
+    ("2024-06-10", "PA Turnpike tolls", 14.60),
+    ("2024-06-10", "Smithfield-Liberty Garage parking", 24.00),
+]
 
 
 def build(task_dir: Path) -> None:
     ws = task_dir / "task_folder"
     write_text(ws / "TASK_INSTRUCTIONS.txt", INSTRUCTIONS)
-    write_csv(ws / "corporate_card_june2024.csv", ["line", "date", "description", "category", "amount"],
-              [[i, d, desc, cat, f"{amt:.2f}"] for i, (d, desc, cat, amt) in enumerate(CARD, start=1)])
+    write_csv(
+        ws / "corporate_card_june2024.csv",
+        ["line", "date", "description", "category", "amount"],
+        [[i, d, desc, cat, f"{amt:.2f}"] for i, (d, desc, cat, amt) in enumerate(CARD, start=1)],
+    )
     wb = new_workbook()
     sh = wb.active
     sh.title = "Mileage"

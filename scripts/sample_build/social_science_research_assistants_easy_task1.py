@@ -19,8 +19,12 @@ from social_science_research_assistants_task1 import source_rows
 SPLIT = "easy"
 OCCUPATION, NUMBER = "social_science_research_assistants", 1
 COLS = ["violent", "murder", "hs_grad", "poverty"]
-ERRORS = {("Alabama", "violent"): 495.9, ("Alaska", "poverty"): 90.0, ("Illinois", "hs_grad"): None,
-          ("Texas", "violent"): 419.4}
+ERRORS = {
+    ("Alabama", "violent"): 495.9,
+    ("Alaska", "poverty"): 90.0,
+    ("Illinois", "hs_grad"): None,
+    ("Texas", "violent"): 419.4,
+}
 """Planted cells: two transposed digits, a decimal slip, a skipped cell."""
 
 INSTRUCTIONS = """\
@@ -62,14 +66,21 @@ def build(task_dir: Path) -> None:
         row = [i, r["state_code"], r["state_name"]]
         row += [ERRORS.get((r["state_name"], c), r[c]) for c in COLS]
         table.append(row)
-    write_sqlite(ws / "study.db", """
+    write_sqlite(
+        ws / "study.db",
+        """
     CREATE TABLE states (
         id INTEGER PRIMARY KEY, state_code TEXT NOT NULL, state_name TEXT NOT NULL,
         violent REAL, murder REAL, hs_grad REAL, poverty REAL
     );
-    """, {"states": (["id", "state_code", "state_name"] + COLS, table)})
-    write_csv(ws / "state_indicators_2009.csv", ["state_name", "state_code"] + COLS,
-              [[r["state_name"], r["state_code"]] + [f"{r[c]:.1f}" for c in COLS] for r in src])
+    """,
+        {"states": (["id", "state_code", "state_name"] + COLS, table)},
+    )
+    write_csv(
+        ws / "state_indicators_2009.csv",
+        ["state_name", "state_code"] + COLS,
+        [[r["state_name"], r["state_code"]] + [f"{r[c]:.1f}" for c in COLS] for r in src],
+    )
 
 
 def build_decoys(task_dir: Path) -> None:
@@ -80,4 +91,6 @@ def build_decoys(task_dir: Path) -> None:
     sol = load_solution(task_dir)
     ws = task_dir / "task_folder"
     sol.write(sol.compute(ws, check=()), ws, decoy_dir(task_dir, "unchecked"))
-    sol.write(sol.compute(ws, check=("violent", "murder")), ws, decoy_dir(task_dir, "crime_rates_only"))
+    sol.write(
+        sol.compute(ws, check=("violent", "murder")), ws, decoy_dir(task_dir, "crime_rates_only")
+    )

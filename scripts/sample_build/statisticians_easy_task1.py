@@ -52,12 +52,40 @@ def build(task_dir: Path) -> None:
     ws = task_dir / "task_folder"
     write_text(ws / "TASK_INSTRUCTIONS.txt", INSTRUCTIONS)
     fl = _flights()
-    q4 = fl[fl.month >= 10].sort_values(["month", "day", "sched_dep_time", "carrier", "flight"], kind="mergesort")
-    rows = [[f"{r.year}-{r.month:02d}-{r.day:02d}", r.carrier, int(r.flight), r.dest, _hhmm(r.sched_dep_time),
-             _hhmm(r.dep_time), _num(r.dep_delay), _hhmm(r.sched_arr_time), _hhmm(r.arr_time), _num(r.arr_delay)]
-            for r in q4.itertuples(index=False)]
-    write_csv(ws / "ewr_flights_q4_2013.csv", ["FL_DATE", "CARRIER", "FLIGHT_NUM", "DEST", "CRS_DEP_TIME",
-                                               "DEP_TIME", "DEP_DELAY", "CRS_ARR_TIME", "ARR_TIME", "ARR_DELAY"], rows)
+    q4 = fl[fl.month >= 10].sort_values(
+        ["month", "day", "sched_dep_time", "carrier", "flight"], kind="mergesort"
+    )
+    rows = [
+        [
+            f"{r.year}-{r.month:02d}-{r.day:02d}",
+            r.carrier,
+            int(r.flight),
+            r.dest,
+            _hhmm(r.sched_dep_time),
+            _hhmm(r.dep_time),
+            _num(r.dep_delay),
+            _hhmm(r.sched_arr_time),
+            _hhmm(r.arr_time),
+            _num(r.arr_delay),
+        ]
+        for r in q4.itertuples(index=False)
+    ]
+    write_csv(
+        ws / "ewr_flights_q4_2013.csv",
+        [
+            "FL_DATE",
+            "CARRIER",
+            "FLIGHT_NUM",
+            "DEST",
+            "CRS_DEP_TIME",
+            "DEP_TIME",
+            "DEP_DELAY",
+            "CRS_ARR_TIME",
+            "ARR_TIME",
+            "ARR_DELAY",
+        ],
+        rows,
+    )
     wb = new_workbook()
     sh = wb.active
     sh.title = "Carriers"

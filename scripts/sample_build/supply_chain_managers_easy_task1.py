@@ -52,15 +52,27 @@ def build(task_dir: Path) -> None:
     write_text(ws / "TASK_INSTRUCTIONS.txt", INSTRUCTIONS)
     data = {"A10": series("a10"), "H02": series("h02")}
     fy07, fy08 = MONTHS[12:24], MONTHS[24:]
-    write_csv(ws / "actual_scripts_fy2008.csv", ["month", "product", "scripts_thousand"],
-              [[f"{y}-{m:02d}", p, f"{data[p][(y, m)] * 1000:.1f}"] for y, m in fy08 for p in ("A10", "H02")])
+    write_csv(
+        ws / "actual_scripts_fy2008.csv",
+        ["month", "product", "scripts_thousand"],
+        [
+            [f"{y}-{m:02d}", p, f"{data[p][(y, m)] * 1000:.1f}"]
+            for y, m in fy08
+            for p in ("A10", "H02")
+        ],
+    )
     wb = new_workbook()
     fc = wb.active
     fc.title = "Forecast"
     fc.append(["Month", "A10 forecast (000 scripts)", "H02 forecast (000 scripts)"])
     for (y, m), (hy, hm) in zip(fy08, fy07):
-        fc.append([f"{y}-{m:02d}"] + [round(round(data[p][(hy, hm)] * 1000, 1) * (1 + GROWTH[p]), 1)
-                                      for p in ("A10", "H02")])
+        fc.append(
+            [f"{y}-{m:02d}"]
+            + [
+                round(round(data[p][(hy, hm)] * 1000, 1) * (1 + GROWTH[p]), 1)
+                for p in ("A10", "H02")
+            ]
+        )
     st = wb.create_sheet("Settings")
     st.append(["Product", "Lead time (months)", "Current safety stock (000 scripts)"])
     for p in ("A10", "H02"):

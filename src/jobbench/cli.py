@@ -100,10 +100,11 @@ def tasks_cmd(
 def validate_cmd(
     path: Path = typer.Argument(..., help="Dataset root, split, occupation or task directory."),
     as_json: bool = typer.Option(False, "--json", help="Print problems as JSON."),
-    strict: bool = typer.Option(False, "--strict", help="Refuse what the public tools tolerate and JobBench "
-                                "skips or ignores with a warning by default: taskN directories holding no task "
-                                "source, and extension keys (id, requires, checks, files, vision) of the wrong "
-                                "shape."),
+    strict: bool = typer.Option(
+        False, "--strict",
+        help="Refuse what the public tools tolerate and JobBench skips or ignores with a "
+        "warning by default: taskN directories holding no task source, and extension keys "
+        "(id, requires, checks, files, vision) of the wrong shape."),
 ) -> None:
     """Validate tasks; list every problem with file and JSON path. Exit 1 if any error."""
     ds = _load_or_exit(path, strict=strict)

@@ -11,7 +11,10 @@ from jobbench.scoring import compare
 
 def _as_easy(items):
     """The same results under the ``easy`` split (task ids ``easy/<occupation>/taskN``)."""
-    return [x.model_copy(update={"task_id": "easy/" + x.task_id.split("/", 1)[1], "split": "easy"}) for x in items]
+    return [
+        x.model_copy(update={"task_id": "easy/" + x.task_id.split("/", 1)[1], "split": "easy"})
+        for x in items
+    ]
 
 
 def test_pairing_by_occupation_and_task_number(run_a):
@@ -22,8 +25,15 @@ def test_pairing_by_occupation_and_task_number(run_a):
     # by task id, a main run and an easy run share nothing
     none = compare(beta.tasks, easy_tasks, beta.trials, easy_trials, n_resamples=500, seed=1)
     assert none.tasks == [] and len(none.only_in_a) == 4 and none.micro.difference is None
-    across = compare(beta.tasks, easy_tasks, beta.trials, easy_trials, n_resamples=500, seed=1,
-                     pair_by="occupation_task")
+    across = compare(
+        beta.tasks,
+        easy_tasks,
+        beta.trials,
+        easy_trials,
+        n_resamples=500,
+        seed=1,
+        pair_by="occupation_task",
+    )
     assert across.pair_by == "occupation_task"
     assert across.tasks == [t.split("/", 1)[1] for t in same.tasks]
     assert across.missing_in_b == [t.split("/", 1)[1] for t in same.missing_in_b]
@@ -31,6 +41,7 @@ def test_pairing_by_occupation_and_task_number(run_a):
     for field in ("micro", "macro"):
         got, want = getattr(across, field), getattr(same, field)
         assert (got.a, got.b, got.difference, got.low, got.high) == pytest.approx(
-            (want.a, want.b, want.difference, want.low, want.high))
+            (want.a, want.b, want.difference, want.low, want.high)
+        )
     assert across.ratios == pytest.approx(same.ratios)
     assert across.ratios["wall_seconds"] == pytest.approx(2.4)

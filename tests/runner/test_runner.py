@@ -221,7 +221,8 @@ def test_build_specs_and_default_run_name(tmp_path):
     # a split choice is part of the name, so main and easy runs never share a run directory
     default = build_specs([], [], ModelSettings(), {})
     assert default_run_name(Path("/d/sample"), default, ["easy"]) == "sample-easy-oracle+null"
-    assert default_run_name(Path("/d/sample"), default, ["main", "easy", "main"]) == "sample-main+easy-oracle+null"
+    name = default_run_name(Path("/d/sample"), default, ["main", "easy", "main"])
+    assert name == "sample-main+easy-oracle+null"
 
 
 def test_default_dataset_resolution(tmp_path, monkeypatch):

@@ -63,9 +63,18 @@ def _rubric_reasons(path: Path) -> list[str]:
         text, crit, weight = item.get("rubric"), item.get("criterion"), item.get("weight")
         if not isinstance(text, str) or not text.strip():
             out.append(f"{path}: rubrics[{i}] has no rubric text")
-        if not isinstance(crit, list) or not crit or any(not isinstance(c, str) or not c.strip() for c in crit):
+        if (
+            not isinstance(crit, list)
+            or not crit
+            or any(not isinstance(c, str) or not c.strip() for c in crit)
+        ):
             out.append(f"{path}: rubrics[{i}] has invalid criteria")
-        if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) or weight < 0:
+        if (
+            isinstance(weight, bool)
+            or not isinstance(weight, (int, float))
+            or not math.isfinite(weight)
+            or weight < 0
+        ):
             out.append(f"{path}: rubrics[{i}] has an invalid weight")
         else:
             total += weight

@@ -65,7 +65,10 @@ def test_the_validators_refuse_what_the_public_tools_refuse(copy: Path) -> None:
     rub.write_text(json.dumps(doc))
     (copy / "main" / ".DS_Store").write_bytes(b"\0")
     tid = f"easy/{task.parent.name}/task1"
-    assert sync_refusals(copy) == [f"{tid}: task_card.md is empty", f"{rub}: no non-empty 'rubrics' list"]
+    assert sync_refusals(copy) == [
+        f"{tid}: task_card.md is empty",
+        f"{rub}: no non-empty 'rubrics' list",
+    ]
     assert harbor_refusals([copy / "main", copy / "easy"]) == [
         f"{copy / 'main' / '.DS_Store'}: unexpected entry among the occupations",
         f"{rub}: no non-empty 'rubrics' list",

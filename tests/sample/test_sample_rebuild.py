@@ -107,7 +107,8 @@ def test_rebuild_reproduces_every_file(rebuilt: Path) -> None:
 def test_content_comparison_detects_a_changed_cell(rebuilt: Path, tmp_path: Path) -> None:
     import openpyxl
 
-    rel = next(r for r in _built_files(SAMPLE) if r.startswith("main/") and r.endswith("pour_schedule.xlsx"))
+    rel = next(r for r in _built_files(SAMPLE)
+               if r.startswith("main/") and r.endswith("pour_schedule.xlsx"))
     wb = openpyxl.load_workbook(rebuilt / rel)
     wb["Pours"]["F4"] = 300
     wb.save(tmp_path / "changed.xlsx")

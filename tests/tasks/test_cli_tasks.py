@@ -57,9 +57,9 @@ def test_validate_tolerant_by_default(fixtures: Path) -> None:
     assert r.exit_code == 1  # the public-format errors remain
     lines = r.stdout.strip().splitlines()
     assert lines[-1] == "8 valid task(s); 18 error(s); 13 warning(s)"
-    assert ('invalid/dataset/main/lawyers/task24/RUBRICS.json: rubrics[0].vision: warning: must be true or false, '
-            'got "yes"; `vision` ignored for rubrics[0], as the public tools ignore it (--strict refuses the file)'
-            ) in lines
+    assert ('invalid/dataset/main/lawyers/task24/RUBRICS.json: rubrics[0].vision: warning: must '
+            'be true or false, got "yes"; `vision` ignored for rubrics[0], as the public tools '
+            'ignore it (--strict refuses the file)') in lines
 
 
 def test_validate_json(fixtures: Path) -> None:

@@ -14,7 +14,8 @@ import pytest
 
 from jobbench.tasks import _load, load_task, task_digest
 
-SAMPLE_TASK = Path(__file__).resolve().parents[2] / "datasets" / "sample" / "main" / "statisticians" / "task1"
+SAMPLE = Path(__file__).resolve().parents[2] / "datasets" / "sample"
+SAMPLE_TASK = SAMPLE / "main" / "statisticians" / "task1"
 
 
 @pytest.fixture

@@ -126,8 +126,9 @@ def test_filters_apply_to_discovery_warnings(fixtures: Path) -> None:
     assert ds.problems == [] and ds.tasks == []
 
 
-EXTENSION_RULES = {"task9": "requires", "task10": "requires", "task11": "checks", "task12": "checks",
-                   "task13": "files", "task14": "checks", "task20": "id", "task21": "checks"}
+EXTENSION_RULES = {"task9": "requires", "task10": "requires", "task11": "checks",
+                   "task12": "checks", "task13": "files", "task14": "checks", "task20": "id",
+                   "task21": "checks"}
 """Variants whose only problems are malformed extension keys: tolerant loading loads them."""
 NOTE = "as the public tools ignore it (--strict refuses the file)"
 
@@ -147,7 +148,8 @@ def test_tolerant_loading_warns_about_extension_rules_and_loads_those_tasks(fixt
             where, _, text = ("rubrics" + message).partition(": ")
             rubrics = "rubrics[0], rubrics[2], rubrics[1]" if name == "task10" else (
                 "rubrics[0], rubrics[1]" if name == "task20" else where.split(".")[0])
-            expected.append(f"{head}: {where}: warning: {text}; `{rules[name]}` ignored for {rubrics}, {NOTE}")
+            expected.append(f"{head}: {where}: warning: {text}; `{rules[name]}` ignored for "
+                            f"{rubrics}, {NOTE}")
     assert warned == expected
     # errors left: every rule of the public format (and task24's criterion)
     assert [str(p) for p in ds.errors] == [NAMING[2]] + [

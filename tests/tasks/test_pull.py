@@ -129,13 +129,14 @@ def test_update_replaces_the_previous_copy(hub, tmp_path: Path) -> None:
     m = _pull(hub, dest)
     assert (m.commit, m.tasks) == (B, {"easy": 1, "main": 2})
     backup = _backup(dest)
+    b = backup.relative_to(dest).as_posix()
     retired = "dataset/civil_engineers/task2"
     assert _tree(dest) == {
         **_selected(hub.b), MANIFEST: (dest / MANIFEST).read_bytes(),
         # the replaced RUBRICS.json and the retired task are kept aside, as the public sync does
-        f"{backup.relative_to(dest).as_posix()}/sources/{RUB}": hub.a[RUB],
-        **{f"{backup.relative_to(dest).as_posix()}/retired/{k}": v for k, v in hub.a.items() if k.startswith(retired)},
-        f"{backup.relative_to(dest).as_posix()}/refresh.json": (backup / "refresh.json").read_bytes(),
+        f"{b}/sources/{RUB}": hub.a[RUB],
+        **{f"{b}/retired/{k}": v for k, v in hub.a.items() if k.startswith(retired)},
+        f"{b}/refresh.json": (backup / "refresh.json").read_bytes(),
     }
     assert not (dest / "dataset/civil_engineers").exists()
     assert json.loads((dest / RUB).read_text())["rubrics"][0]["weight"] == 9
@@ -181,51 +182,57 @@ def test_repull_keeps_results_backs_up_sources_and_moves_retired_tasks(hub, tmp_
     # the sources are exactly revision B's
     backup = _backup(dest)
     b = backup.relative_to(dest).as_posix()
-    sources = {k: v for k, v in tree.items() if k not in LOCAL and not k.startswith(".setup/") and k != MANIFEST}
+    sources = {k: v for k, v in tree.items()
+               if k not in LOCAL and not k.startswith(".setup/") and k != MANIFEST}
     assert sources == _selected(hub.b)
     # aside: the replaced RUBRICS.json, the stray file, the retired task with its results
-    aside = {k.removeprefix(b + "/"): v for k, v in tree.items() if k.startswith(b + "/") and not k.endswith("refresh.json")}
+    aside = {k.removeprefix(b + "/"): v for k, v in tree.items()
+             if k.startswith(b + "/") and not k.endswith("refresh.json")}
     retired = "dataset/civil_engineers/task2"
     assert aside == {
         f"sources/{RUB}": hub.a[RUB],
         f"sources/{STRAY}": b"scratch\n",
-        **{f"retired/{k}": v for k, v in {**hub.a, **RETIRED_LOCAL}.items() if k.startswith(retired)},
+        **{f"retired/{k}": v for k, v in {**hub.a, **RETIRED_LOCAL}.items()
+           if k.startswith(retired)},
     }
     record = json.loads((backup / "refresh.json").read_text())
-    assert record == {"repo_id": REPO, "from_commit": A, "to_commit": B, "backed_up": sorted([RUB, STRAY]),
-                      "retired_tasks": [retired], "updated": [RUB],
-                      "deleted": []}
+    assert record == {"repo_id": REPO, "from_commit": A, "to_commit": B,
+                      "backed_up": sorted([RUB, STRAY]), "retired_tasks": [retired],
+                      "updated": [RUB], "deleted": []}
     r = m.refresh
-    assert (r.from_commit, r.updated, r.deleted, r.retired_tasks, r.backup) == (A, [RUB], [], [retired], str(backup))
+    assert (r.from_commit, r.updated, r.deleted) == (A, [RUB], [])
+    assert (r.retired_tasks, r.backup) == ([retired], str(backup))
     assert r.added == sorted(k for k in _selected(hub.b) if k.startswith("dataset/lawyers/task2/"))
     assert r.kept == sorted(LOCAL) and r.backed_up == sorted([RUB, STRAY])
-    assert read_manifest(dest).commit == B and "refresh" not in json.loads((dest / MANIFEST).read_text())
+    assert read_manifest(dest).commit == B
+    assert "refresh" not in json.loads((dest / MANIFEST).read_text())
     assert _leftovers(tmp_path) == []
     # pulling the same commit again changes nothing, results included
     before = _snapshot(dest)
     assert _pull(hub, dest).changed is False and _snapshot(dest) == before
     # a forced re-pull of the same commit keeps them and needs no new backup
     m = _pull(hub, dest, force=True)
-    assert m.refresh.backed_up == [] and m.refresh.backup is None and m.refresh.kept == sorted(LOCAL)
+    assert (m.refresh.backed_up, m.refresh.backup, m.refresh.kept) == ([], None, sorted(LOCAL))
     assert {rel: (dest / rel).read_bytes() for rel in LOCAL} == LOCAL
     assert len(list((dest / ".setup" / "backups").iterdir())) == 1  # the earlier backup is kept
 
 
-def test_cli_prints_what_the_repull_did(hub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_cli_prints_what_the_repull_did(hub, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("HF_ENDPOINT", hub.url)
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
-    assert runner.invoke(app, ["dataset", "pull", "--dest", "data"], terminal_width=400).exit_code == 0
+    r = runner.invoke(app, ["dataset", "pull", "--dest", "data"], terminal_width=400)
+    assert r.exit_code == 0, r.output
     _add_local(tmp_path / "data")
     hub.refs["main"] = B
     r = runner.invoke(app, ["dataset", "pull", "--dest", "data"], terminal_width=400)
     assert r.exit_code == 0, r.output
     backup = _backup(tmp_path / "data").relative_to(tmp_path).as_posix()
     assert r.stdout.strip().splitlines()[1:] == [
-        f"from {A[:12]}: 3 source file(s) added, 1 updated, 0 deleted; {len(LOCAL)} local file(s) kept in place "
-        "(outputs, results, notes)",
-        f"2 replaced or unlisted source file(s) backed up and 1 retired task(s) moved aside with their results, to "
-        f"{backup}/ (refresh.json lists them)",
+        f"from {A[:12]}: 3 source file(s) added, 1 updated, 0 deleted; {len(LOCAL)} local "
+        "file(s) kept in place (outputs, results, notes)",
+        "2 replaced or unlisted source file(s) backed up and 1 retired task(s) moved aside with "
+        f"their results, to {backup}/ (refresh.json lists them)",
         "  retired: dataset/civil_engineers/task2",
     ]
 

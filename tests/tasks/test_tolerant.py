@@ -23,26 +23,28 @@ from jobbench.tasks import find_invalid, load_dataset, load_task
 T = "thirdparty/dataset/main/lawyers"
 NOTE = "as the public tools ignore it (--strict refuses the file)"
 WARNINGS = [
-    f"{T}/task3: warning: holds none of task_card.md, RUBRICS.json, task_folder, files_required_to_search: "
-    "not a task (local data such as model_output/ or eval_result/); skipped (--strict refuses it)",
+    f"{T}/task3: warning: holds none of task_card.md, RUBRICS.json, task_folder, "
+    "files_required_to_search: not a task (local data such as model_output/ or eval_result/); "
+    "skipped (--strict refuses it)",
     f"{T}/task1/RUBRICS.json: rubrics[0].id: warning: must be a non-empty string, got 7; "
     f"`id` ignored for rubrics[0], {NOTE}",
-    f'{T}/task1/RUBRICS.json: rubrics[0].files: warning: must be a non-empty list of non-empty glob strings, '
-    f'got "memo.md"; `files` ignored for rubrics[0], {NOTE}',
+    f"{T}/task1/RUBRICS.json: rubrics[0].files: warning: must be a non-empty list of non-empty "
+    f'glob strings, got "memo.md"; `files` ignored for rubrics[0], {NOTE}',
     f'{T}/task1/RUBRICS.json: rubrics[0].vision: warning: must be true or false, got "yes"; '
     f"`vision` ignored for rubrics[0], {NOTE}",
-    f'{T}/task1/RUBRICS.json: rubrics[1].checks: warning: must be a list aligned with criterion, got '
-    f'"manual review by a paralegal"; `checks` ignored for rubrics[1], {NOTE}',
+    f"{T}/task1/RUBRICS.json: rubrics[1].checks: warning: must be a list aligned with criterion, "
+    f'got "manual review by a paralegal"; `checks` ignored for rubrics[1], {NOTE}',
     f'{T}/task2/RUBRICS.json: rubrics[1].id: warning: duplicate id "deadline" (also rubrics[0]); '
     f"`id` ignored for rubrics[0], rubrics[1], {NOTE}",
-    f'{T}/task2/RUBRICS.json: rubrics[2].requires[0]: warning: unknown rubric "deadline" (give an existing id '
-    f"or a 0-based index below 3); `requires` ignored for rubrics[2], {NOTE}",
+    f'{T}/task2/RUBRICS.json: rubrics[2].requires[0]: warning: unknown rubric "deadline" (give an '
+    f"existing id or a 0-based index below 3); `requires` ignored for rubrics[2], {NOTE}",
 ]
 STRICT_ERRORS = [
     f"{T}/task1/RUBRICS.json: rubrics[0].id: must be a non-empty string, got 7",
-    f'{T}/task1/RUBRICS.json: rubrics[0].files: must be a non-empty list of non-empty glob strings, got "memo.md"',
+    f"{T}/task1/RUBRICS.json: rubrics[0].files: must be a non-empty list of non-empty glob "
+    'strings, got "memo.md"',
     f'{T}/task1/RUBRICS.json: rubrics[0].vision: must be true or false, got "yes"',
-    f'{T}/task1/RUBRICS.json: rubrics[1].checks: must be a list aligned with criterion, got '
+    f"{T}/task1/RUBRICS.json: rubrics[1].checks: must be a list aligned with criterion, got "
     '"manual review by a paralegal"',
     f'{T}/task2/RUBRICS.json: rubrics[1].id: duplicate id "deadline" (also rubrics[0])',
     f"{T}/task3/task_folder: missing (the agent's workspace directory)",
@@ -54,7 +56,11 @@ runner = CliRunner()
 
 def test_loads_with_warnings_and_public_semantics(fixtures: Path) -> None:
     ds = load_dataset("thirdparty")
-    assert [t.id for t in ds.tasks] == ["easy/lawyers/task1", "main/lawyers/task1", "main/lawyers/task2"]
+    assert [t.id for t in ds.tasks] == [
+        "easy/lawyers/task1",
+        "main/lawyers/task1",
+        "main/lawyers/task2",
+    ]
     assert ds.errors == [] and ds.ok
     assert [str(p) for p in ds.problems] == WARNINGS
     assert not find_invalid(ds)  # the stray directory is not an invalid task
@@ -70,7 +76,11 @@ def test_strict_refuses_them(fixtures: Path) -> None:
     ds = load_dataset("thirdparty", strict=True)
     assert [t.id for t in ds.tasks] == ["easy/lawyers/task1"]
     assert [str(p) for p in ds.problems] == STRICT_ERRORS
-    assert sorted(find_invalid(ds).tasks) == ["main/lawyers/task1", "main/lawyers/task2", "main/lawyers/task3"]
+    assert sorted(find_invalid(ds).tasks) == [
+        "main/lawyers/task1",
+        "main/lawyers/task2",
+        "main/lawyers/task3",
+    ]
     with pytest.raises(ValueError, match=r"rubrics\[0\]\.vision: must be true or false"):
         load_task(Path(T) / "task1", strict=True)
     assert load_task(Path(T) / "task1").rubrics[0].vision is None
@@ -102,36 +112,76 @@ def copy(tmp_path: Path) -> Path:
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    return {"COLUMNS": "400", "JUDGE_MODEL": "", "JOBBENCH_JUDGE_MODEL": "", "JOBBENCH_JUDGE_CONFIG": "",
-            "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    return {
+        "COLUMNS": "400",
+        "JUDGE_MODEL": "",
+        "JOBBENCH_JUDGE_MODEL": "",
+        "JOBBENCH_JUDGE_CONFIG": "",
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+    }
 
 
 def test_run_names_what_it_ignores_and_strict_refuses(copy: Path, tmp_path: Path) -> None:
     runs = tmp_path / "runs"
-    r = runner.invoke(app, ["run", str(copy), "--agent", "null", "--runs-dir", str(runs), "--run-name", "tp",
-                            "--no-progress", "--no-grade"], env=_env(tmp_path))
+    r = runner.invoke(
+        app,
+        [
+            "run",
+            str(copy),
+            "--agent",
+            "null",
+            "--runs-dir",
+            str(runs),
+            "--run-name",
+            "tp",
+            "--no-progress",
+            "--no-grade",
+        ],
+        env=_env(tmp_path),
+    )
     assert r.exit_code == 0, r.output
-    assert "7 thing(s) in the dataset are skipped or ignored, as the public tools do (--strict refuses them):" in r.output
+    head = "7 thing(s) in the dataset are skipped or ignored, as the public tools do"
+    assert f"{head} (--strict refuses them):" in r.output
     for w in WARNINGS:  # display paths are absolute here (the copy is outside the cwd)
         assert f"{copy}/{w.removeprefix('thirdparty/')}" in r.output
     assert "3 trial(s) run, 0 already finished" in r.output
-    r = runner.invoke(app, ["run", str(copy), "--agent", "null", "--runs-dir", str(runs), "--run-name", "tp-strict",
-                            "--no-progress", "--no-grade", "--strict"], env=_env(tmp_path))
+    r = runner.invoke(
+        app,
+        [
+            "run",
+            str(copy),
+            "--agent",
+            "null",
+            "--runs-dir",
+            str(runs),
+            "--run-name",
+            "tp-strict",
+            "--no-progress",
+            "--no-grade",
+            "--strict",
+        ],
+        env=_env(tmp_path),
+    )
     assert r.exit_code == 2, r.output
     assert "8 validation error(s) in 3 task(s)" in r.output and "--skip-invalid" in r.output
     assert 'rubrics[0].vision: must be true or false, got "yes"' in r.output
     assert not (runs / "tp-strict" / "lock.json").exists()
 
 
-def test_grade_of_public_layout_outputs_names_what_it_ignores_and_strict_refuses(copy: Path, tmp_path: Path) -> None:
+def test_grade_of_public_layout_outputs_names_what_it_ignores_and_strict_refuses(
+    copy: Path, tmp_path: Path
+) -> None:
     out = copy / "dataset" / "main" / "lawyers" / "task1" / "model_output" / "gpt-5"
     out.mkdir(parents=True)
     (out / "memo.md").write_text("The deadline is 14 March 2025 (Rule 12(a)).\n")
     r = runner.invoke(app, ["grade", str(copy), "--strict", "--no-progress"], env=_env(tmp_path))
     assert r.exit_code == 2, r.output
-    assert "validation error(s)" in r.output and "rubrics[1].checks: must be a list aligned" in r.output
+    assert (
+        "validation error(s)" in r.output
+        and "rubrics[1].checks: must be a list aligned" in r.output
+    )
     r = runner.invoke(app, ["grade", str(copy), "--no-progress"], env=_env(tmp_path))
     assert r.exit_code == 0, r.output
     assert "7 thing(s) in the dataset are skipped or ignored" in r.output
-    assert 'rubrics[0].id: warning: must be a non-empty string, got 7' in r.output
+    assert "rubrics[0].id: warning: must be a non-empty string, got 7" in r.output
     assert (out.parents[1] / "eval_result" / "eval_gpt-5").is_dir()

@@ -53,11 +53,12 @@ def register(app: typer.Typer) -> None:
         force: bool = typer.Option(False, "--force", help="Regrade up-to-date trials too (the cache still applies)."),
         skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Public layout only: grade the valid tasks "
                                           "of a dataset with validation errors (default: refuse it)."),
-        strict: bool = typer.Option(False, "--strict", help="Load the dataset strictly: taskN directories holding "
-                                    "no task source and extension keys of the wrong shape are validation errors "
-                                    "(by default they are skipped or ignored with a warning, as the public tools "
-                                    "do). A run directory made with `jobbench run --strict` is graded strictly "
-                                    "anyway."),
+        strict: bool = typer.Option(
+            False, "--strict",
+            help="Load the dataset strictly: taskN directories holding no task source and "
+            "extension keys of the wrong shape are validation errors (by default they are "
+            "skipped or ignored with a warning, as the public tools do). A run directory made "
+            "with `jobbench run --strict` is graded strictly anyway."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
         as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
         executor_name: str = typer.Option("local", "--executor", help="Run directories only: where grading runs: "
@@ -129,11 +130,13 @@ def register(app: typer.Typer) -> None:
 
                 def show_warnings(found) -> None:  # noqa: ANN001
                     for i, line in enumerate(warnings_report(found)):
-                        err.print(("[yellow]warning:[/yellow] " if i == 0 else "") + escape(line), highlight=False)
+                        head = "[yellow]warning:[/yellow] " if i == 0 else ""
+                        err.print(head + escape(line), highlight=False)
 
-                records = grade_public_dataset(target, cfg, labels=output_label or None, run_label=run_label,
-                                               progress=show, force=force, skip_invalid=skip_invalid, fresh=fresh,
-                                               strict=strict, on_dataset_warnings=show_warnings)
+                records = grade_public_dataset(
+                    target, cfg, labels=output_label or None, run_label=run_label,
+                    progress=show, force=force, skip_invalid=skip_invalid, fresh=fresh,
+                    strict=strict, on_dataset_warnings=show_warnings)
                 kind = "public"
         except (RunDirError, OverwriteRefused, FileNotFoundError, ValueError) as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}")

@@ -162,9 +162,10 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, "--seed", help=_SEED_HELP),
         resamples: int = typer.Option(10_000, "--resamples", min=1, help=_RESAMPLES_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
-        across_splits: bool = typer.Option(False, "--across-splits", help="Pair tasks by <occupation>/taskN "
-                                           "whatever their split (main vs easy). Done automatically when the runs "
-                                           "share no task id but do share occupation/taskN."),
+        across_splits: bool = typer.Option(
+            False, "--across-splits",
+            help="Pair tasks by <occupation>/taskN whatever their split (main vs easy). Done "
+            "automatically when the runs share no task id but do share occupation/taskN."),
     ) -> None:
         """Paired bootstrap comparison A − B on shared tasks, with effort ratios.
 
@@ -187,10 +188,12 @@ def register(app: typer.Typer) -> None:
             data = build_report(dirs, judge_key=judge_key, n_resamples=resamples, seed=seed)
         except ReportInputError as exc:
             _fail(str(exc))
-        results = [(ca, cb, compare(ca.tasks, cb.tasks, ca.trials, cb.trials, scored_only=scored_only,
-                                    n_resamples=resamples, seed=seed,
-                                    pair_by="occupation_task" if across_splits or _across(ca, cb) else "task"))
-                   for ca, cb in _pairs(data, run_a, run_b, a, b)]
+        def paired(ca, cb):  # noqa: ANN001, ANN202
+            pair_by = "occupation_task" if across_splits or _across(ca, cb) else "task"
+            return compare(ca.tasks, cb.tasks, ca.trials, cb.trials, scored_only=scored_only,
+                           n_resamples=resamples, seed=seed, pair_by=pair_by)
+
+        results = [(ca, cb, paired(ca, cb)) for ca, cb in _pairs(data, run_a, run_b, a, b)]
         if as_json:
             dumped = [cmp.model_dump(mode="json") for _, _, cmp in results]
             print(json.dumps(dumped[0] if len(dumped) == 1 else dumped, indent=2))
@@ -201,8 +204,9 @@ def register(app: typer.Typer) -> None:
                           "each is compared with its namesake (--a/--b picks one pair).", highlight=False)
         for ca, cb, cmp in results:
             if cmp.pair_by == "occupation_task":
-                console.print(f"Tasks paired across splits by occupation/taskN ({_splits(ca)} vs {_splits(cb)}): "
-                              "each task is compared with its variant in the other split.", highlight=False)
+                console.print(f"Tasks paired across splits by occupation/taskN ({_splits(ca)} "
+                              f"vs {_splits(cb)}): each task is compared with its variant in the "
+                              "other split.", highlight=False)
             table = Table(title=f"A = {escape(ca.label)} ({escape(ca.run.name)})  vs  "
                                 f"B = {escape(cb.label)} ({escape(cb.run.name)})")
             for col in ("statistic", "A %", "B %", "A − B pp", "95 % CI", "p"):

@@ -115,8 +115,8 @@ def _print_dataset_warnings(problems: list, console: Any) -> None:
     from ..tasks import warnings_report
 
     for i, line in enumerate(warnings_report(problems)):
-        console.print(("[yellow]warning:[/yellow] " if i == 0 else "") + escape(line), soft_wrap=True,
-                      highlight=False)
+        head = "[yellow]warning:[/yellow] " if i == 0 else ""
+        console.print(head + escape(line), soft_wrap=True, highlight=False)
 
 
 def _grade_and_report(run_dir: Path, args: Any) -> int:
@@ -271,17 +271,18 @@ def register(app: typer.Typer) -> None:
 
     @app.command("run")
     def run_cmd(
-        dataset: Optional[Path] = typer.Argument(None, help="Dataset root, split, occupation or task directory "
-                                                             "(default: datasets/sample, split main)."),
+        dataset: Optional[Path] = typer.Argument(
+            None, help="Dataset root, split, occupation or task directory (default: "
+            "datasets/sample, split main)."),
         agent: Optional[list[str]] = typer.Option(None, "--agent", "-a", help="Agent (repeatable; NAME or NAME@MODEL): "
                                                   "oracle, null, builtin, claude-code, codex, opencode "
                                                   "(default: oracle and null)."),
         model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="Model for agents that need one "
                                                   "(repeatable: one configuration per model)."),
         epochs: int = typer.Option(1, "--epochs", "-k", min=1, help="Trials per task and agent configuration."),
-        split: Optional[list[str]] = typer.Option(None, "--split", help="Only these splits (repeatable), e.g. "
-                                                  "main or easy (default: every split of DATASET; main without "
-                                                  "DATASET)."),
+        split: Optional[list[str]] = typer.Option(
+            None, "--split", help="Only these splits (repeatable), e.g. main or easy (default: "
+            "every split of DATASET; main without DATASET)."),
         tasks: Optional[str] = typer.Option(None, "--tasks", help="Only task ids matching this glob, e.g. '*/lawyers/*'."),
         run_name: Optional[str] = typer.Option(None, "--run-name", help="Run directory name (default: derived from the "
                                                "dataset, agents and settings, so the same command resumes)."),
@@ -317,10 +318,11 @@ def register(app: typer.Typer) -> None:
         skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Run the valid tasks of a dataset with "
                                           "validation errors (default: refuse it). The invalid tasks are recorded in "
                                           "lock.json and count as missing (0) in the report."),
-        strict: bool = typer.Option(False, "--strict", help="Load the dataset strictly: taskN directories holding "
-                                    "no task source and extension keys of the wrong shape, which are otherwise "
-                                    "skipped or ignored with a warning as the public tools do, are validation "
-                                    "errors."),
+        strict: bool = typer.Option(
+            False, "--strict",
+            help="Load the dataset strictly: taskN directories holding no task source and "
+            "extension keys of the wrong shape, which are otherwise skipped or ignored with a "
+            "warning as the public tools do, are validation errors."),
         executor_name: str = typer.Option("local", "--executor", help="Where trials and grading run: local (threads "
                                           "of this process, -j at once), dask (an existing Dask cluster, "
                                           "--scheduler) or dask-local (a LocalCluster of --dask-workers processes). "
@@ -398,8 +400,8 @@ def register(app: typer.Typer) -> None:
         config = RunConfig(dataset=dataset_path, agents=specs, run_dir=run_dir, epochs=epochs, splits=split or None,
                            task_glob=tasks, max_trials=max_trials, limits=limits,
                            endpoint=Endpoint(base_url=base, api_key=key), pricing=pricing, sandbox=sandbox,  # type: ignore[arg-type]
-                           keep_workspaces=keep_workspaces, infra_retries=infra_retries, skip_invalid=skip_invalid,
-                           strict=strict)
+                           keep_workspaces=keep_workspaces, infra_retries=infra_retries,
+                           skip_invalid=skip_invalid, strict=strict)
         console.print(f"Run directory: {run_dir}  ·  agents: {', '.join(s.label for s in specs)}  ·  epochs: {epochs}",
                       highlight=False, soft_wrap=True)
         cancel = threading.Event()
@@ -413,8 +415,11 @@ def register(app: typer.Typer) -> None:
                 note = "; -j is ignored: one trial per worker thread" if max_trials != 1 else ""
                 console.print(f"Executor: {executor.name} ({where}){note}", highlight=False, soft_wrap=True)
             with _Progress(not no_progress) as progress:
+                def warn(found: list) -> None:
+                    _print_dataset_warnings(found, progress.console)
+
                 summary = run_trials(config, on_event=progress, cancel=cancel, executor=executor,
-                                     on_dataset_warnings=lambda found: _print_dataset_warnings(found, progress.console))
+                                     on_dataset_warnings=warn)
         except KeyboardInterrupt:
             cancel.set()
             kill_all_sandboxes()

@@ -215,7 +215,8 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
         raise RunConfigError("the same agent@model is listed twice")
     if config.epochs < 1:
         raise RunConfigError("--epochs must be at least 1")
-    ds = load_dataset(dataset_root, splits=config.splits, task_glob=config.task_glob, strict=config.strict)
+    ds = load_dataset(dataset_root, splits=config.splits, task_glob=config.task_glob,
+                      strict=config.strict)
     invalid = find_invalid(ds, splits=config.splits, task_glob=config.task_glob)
     if invalid and not config.skip_invalid:
         raise InvalidDatasetError(invalid_message(invalid, display_path(dataset_root)), invalid)
@@ -244,7 +245,7 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
         "deliverable_limits": vars(config.deliverable_limits),
         "agents": {label: a.describe() for label, a in agents.items()},
     }
-    if config.strict:  # recorded only when set, so that earlier runs resume without a config warning
+    if config.strict:  # only when set: earlier runs resume without a config-change warning
         cfg_record["strict"] = True
     env = TrialEnv(run_dir=run_dir, dataset_root=dataset_root, limits=config.limits, backend=backend,
                    scratch_root=scratch, keep_workspaces=config.keep_workspaces,
@@ -295,7 +296,8 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
         warnings += executor.drain_warnings()
     records = [done[pt.trial_id] for pt in trials if pt.trial_id in done]
     return RunSummary(run_dir=run_dir, records=records, ran=ran, skipped=len(trials) - len(todo),
-                      warnings=warnings, backend=backend, invalid=invalid, dataset_warnings=ds.warnings)
+                      warnings=warnings, backend=backend, invalid=invalid,
+                      dataset_warnings=ds.warnings)
 
 
 def _public_url(url: str) -> str:

@@ -78,8 +78,9 @@ def refresh_lines(refresh) -> list[str]:  # noqa: ANN001
     from ._load import display_path
 
     r = refresh
-    lines = [f"from {r.from_commit[:12]}: {len(r.added)} source file(s) added, {len(r.updated)} updated, "
-             f"{len(r.deleted)} deleted; {len(r.kept)} local file(s) kept in place (outputs, results, notes)"]
+    lines = [f"from {r.from_commit[:12]}: {len(r.added)} source file(s) added, "
+             f"{len(r.updated)} updated, {len(r.deleted)} deleted; {len(r.kept)} local file(s) "
+             "kept in place (outputs, results, notes)"]
     if r.backup:
         lines.append(f"{len(r.backed_up)} replaced or unlisted source file(s) backed up and "
                      f"{len(r.retired_tasks)} retired task(s) moved aside with their results, to "

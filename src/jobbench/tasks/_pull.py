@@ -597,8 +597,8 @@ def _link(src: Path, dst: Path) -> None:
         else:
             raise OSError(errno.EINVAL, "not a regular file")
     except OSError as exc:
-        raise DatasetPullError(f"{src}: cannot be carried into the new copy ({exc.strerror or exc}); "
-                               "nothing was installed") from exc
+        raise DatasetPullError(f"{src}: cannot be carried into the new copy "
+                               f"({exc.strerror or exc}); nothing was installed") from exc
 
 
 def _carry_over(

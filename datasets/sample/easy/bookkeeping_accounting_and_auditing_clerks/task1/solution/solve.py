@@ -27,7 +27,9 @@ def compute(ws: Path, *, book_bank_items: bool = True, deposits_in_transit: bool
     plausible mistakes."""
     import openpyxl
 
-    bank_rows = list(csv.DictReader(open(ws / "bank_statement_2024-03.csv", newline="", encoding="utf-8")))
+    bank_rows = list(
+        csv.DictReader(open(ws / "bank_statement_2024-03.csv", newline="", encoding="utf-8"))
+    )
     bank_end = _amt(bank_rows[-1]["Balance"])
     checks: dict[str, float] = {}
     deposits: list[tuple[str, float]] = []
@@ -54,19 +56,33 @@ def compute(ws: Path, *, book_bank_items: bool = True, deposits_in_transit: bool
             if str(row[1])[2:] not in checks:
                 outstanding[str(row[1])[2:]] = float(row[4])
         else:
-            hit = next((x for x in remaining if x[0] == str(row[0]) and abs(x[1] - float(row[3])) < 0.005), None)
+            hit = next(
+                (x for x in remaining if x[0] == str(row[0]) and abs(x[1] - float(row[3])) < 0.005),
+                None,
+            )
             if hit is None:
                 in_transit.append((str(row[0]), float(row[3])))
             else:
                 remaining.remove(hit)
-    adjustments = [(f"Record bank item: {d.title()}", a) for d, a in other] if book_bank_items else []
+    adjustments = (
+        [(f"Record bank item: {d.title()}", a) for d, a in other] if book_bank_items else []
+    )
     dit = sum(a for _, a in in_transit) if deposits_in_transit else 0.0
     os_total = sum(outstanding.values())
     adj_bank = bank_end + dit - os_total
     net = sum(a for _, a in adjustments)
     adj_book = gl_end + net
-    return {"bank_end": bank_end, "dit": dit, "os_total": os_total, "adj_bank": adj_bank, "gl_end": gl_end,
-            "net": net, "adj_book": adj_book, "diff": adj_bank - adj_book, "adjustments": adjustments}
+    return {
+        "bank_end": bank_end,
+        "dit": dit,
+        "os_total": os_total,
+        "adj_bank": adj_bank,
+        "gl_end": gl_end,
+        "net": net,
+        "adj_book": adj_book,
+        "diff": adj_bank - adj_book,
+        "adjustments": adjustments,
+    }
 
 
 def write(res: dict, out: Path) -> None:
@@ -76,10 +92,16 @@ def write(res: dict, out: Path) -> None:
     wb = Workbook()
     sh = wb.active
     sh.title = "Reconciliation"
-    for label, key in (("Balance per bank statement", "bank_end"), ("Deposits in transit", "dit"),
-                       ("Outstanding checks", "os_total"), ("Adjusted bank balance", "adj_bank"),
-                       ("Balance per general ledger", "gl_end"), ("Net book adjustments", "net"),
-                       ("Adjusted book balance", "adj_book"), ("Unreconciled difference", "diff")):
+    for label, key in (
+        ("Balance per bank statement", "bank_end"),
+        ("Deposits in transit", "dit"),
+        ("Outstanding checks", "os_total"),
+        ("Adjusted bank balance", "adj_bank"),
+        ("Balance per general ledger", "gl_end"),
+        ("Net book adjustments", "net"),
+        ("Adjusted book balance", "adj_book"),
+        ("Unreconciled difference", "diff"),
+    ):
         sh.append([label, round(res[key], 2)])
     wb.save(out / "bank_reconciliation_2024-03.xlsx")
     with open(out / "adjusting_entries.csv", "w", newline="", encoding="utf-8") as f:

@@ -20,12 +20,17 @@ def compute(ws: Path, *, simple: bool = False, end_month: str = "2009-12") -> di
     (flows counted as performance; the year end valued at the wrong month's closes)."""
     import openpyxl
 
-    px = {(r["ticker"].strip(), r["month"].strip()): float(r["close_usd"])
-          for r in csv.DictReader(open(ws / "monthly_prices_2008-2009.csv", newline="", encoding="utf-8"))}
+    px = {
+        (r["ticker"].strip(), r["month"].strip()): float(r["close_usd"])
+        for r in csv.DictReader(
+            open(ws / "monthly_prices_2008-2009.csv", newline="", encoding="utf-8")
+        )
+    }
     shares: dict[str, float] = {}
     cash = 0.0
-    for ticker, qty, _, value in openpyxl.load_workbook(ws / "holdings_2008-12-31.xlsx")["Positions"].iter_rows(
-            min_row=2, values_only=True):
+    for ticker, qty, _, value in openpyxl.load_workbook(ws / "holdings_2008-12-31.xlsx")[
+        "Positions"
+    ].iter_rows(min_row=2, values_only=True):
         if ticker == "CASH":
             cash = float(value)
         elif ticker:
@@ -43,8 +48,10 @@ def compute(ws: Path, *, simple: bool = False, end_month: str = "2009-12") -> di
             shares[r["Symbol"]] -= float(r["Quantity"])
         else:
             flows.append((date.fromisoformat(r["Trade Date"]), amount))
-    holdings = [{"symbol": s, "shares": q, "price": px[(s, end_month)], "value": q * px[(s, end_month)]}
-                for s, q in shares.items()]
+    holdings = [
+        {"symbol": s, "shares": q, "price": px[(s, end_month)], "value": q * px[(s, end_month)]}
+        for s, q in shares.items()
+    ]
     emv = sum(h["value"] for h in holdings) + cash
     f_total = sum(a for _, a in flows)
     weighted = sum(a * (end - d).days / 365 for d, a in flows)
@@ -52,7 +59,15 @@ def compute(ws: Path, *, simple: bool = False, end_month: str = "2009-12") -> di
     gain = emv - bmv if simple else emv - bmv - f_total
     for h in holdings:
         h["weight"] = 100 * h["value"] / emv
-    return {"bmv": bmv, "emv": emv, "flows": f_total, "gain": gain, "cash": cash, "ret": ret, "holdings": holdings}
+    return {
+        "bmv": bmv,
+        "emv": emv,
+        "flows": f_total,
+        "gain": gain,
+        "cash": cash,
+        "ret": ret,
+        "holdings": holdings,
+    }
 
 
 def write(res: dict, out: Path) -> None:
@@ -62,17 +77,29 @@ def write(res: dict, out: Path) -> None:
     wb = Workbook()
     sm = wb.active
     sm.title = "Summary"
-    for label, key, digits in (("Beginning value", "bmv", 2), ("Net external cash flows", "flows", 2),
-                               ("Ending value", "emv", 2), ("Investment gain", "gain", 2), ("Ending cash", "cash", 2),
-                               ("Modified Dietz return", "ret", 6)):
+    for label, key, digits in (
+        ("Beginning value", "bmv", 2),
+        ("Net external cash flows", "flows", 2),
+        ("Ending value", "emv", 2),
+        ("Investment gain", "gain", 2),
+        ("Ending cash", "cash", 2),
+        ("Modified Dietz return", "ret", 6),
+    ):
         sm.append([label, round(res[key], digits)])
     wb.save(out / "performance_2009.xlsx")
     with open(out / "holdings_2009-12-31.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(["symbol", "shares", "price", "market_value", "weight_pct"])
         for h in sorted(res["holdings"], key=lambda h: -h["value"]):
-            w.writerow([h["symbol"], f"{h['shares']:g}", f"{h['price']:.2f}", f"{h['value']:.2f}",
-                        f"{h['weight']:.2f}"])
+            w.writerow(
+                [
+                    h["symbol"],
+                    f"{h['shares']:g}",
+                    f"{h['price']:.2f}",
+                    f"{h['value']:.2f}",
+                    f"{h['weight']:.2f}",
+                ]
+            )
 
 
 def main() -> int:

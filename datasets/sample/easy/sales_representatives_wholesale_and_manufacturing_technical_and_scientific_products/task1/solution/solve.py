@@ -23,7 +23,9 @@ def compute(ws: Path, *, meal_cap: float | None = MEAL_CAP, fuel_reimbursed: boo
     mistakes."""
     import openpyxl
 
-    lines = list(csv.DictReader(open(ws / "corporate_card_june2024.csv", newline="", encoding="utf-8")))
+    lines = list(
+        csv.DictReader(open(ws / "corporate_card_june2024.csv", newline="", encoding="utf-8"))
+    )
     meals_by_day: dict[str, float] = {}
     out = []
     for r in lines:
@@ -44,8 +46,16 @@ def compute(ws: Path, *, meal_cap: float | None = MEAL_CAP, fuel_reimbursed: boo
     card = sum(x["amount"] for x in out)
     nonreimb = card - sum(x["reimbursable"] for x in out)
     mileage = round(miles * RATE, 2)
-    return {"lines": out, "card": card, "nonreimb": nonreimb, "cash": cash, "miles": miles, "mileage": mileage,
-            "net": mileage + cash - nonreimb, "total": card - nonreimb + cash + mileage}
+    return {
+        "lines": out,
+        "card": card,
+        "nonreimb": nonreimb,
+        "cash": cash,
+        "miles": miles,
+        "mileage": mileage,
+        "net": mileage + cash - nonreimb,
+        "total": card - nonreimb + cash + mileage,
+    }
 
 
 def write(res: dict, out: Path) -> None:
@@ -55,10 +65,15 @@ def write(res: dict, out: Path) -> None:
     wb = Workbook()
     sh = wb.active
     sh.title = "Summary"
-    for label, key in (("Corporate card charges", "card"), ("Non-reimbursable charges on card", "nonreimb"),
-                       ("Out-of-pocket expenses", "cash"), ("Business miles", "miles"),
-                       ("Mileage reimbursement", "mileage"), ("Net amount due to employee", "net"),
-                       ("Total business expense", "total")):
+    for label, key in (
+        ("Corporate card charges", "card"),
+        ("Non-reimbursable charges on card", "nonreimb"),
+        ("Out-of-pocket expenses", "cash"),
+        ("Business miles", "miles"),
+        ("Mileage reimbursement", "mileage"),
+        ("Net amount due to employee", "net"),
+        ("Total business expense", "total"),
+    ):
         sh.append([label, round(res[key], 2)])
     wb.save(out / "expense_report_june2024.xlsx")
     with open(out / "card_lines.csv", "w", newline="", encoding="utf-8") as f:

@@ -25,11 +25,17 @@ COLS = ("violent", "murder", "hs_grad", "poverty")
 def compute(ws: Path, *, check: tuple[str, ...] = COLS) -> dict:
     """``check`` limits the columns compared, so that decoys can reproduce an incomplete
     verification."""
-    source = {r["state_name"].strip(): r for r in csv.DictReader(open(ws / "state_indicators_2009.csv",
-                                                                      newline="", encoding="utf-8"))}
+    source = {
+        r["state_name"].strip(): r
+        for r in csv.DictReader(
+            open(ws / "state_indicators_2009.csv", newline="", encoding="utf-8")
+        )
+    }
     con = sqlite3.connect(f"file:{ws / 'study.db'}?mode=ro", uri=True)
     try:
-        rows = con.execute(f"SELECT id, state_name, {', '.join(COLS)} FROM states ORDER BY id").fetchall()
+        rows = con.execute(
+            f"SELECT id, state_name, {', '.join(COLS)} FROM states ORDER BY id"
+        ).fetchall()
     finally:
         con.close()
     corrections = []
@@ -39,14 +45,29 @@ def compute(ws: Path, *, check: tuple[str, ...] = COLS) -> dict:
         for col in check:
             want = float(source[name][col])
             if fixed[col] is None or abs(fixed[col] - want) > 1e-9:
-                corrections.append({"id": rid, "state": name, "variable": col, "db_value": fixed[col],
-                                    "corrected_value": want})
+                corrections.append(
+                    {
+                        "id": rid,
+                        "state": name,
+                        "variable": col,
+                        "db_value": fixed[col],
+                        "corrected_value": want,
+                    }
+                )
                 fixed[col] = want
         table.append(fixed)
     violent = [r["violent"] for r in table]
-    pairs = [(r["poverty"], r["violent"]) for r in table if r["poverty"] is not None and r["violent"] is not None]
-    return {"corrections": corrections, "n": len(table), "mean_violent": statistics.fmean(violent),
-            "r": statistics.correlation([p for p, _ in pairs], [v for _, v in pairs])}
+    pairs = [
+        (r["poverty"], r["violent"])
+        for r in table
+        if r["poverty"] is not None and r["violent"] is not None
+    ]
+    return {
+        "corrections": corrections,
+        "n": len(table),
+        "mean_violent": statistics.fmean(violent),
+        "r": statistics.correlation([p for p, _ in pairs], [v for _, v in pairs]),
+    }
 
 
 def write(res: dict, ws: Path, out: Path) -> None:
@@ -56,7 +77,10 @@ def write(res: dict, ws: Path, out: Path) -> None:
     con = sqlite3.connect(db)
     try:
         for c in res["corrections"]:
-            con.execute(f"UPDATE states SET {c['variable']} = ? WHERE id = ?", (c["corrected_value"], c["id"]))
+            con.execute(
+                f"UPDATE states SET {c['variable']} = ? WHERE id = ?",
+                (c["corrected_value"], c["id"]),
+            )
         con.commit()
     finally:
         con.close()
@@ -64,11 +88,26 @@ def write(res: dict, ws: Path, out: Path) -> None:
         w = csv.writer(f)
         w.writerow(["state", "variable", "db_value", "corrected_value"])
         for c in res["corrections"]:
-            w.writerow([c["state"], c["variable"], "" if c["db_value"] is None else c["db_value"],
-                        c["corrected_value"]])
-    (out / "results.json").write_text(json.dumps({"n_states": res["n"], "mean_violent": round(res["mean_violent"], 2),
-                                                  "r_poverty_violent": round(res["r"], 3)}, indent=2) + "\n",
-                                      encoding="utf-8")
+            w.writerow(
+                [
+                    c["state"],
+                    c["variable"],
+                    "" if c["db_value"] is None else c["db_value"],
+                    c["corrected_value"],
+                ]
+            )
+    (out / "results.json").write_text(
+        json.dumps(
+            {
+                "n_states": res["n"],
+                "mean_violent": round(res["mean_violent"], 2),
+                "r_poverty_violent": round(res["r"], 3),
+            },
+            indent=2,
+        )
+        + "\n",
+        encoding="utf-8",
+    )
 
 
 def main() -> int:

@@ -24,13 +24,19 @@ def compute(ws: Path, *, late_from: int = THRESHOLD, over_scheduled: bool = Fals
     mistakes (a 15-minute delay counted as on time; the rate over scheduled flights)."""
     import openpyxl
 
-    names = {str(c).strip(): str(n).strip() for c, n in
-             openpyxl.load_workbook(ws / "carrier_codes.xlsx")["Carriers"].iter_rows(min_row=2, values_only=True)}
+    names = {
+        str(c).strip(): str(n).strip()
+        for c, n in openpyxl.load_workbook(ws / "carrier_codes.xlsx")["Carriers"].iter_rows(
+            min_row=2, values_only=True
+        )
+    }
     per: dict[str, dict[str, int]] = {}
     with open(ws / "ewr_flights_q4_2013.csv", newline="", encoding="utf-8") as f:
         for r in csv.DictReader(f):
-            c = per.setdefault(r["CARRIER"].strip(), dict.fromkeys(
-                ("scheduled", "cancelled", "diverted", "completed", "ontime"), 0))
+            c = per.setdefault(
+                r["CARRIER"].strip(),
+                dict.fromkeys(("scheduled", "cancelled", "diverted", "completed", "ontime"), 0),
+            )
             c["scheduled"] += 1
             if not r["DEP_TIME"].strip():
                 c["cancelled"] += 1
@@ -43,25 +49,50 @@ def compute(ws: Path, *, late_from: int = THRESHOLD, over_scheduled: bool = Fals
     def rate(c: dict) -> float:
         return c["ontime"] / (c["scheduled"] if over_scheduled else c["completed"])
 
-    rows = sorted(({"carrier": k, "carrier_name": names.get(k, k), **c, "ontime_rate": rate(c)}
-                   for k, c in per.items()), key=lambda r: -r["scheduled"])
-    total = {k: sum(r[k] for r in rows) for k in ("scheduled", "cancelled", "diverted", "completed", "ontime")}
+    rows = sorted(
+        (
+            {"carrier": k, "carrier_name": names.get(k, k), **c, "ontime_rate": rate(c)}
+            for k, c in per.items()
+        ),
+        key=lambda r: -r["scheduled"],
+    )
+    total = {
+        k: sum(r[k] for r in rows)
+        for k in ("scheduled", "cancelled", "diverted", "completed", "ontime")
+    }
     total["ontime_rate"] = rate(total)
     ranked = [r for r in rows if r["completed"] >= MIN_COMPLETED]
-    return {"rows": rows, "total": total, "best": max(ranked, key=lambda r: r["ontime_rate"])["carrier"],
-            "worst": min(ranked, key=lambda r: r["ontime_rate"])["carrier"]}
+    return {
+        "rows": rows,
+        "total": total,
+        "best": max(ranked, key=lambda r: r["ontime_rate"])["carrier"],
+        "worst": min(ranked, key=lambda r: r["ontime_rate"])["carrier"],
+    }
 
 
 def write(res: dict, out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
-    cols = ["carrier", "carrier_name", "scheduled", "cancelled", "diverted", "completed", "ontime", "ontime_rate"]
+    cols = [
+        "carrier",
+        "carrier_name",
+        "scheduled",
+        "cancelled",
+        "diverted",
+        "completed",
+        "ontime",
+        "ontime_rate",
+    ]
     with open(out / "ontime_by_carrier.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(cols)
         for r in res["rows"]:
             w.writerow([r[c] if c != "ontime_rate" else f"{r[c]:.4f}" for c in cols])
-    summary = {**res["total"], "ontime_rate": round(res["total"]["ontime_rate"], 4),
-               "best_carrier": res["best"], "worst_carrier": res["worst"]}
+    summary = {
+        **res["total"],
+        "ontime_rate": round(res["total"]["ontime_rate"], 4),
+        "best_carrier": res["best"],
+        "worst_carrier": res["worst"],
+    }
     (out / "ontime_summary.json").write_text(json.dumps(summary, indent=2) + "\n", encoding="utf-8")
 
 
