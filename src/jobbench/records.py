@@ -2,7 +2,13 @@
 
 Each record is a pydantic model written as JSON in the run directory so that every stage
 can be re-run alone: ``grade`` without re-running agents, ``report`` without re-grading.
-Fields may be added by later versions; existing fields keep their names and meaning.
+Where the records live, and how they are read and written, is :mod:`jobbench.rundir`'s.
+
+:class:`TrialRecord` and :class:`GradeRecord` carry ``schema_version``
+(:data:`SCHEMA_VERSION`): every field is declared (unknown top-level fields are an error), and
+a version that adds or changes a field bumps the number. Files without ``schema_version``
+are schema 1 (JobBench before the number existed; their extra fields had the names declared
+here); :mod:`jobbench.rundir` reads both.
 """
 
 from __future__ import annotations
@@ -11,6 +17,13 @@ from enum import Enum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+SCHEMA_VERSION = 2
+"""Schema of ``lock.json``, ``trial.json`` and grade files written by this version (1 = the
+files of JobBench before ``schema_version`` existed)."""
+
+_RECORD = ConfigDict(extra="forbid")
+_PART = ConfigDict(extra="ignore")
 
 
 class Usage(BaseModel):
@@ -65,11 +78,23 @@ class DeliverableFile(BaseModel):
     sha256: str
 
 
+class TrialAttempt(BaseModel):
+    """An earlier attempt of a trial that ended in ``infra_error`` and was retried within the
+    same invocation: 1-based ``attempt``, its ``status`` and ``error``."""
+
+    model_config = _PART
+
+    attempt: int
+    status: str
+    error: str | None = None
+
+
 class TrialRecord(BaseModel):
     """The outcome of one trial = (task, agent, model, epoch).
 
     Attributes:
-        trial_id: ``<task_id>/<agent>@<model>/epoch-<N>``.
+        schema_version: see :data:`SCHEMA_VERSION`.
+        trial_id: ``<task_id>/<agent>@<model>/epoch-<N>`` (:func:`jobbench.rundir.trial_id`).
         task_id: ``split/occupation/taskN``.
         task_digest: :func:`jobbench.tasks.task_digest` at run time.
         agent, model: agent name and model name (``-`` when the agent has none).
@@ -82,10 +107,18 @@ class TrialRecord(BaseModel):
         usage: the agent's token usage and cost (never mixed with the judge's).
         settings: model settings passed to the agent (temperature, reasoning effort, …).
         error: message for non-``ok`` statuses.
+        session_id: the CLI agent's own session id, when it reports one.
+        details: agent-specific facts about how the run ended (exit code, stop reason, the
+            limit that was hit, …; free-form, for people reading the record).
+        attempts: earlier attempts of this trial in the same invocation that ended in
+            ``infra_error`` (the record is the last attempt's).
+        sandbox: the sandbox backend the trial ran in (``bwrap`` or ``none``); None in
+            records of runs older than per-trial sandboxes.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = _RECORD
 
+    schema_version: int = SCHEMA_VERSION
     trial_id: str
     task_id: str
     task_digest: str
@@ -102,6 +135,10 @@ class TrialRecord(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     settings: dict[str, Any] = Field(default_factory=dict)
     error: str | None = None
+    session_id: str | None = None
+    details: dict[str, Any] = Field(default_factory=dict)
+    attempts: list[TrialAttempt] = Field(default_factory=list)
+    sandbox: str | None = None
 
 
 Verdict = Literal["pass", "fail", "judge_error", "unjudged"]
@@ -122,9 +159,15 @@ class CriterionVerdict(BaseModel):
             None when not applicable.
         second_opinion: the other decider's verdict when both ran (``--decide llm`` with a
             check present), for agreement figures; it never decides the score.
+        unit: for LLM verdicts, the id of the judge question that gave it (``rubric:<r>``,
+            ``task``, ``rubric:<r>/criterion:<c>``; see :attr:`GradeRecord.units`).
+        cached: for LLM verdicts, whether it came from the verdict cache or an earlier grade
+            of the same inputs rather than from a call made for this grade.
+        strict_override: a pass turned into a fail by ``--strict-evidence`` because its
+            quote was not found in the deliverables.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = _PART
 
     rubric_index: int
     criterion_index: int
@@ -134,6 +177,9 @@ class CriterionVerdict(BaseModel):
     evidence: str = ""
     evidence_found: bool | None = None
     second_opinion: dict[str, Any] | None = None
+    unit: str | None = None
+    cached: bool | None = None
+    strict_override: bool = False
 
 
 class RubricGrade(BaseModel):
@@ -148,9 +194,13 @@ class RubricGrade(BaseModel):
             never used except in ``official`` mode).
         disagreement: True when ``model_verdict`` contradicts the criteria.
         chain_break: ``criterion:<j>`` or ``requires:<index>`` for the first failed link.
+        undecided: ``judge_error`` or ``unjudged`` when ``passed`` is None (what left it
+            undecided), else None.
+        overall_reasoning: the judge model's overall justification for the rubric, if any.
+        images: names of the images the judge was shown for this rubric.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = _PART
 
     index: int
     id: str
@@ -161,6 +211,72 @@ class RubricGrade(BaseModel):
     model_verdict: bool | None = None
     disagreement: bool = False
     chain_break: str | None = None
+    undecided: str | None = None
+    overall_reasoning: str | None = None
+    images: list[str] = Field(default_factory=list)
+
+
+class GradedDeliverable(BaseModel):
+    """One deliverable file as the judge saw it: POSIX ``path`` relative to the deliverables
+    folder, ``sha256`` (empty when refused), ``size`` in bytes, extraction ``kind``
+    (``refused`` for files the extractor refused: symlinks, special files)."""
+
+    model_config = _PART
+
+    path: str
+    sha256: str = ""
+    size: int = 0
+    kind: str = ""
+
+
+class InjectionHit(BaseModel):
+    """A deliverable that seems to address the judge: the ``file`` and an ``excerpt``."""
+
+    model_config = _PART
+
+    file: str
+    excerpt: str = ""
+
+
+class JudgeUnit(BaseModel):
+    """One question put to the LLM judge for a grade (one or more calls after retries).
+
+    Attributes:
+        unit: its id within the grade (``rubric:<r>``, ``task``, ``rubric:<r>/criterion:<c>``).
+        kind: ``rubric``, ``task`` or ``criterion``.
+        key: the verdict-cache key; base_key: the key without the attempt-specific parts
+            (used to reuse verdicts of an earlier grade of the same inputs).
+        asked: rubric index (as a string) → criterion indices asked.
+        complete: every asked criterion got a valid verdict.
+        cached: answered from the verdict cache; reused: carried from an earlier grade.
+        error: why no valid verdict was obtained, if so.
+        images: names of the images attached.
+        usage: what the calls made for this grade cost; cached_usage: what the cached or
+            reused verdicts cost when first obtained.
+        elapsed_s: seconds spent on the calls.
+        replies: one entry per call (raw reply text, usage, attempts, errors, …), as the
+            judge client reported it.
+        payload: the verdicts parsed from the replies (``verdicts``, ``model_verdicts``,
+            ``overall``), or None.
+    """
+
+    model_config = _PART
+
+    unit: str
+    kind: str = ""
+    key: str = ""
+    base_key: str | None = None
+    asked: dict[str, list[int]] = Field(default_factory=dict)
+    complete: bool = False
+    cached: bool = False
+    reused: bool = False
+    error: str | None = None
+    images: list[str] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    cached_usage: Usage = Field(default_factory=Usage)
+    elapsed_s: float = 0.0
+    replies: list[dict[str, Any]] = Field(default_factory=list)
+    payload: dict[str, Any] | None = None
 
 
 class GradeRecord(BaseModel):
@@ -178,10 +294,31 @@ class GradeRecord(BaseModel):
             ``unjudged`` (some rubric had nobody to decide it).
         usage: the judge's token usage and cost for this grade.
         flags: e.g. ``prompt_injection`` detections per deliverable.
+        created_at: when the grade was made (UTC, ISO 8601).
+        epoch: the trial's epoch (part of the verdict-cache key).
+        undecided_weight: Σ w_r over undecided rubrics (points).
+        passed_count, total_count: rubrics passed, rubrics in the task.
+        cached_usage: what the verdicts served from the cache or reused from an earlier
+            grade cost when first obtained (``usage`` has only what this grade spent).
+        disagreements: rubrics whose model verdict contradicts their criteria.
+        injection: deliverables that seem to address the judge.
+        deliverables: the deliverable files as the judge saw them.
+        timings: seconds per step (``extract_s``, ``checks_s``, ``llm_s``, ``wall_s``).
+        units: the LLM questions asked (empty for checks-only grades).
+        inputs_digest: hash of (task digest, deliverable manifest, judge identity); a grade
+            whose digest matches the current inputs is up to date.
+        agent, model: the trial's agent and model (``-`` for none), for usage breakdowns.
+        task_digest: the task's digest when graded; task_digest_changed: it differs from
+            the digest recorded in ``lock.json`` for the run.
+        trial_status: the trial's status when graded.
+        expected_set, expected_dir: calibration only: the deliverable set with known
+            verdicts that was graded, and its folder.
+        public_label: public layout only: the ``model_output/<label>/`` folder graded.
     """
 
-    model_config = ConfigDict(extra="allow")
+    model_config = _RECORD
 
+    schema_version: int = SCHEMA_VERSION
     trial_id: str
     task_id: str
     judge: dict[str, Any]
@@ -193,3 +330,22 @@ class GradeRecord(BaseModel):
     usage: Usage = Field(default_factory=Usage)
     flags: list[str] = Field(default_factory=list)
     created_at: str | None = None
+    epoch: int | None = None
+    undecided_weight: float = 0.0
+    passed_count: int | None = None
+    total_count: int | None = None
+    cached_usage: Usage = Field(default_factory=Usage)
+    disagreements: int = 0
+    injection: list[InjectionHit] = Field(default_factory=list)
+    deliverables: list[GradedDeliverable] = Field(default_factory=list)
+    timings: dict[str, float] = Field(default_factory=dict)
+    units: list[JudgeUnit] = Field(default_factory=list)
+    inputs_digest: str | None = None
+    agent: str | None = None
+    model: str | None = None
+    task_digest: str | None = None
+    task_digest_changed: bool | None = None
+    trial_status: str | None = None
+    expected_set: str | None = None
+    expected_dir: str | None = None
+    public_label: str | None = None

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import pytest
 
-from jobbench.records import CriterionVerdict, GradeRecord, RubricGrade, Usage
+from jobbench.records import CriterionVerdict, GradedDeliverable, GradeRecord, RubricGrade, Usage
 
 T1 = "main/clerks/task1"
 T2 = "main/clerks/task2"
@@ -94,12 +94,11 @@ def make_record(key: str, trial_id: str, verdicts: list[list[str]], *, usage: Us
         score, status = None, "unjudged"
     else:
         score, status = sum(r.weight for r in rubrics if r.passed) / sum(weights), "complete"
-    rec = GradeRecord(trial_id=trial_id, task_id=task_id, judge=IDENTITY.get(key, {"key": key}), rubrics=rubrics,
-                      score=score, max_score=float(sum(weights)),
-                      passed_weight=float(sum(r.weight for r in rubrics if r.passed)), status=status,
-                      usage=usage or Usage())
-    rec.deliverables = [{"path": "out.txt", "sha256": sha, "size": 3}]  # type: ignore[attr-defined]
-    return rec
+    return GradeRecord(trial_id=trial_id, task_id=task_id, judge=IDENTITY.get(key, {"key": key}),
+                       rubrics=rubrics, score=score, max_score=float(sum(weights)),
+                       passed_weight=float(sum(r.weight for r in rubrics if r.passed)),
+                       status=status, usage=usage or Usage(),
+                       deliverables=[GradedDeliverable(path="out.txt", sha256=sha, size=3)])
 
 
 def write_record(run: Path, key: str, rec: GradeRecord) -> Path:

@@ -17,6 +17,7 @@ from jobbench.calibrate import (
     write_calibration,
 )
 from jobbench.calibrate._write import plot_axes
+from jobbench.records import JudgeUnit
 
 from .conftest import BIG, CHEAP, CHECKS, EXPECTED, T1, T2, TR1, TR2
 
@@ -178,7 +179,8 @@ def test_plot_without_expected_uses_agreement_and_tokens(run: Path):
 
 def test_cached_units_are_reported(run: Path):
     judges = read_run_grades([run], [BIG, CHEAP])
-    judges[CHEAP].records[TR1].units = [{"unit": "r0", "cached": True}, {"unit": "r1", "cached": False}]  # type: ignore[attr-defined]
+    judges[CHEAP].records[TR1].units = [JudgeUnit(unit="r0", cached=True),
+                                        JudgeUnit(unit="r1", cached=False)]
     rep = calibrate(judges)
     assert {j.key: j.cached_units for j in rep.judges} == {BIG: 0, CHEAP: 1}
     assert any(w.startswith(f"{CHEAP}: 1 LLM unit(s)") for w in rep.warnings)

@@ -250,13 +250,13 @@ def test_cli_sets_folder_with_the_checks_judge(tmp_path: Path):
     assert grade.is_file()
 
     # --reuse-grades: the same figures from the stored grades, nothing graded again
-    grade.write_text(grade.read_text().replace('"created_at"', '"reused_marker": true, "created_at"'))
+    grade.write_text(grade.read_text().replace('"created_at": "', '"created_at": "reused-marker '))
     res = CliRunner().invoke(app, ["calibrate", "--sets", str(tmp_path / "sets"), "--task", str(d), "--reuse-grades",
                                    "--out", str(out), "--json"])
     assert res.exit_code == 0, res.output
     again = json.loads(res.stdout)
     assert again["expected"] == data["expected"]
-    assert '"reused_marker": true' in grade.read_text()  # not overwritten by a new grade
+    assert '"created_at": "reused-marker ' in grade.read_text()  # not overwritten by a new grade
     assert again["sources"]["reused grades"].endswith("out/grades")
     res = CliRunner().invoke(app, ["calibrate", "--sets", str(tmp_path / "sets"), "--task", str(d), "--reuse-grades",
                                    "--out", str(tmp_path / "elsewhere")])

@@ -114,7 +114,7 @@ def test_unreadable_grade_names_the_file(example) -> None:
     _, runs, (t1, _) = example
     bad = runs[0] / "grades" / "checks" / t1.id / "builtin@model-x" / "epoch-1.json"
     bad.write_text('{"trial_id": "x"}')
-    with pytest.raises(ValueError, match=r"epoch-1.json: task_id: Field required"):
+    with pytest.raises(ValueError, match=r"epoch-1.json: field task_id: Field required"):
         solve_trial(runs)
 
 

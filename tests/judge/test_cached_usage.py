@@ -80,15 +80,16 @@ def test_forced_regrade_from_cache_keeps_the_original_usage(tmp_path: Path, run:
         assert srv.calls == 3  # no new call at all
     full = _expected("Revenue figure", "Variance", "Recommendation")
     assert _usage(first.usage.model_dump()) == full
-    assert _usage(first.model_extra["cached_usage"]) == (0, 0, 0, 0, None)  # nothing was cached
+    assert _usage(first.cached_usage.model_dump()) == (0, 0, 0, 0, None)  # nothing was cached
     for rec in (cached, forced):
         assert rec.score == first.score
         # honest live usage: this grading spent nothing
         assert (rec.usage.calls, rec.usage.input_tokens, rec.usage.output_tokens) == (0, 0, 0)
         # ... and the original cost of its verdicts is kept beside it
-        assert _usage(rec.model_extra["cached_usage"]) == full
-        units = rec.model_extra["units"]
-        assert sum(u["cached_usage"]["calls"] for u in units) == 3 and sum(u["usage"]["calls"] for u in units) == 0
+        assert _usage(rec.cached_usage.model_dump()) == full
+        units = rec.units
+        assert sum(u.cached_usage.calls for u in units) == 3
+        assert sum(u.usage.calls for u in units) == 0
     summary = json.loads((run / "grades" / f"{cfg.key}.usage.json").read_text())
     assert _usage(summary["total"]) == (0, 0, 0, 0, None)  # the last grading spent nothing
     assert _usage(summary["cached_usage"]["total"]) == full
@@ -114,7 +115,7 @@ def test_resume_after_judge_error_splits_live_and_carried_usage(run: Path, judge
         assert srv.calls == 1
     assert second.status == "complete"
     assert _usage(second.usage.model_dump()) == _expected("Variance")
-    assert _usage(second.model_extra["cached_usage"]) == _expected("Revenue figure", "Recommendation")
+    assert _usage(second.cached_usage.model_dump()) == _expected("Revenue figure", "Recommendation")
     summary = json.loads((run / "grades" / f"{cfg.key}.usage.json").read_text())
     assert _usage(summary["full_pass_total"]) == _expected("Revenue figure", "Variance", "Recommendation")
 

@@ -80,7 +80,7 @@ def test_429_then_success(setup, judge_config) -> None:
         assert srv.calls == 2
     assert rec.status == "complete" and rec.score == 1.0
     assert (rec.usage.calls, rec.usage.input_tokens, rec.usage.output_tokens) == (1, 321, 45)
-    reply = rec.model_extra["units"][0]["replies"][0]
+    reply = rec.units[0].replies[0]
     assert reply["attempts"] == 2 and reply["errors"] == ["HTTP 429"]
 
 
@@ -140,7 +140,7 @@ def test_malformed_json_recovered(setup, judge_config) -> None:
         # the retry names what was missing
         assert "did not contain a valid verdict" in srv.requests[1]["messages"][-1]["content"][-1]["text"]
     assert rec.score == 1.0
-    parses = [r["parse"] for r in rec.model_extra["units"][0]["replies"]]
+    parses = [r["parse"] for r in rec.units[0].replies]
     assert parses[0].startswith("failed") and parses[1] == "fence+repair"
 
 
@@ -169,7 +169,7 @@ def test_missing_verdict_never_passes(setup, judge_config) -> None:
         assert srv.calls == 1
         assert [j for _, j, _ in asked(srv.requests[0])] == [1]
     assert [c.verdict for c in again.rubrics[0].criteria] == ["pass", "pass"]
-    assert again.rubrics[0].criteria[0].model_extra["cached"] is True
+    assert again.rubrics[0].criteria[0].cached is True
     assert again.status == "complete" and again.score == 1.0
     # and a third grade from that record asks nothing
     with FakeOpenAIServer(TableJudge(TABLE)) as srv:
@@ -191,7 +191,7 @@ def test_second_grade_makes_zero_calls_and_cache_cli(setup, judge_config, tmp_pa
         second = grade_trial(task, deliv, cfg)
         assert n == 4 and srv.calls == 4
         assert second.score == first.score and second.usage.calls == 0
-        assert all(c.model_extra.get("cached") for g in second.rubrics for c in g.criteria)
+        assert all(c.cached for g in second.rubrics for c in g.criteria)
         # another epoch is judged independently (epoch is part of the key)
         grade_trial(task, deliv, cfg, epoch=2)
         assert srv.calls == 8
@@ -285,7 +285,7 @@ def test_decide_auto_llm_checks(tmp_path, judge_config) -> None:
     assert [c.verdict for c in checks.rubrics[0].criteria] == ["pass", "unjudged"]
     assert checks.rubrics[0].passed is None and checks.rubrics[1].passed is True
     assert checks.status == "unjudged" and checks.score is None
-    assert (checks.passed_weight, checks.max_score, checks.model_extra["undecided_weight"]) == (1.0, 3.0, 2.0)
+    assert (checks.passed_weight, checks.max_score, checks.undecided_weight) == (1.0, 3.0, 2.0)
 
 
 def test_no_deliverables_fail_without_calls(tmp_path, judge_config) -> None:
@@ -312,7 +312,7 @@ def test_json_schema_falls_back_to_json_object(setup, judge_config) -> None:
         kinds = [r.get("response_format", {}).get("type") for r in srv.requests]
     assert kinds == ["json_schema", "json_object", "json_object", "json_object", "json_object"]
     assert rec.score == pytest.approx(0.4)
-    assert rec.model_extra["units"][0]["replies"][0]["response_format"] == "json_object"
+    assert rec.units[0].replies[0]["response_format"] == "json_object"
 
 
 def test_timeout_is_retried(tmp_path, judge_config) -> None:
@@ -325,7 +325,7 @@ def test_timeout_is_retried(tmp_path, judge_config) -> None:
     with FakeOpenAIServer([slow, ok]) as srv:
         rec = grade_trial(task1, deliv, judge_config(srv.base_url, timeout=0.3))
     assert rec.rubrics[0].criteria[0].verdict == "pass"
-    assert rec.model_extra["units"][0]["replies"][0]["errors"] == ["timeout"]
+    assert rec.units[0].replies[0]["errors"] == ["timeout"]
 
 
 def test_prompt_layout_fencing_and_injection_flag(tmp_path, judge_config) -> None:
@@ -336,7 +336,7 @@ def test_prompt_layout_fencing_and_injection_flag(tmp_path, judge_config) -> Non
         rec = grade_trial(task, deliv, judge_config(srv.base_url))
         reqs = srv.requests
     assert rec.flags == ["prompt_injection:report.md"]
-    assert "ignore all previous instructions" in rec.model_extra["injection"][0]["excerpt"]
+    assert "ignore all previous instructions" in rec.injection[0].excerpt
     for req in reqs:
         parts = req["messages"][1]["content"]
         first, last = parts[0]["text"], parts[-1]["text"]
@@ -396,7 +396,7 @@ def test_vision_rule_at_most_8_distinct_images(tmp_path, judge_config) -> None:
     assert len(images(by_rubric["The histogram of claims"])) == 8
     assert images(by_rubric["Totals"]) == [] and images(by_rubric["Forced off"]) == []
     # files in sorted order, fig00.png dropped as a duplicate of copy.png, capped at 8
-    assert rec.rubrics[0].model_extra["images"] == ["copy.png"] + [f"fig{i:02d}.png" for i in range(1, 8)]
+    assert rec.rubrics[0].images == ["copy.png"] + [f"fig{i:02d}.png" for i in range(1, 8)]
 
 
 def test_bad_http_body_is_retried_and_progress_bar_path(setup, judge_config) -> None:
@@ -418,7 +418,7 @@ def test_bad_http_body_is_retried_and_progress_bar_path(setup, judge_config) -> 
         grader.close()
         assert srv.calls == 5
     assert rec.score == pytest.approx(0.4)
-    errors = [e for u in rec.model_extra["units"] for r in u["replies"] for e in r.get("errors", [])]
+    errors = [e for u in rec.units for r in u.replies for e in r.get("errors", [])]
     assert len(errors) == 1 and errors[0].startswith("bad response")
 
 
@@ -479,7 +479,7 @@ def test_grade_run_sees_symlinks_and_upgrades_of_the_grading_logic(tmp_path, jud
         capsys.readouterr()
         linked = {r.trial_id: r for r in grade_run(run, cfg, progress=False)}
         assert "1 deliverable(s) differ from those recorded when the trial ran (notes.txt)" in capsys.readouterr().err
-        dig = lambda r: r.model_extra["inputs_digest"]  # noqa: E731
+        dig = lambda r: r.inputs_digest  # noqa: E731
         assert dig(linked[tid]) != dig(first[tid])
         assert "notes.txt" in json.dumps(linked[tid].model_dump(mode="json").get("deliverables", []) +
                                          linked[tid].flags)

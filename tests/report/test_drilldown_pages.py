@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from jobbench.cli import app
-from jobbench.report import build_report, write_report
+from jobbench.report import ReportInputError, build_report, write_report
 from jobbench.report import _html
 from jobbench.report._html import page_name
 
@@ -211,15 +211,23 @@ def test_odd_task_ids_get_pages_inside_drilldowns(tmp_path: Path, dataset: Path,
     for task in ODD:
         lock["tasks"][task] = "0" * 64
     (run / "lock.json").write_text(json.dumps(lock))
+    # a task id that is not three safe path components is refused, naming the field
+    refused = r"lock.json: field tasks\.main/\.\./task1: task id is not"
+    with pytest.raises(ReportInputError, match=refused):
+        write_report([run], tmp_path / "report", n_resamples=100, drilldowns="pages")
+    del lock["tasks"]["main/../task1"]
+    (run / "lock.json").write_text(json.dumps(lock))
+    odd = {t: n for t, n in ODD.items() if t != "main/../task1"}
     graded = "main/odd occupation/task 1.."
     monkeypatch.setitem(fx.WEIGHTS, graded, [10])
     fx.write_grade(run, "checks", fx.write_trial(run, graded, "alpha", "m1", 1), [[P, F]], reasoning="odd-task reasoning")
     out = write_report([run], tmp_path / "report", n_resamples=100, drilldowns="pages")
     drill = out / "drilldowns"
-    assert sorted(p.name for p in drill.iterdir()) == sorted(list(PAGES.values()) + list(ODD.values()))
-    # nothing written outside report/ (the ".." task did not escape drilldowns/)
+    pages = [*PAGES.values(), *odd.values()]
+    assert sorted(p.name for p in drill.iterdir()) == sorted(pages)
+    # nothing written outside report/drilldowns/
     written = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*.html")}
-    assert written == {"report/report.html"} | {f"report/drilldowns/{n}" for n in [*PAGES.values(), *ODD.values()]}
+    assert written == {"report/report.html"} | {f"report/drilldowns/{n}" for n in pages}
     assert check_links(out) > 0
     page = (drill / ODD[graded]).read_text()
     assert "odd-task reasoning" in page and "<title>JobBench drill-down: main/odd occupation/task 1..</title>" in page

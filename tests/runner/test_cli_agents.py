@@ -223,7 +223,7 @@ def test_api_overload_is_an_infrastructure_error(tmp_path, dataset):
     rec, *_ = run_one(tmp_path, dataset, "claude-code", "m", exe, retries=1)
     assert rec.status == TrialStatus.infra_error
     assert "Overloaded" in rec.error
-    assert len(rec.attempts) == 1 and rec.attempts[0]["status"] == "infra_error"
+    assert len(rec.attempts) == 1 and rec.attempts[0].status == "infra_error"
 
 
 def test_agent_failure_is_an_agent_error(tmp_path, dataset):

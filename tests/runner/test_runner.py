@@ -165,7 +165,8 @@ def test_infra_errors_are_retried_and_harness_bugs_are_infra(tmp_path, dataset, 
     FlakyAgent.seen = set()
     s = run_trials(cfg(dataset, tmp_path / "runs" / "f", [AgentSpec("flaky")], infra_retries=1, retry_backoff=0.01))
     assert [r.status for r in s.records] == [TrialStatus.ok, TrialStatus.ok]
-    assert all(r.attempts == [{"attempt": 1, "status": "infra_error", "error": "endpoint unreachable"}]
+    assert all([a.model_dump() for a in r.attempts] == [{"attempt": 1, "status": "infra_error",
+                                                          "error": "endpoint unreachable"}]
                for r in s.records)
     s = run_trials(cfg(dataset, tmp_path / "runs" / "c", [AgentSpec("crashing")], infra_retries=0))
     assert {r.status for r in s.records} == {TrialStatus.infra_error}

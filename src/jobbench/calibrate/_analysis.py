@@ -338,10 +338,7 @@ def _deviation_summary(a: Mapping[str, ScorePoint | None], b: Mapping[str, Score
 
 
 def _cached_units(rec: GradeRecord) -> int:
-    units = getattr(rec, "units", None)
-    if not isinstance(units, list):
-        return 0
-    return sum(1 for u in units if isinstance(u, dict) and (u.get("cached") or u.get("reused")))
+    return sum(1 for u in rec.units if u.cached or u.reused)
 
 
 def _judge_summary(jg: JudgeGrades, pass_trials: list[str]) -> JudgeSummary:

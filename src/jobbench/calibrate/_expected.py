@@ -19,11 +19,11 @@ recomputed from the criteria with the chain rule.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable
 
+from ..rundir import trial_id
 from ..tasks import Task, display_path
 from ._metrics import ScorePoint
 
@@ -31,11 +31,6 @@ EXPECTED = "expected.json"
 DELIVERABLES = "deliverables"
 SET_AGENT = "expected"
 """Agent name used in the trial ids of expected-verdict sets: ``<task>/expected@<set>/epoch-1``."""
-
-
-def safe_name(name: str) -> str:
-    """Replace characters outside ``[A-Za-z0-9._-]`` by ``_`` (the run-directory rule)."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", name) or "_"
 
 
 class ExpectedFileError(ValueError):
@@ -67,7 +62,7 @@ class ExpectedSet:
 
     @property
     def trial_id(self) -> str:
-        return f"{self.task.id}/{SET_AGENT}@{safe_name(self.name.replace('/', '.'))}/epoch-1"
+        return trial_id(self.task.id, SET_AGENT, self.name.replace("/", "."), 1)
 
     @property
     def expected_score(self) -> ScorePoint | None:

@@ -1,24 +1,22 @@
 """Reading grade records of several judges and pairing them by (trial, rubric, criterion).
 
-A *judge* here is one judge key (``grades/<judge-key>/`` in a run directory, see COMMON.md).
+A *judge* here is one judge key (``grades/<judge-key>/`` in a run directory, read through
+:mod:`jobbench.rundir`).
 Grades of the same key found in several runs are pooled; grades of different keys are paired
 by ``trial_id`` and, within a trial, by (rubric index, criterion index).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-from pydantic import ValidationError
-
 from ..records import CriterionVerdict, GradeRecord
+from ..rundir import RunDir
 from ..tasks import Task, display_path, load_dataset
 
 DECIDED = ("pass", "fail")
-GRADES = "grades"
 
 
 class CalibrateInputError(ValueError):
@@ -82,9 +80,8 @@ def criterion_map(record: GradeRecord) -> dict[tuple[int, int], CriterionVerdict
 
 def read_judge_dir(key_dir: Path, key: str | None = None, into: JudgeGrades | None = None,
                    problems: list[str] | None = None) -> JudgeGrades:
-    """Read every grade record (every ``**/*.json``, as the judge and the report agree; the
-    judge keeps its usage totals beside the folder, in ``grades/<key>.usage.json``) under
-    one ``grades/<key>/`` folder.
+    """Read every grade record of one ``grades/<key>/`` folder (each at its trial's own grade
+    path, :meth:`jobbench.rundir.RunDir.grades`).
 
     Args:
         key_dir: the ``grades/<key>`` folder.
@@ -96,27 +93,19 @@ def read_judge_dir(key_dir: Path, key: str | None = None, into: JudgeGrades | No
         The judge's grades.
 
     Raises:
-        CalibrateInputError: a file is not a valid GradeRecord (file and field named), or a
-            trial is graded twice under the same key.
+        CalibrateInputError: a file is not a valid GradeRecord (file and field named), a
+            grade is not its path's (its trial id differs), or a trial is graded twice under
+            the same key.
     """
+    key_dir = Path(key_dir)
     jg = into if into is not None else JudgeGrades(key or key_dir.name)
     own = problems is None
     problems = [] if problems is None else problems
-    for p in sorted(Path(key_dir).rglob("*.json")):
-        if not p.is_file():
-            continue
+    scan = RunDir(key_dir.parent.parent).grades(key_dir.name)
+    problems.extend(str(p) for p in scan.problems)
+    for tid, rec in scan.records.items():
         try:
-            rec = GradeRecord.model_validate_json(p.read_bytes())
-        except ValidationError as exc:
-            for err in exc.errors():
-                loc = ".".join(str(x) for x in err.get("loc", ())) or "(top level)"
-                problems.append(f"{display_path(p)}: field {loc}: {err.get('msg')}")
-            continue
-        except OSError as exc:
-            problems.append(f"{display_path(p)}: cannot read ({exc.strerror or exc})")
-            continue
-        try:
-            jg.add(rec, p)
+            jg.add(rec, scan.paths[tid])
         except CalibrateInputError as exc:
             problems.append(str(exc))
     if own and problems:
@@ -144,19 +133,21 @@ def read_run_grades(run_dirs: Iterable[Path], judge_keys: Iterable[str] | None =
     problems: list[str] = []
     found: dict[str, JudgeGrades] = {}
     for run in runs:
-        gdir = run / GRADES
-        if not gdir.is_dir():
-            problems.append(f"{display_path(run)}: no {GRADES}/ folder (grade the run first with `jobbench grade`)")
+        rd = RunDir(run)
+        if not rd.grades_dir.is_dir():
+            problems.append(f"{display_path(run)}: no grades/ folder (grade the run first with "
+                            "`jobbench grade`)")
             continue
-        for kd in sorted(p for p in gdir.iterdir() if p.is_dir() and not p.name.startswith(".")):
-            if judge_keys is not None and kd.name not in set(judge_keys):
+        for key in rd.judge_keys():
+            if judge_keys is not None and key not in set(judge_keys):
                 continue
-            read_judge_dir(kd, into=found.setdefault(kd.name, JudgeGrades(kd.name)), problems=problems)
+            into = found.setdefault(key, JudgeGrades(key))
+            read_judge_dir(rd.judge_dir(key), into=into, problems=problems)
     if judge_keys is not None:
         for k in judge_keys:
             if k not in found and runs:
-                listing = ", ".join(sorted({p.name for r in runs if (r / GRADES).is_dir()
-                                            for p in (r / GRADES).iterdir() if p.is_dir()})) or "(none)"
+                every = sorted({key for r in runs for key in RunDir(r).judge_keys()})
+                listing = ", ".join(every) or "(none)"
                 problems.append(f"judge key {k!r} has no grades in {', '.join(display_path(r) for r in runs)} "
                                 f"(found: {listing})")
     if problems:
@@ -178,13 +169,13 @@ def tasks_of_runs(run_dirs: Iterable[Path], warnings: list[str] | None = None) -
     warnings = [] if warnings is None else warnings
     roots: dict[Path, None] = {}
     for run in run_dirs:
-        lock = Path(run) / "lock.json"
-        try:
-            data = json.loads(lock.read_text(encoding="utf-8"))
-            root = data["dataset_root"]
-            roots[Path(root)] = None
-        except (OSError, ValueError, KeyError, TypeError) as exc:
-            warnings.append(f"{display_path(lock)}: no dataset_root read ({type(exc).__name__}); criterion texts left out")
+        loaded = RunDir(run).read_lock()
+        if loaded.record is None or not loaded.record.dataset_root:
+            why = ("; ".join(str(p) for p in loaded.problems)
+                   or f"{display_path(loaded.path)}: no dataset_root")
+            warnings.append(f"{why}; criterion texts left out")
+            continue
+        roots[Path(loaded.record.dataset_root)] = None
     for root in roots:
         try:
             ds = load_dataset(root)
@@ -210,10 +201,9 @@ def check_same_deliverables(judges: Mapping[str, JudgeGrades]) -> list[str]:
     seen: dict[str, tuple[str, Any]] = {}
     for key, jg in judges.items():
         for tid, rec in jg.records.items():
-            man = getattr(rec, "deliverables", None)
-            if not isinstance(man, list):
+            if not rec.deliverables:
                 continue
-            digest = sorted((str(d.get("path")), str(d.get("sha256"))) for d in man if isinstance(d, dict))
+            digest = sorted((d.path, d.sha256) for d in rec.deliverables)
             if tid in seen and seen[tid][1] != digest:
                 bad.add(tid)
             seen.setdefault(tid, (key, digest))

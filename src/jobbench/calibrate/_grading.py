@@ -1,8 +1,8 @@
 """Grading deliverable sets with known verdicts under one or more judge configurations.
 
-The grades are written like a run's: ``<out>/grades/<judge-key>/<trial_id>.json`` with the
-set's trial id (``<task>/expected@<set>/epoch-1``), so the same readers and the report
-machinery apply to them.
+The grades are written like a run's (:meth:`jobbench.rundir.RunDir.write_grade` into the
+output folder, with the set's trial id ``<task>/expected@<set>/epoch-1``), so the same
+readers and the report machinery apply to them.
 """
 
 from __future__ import annotations
@@ -10,13 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
+from ..rundir import RunDir
 from ._expected import ExpectedSet
 from ._grades import CalibrateInputError, JudgeGrades
 
 if TYPE_CHECKING:  # the judge is imported lazily (heavy dependencies)
     from ..judge import JudgeConfig
-
-GRADES = "grades"
 
 
 def grade_sets(sets: Sequence[ExpectedSet], configs: Iterable["JudgeConfig"], out_dir: Path, *,
@@ -52,10 +51,11 @@ def grade_sets(sets: Sequence[ExpectedSet], configs: Iterable["JudgeConfig"], ou
         raise CalibrateInputError(f"several judge configurations have the key {', '.join(dup)}; "
                                   "give each a different label (label = \"...\" in its TOML file)")
     out: dict[str, JudgeGrades] = {}
+    rd = RunDir(out_dir)
     for cfg in configs:
         inputs = [
             TrialInput(trial_id=s.trial_id, task=s.task, deliverables_dir=s.deliverables_dir, epoch=1,
-                       out_path=Path(out_dir) / GRADES / cfg.key / f"{s.trial_id}.json",
+                       out_path=rd.grade_file(cfg.key, s.trial_id), save=rd.grade_writer(cfg.key),
                        extra={"expected_set": s.name, "expected_dir": str(s.dir)})
             for s in sets
         ]

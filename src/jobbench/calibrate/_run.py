@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Sequence
 
+from ..rundir import RunDir
 from ..tasks import Task, TaskLoadError, display_path, load_dataset, load_task
 from ._analysis import CalibrationReport, calibrate
 from ._expected import ExpectedSet, discover_sets, expected_by_trial, sets_in_folder
@@ -114,8 +115,9 @@ def run_calibration(
     if reuse_grades:
         if not sets:
             raise CalibrateInputError("--reuse-grades needs the deliverable sets (--expected or --sets)")
-        if not (Path(out_dir) / "grades").is_dir():
-            raise CalibrateInputError(f"{display_path(Path(out_dir) / 'grades')}: no grades to reuse "
+        grades_dir = RunDir(out_dir).grades_dir
+        if not grades_dir.is_dir():
+            raise CalibrateInputError(f"{display_path(grades_dir)}: no grades to reuse "
                                       "(run once without --reuse-grades)")
         run_dirs.append(Path(out_dir))
     judges: dict[str, JudgeGrades] = {}
@@ -152,7 +154,7 @@ def run_calibration(
     report.warnings = warn + report.warnings
     report.sources = {
         **({"runs": [display_path(r) for r in given_runs]} if given_runs else {}),
-        **({"reused grades": display_path(Path(out_dir) / "grades")} if reuse_grades else {}),
+        **({"reused grades": display_path(RunDir(out_dir).grades_dir)} if reuse_grades else {}),
         **({"expected sets": len(sets)} if sets else {}),
         "judges": list(judges),
         "output": display_path(out_dir),

@@ -1,18 +1,14 @@
-"""Reading graded runs (the run-directory contract in the common brief).
-
-Grades live at ``runs/<run>/grades/<judge-key>/<split>/<occupation>/taskN/<agent>@<model>/
-epoch-<N>.json``, one :class:`jobbench.records.GradeRecord` per (trial, judge).
+"""Reading graded runs through :mod:`jobbench.rundir` (one
+:class:`jobbench.records.GradeRecord` per (trial, judge key), at the trial's own grade path).
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from ..records import GradeRecord, TrialRecord
+from ..rundir import RunDir, RunDirError, RunLock, parse_trial_id
 from ..tasks import display_path
 
 
@@ -24,7 +20,7 @@ class GradedTrial:
         run_dir: the run directory.
         judge_key: the ``grades/<judge-key>`` folder name.
         path: the grade file.
-        agent, model: parsed from the trial id (``…/<agent>@<model>/epoch-N``).
+        agent, model: parsed from the trial id (``…/<agent>@<model>/epoch-<N>``).
         epoch: the epoch number.
         grade: the record.
     """
@@ -40,10 +36,7 @@ class GradedTrial:
 
 def judge_keys(run_dir: Path) -> list[str]:
     """Judge keys present under ``run_dir/grades/`` (sorted); [] when there are none."""
-    g = Path(run_dir) / "grades"
-    if not g.is_dir():
-        return []
-    return sorted(p.name for p in g.iterdir() if p.is_dir() and not p.is_symlink())
+    return RunDir(run_dir).judge_keys()
 
 
 def resolve_judge_key(run_dirs: list[Path], judge_key: str | None) -> str:
@@ -69,60 +62,31 @@ def resolve_judge_key(run_dirs: list[Path], judge_key: str | None) -> str:
     raise ValueError(f"choose a judge key with --judge (found: {', '.join(every)})")
 
 
-def _parse_agent(trial_id: str) -> tuple[str, str, int]:
-    parts = trial_id.split("/")
-    agent, model, epoch = "?", "?", 0
-    if len(parts) >= 2:
-        am = parts[-2]
-        agent, _, model = am.partition("@")
-        ep = parts[-1]
-        if ep.startswith("epoch-") and ep[6:].isdigit():
-            epoch = int(ep[6:])
-    return agent, model or "-", epoch
-
-
 def read_grades(run_dir: Path, judge_key: str) -> list[GradedTrial]:
-    """Every grade record of one judge in one run, sorted by trial id.
+    """Every grade record of one judge in one run, sorted by trial id (grades whose identity
+    does not match their path are left out).
 
     Raises:
         ValueError: a grade file is not a valid GradeRecord (the message names the file
             and the field).
     """
-    root = Path(run_dir) / "grades" / judge_key
-    out: list[GradedTrial] = []
-    if not root.is_dir():
-        return out
-    for path in sorted(root.rglob("epoch-*.json")):
-        if path.is_symlink() or not path.is_file():
-            continue
-        try:
-            grade = GradeRecord.model_validate_json(path.read_bytes())
-        except ValidationError as exc:
-            e = exc.errors()[0]
-            loc = ".".join(str(x) for x in e["loc"]) or "$"
-            raise ValueError(f"{display_path(path)}: {loc}: {e['msg']}") from exc
-        agent, model, epoch = _parse_agent(grade.trial_id)
-        out.append(GradedTrial(run_dir=Path(run_dir), judge_key=judge_key, path=path, agent=agent, model=model,
-                               epoch=epoch, grade=grade))
-    return sorted(out, key=lambda g: g.grade.trial_id)
+    scan = RunDir(run_dir).grades(judge_key)
+    bad = [p for p in scan.problems if p.kind == "corrupt"]
+    if bad:
+        raise RunDirError(bad)
+    out = []
+    for tid, grade in scan.records.items():
+        k = parse_trial_id(tid)
+        out.append(GradedTrial(run_dir=Path(run_dir), judge_key=judge_key, path=scan.paths[tid],
+                               agent=k.agent, model=k.model, epoch=k.epoch, grade=grade))
+    return out
 
 
 def read_trial(run_dir: Path, trial_id: str) -> TrialRecord | None:
-    """The TrialRecord of a trial, or None when ``trial.json`` is absent or unreadable."""
-    p = Path(run_dir) / "trials" / trial_id / "trial.json"
-    if not p.is_file():
-        return None
-    try:
-        return TrialRecord.model_validate_json(p.read_bytes())
-    except (ValidationError, ValueError):
-        return None
+    """The TrialRecord of a trial, or None when ``trial.json`` is absent or unusable."""
+    return RunDir(run_dir).read_trial(trial_id).record
 
 
-def read_lock(run_dir: Path) -> dict:
-    """``lock.json`` of a run as a dict ({} when absent or not JSON)."""
-    p = Path(run_dir) / "lock.json"
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return {}
-    return data if isinstance(data, dict) else {}
+def read_lock(run_dir: Path) -> RunLock | None:
+    """``lock.json`` of a run, or None when absent or unusable."""
+    return RunDir(run_dir).read_lock().record

@@ -23,6 +23,7 @@ from typing import Any, Callable
 from pydantic import BaseModel, Field
 
 from ..records import GradeRecord
+from ..rundir import RunDir, copy_run_records
 from ..tasks import RUBRICS, Dataset, display_path
 from ._findings import Finding, GateResult, GateUnavailable, make_finding
 from ._grades import GradedTrial, read_grades, read_lock, resolve_judge_key
@@ -71,8 +72,8 @@ def check_oracle_null(
         ids = [t.id for t in dataset.tasks]
         files = {t.id: display_path(t.root / RUBRICS) for t in dataset.tasks}
     else:
-        lock_tasks = read_lock(Path(run_dir)).get("tasks")
-        ids = sorted(lock_tasks) if isinstance(lock_tasks, dict) and lock_tasks else sorted(by_task)
+        lock = read_lock(Path(run_dir))
+        ids = sorted(lock.tasks) if lock is not None and lock.tasks else sorted(by_task)
         files = {}
     out: dict[str, dict[str, GateResult]] = {}
     for tid in ids:
@@ -318,7 +319,6 @@ def run_self_consistency(
         if dest.exists():
             shutil.rmtree(dest)
         dest.mkdir(parents=True)
-        shutil.copy2(Path(run_dir) / "lock.json", dest / "lock.json")
-        shutil.copytree(Path(run_dir) / "trials", dest / "trials", symlinks=True)
+        copy_run_records(RunDir(run_dir), RunDir(dest))
         repeats.append(list(grade_run(dest, config)))
     return flip_rates(repeats)

@@ -10,6 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..rundir import RunDir, parse_trial_id
 from ..tasks import RUBRICS, Dataset, discover_task_dirs, display_path, load_dataset
 from ._audit import AuditConfig, audit_task
 from ._decoy import Evaluate, decoy_gate
@@ -70,9 +71,17 @@ class GateOptions(BaseModel):
 
 
 def oracle_deliverables(run_dir: Path, task_id: str) -> list[Path]:
-    """``deliverables/`` folders of the oracle agent's trials of a task in a run."""
-    base = Path(run_dir) / "trials" / task_id
-    return sorted(p for p in base.glob("oracle@*/epoch-*/deliverables") if p.is_dir() and not p.is_symlink())
+    """``deliverables/`` folders of the oracle agent's finished trials of a task in a run."""
+    rd = RunDir(run_dir)
+    out = []
+    for tid in rd.trial_ids():
+        k = parse_trial_id(tid)
+        if k.task_id != task_id or k.agent != "oracle" or rd.read_trial(tid).record is None:
+            continue
+        d = rd.deliverables(tid)
+        if d.problem is None and d.dir.is_dir():
+            out.append(d.dir)
+    return sorted(out)
 
 
 def _restrict(result: GateResult, strict: bool) -> GateResult:

@@ -126,7 +126,8 @@ def solve_trial(
     run_dirs = [Path(r) for r in run_dirs]
     key = resolve_judge_key(run_dirs, judge_key)
     if dataset is None:
-        root = read_lock(run_dirs[0]).get("dataset_root")
+        lock = read_lock(run_dirs[0])
+        root = lock.dataset_root if lock else None
         if root and Path(root).is_dir():
             try:
                 dataset = load_dataset(root)
@@ -165,9 +166,9 @@ def solve_trial(
 
     locked: set[str] = set()
     for r in run_dirs:
-        lock_tasks = read_lock(r).get("tasks")
-        if isinstance(lock_tasks, dict):
-            locked |= set(lock_tasks)
+        lock = read_lock(r)
+        if lock is not None:
+            locked |= set(lock.tasks)
     results: list[TaskReachability] = []
     for tid in sorted(per_task):
         trials = per_task[tid]

@@ -75,6 +75,7 @@ def register(app: typer.Typer) -> None:
         from ..tasks import discover_task_dirs, display_path
         from ._config import load_judge_config
         from ._public import OverwriteRefused, grade_public_dataset
+        from ..rundir import RunDir
         from ._run import RunDirError, explain_invalid_tasks, grade_run
         from rich.markup import escape
 
@@ -93,7 +94,7 @@ def register(app: typer.Typer) -> None:
             err.print("[red]error:[/red] --decide auto/llm needs a judge model (--judge-model or JUDGE_MODEL)")
             raise typer.Exit(2)
         show = progress and sys.stderr.isatty()
-        is_run = (target / "lock.json").is_file()
+        is_run = RunDir(target).is_run_dir()
         executor = None
         if executor_name != "local":
             from ..runner import ExecutorError, make_executor
@@ -230,8 +231,7 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str]) -> None:  
     total = Usage()
     recorded = Usage()
     for r in records:
-        extra = r.model_extra or {}
-        who = f"{extra.get('agent', '-')}@{extra.get('model', '-')}"
+        who = f"{r.agent or '-'}@{r.model or '-'}"
         g = groups[who]
         g["trials"] += 1
         if r.score is not None:

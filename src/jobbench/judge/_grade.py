@@ -24,8 +24,17 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .._io import atomic_write_json
+from ..rundir import trial_id as make_trial_id
 from ..extract import ExtractedImage, Extraction, ExtractLimits, FolderExtraction, folder_text
-from ..records import CriterionVerdict, GradeRecord, RubricGrade, Usage
+from ..records import (
+    CriterionVerdict,
+    GradedDeliverable,
+    GradeRecord,
+    InjectionHit,
+    JudgeUnit,
+    RubricGrade,
+    Usage,
+)
 from ..scoring import chain_values, disagrees, official_values, task_score
 from ..tasks import Rubric, Task
 from ._cache import JudgeCache, unit_key
@@ -95,10 +104,15 @@ class TrialInput:
         task: the task (rubrics).
         deliverables_dir: folder of deliverables (may be missing or empty).
         epoch: epoch number (part of the cache key).
-        out_path: where to write the GradeRecord JSON (None: not written).
+        out_path: where the GradeRecord JSON goes (None: not written).
         prior: an earlier record of the same inputs (its valid verdicts are reused).
-        extra: fields added to the record (``inputs_digest``, ``agent``, …).
+        extra: values of the record's provenance fields (``inputs_digest``, ``agent``,
+            ``model``, ``task_digest``, …: declared :class:`GradeRecord` fields only; any other
+            name is an error when the record is made).
         on_written: called with the record after it is written.
+        save: writes the record instead of the default atomic JSON file at ``out_path``
+            (run directories: :meth:`jobbench.rundir.RunDir.grade_writer`, which refuses
+            paths through symbolic links); it must be picklable for remote executors.
     """
 
     trial_id: str
@@ -109,6 +123,7 @@ class TrialInput:
     prior: GradeRecord | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     on_written: Callable[[GradeRecord], None] | None = None
+    save: Callable[[GradeRecord], None] | None = None
 
 
 @dataclass
@@ -406,14 +421,13 @@ class Grader:
         prior: dict[str, dict[str, Any]] = {}
         prior_usage: dict[str, Usage] = {}
         if job.inp.prior is not None:
-            for old in (job.inp.prior.model_extra or {}).get("units", []) or []:
-                if not isinstance(old, dict) or not isinstance(old.get("payload"), dict):
+            for earlier in job.inp.prior.units:
+                if not isinstance(earlier.payload, dict):
                     continue
-                bk = old.get("base_key") or old.get("key")
-                prior_usage[bk] = prior_usage.get(bk, Usage()) + _usage_of(old.get("usage")) + _usage_of(
-                    old.get("cached_usage"))
+                bk = earlier.base_key or earlier.key
+                prior_usage[bk] = prior_usage.get(bk, Usage()) + earlier.usage + earlier.cached_usage
                 agg = prior.setdefault(bk, {"verdicts": {}, "model_verdicts": {}, "overall": {}, "raw": []})
-                pl = old["payload"]
+                pl = earlier.payload
                 for k, v in (pl.get("verdicts") or {}).items():
                     agg["verdicts"].setdefault(k, v)
                 for k, v in (pl.get("model_verdicts") or {}).items():
@@ -595,12 +609,9 @@ class Grader:
                             if (u.payload or {}).get("overall", {}).get(str(r.index))), None)
             g = RubricGrade(index=r.index, id=r.id, weight=r.weight, criteria=crits, passed=None,
                             requires=list(r.requires), model_verdict=mv,
-                            disagreement=disagrees(mv, llm_verdicts))
-            if overall:
-                g.overall_reasoning = overall  # type: ignore[attr-defined]
-            imgs = sorted({n for u in units.values() for n in u.images})
-            if imgs:
-                g.images = imgs  # type: ignore[attr-defined]
+                            disagreement=disagrees(mv, llm_verdicts),
+                            overall_reasoning=overall or None,
+                            images=sorted({n for u in units.values() for n in u.images}))
             grades.append(g)
 
         if cfg.mode == "official" and cfg.uses_llm:
@@ -613,8 +624,7 @@ class Grader:
         for g, v in zip(grades, values):
             g.passed = v.passed
             g.chain_break = v.chain_break
-            if v.undecided:
-                g.undecided = v.undecided  # type: ignore[attr-defined]
+            g.undecided = v.undecided or None
         ts = task_score([g.weight for g in grades], values)
         if ts.score is not None:
             status = "complete"
@@ -643,7 +653,7 @@ class Grader:
                 "elapsed_s": round(u.elapsed, 4), "replies": u.replies, "payload": u.merged_payload(),
             })
         t_llm = sum(u.elapsed for u in job.units)
-        rec = GradeRecord(
+        return GradeRecord(
             trial_id=job.inp.trial_id,
             task_id=task.id,
             judge=cfg.identity(),
@@ -655,23 +665,20 @@ class Grader:
             usage=usage,
             flags=job.flags,
             created_at=_now(),
-        )
-        extra = {
-            "epoch": job.inp.epoch,
-            "undecided_weight": ts.undecided_weight,
-            "passed_count": ts.passed_count,
-            "total_count": ts.total_count,
-            "cached_usage": cached_usage.model_dump(),
-            "disagreements": sum(1 for g in grades if g.disagreement),
-            "injection": job.injection,
-            "deliverables": [{"path": f.path, "sha256": f.sha256, "size": f.size, "kind": f.kind} for f in job.extraction.files],
-            "timings": {**job.timings, "llm_s": round(t_llm, 4), "wall_s": round(time.monotonic() - job.started, 4)},
-            "units": unit_records,
+            epoch=job.inp.epoch,
+            undecided_weight=ts.undecided_weight,
+            passed_count=ts.passed_count,
+            total_count=ts.total_count,
+            cached_usage=cached_usage,
+            disagreements=sum(1 for g in grades if g.disagreement),
+            injection=[InjectionHit(**hit) for hit in job.injection],
+            deliverables=[GradedDeliverable(path=f.path, sha256=f.sha256, size=f.size, kind=f.kind)
+                          for f in job.extraction.files],
+            timings={**job.timings, "llm_s": round(t_llm, 4),
+                     "wall_s": round(time.monotonic() - job.started, 4)},
+            units=[JudgeUnit.model_validate(u) for u in unit_records],
             **job.inp.extra,
-        }
-        for k, v in extra.items():
-            setattr(rec, k, v)
-        return rec
+        )
 
     # -------------------------------------------------------------- driving
 
@@ -695,7 +702,9 @@ class Grader:
         def finish(i: int) -> None:
             rec = self.assemble(jobs[i])
             inp = jobs[i].inp
-            if inp.out_path is not None:
+            if inp.save is not None:
+                inp.save(rec)
+            elif inp.out_path is not None:
                 atomic_write_json(inp.out_path, rec)
             if inp.on_written is not None:
                 inp.on_written(rec)
@@ -745,16 +754,6 @@ class Grader:
                 done, _ = wait(set(futs), return_when=FIRST_COMPLETED)
                 collect(done)
         return [records[i] for i in range(len(jobs))]
-
-
-def _usage_of(value: Any) -> Usage:
-    """A :class:`Usage` from a stored dict (an earlier record's unit), zero when absent or invalid."""
-    if not isinstance(value, dict):
-        return Usage()
-    try:
-        return Usage(**value)
-    except (TypeError, ValueError):
-        return Usage()
 
 
 def _check_verdict(r: int, c: int, res: CheckResult) -> CriterionVerdict:
@@ -807,7 +806,7 @@ def grade_trial(
     """
     grader = Grader(config)
     try:
-        inp = TrialInput(trial_id=trial_id or f"{task.id}/-@-/epoch-{epoch}", task=task,
+        inp = TrialInput(trial_id=trial_id or make_trial_id(task.id, "-", None, epoch), task=task,
                          deliverables_dir=Path(deliverables_dir), epoch=epoch, prior=prior, out_path=out_path)
         return grader.grade([inp])[0]
     finally:

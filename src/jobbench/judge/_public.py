@@ -29,10 +29,10 @@ from typing import Any, Callable
 from .._io import atomic_write_json
 from ..tasks import InvalidDatasetError, find_invalid, invalid_message
 from ..records import GradeRecord
+from ..rundir import folder_manifest, read_record_file, trial_id
 from ..tasks import Problem, Task, display_path, load_dataset, task_digest
 from ._config import JudgeConfig
 from ._grade import Grader, TrialInput, inputs_digest
-from ._run import current_manifest
 
 OUTPUT_DIR = "model_output"
 RESULTS_DIR = "eval_result"
@@ -62,7 +62,7 @@ def details_from_record(record: GradeRecord, task: Task, evaluated_model: str, j
         crit = [{"index": c.criterion_index, "criterion": r.criteria[c.criterion_index].text,
                  "passed": c.verdict == "pass", "reasoning": c.reasoning, "evidence": c.evidence}
                 for c in g.criteria]
-        reasoning = (g.model_extra or {}).get("overall_reasoning") or (
+        reasoning = g.overall_reasoning or (
             "all criteria passed" if g.passed else f"chain broken at {g.chain_break}")
         rubrics.append({
             "index": g.index, "rubric": r.question, "weight": g.weight,
@@ -180,15 +180,10 @@ def grade_public_dataset(
                 if not ours:
                     raise OverwriteRefused(f"{display_path(details)}: exists and was not written by JobBench; "
                                            "choose another --run-label")
-            manifest = current_manifest(d)
+            manifest = folder_manifest(d)
             dig = inputs_digest(digest, manifest, config)
-            prior = None
-            if record_path.exists():
-                try:
-                    prior = GradeRecord.model_validate_json(record_path.read_text(encoding="utf-8"))
-                except ValueError:
-                    prior = None
-            prior_dig = (prior.model_extra or {}).get("inputs_digest") if prior else None
+            prior = read_record_file(record_path, GradeRecord).record  # None: absent or unreadable
+            prior_dig = prior.inputs_digest if prior else None
             if prior is not None and not force and prior_dig == dig and prior.status in ("complete", "unjudged"):
                 current.append(prior)
                 continue
@@ -197,7 +192,7 @@ def grade_public_dataset(
                 write_public_details(rec, task, details, label, judge_model or "checks")
 
             inputs.append(TrialInput(
-                trial_id=f"{task.id}/{label}@-/epoch-1", task=task, deliverables_dir=d, epoch=1,
+                trial_id=trial_id(task.id, label, None, 1), task=task, deliverables_dir=d, epoch=1,
                 out_path=record_path, prior=prior if prior_dig == dig else None,
                 extra={"inputs_digest": dig, "agent": label, "model": "-", "task_digest": digest,
                        "public_label": label},

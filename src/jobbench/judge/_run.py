@@ -1,73 +1,49 @@
-"""Grading a run directory (contract in COMMON.md) and summarising judge usage."""
+"""Grading a run directory (layout and rules: :mod:`jobbench.rundir`) and summarising judge
+usage."""
 
 from __future__ import annotations
 
-import json
 import sys
 from collections import defaultdict
 from pathlib import Path
 from typing import Any, Callable
 
-from pydantic import ValidationError
-
-from .._io import atomic_write_json
 from ..records import GradeRecord, TrialRecord, TrialStatus, Usage
-from ..tasks import Dataset, display_path, load_dataset, sha256_file, task_digest
+from ..rundir import RunDir, RunDirError, RunDirProblem, RunLock
+from ..tasks import Dataset, display_path, load_dataset, task_digest
 from ._config import JudgeConfig
 from ._grade import Grader, TrialInput, inputs_digest
 
 
-class RunDirError(ValueError):
-    """The run directory is missing or malformed (message names the file)."""
-
-
-def read_lock(run_dir: Path) -> dict[str, Any]:
+def read_lock(run_dir: Path) -> RunLock:
     """``lock.json`` of a run directory.
 
     Raises:
-        RunDirError: missing or invalid, naming the file.
+        RunDirError: missing or invalid, naming the file and field.
     """
-    p = Path(run_dir) / "lock.json"
-    if not p.is_file():
-        raise RunDirError(f"{display_path(p)}: missing (not a JobBench run directory)")
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise RunDirError(f"{display_path(p)}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
-    if not isinstance(data, dict):
-        raise RunDirError(f"{display_path(p)}: must be a JSON object")
-    return data
+    return RunDir(run_dir).read_lock().get()
 
 
 def finished_trials(run_dir: Path) -> list[TrialRecord]:
-    """Every ``trials/**/trial.json`` (finished trials), sorted by trial id.
+    """Every finished trial's record (``trials/<trial_id>/trial.json``), sorted by trial id.
+    A record whose identity does not match its folder is left out with a warning on stderr.
 
     Raises:
-        RunDirError: a trial.json is not a valid TrialRecord (naming the file and field).
+        RunDirError: a trial.json cannot be read or is not a valid TrialRecord (naming every
+            file and field).
     """
-    out = []
-    base = Path(run_dir) / "trials"
-    for p in sorted(base.rglob("trial.json")) if base.is_dir() else []:
-        try:
-            out.append(TrialRecord.model_validate_json(p.read_text(encoding="utf-8")))
-        except ValidationError as exc:
-            err = exc.errors()[0]
-            loc = ".".join(str(x) for x in err["loc"])
-            raise RunDirError(f"{display_path(p)}: {loc}: {err['msg']}") from exc
-    return sorted(out, key=lambda t: t.trial_id)
+    scan = RunDir(run_dir).trials()
+    fatal = [p for p in scan.problems if p.kind == "corrupt"]
+    if fatal:
+        raise RunDirError(fatal)
+    for p in scan.problems:
+        print(f"warning: {p}; not graded", file=sys.stderr)
+    return list(scan.records.values())
 
 
 def grade_path(run_dir: Path, config: JudgeConfig, trial_id: str) -> Path:
-    """``grades/<judge-key>/<trial_id>.json``."""
-    return Path(run_dir) / "grades" / config.key / f"{trial_id}.json"
-
-
-def load_grade(path: Path) -> GradeRecord | None:
-    """A grade record, or None when absent or unreadable (then it is regraded)."""
-    try:
-        return GradeRecord.model_validate_json(path.read_text(encoding="utf-8"))
-    except (OSError, ValidationError, ValueError):
-        return None
+    """``grades/<judge-key>/<trial_id>.json`` (:meth:`jobbench.rundir.RunDir.grade_file`)."""
+    return RunDir(run_dir).grade_file(config.key, trial_id)
 
 
 def grade_run(
@@ -105,20 +81,19 @@ def grade_run(
     Returns:
         The current grade of every gradable trial (fresh or up to date), sorted by trial id.
         Also writes ``grades/<key>.usage.json`` (judge usage per trial, task, agent/model and
-        in total), beside the key folder rather than inside it, because every ``*.json``
-        inside ``grades/<key>/`` is read as a grade record.
+        in total), beside the key folder.
 
     Raises:
         RunDirError: missing/invalid ``lock.json`` or ``trial.json``.
         FileNotFoundError: the dataset cannot be found.
     """
-    run_dir = Path(run_dir)
+    rd = RunDir(run_dir)
+    run_dir = rd.root
     lock = read_lock(run_dir)
     if dataset is None:
-        root = lock.get("dataset_root")
-        if not root:
-            raise RunDirError(f"{display_path(run_dir / 'lock.json')}: dataset_root missing")
-        dataset = load_dataset(root, strict=lock_strict(lock))
+        if not lock.dataset_root:
+            raise RunDirError(RunDirProblem(rd.lock_file, "corrupt", "missing", "dataset_root"))
+        dataset = load_dataset(lock.dataset_root, strict=lock_strict(lock))
     tasks = {t.id: t for t in dataset.tasks}
     from ..tasks import find_invalid
 
@@ -140,17 +115,18 @@ def grade_run(
             continue
         if task.id not in digests:
             digests[task.id] = task_digest(task)
-        deliverables_dir = run_dir / "trials" / trial.trial_id / "deliverables"
-        if deliverables_dir.is_symlink():
-            stale = grade_path(run_dir, config, trial.trial_id)
+        deliverables = rd.deliverables(trial.trial_id)
+        deliverables_dir = deliverables.dir
+        if deliverables.problem is not None:
             removed = ""
-            if stale.is_file() or stale.is_symlink():
-                stale.unlink()  # a grade of files that are no longer the trial's must not be reported
-                removed = f"; its earlier grade {display_path(stale)} was removed"
-            skipped.append(f"{trial.trial_id}: {display_path(deliverables_dir)} is a symlink (the runner never "
-                           f"writes one; the run directory was altered); not graded{removed}")
+            # a grade of files that are no longer the trial's must not be reported
+            if rd.remove_grade(config.key, trial.trial_id):
+                stale = display_path(rd.grade_file(config.key, trial.trial_id))
+                removed = f"; its earlier grade {stale} was removed"
+            skipped.append(f"{trial.trial_id}: {display_path(deliverables_dir)} "
+                           f"{deliverables.problem.message}; not graded{removed}")
             continue
-        manifest = current_manifest(deliverables_dir)
+        manifest = deliverables.manifest()
         recorded = sorted((d.path, d.sha256) for d in trial.deliverables)
         if manifest != recorded:
             changed = sorted(set(manifest).symmetric_difference(recorded))
@@ -159,19 +135,20 @@ def grade_run(
                   f"recorded when the trial ran ({', '.join(names[:5])}{' …' if len(names) > 5 else ''}); "
                   "grading the files as they are now", file=sys.stderr)
         dig = inputs_digest(digests[task.id], manifest, config)
-        out = grade_path(run_dir, config, trial.trial_id)
-        prior = load_grade(out)
-        prior_dig = (prior.model_extra or {}).get("inputs_digest") if prior else None
+        # an unreadable or foreign grade file is regraded (and replaced)
+        prior = rd.read_grade(config.key, trial.trial_id).record
+        prior_dig = prior.inputs_digest if prior else None
         if prior is not None and not force and prior_dig == dig and prior.status in ("complete", "unjudged"):
             current[trial.trial_id] = prior
             continue
         inputs.append(TrialInput(
             trial_id=trial.trial_id, task=task,
             deliverables_dir=deliverables_dir,
-            epoch=trial.epoch, out_path=out, prior=prior if prior_dig == dig else None,
+            epoch=trial.epoch, out_path=rd.grade_file(config.key, trial.trial_id),
+            prior=prior if prior_dig == dig else None, save=rd.grade_writer(config.key),
             extra={"inputs_digest": dig, "agent": trial.agent, "model": trial.model,
                    "task_digest": digests[task.id], "trial_status": trial.status.value,
-                   "task_digest_changed": lock.get("tasks", {}).get(task.id) not in (None, digests[task.id])},
+                   "task_digest_changed": lock.tasks.get(task.id) not in (None, digests[task.id])},
         ))
     for s in skipped:
         print(f"warning: {s}", file=sys.stderr)
@@ -192,15 +169,14 @@ def grade_run(
     if fresh is not None:
         fresh.update(rec.trial_id for rec in graded)
     records = [current[k] for k in sorted(current)]
-    atomic_write_json(run_dir / "grades" / f"{config.key}.usage.json", usage_summary(records, config))
+    rd.write_usage(config.key, usage_summary(records, config))
     return records
 
 
-def lock_strict(lock: Any) -> bool:
-    """Whether the run of ``lock`` (a parsed ``lock.json``) loaded its dataset strictly
-    (``config.strict``, written by ``jobbench run --strict``)."""
-    cfg = lock.get("config") if isinstance(lock, dict) else None
-    return bool(isinstance(cfg, dict) and cfg.get("strict") is True)
+def lock_strict(lock: RunLock) -> bool:
+    """Whether the run of ``lock`` loaded its dataset strictly (``config.strict``, written
+    by ``jobbench run --strict``)."""
+    return lock.config.strict is True
 
 
 def explain_invalid_tasks(
@@ -223,21 +199,17 @@ def explain_invalid_tasks(
 
     from ..tasks import find_invalid
 
+    rd = RunDir(run_dir)
+    lock = rd.read_lock().record
+    if lock is None or not lock.dataset_root:
+        return None, set()
     try:
-        lock = json.loads((run_dir / "lock.json").read_text(encoding="utf-8"))
-        root = lock.get("dataset_root") if isinstance(lock, dict) else None
-        if not root:
-            return None, set()
-        dataset = load_dataset(root, strict=lock_strict(lock) if strict is None else strict)
+        strict = lock_strict(lock) if strict is None else strict
+        dataset = load_dataset(lock.dataset_root, strict=strict)
     except (OSError, ValueError):
         return None, set()
     invalid = find_invalid(dataset)
-    trial_tasks = set()
-    trials = run_dir / "trials"
-    for p in trials.rglob("trial.json") if trials.is_dir() else []:
-        rel = p.parent.relative_to(trials).parts
-        if len(rel) >= 3:
-            trial_tasks.add("/".join(rel[:3]))
+    trial_tasks = {rec.task_id for rec in rd.trials().records.values()}
     hit = sorted(t for t in invalid.tasks if t in trial_tasks)
     for tid in hit:
         err.print(f"[yellow]warning:[/yellow] task {escape(tid)} is invalid in the dataset now, so its trials are not "
@@ -245,22 +217,6 @@ def explain_invalid_tasks(
         for p in invalid.tasks[tid]:
             err.print(f"  {escape(str(p))}", highlight=False)
     return dataset, set(hit)
-
-
-def current_manifest(deliverables_dir: Path) -> list[tuple[str, str]]:
-    """``[(relative POSIX path, sha256 hex)]`` of the regular files under ``deliverables_dir``
-    now, plus ``(path, "refused:<reason>")`` for each entry the extractor refuses (symlinks,
-    special files; :func:`jobbench.extract.walk_folder`), sorted; a missing folder gives ``[]``.
-
-    Hashing at grade time, rather than trusting the manifest in ``trial.json``, means a
-    deliverable edited, added, removed or replaced by a symlink after the run is regraded
-    instead of served a stale grade."""
-    from ..extract import walk_folder
-
-    if not deliverables_dir.is_dir():
-        return []
-    return [(rel, sha256_file(path) if problem is None else f"refused:{problem}")
-            for rel, path, _, problem in walk_folder(deliverables_dir)]
 
 
 def usage_summary(records: list[GradeRecord], config: JudgeConfig) -> dict[str, Any]:
@@ -281,8 +237,7 @@ def usage_summary(records: list[GradeRecord], config: JudgeConfig) -> dict[str, 
         total = Usage()
         trials = {}
         for r in records:
-            extra = r.model_extra or {}
-            who = f"{extra.get('agent', '-')}@{extra.get('model', '-')}"
+            who = f"{r.agent or '-'}@{r.model or '-'}"
             u = usage_of(r)
             by_task[r.task_id] = by_task[r.task_id] + u
             by_model[who] = by_model[who] + u
@@ -305,12 +260,4 @@ def cached_usage(record: GradeRecord) -> Usage:
     """What the verdicts of ``record`` that were served from the verdict cache or reused
     from an earlier grade cost when first obtained (the record's ``cached_usage``; zero for
     records written before it existed)."""
-    value = (record.model_extra or {}).get("cached_usage")
-    if isinstance(value, Usage):
-        return value
-    if isinstance(value, dict):
-        try:
-            return Usage(**value)
-        except (TypeError, ValueError):
-            return Usage()
-    return Usage()
+    return record.cached_usage

@@ -10,6 +10,7 @@ from itertools import combinations
 from pathlib import Path
 
 from .. import __version__
+from ..rundir import RunDir
 from ..scoring import (
     Aggregate,
     Comparison,
@@ -138,14 +139,10 @@ def classify_flags(flags: list[str], *, refused: list[str] = (), kinds: dict[str
 
 
 def _deliverable_kinds(grade) -> dict[str, str]:
-    """Path → extraction kind from a grade's ``deliverables`` (an extra field; {} when absent)."""
+    """Path → extraction kind from a grade's ``deliverables`` ({} without a grade)."""
     if grade is None:
         return {}
-    items = (grade.model_extra or {}).get("deliverables")
-    if not isinstance(items, list):
-        return {}
-    return {d["path"]: d["kind"] for d in items
-            if isinstance(d, dict) and isinstance(d.get("path"), str) and isinstance(d.get("kind"), str)}
+    return {d.path: d.kind for d in grade.deliverables}
 
 
 @dataclass
@@ -319,7 +316,7 @@ def build_report(
         if names.count(r.name) > 1:
             r.name = f"{r.name} ({r.path.parent.name})"
         warnings += r.warnings
-        if key is not None and not (r.path / "grades" / key).is_dir():
+        if key is not None and key not in RunDir(r.path).judge_keys():
             warnings.append(f"{r.name}: no grades under judge key {key}; its trials are ungraded")
     all_keys = [(r, k) for r in runs for k in _config_keys(r)]
     pair_count: dict[tuple[str, str], int] = {}

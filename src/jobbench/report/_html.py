@@ -61,7 +61,7 @@ def _rubric_views(c: ConfigView, lt, task, trial_anchor: str, limit: int) -> lis
         return out
     for rg in grade.rubrics:
         rub = task.rubrics[rg.index] if task is not None and 0 <= rg.index < len(task.rubrics) else None
-        question = rub.question if rub else (rg.model_extra or {}).get("question") or "(rubric text unavailable)"
+        question = rub.question if rub else "(rubric text unavailable)"
         crits = []
         for cv in rg.criteria:
             crit = rub.criteria[cv.criterion_index] if rub and 0 <= cv.criterion_index < len(rub.criteria) else None

@@ -1,58 +1,30 @@
-"""Reading run directories (``lock.json``, ``trials/**/trial.json``, ``grades/<key>/**.json``).
+"""Reading run directories for the report, through :mod:`jobbench.rundir`.
 
-Nothing here writes. Every malformed file raises :class:`ReportInputError` naming the file
+Nothing here writes. Every malformed record raises :class:`ReportInputError` naming the file
 and the field, after all files were read, so one run of ``jobbench report`` lists every
-problem at once.
+problem at once; a record that is not its location's (``foreign``) or a symbolic link in the
+run directory (``unsafe``) is left out with a warning.
 """
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
-
 from ..records import GradeRecord, TrialRecord
+from ..rundir import RunDir, RunLock
 from ..scoring import TaskMeta
 from ..tasks import Task, display_path, load_dataset, task_digest
-
-LOCK = "lock.json"
-TRIALS = "trials"
-GRADES = "grades"
-TRIAL_FILE = "trial.json"
-TRAJECTORY = "trajectory.jsonl"
 
 
 class ReportInputError(ValueError):
     """A run directory cannot be read: the message names each file and field at fault."""
 
 
-def _fmt_validation(path: Path, exc: ValidationError) -> list[str]:
-    out = []
-    for err in exc.errors():
-        loc = ".".join(str(p) for p in err.get("loc", ())) or "(top level)"
-        out.append(f"{display_path(path)}: field {loc}: {err.get('msg')}")
-    return out
-
-
-def _read_model(path: Path, model: type[BaseModel], problems: list[str]) -> Any:
-    try:
-        return model.model_validate_json(path.read_bytes())
-    except ValidationError as exc:
-        problems.extend(_fmt_validation(path, exc))
-    except OSError as exc:
-        problems.append(f"{display_path(path)}: cannot read ({exc.strerror or exc})")
-    return None
-
-
 def judge_keys(run_dir: Path) -> list[str]:
     """Judge keys graded in ``run_dir`` (sub-directories of ``grades/``), sorted."""
-    g = Path(run_dir) / GRADES
-    if not g.is_dir():
-        return []
-    return sorted(p.name for p in g.iterdir() if p.is_dir() and not p.name.startswith("."))
+    return RunDir(run_dir).judge_keys()
 
 
 def resolve_judge_key(run_dirs: list[Path], judge_key: str | None = None) -> str | None:
@@ -100,7 +72,7 @@ class RunData:
 
     Attributes:
         name: the directory name; path: its absolute path.
-        lock: ``lock.json`` as a dict.
+        lock: ``lock.json``.
         task_ids: tasks of the run (``lock.json`` ``tasks`` keys, in file order).
         digests: task id → digest from ``lock.json``.
         lock_agents: (agent, model) pairs declared in ``lock.json``.
@@ -117,7 +89,7 @@ class RunData:
 
     name: str
     path: Path
-    lock: dict[str, Any]
+    lock: RunLock
     task_ids: list[str]
     digests: dict[str, str]
     lock_agents: list[tuple[str, str]]
@@ -139,58 +111,9 @@ def _count_lines(path: Path) -> int | None:
         return None
 
 
-def _read_lock(run_dir: Path, problems: list[str]) -> dict[str, Any] | None:
-    path = run_dir / LOCK
-    if not path.is_file():
-        problems.append(f"{display_path(path)}: missing (is {display_path(run_dir)} a run directory?)")
-        return None
-    try:
-        lock = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        problems.append(f"{display_path(path)}: not readable JSON ({exc})")
-        return None
-    if not isinstance(lock, dict):
-        problems.append(f"{display_path(path)}: field (top level): expected an object")
-        return None
-    tasks = lock.get("tasks")
-    if not isinstance(tasks, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in tasks.items()):
-        problems.append(f"{display_path(path)}: field tasks: expected an object {{task_id: digest}}")
-    else:
-        for k in tasks:
-            if len(k.split("/")) != 3:
-                problems.append(f"{display_path(path)}: field tasks.{k}: task id is not split/occupation/taskN")
-    epochs = lock.get("epochs", 1)
-    if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
-        problems.append(f"{display_path(path)}: field epochs: expected an integer >= 1")
-    invalid = lock.get("invalid_tasks", {})
-    if not isinstance(invalid, dict):
-        problems.append(f"{display_path(path)}: field invalid_tasks: expected an object {{task_id: {{problems, "
-                        "max_points}}}}")
-    else:
-        for k, v in invalid.items():
-            ok = (isinstance(v, dict) and isinstance(v.get("problems", []), list)
-                  and all(isinstance(x, str) for x in v.get("problems", []))
-                  and (v.get("max_points") is None or (isinstance(v.get("max_points"), (int, float))
-                                                       and not isinstance(v.get("max_points"), bool))))
-            if len(k.split("/")) != 3:
-                problems.append(f"{display_path(path)}: field invalid_tasks.{k}: task id is not split/occupation/taskN")
-            elif not ok:
-                problems.append(f"{display_path(path)}: field invalid_tasks.{k}: expected {{problems: [str], "
-                                "max_points: number or null}")
-    dp = lock.get("dataset_problems", [])
-    if not isinstance(dp, list) or not all(isinstance(x, str) for x in dp):
-        problems.append(f"{display_path(path)}: field dataset_problems: expected a list of strings")
-    agents = lock.get("agents", [])
-    if not isinstance(agents, list) or not all(
-        isinstance(a, dict) and isinstance(a.get("agent"), str) and isinstance(a.get("model", "-"), str) for a in agents
-    ):
-        problems.append(f"{display_path(path)}: field agents: expected a list of {{agent, model, settings}}")
-    return lock
-
-
 def _load_dataset_tasks(run: RunData) -> None:
-    root = run.lock.get("dataset_root")
-    if not isinstance(root, str) or not root:
+    root = run.lock.dataset_root
+    if not root:
         run.warnings.append(f"{run.name}: lock.json has no dataset_root; rubric and criterion texts are not shown")
         return
     try:
@@ -240,65 +163,52 @@ def load_run(run_dir: Path | str, judge_key: str | None) -> RunData:
     problems: list[str] = []
     if not run_dir.is_dir():
         raise ReportInputError(f"{display_path(run_dir)}: no such run directory")
-    lock = _read_lock(run_dir, problems)
-    if lock is None or problems:
-        raise ReportInputError("\n".join(problems))
-    agents = [(a["agent"], a.get("model", "-")) for a in lock.get("agents", [])]
+    rd = RunDir(run_dir)
+    loaded_lock = rd.read_lock()
+    if loaded_lock.record is None:
+        raise ReportInputError("\n".join(str(p) for p in loaded_lock.problems))
+    lock = loaded_lock.record
     run = RunData(
         name=run_dir.name,
         path=run_dir,
         lock=lock,
-        task_ids=list(lock["tasks"]),
-        digests=dict(lock["tasks"]),
-        lock_agents=agents,
-        epochs=int(lock.get("epochs", 1)),
+        task_ids=list(lock.tasks),
+        digests=dict(lock.tasks),
+        lock_agents=[(a.agent, a.model) for a in lock.agents],
+        epochs=lock.epochs,
         judge_key=judge_key,
-        invalid={k: v for k, v in (lock.get("invalid_tasks") or {}).items()},
-        dataset_problems=list(lock.get("dataset_problems") or []),
+        invalid={k: v.model_dump() for k, v in lock.invalid_tasks.items()},
+        dataset_problems=list(lock.dataset_problems),
     )
     run.task_ids += [t for t in run.invalid if t not in run.task_ids]
-    trials_dir = run_dir / TRIALS
+    scan = rd.trials()
+    ignored: list[str] = []
+    for p in scan.problems:
+        (problems if p.kind == "corrupt" else ignored).append(str(p))
     by_id: dict[str, LoadedTrial] = {}
-    by_rel: dict[str, LoadedTrial] = {}
-    for path in sorted(trials_dir.rglob(TRIAL_FILE)) if trials_dir.is_dir() else []:
-        rec = _read_model(path, TrialRecord, problems)
-        if rec is None:
-            continue
-        rel = path.parent.relative_to(trials_dir).as_posix()
-        if rec.trial_id in by_id:
-            problems.append(f"{display_path(path)}: field trial_id: {rec.trial_id!r} also in "
-                            f"{display_path(by_id[rec.trial_id].dir / TRIAL_FILE)}")
-            continue
-        if len(rec.task_id.split("/")) != 3:
-            problems.append(f"{display_path(path)}: field task_id: {rec.task_id!r} is not split/occupation/taskN")
-            continue
-        lt = LoadedTrial(record=rec, rel=rel, dir=path.parent, trajectory_events=_count_lines(path.parent / TRAJECTORY))
-        by_id[rec.trial_id] = lt
-        by_rel[rel] = lt
+    for tid, rec in scan.records.items():
+        tdir = scan.dirs[tid]
+        by_id[tid] = LoadedTrial(record=rec, rel=tid, dir=tdir,
+                                 trajectory_events=_count_lines(rd.trajectory_file(tid)))
     if judge_key is not None:
-        gdir = run_dir / GRADES / judge_key
+        grades = rd.grades(judge_key)
+        for p in grades.problems:
+            (problems if p.kind == "corrupt" else ignored).append(str(p))
         orphans = []
-        for path in sorted(gdir.rglob("*.json")) if gdir.is_dir() else []:
-            if path.name.startswith("."):
-                continue
-            grade = _read_model(path, GradeRecord, problems)
-            if grade is None:
-                continue
-            rel = path.relative_to(gdir).as_posix()[: -len(".json")]
-            lt = by_id.get(grade.trial_id) or by_rel.get(rel)
+        for tid, grade in grades.records.items():
+            lt = by_id.get(tid)
             if lt is None:
-                orphans.append(grade.trial_id)
+                orphans.append(tid)
                 continue
-            if lt.grade is not None:
-                problems.append(f"{display_path(path)}: field trial_id: {grade.trial_id!r} graded twice "
-                                f"(also {display_path(lt.grade_path)})")
-                continue
-            if grade.trial_id != lt.record.trial_id:
-                grade = grade.model_copy(update={"trial_id": lt.record.trial_id})
-            lt.grade, lt.grade_path = grade, path
+            lt.grade, lt.grade_path = grade, grades.paths[tid]
         if orphans:
             run.warnings.append(f"{run.name}: {len(orphans)} grade(s) under {judge_key} without a trial.json: "
                                 f"{', '.join(orphans[:10])}")
+    if ignored:
+        more = f"; … {len(ignored) - 5} more" if len(ignored) > 5 else ""
+        run.warnings.append(f"{run.name}: {len(ignored)} record(s) left out because they are not "
+                            "the run's own (a record whose identity differs from its path, a "
+                            "newer schema, or a symbolic link): " + "; ".join(ignored[:5]) + more)
     if problems:
         raise ReportInputError("\n".join(problems))
     run.trials = sorted(by_id.values(), key=lambda t: t.record.trial_id)

@@ -11,6 +11,7 @@ import uuid
 from pathlib import Path
 
 from .._io import atomic_write_json, atomic_write_text
+from ..rundir import RunDir
 from ..tasks import display_path
 from ..scoring._stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from ._build import ReportData, build_report
@@ -47,7 +48,7 @@ def default_out_dir(run_dirs: list[Path]) -> Path:
     (names joined with ``+``; a hash replaces them when that would exceed 100 characters)."""
     paths = [Path(r).resolve() for r in run_dirs]
     if len(paths) == 1:
-        return paths[0] / "report"
+        return RunDir(paths[0]).report_dir
     name = "+".join(p.name for p in paths)
     if len(name) > 100:
         name = f"{paths[0].name}+{len(paths) - 1}-more-{hashlib.sha256(name.encode()).hexdigest()[:10]}"

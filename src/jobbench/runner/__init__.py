@@ -3,13 +3,15 @@ run → grade → report.
 
 Public API:
     :func:`run_trials`, :class:`RunConfig`, :class:`RunSummary`, :class:`AgentSpec`,
-    :class:`PlannedTrial`, :func:`plan`, :func:`load_finished`, :func:`trial_id`,
-    :func:`safe_name`, :func:`model_label`, :func:`read_lock`, :class:`RunConfigError`,
+    :class:`PlannedTrial`, :func:`plan`, :func:`load_finished`, :func:`read_lock`,
+    :func:`merge_lock`, :func:`write_lock`, :class:`RunDirLock`, :class:`RunConfigError`,
     :func:`export_official`, :func:`run_trial_once`, :class:`TrialEnv`,
     :func:`find_invalid`, :class:`InvalidTasks`, :class:`InvalidDatasetError`; executors:
     :class:`Executor`, :class:`LocalExecutor`, :func:`make_executor`,
     :class:`ExecutorError`, :data:`EXECUTORS` (the Dask one lives in
-    ``jobbench.runner._dask`` and is imported only on request).
+    ``jobbench.runner._dask`` and is imported only on request). :func:`trial_id`,
+    :func:`safe_name`, :func:`model_label`, :func:`config_label` and :data:`NO_MODEL` are
+    :mod:`jobbench.rundir`'s, re-exported; the run directory's layout is that module's.
 """
 
 from ._executor import (
@@ -25,27 +27,12 @@ from ._executor import (
 from ._export import ExportSummary, export_official
 from ..tasks import InvalidDatasetError, InvalidTasks, find_invalid
 from ._lock import RunConfigError, RunDirLock, merge_lock, read_lock, write_lock
-from ._paths import (
-    DELIVERABLES,
-    GRADES,
-    LOCK_FILE,
-    NO_MODEL,
-    REPORT,
-    TRAJECTORY,
-    TRIAL_JSON,
-    TRIALS,
-    AgentSpec,
-    config_label,
-    model_label,
-    safe_name,
-    trial_dir,
-    trial_id,
-)
+from ..rundir import NO_MODEL, config_label, model_label, safe_name, trial_id
 from ._run import PlannedTrial, RunConfig, RunSummary, load_finished, plan, run_trials
-from ._trial import TrialEnv, remove_stale_grades, run_trial_once
+from ._spec import AgentSpec
+from ._trial import TrialEnv, run_trial_once
 
 __all__ = [
-    "DELIVERABLES",
     "EXECUTORS",
     "Executor",
     "ExecutorError",
@@ -54,13 +41,7 @@ __all__ = [
     "TrialBatch",
     "execute_trial",
     "make_executor",
-    "GRADES",
-    "LOCK_FILE",
     "NO_MODEL",
-    "REPORT",
-    "TRAJECTORY",
-    "TRIAL_JSON",
-    "TRIALS",
     "AgentSpec",
     "ExportSummary",
     "InvalidDatasetError",
@@ -79,11 +60,9 @@ __all__ = [
     "model_label",
     "plan",
     "read_lock",
-    "remove_stale_grades",
     "run_trial_once",
     "run_trials",
     "safe_name",
-    "trial_dir",
     "trial_id",
     "write_lock",
 ]

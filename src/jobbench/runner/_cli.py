@@ -67,7 +67,7 @@ def build_specs(agent_opts: list[str], model_opts: list[str], settings, options:
         typer.BadParameter: unknown agent, or a model-needing agent without any model.
     """
     from ..agents import AGENTS, ModelSettings
-    from ._paths import AgentSpec
+    from ._spec import AgentSpec
 
     specs = []
     for a in agent_opts or ["oracle", "null"]:
@@ -94,7 +94,7 @@ def default_run_name(dataset_root: Path, specs, splits: list[str] | None = None)
     different run directories)."""
     import re
 
-    from ._paths import safe_name
+    from ..rundir import safe_name
 
     labels = "+".join(s.agent if not s.model else f"{s.agent}@{s.model}" for s in specs)
     chosen = "+".join(dict.fromkeys(splits or []))

@@ -45,24 +45,20 @@ from typing import TYPE_CHECKING, Any, Literal
 import distributed
 
 from .. import __version__
-from .._io import atomic_write_json
 from ..agents import Trajectory, make_agent
 from ..records import GradeRecord, TrialRecord, TrialStatus
+from ..rundir import RunDir, read_record_file, safe_name
 from ..sandbox import SandboxError, default_scratch_root, resolve_backend
 from ..tasks import task_digest
 from ._executor import Executor, ExecutorError, Preparation, TrialBatch, execute_trial
 from ._lock import now_iso
 from ._orphans import sweep_scratch
-from ._paths import LOCK_FILE, TRAJECTORY, TRIAL_JSON, trial_dir
-from ._trial import TrialEnv, remove_stale_grades
+from ._trial import TrialEnv
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..judge import JudgeConfig, TrialInput
     from ._executor import EventHook, ResultHook
     from ._run import PlannedTrial
-
-PROBE_DIR = ".jobbench-probe"
-"""Folder of the run directory where workers leave their probe files (removed after the check)."""
 
 _ENV_FIELDS = ("run_dir", "dataset_root", "limits", "backend", "keep_workspaces", "deliverable_limits", "endpoint",
                "pricing")
@@ -142,14 +138,6 @@ def _watch_cancel(name: str, dask_event: Any, entry: list[Any]) -> None:
             pass
 
 
-def _read_record(path: Path, tid: str) -> TrialRecord | None:
-    try:
-        rec = TrialRecord.model_validate_json(path.read_bytes())
-    except (OSError, ValueError):
-        return None
-    return rec if rec.trial_id == tid else None
-
-
 def _run_trial_task(pt: "PlannedTrial", payload: _TrialPayload) -> TrialRecord | None:
     """One trial on a Dask worker (see the module docstring). Returns the record written to
     ``trial.json`` or None when the run was cancelled.
@@ -162,9 +150,10 @@ def _run_trial_task(pt: "PlannedTrial", payload: _TrialPayload) -> TrialRecord |
 
     run_dir: Path = payload.env["run_dir"]
     where = f"worker on {socket.gethostname()} (pid {os.getpid()})"
-    if not (run_dir / LOCK_FILE).is_file():
-        raise RunDirNotVisible(f"{where} cannot see {run_dir / LOCK_FILE}: the run directory must be on storage "
-                               "shared by the client and every worker, at the same path")
+    lock_file = RunDir(run_dir).lock_file
+    if not lock_file.is_file():
+        raise RunDirNotVisible(f"{where} cannot see {lock_file}: the run directory must be on "
+                               "storage shared by the client and every worker, at the same path")
     done = load_finished(run_dir, pt.trial_id, pt.digest)
     if done is not None:  # an earlier attempt (e.g. on a worker that then died) finished it
         return done
@@ -194,10 +183,11 @@ def _grade_task(config: "JudgeConfig", inp: "TrialInput") -> GradeRecord:
     """Grade one trial on a Dask worker (the record is written to ``inp.out_path``)."""
     from ..judge import Grader
 
-    record = Path(inp.deliverables_dir).parent / TRIAL_JSON
-    if not record.is_file():
-        raise RunDirNotVisible(f"worker on {socket.gethostname()} (pid {os.getpid()}) cannot see {record}: the run "
-                               "directory must be on storage shared by the client and every worker, at the same path")
+    trial = Path(inp.deliverables_dir).parent
+    if not trial.is_dir():
+        raise RunDirNotVisible(f"worker on {socket.gethostname()} (pid {os.getpid()}) cannot see "
+                               f"{trial}: the run directory must be on storage shared by the "
+                               "client and every worker, at the same path")
     grader = Grader(config, progress=False)
     try:
         return grader.grade([inp])[0]
@@ -220,12 +210,12 @@ def _probe_worker(run_dir: str, dataset_root: str, nonce: str, sandbox: str, scr
         problems.append(f"cannot see the run directory {run_dir} (it must be on storage shared by the client "
                         "and every worker, at the same path)")
     else:
-        name = f"{nonce}-{info['host']}-{info['pid']}.json".replace("/", "_")
+        name = safe_name(f"{nonce}-{info['host']}-{info['pid']}") + ".json"
         try:
-            atomic_write_json(Path(run_dir) / PROBE_DIR / name,
-                              {"nonce": nonce, "host": info["host"], "pid": info["pid"], "address": info["address"]})
+            RunDir(run_dir).write_probe(name, {"nonce": nonce, "host": info["host"],
+                                               "pid": info["pid"], "address": info["address"]})
             info["probe_file"] = name
-        except OSError as exc:
+        except (OSError, ValueError) as exc:
             problems.append(f"cannot write into the run directory {run_dir}: {exc}")
     try:
         info["backend"] = resolve_backend(sandbox)  # type: ignore[arg-type]
@@ -351,7 +341,7 @@ class DaskExecutor(Executor):
                                 f"within {self.worker_timeout:.0f} s; start workers or check the cluster") from exc
         self.scratch_root = str(scratch_root) if scratch_root else None
         created = not run_dir.exists()
-        probe_dir = run_dir / PROBE_DIR
+        probe_dir = RunDir(run_dir).probe_dir
         probe_dir.mkdir(parents=True, exist_ok=True)
         nonce = uuid.uuid4().hex
         problems: list[str] = []
@@ -522,10 +512,11 @@ class DaskExecutor(Executor):
                 return self._record_failure(pt, env, _describe(exc))
             if returned is None:
                 return None
-            path = trial_dir(env.run_dir, pt.trial_id) / TRIAL_JSON
+            rd = RunDir(env.run_dir)
+            path = rd.trial_file(pt.trial_id)
             deadline = time.monotonic() + self.visibility_timeout
             while True:
-                rec = _read_record(path, pt.trial_id)
+                rec = rd.read_trial(pt.trial_id).record
                 if rec is not None:
                     return rec
                 if time.monotonic() > deadline:
@@ -550,12 +541,10 @@ class DaskExecutor(Executor):
         done = load_finished(env.run_dir, pt.trial_id, pt.digest)
         if done is not None:
             return done
-        tdir = trial_dir(env.run_dir, pt.trial_id)
-        if tdir.exists():
-            shutil.rmtree(tdir)
-        tdir.mkdir(parents=True)
-        remove_stale_grades(env.run_dir, pt.trial_id)
-        traj = Trajectory(tdir / TRAJECTORY)
+        rd = RunDir(env.run_dir)
+        rd.reset_trial_dir(pt.trial_id)
+        rd.remove_trial_grades(pt.trial_id)
+        traj = Trajectory(rd.trajectory_file(pt.trial_id))
         traj.emit("executor_error", executor=self.name, error=error)
         traj.emit("trial_end", status=TrialStatus.infra_error.value, error=error, deliverables=[], refused=[],
                   seconds=0.0)
@@ -565,7 +554,7 @@ class DaskExecutor(Executor):
                           model=pt.spec.model or "-", epoch=pt.epoch, status=TrialStatus.infra_error, started_at=now,
                           finished_at=now, wall_seconds=0.0, settings=pt.spec.settings.as_record(),
                           error=f"{self.name} executor: {error}", sandbox=env.backend)
-        atomic_write_json(tdir / TRIAL_JSON, rec)
+        rd.write_trial(rec)
         return rec
 
     def _cancel_queued(self) -> None:
@@ -618,7 +607,6 @@ class DaskExecutor(Executor):
             ExecutorError: some grading jobs failed on the cluster (the others are saved;
                 grading again redoes only the missing ones).
         """
-        from ..judge._run import load_grade
 
         if not inputs:
             return []
@@ -647,7 +635,7 @@ class DaskExecutor(Executor):
                 if fut.status == "finished":
                     rec = fut.result()
                     if inp.out_path is not None:
-                        rec = self._read_grade(load_grade, Path(inp.out_path)) or rec
+                        rec = self._read_grade(Path(inp.out_path)) or rec
                     out[i] = rec
                     if inp.on_written is not None:
                         inp.on_written(rec)
@@ -670,10 +658,10 @@ class DaskExecutor(Executor):
                                 "saved; grading again redoes only these):\n  - " + "\n  - ".join(failures))
         return [out[i] for i in range(len(inputs))]
 
-    def _read_grade(self, load_grade: Any, path: Path) -> GradeRecord | None:
+    def _read_grade(self, path: Path) -> GradeRecord | None:
         deadline = time.monotonic() + self.visibility_timeout
         while True:
-            rec = load_grade(path)
+            rec = read_record_file(path, GradeRecord).record
             if rec is not None or time.monotonic() > deadline:
                 if rec is None:
                     self._warnings.append(f"a worker wrote {path} but this client could not read it")
@@ -728,4 +716,4 @@ class _Bar:
             self.progress = None
 
 
-__all__ = ["DaskExecutor", "DatasetMismatch", "PROBE_DIR", "RunDirNotVisible"]
+__all__ = ["DaskExecutor", "DatasetMismatch", "RunDirNotVisible"]

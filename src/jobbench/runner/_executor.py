@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Literal
 
-from ..records import GradeRecord, TrialRecord, TrialStatus
+from ..records import GradeRecord, TrialAttempt, TrialRecord, TrialStatus
 from ..sandbox import kill_all_sandboxes, resolve_backend
 from ._trial import TrialEnv, run_trial_once
 
@@ -103,7 +103,7 @@ def execute_trial(pt: "PlannedTrial", agent: "Agent", env: TrialEnv, *, infra_re
         The record written to ``trial.json`` (the last attempt's), or None when the run was
         interrupted (nothing is written then).
     """
-    attempts: list[dict[str, Any]] = []
+    attempts: list[TrialAttempt] = []
     backoff = retry_backoff
     for attempt in range(infra_retries + 1):
         if env.cancel.is_set():
@@ -113,7 +113,7 @@ def execute_trial(pt: "PlannedTrial", agent: "Agent", env: TrialEnv, *, infra_re
         rec = run_trial_once(pt.task, pt.digest, pt.spec, agent, pt.epoch, env, attempts)
         if rec is None or rec.status != TrialStatus.infra_error or attempt == infra_retries:
             return rec
-        attempts.append({"attempt": attempt + 1, "status": rec.status.value, "error": rec.error})
+        attempts.append(TrialAttempt(attempt=attempt + 1, status=rec.status.value, error=rec.error))
         if env.cancel.wait(backoff):
             return None
         backoff = min(backoff * 2, 60.0)

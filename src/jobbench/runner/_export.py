@@ -29,13 +29,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from .._io import atomic_write_json, atomic_write_text
 from ..records import GradeRecord, TrialRecord
+from ..rundir import RunDir, UnsafeIdError, check_component, safe_name
 from ..tasks import discover_task_dirs, load_task, task_digest
 from ._lock import RunConfigError, read_lock
-from ._paths import DELIVERABLES, GRADES, TRAJECTORY, TRIAL_JSON, TRIALS, safe_name
 
 
 @dataclass
@@ -212,16 +210,11 @@ class _TaskLocator:
         return out
 
 
-def _check_something_matches(trial_files: list[Path], locate: _TaskLocator, copy: Path) -> None:
+def _check_something_matches(trials: list[TrialRecord], locate: _TaskLocator, copy: Path) -> None:
     """Raise when the run has trials and none of their tasks is found in ``copy``."""
     wanted: dict[str, str | None] = {}
-    for tj in trial_files:
-        try:
-            data = json.loads(tj.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(data, dict) and isinstance(data.get("task_id"), str):
-            wanted.setdefault(data["task_id"], data.get("task_digest"))
+    for rec in trials:
+        wanted.setdefault(rec.task_id, rec.task_digest)
     if not wanted or any(locate(t, d) is not None for t, d in wanted.items()):
         return
     ids = sorted(wanted)
@@ -263,7 +256,7 @@ def export_official(run_dir: Path, dataset_copy: Path, *, judge_key: str | None 
         raise RunConfigError(f"{run_dir}: not a run directory (no lock.json)")
     if not copy.is_dir():
         raise FileNotFoundError(f"{copy}: no such directory")
-    src_root = Path(os.path.abspath(lock.get("dataset_root") or "/nonexistent"))
+    src_root = Path(os.path.abspath(lock.dataset_root or "/nonexistent"))
     for a, b in ((copy, src_root), (src_root, copy)):
         if _inside(a, b):
             raise RunConfigError(f"refusing to export into {copy}: it overlaps the dataset the run used ({src_root}); "
@@ -273,15 +266,18 @@ def export_official(run_dir: Path, dataset_copy: Path, *, judge_key: str | None 
     summary = ExportSummary()
     locate = _TaskLocator(copy)
     rubric_cache: dict[str, list[tuple[str, list[str]]]] = {}
-    trials_root = run_dir / TRIALS
-    trial_files = sorted(trials_root.rglob(TRIAL_JSON)) if trials_root.is_dir() else []
-    _check_something_matches(trial_files, locate, copy)
-    for tj in trial_files:
+    rd = RunDir(run_dir)
+    if judge_key is not None:
         try:
-            rec = TrialRecord.model_validate_json(tj.read_text(encoding="utf-8"))
-        except (ValidationError, ValueError) as exc:
-            summary.problems.append(f"{tj}: unreadable trial record ({exc.__class__.__name__})")
-            continue
+            check_component(judge_key, "judge key")
+        except UnsafeIdError as exc:
+            raise RunConfigError(str(exc)) from None
+    scan = rd.trials()
+    summary.problems += [str(p) for p in scan.problems]
+    records = list(scan.records.values())
+    _check_something_matches(records, locate, copy)
+    keys = [judge_key] if judge_key else rd.judge_keys()
+    for rec in records:
         tdir = locate(rec.task_id, rec.task_digest)
         if tdir is None:
             if rec.task_id not in summary.missing_tasks and rec.task_id not in locate.ambiguous:
@@ -289,31 +285,29 @@ def export_official(run_dir: Path, dataset_copy: Path, *, judge_key: str | None 
             continue
         label = export_label(rec.agent, rec.model, rec.epoch)
         out = tdir / "model_output" / label
-        if out.exists():
+        if out.is_symlink() or out.is_file():
+            out.unlink()
+        elif out.exists():
             shutil.rmtree(out)
-        src = tj.parent / DELIVERABLES
-        if src.is_dir():
-            shutil.copytree(src, out)
-        else:
-            out.mkdir(parents=True)
+        deliverables = rd.deliverables(rec.trial_id)
+        if deliverables.problem is not None:
+            summary.problems.append(f"{deliverables.problem}; its deliverables are not exported")
+        deliverables.copy_to(out)
         summary.outputs += 1
         occupation, task_name = rec.task_id.split("/")[1:3]
         traj_dir = tdir / "model_traj" / label
         traj_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(traj_dir / f"{occupation}_{task_name}_{label}_attempt1.jsonl", _raw_events(tj.parent / TRAJECTORY))
+        atomic_write_text(traj_dir / f"{occupation}_{task_name}_{label}_attempt1.jsonl",
+                          _raw_events(rd.trajectory_file(rec.trial_id)))
         summary.trajectories += 1
-        grades_root = run_dir / GRADES
-        keys = [judge_key] if judge_key else (sorted(p.name for p in grades_root.iterdir() if p.is_dir())
-                                               if grades_root.is_dir() else [])
         for key in keys:
-            gp = grades_root / key / f"{rec.trial_id}.json"
-            if not gp.is_file():
+            loaded = rd.read_grade(key, rec.trial_id)
+            if loaded.missing:
                 continue
-            try:
-                grade = GradeRecord.model_validate_json(gp.read_text(encoding="utf-8"))
-            except (ValidationError, ValueError) as exc:
-                summary.problems.append(f"{gp}: unreadable grade ({exc.__class__.__name__})")
+            if loaded.record is None:
+                summary.problems += [f"{p}: unreadable grade" for p in loaded.problems]
                 continue
+            grade: GradeRecord = loaded.record
             if rec.task_id not in rubric_cache:
                 try:
                     task = load_task(tdir)

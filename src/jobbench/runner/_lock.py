@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import fcntl
-import json
 import os
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .._io import atomic_write_json
-from ._paths import LOCK_FILE, AgentSpec
+from ..rundir import InvalidTaskEntry, LockConfig, RunDir, RunLock
+from ._spec import AgentSpec
 
 
 class RunConfigError(ValueError):
@@ -22,26 +21,22 @@ def now_iso() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def read_lock(run_dir: Path) -> dict[str, Any] | None:
-    """The parsed ``lock.json`` of ``run_dir``, or None when absent.
+def read_lock(run_dir: Path) -> RunLock | None:
+    """The ``lock.json`` of ``run_dir``, or None when absent.
 
     Raises:
-        RunConfigError: the file exists but is not a JSON object (names the file).
+        RunConfigError: the file exists but cannot be used (names the file and field).
     """
-    p = run_dir / LOCK_FILE
-    if not p.exists():
+    loaded = RunDir(run_dir).read_lock()
+    if loaded.missing:
         return None
-    try:
-        data = json.loads(p.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise RunConfigError(f"{p}: not valid JSON (line {exc.lineno}: {exc.msg})") from exc
-    if not isinstance(data, dict):
-        raise RunConfigError(f"{p}: expected a JSON object")
-    return data
+    if loaded.record is None:
+        raise RunConfigError("\n".join(str(p) for p in loaded.problems))
+    return loaded.record
 
 
 def merge_lock(
-    existing: dict[str, Any] | None,
+    existing: RunLock | None,
     *,
     harness_version: str,
     dataset_root: Path,
@@ -53,7 +48,7 @@ def merge_lock(
     pending: int = 0,
     invalid: dict[str, dict[str, Any]] | None = None,
     dataset_problems: list[str] | None = None,
-) -> tuple[dict[str, Any], list[str]]:
+) -> tuple[RunLock, list[str]]:
     """The lock content for this invocation, merged with a previous one.
 
     Rules: the dataset root must be the same; an ``agent@model`` already in the run must
@@ -80,61 +75,60 @@ def merge_lock(
     """
     warnings: list[str] = []
     entries = [a.lock_entry() for a in agents]
-    config = {k: v for k, v in config.items() if k != "sandbox"}
+    cfg = LockConfig.model_validate({k: v for k, v in config.items() if k != "sandbox"})
+    bad = {k: InvalidTaskEntry.model_validate(v) for k, v in (invalid or {}).items()}
     if existing is None:
-        return {
-            "harness_version": harness_version,
-            "created_at": now_iso(),
-            "updated_at": now_iso(),
-            "dataset_root": str(dataset_root),
-            "tasks": dict(sorted(digests.items())),
-            "agents": entries,
-            "epochs": epochs,
-            "config": config,
-            "sandboxes": [sandbox] if sandbox and pending else [],
-            "invalid_tasks": dict(sorted((invalid or {}).items())),
-            "dataset_problems": list(dataset_problems or []),
-        }, warnings
-    lock = dict(existing)
-    old_root = lock.get("dataset_root")
+        now = now_iso()
+        return RunLock(
+            harness_version=harness_version,
+            created_at=now,
+            updated_at=now,
+            dataset_root=str(dataset_root),
+            tasks=dict(sorted(digests.items())),
+            agents=entries,
+            epochs=epochs,
+            config=cfg,
+            sandboxes=[sandbox] if sandbox and pending else [],
+            invalid_tasks=dict(sorted(bad.items())),
+            dataset_problems=list(dataset_problems or []),
+        ), warnings
+    old_root = existing.dataset_root
     if old_root and os.path.abspath(old_root) != str(dataset_root):
         raise RunConfigError(f"this run directory was made from dataset {old_root}, not {dataset_root}; "
                              "use another --run-name")
-    old_agents = {(a.get("agent"), a.get("model")): a for a in lock.get("agents", []) if isinstance(a, dict)}
-    merged = list(lock.get("agents", []))
+    old_agents = {(a.agent, a.model): a for a in existing.agents}
+    merged = list(existing.agents)
     for e in entries:
-        key = (e["agent"], e["model"])
+        key = (e.agent, e.model)
         if key in old_agents:
-            if (old_agents[key].get("settings") or {}) != e["settings"]:
+            if old_agents[key].settings != e.settings:
                 raise RunConfigError(
-                    f"{e['agent']}@{e['model']} already ran here with settings {old_agents[key].get('settings')}, "
-                    f"not {e['settings']}; use another --run-name for a different configuration")
+                    f"{e.agent}@{e.model} already ran here with settings "
+                    f"{old_agents[key].settings}, not {e.settings}; use another --run-name for a "
+                    "different configuration")
         else:
             merged.append(e)
-    tasks = dict(lock.get("tasks") or {})
+    tasks = dict(existing.tasks)
     for tid, d in digests.items():
         if tid in tasks and tasks[tid] != d:
             warnings.append(f"task {tid} changed since it was run (digest {tasks[tid][:12]} → {d[:12]}); "
                             "its trials will be re-run")
         tasks[tid] = d
-    old_invalid = lock.get("invalid_tasks")
-    merged_invalid = {k: v for k, v in (old_invalid.items() if isinstance(old_invalid, dict) else [])
-                      if k not in digests}
-    for tid, entry in (invalid or {}).items():
+    merged_invalid = {k: v for k, v in existing.invalid_tasks.items() if k not in digests}
+    for tid, entry in bad.items():
         if tid in tasks:
             warnings.append(f"task {tid} was run before and is now invalid; its earlier trials are left out of the "
                             "report")
             del tasks[tid]
         merged_invalid[tid] = entry
-    if lock.get("harness_version") != harness_version:
-        warnings.append(f"run started with harness {lock.get('harness_version')}, continuing with {harness_version}")
-    old_cfg = lock.get("config") or {}
-    diff = sorted(k for k in set(old_cfg) | set(config) if k != "sandbox" and old_cfg.get(k) != config.get(k))
+    if existing.harness_version != harness_version:
+        warnings.append(f"run started with harness {existing.harness_version}, continuing with "
+                        f"{harness_version}")
+    old_cfg, new_cfg = existing.config.model_dump(), cfg.model_dump()
+    diff = sorted(k for k in set(old_cfg) | set(new_cfg) if old_cfg.get(k) != new_cfg.get(k))
     if diff:
         warnings.append(f"run configuration differs from the previous invocation in: {', '.join(diff)}")
-    used = lock.get("sandboxes")
-    if not isinstance(used, list):  # a lock written before per-trial sandboxes: its config says
-        used = [old_cfg["sandbox"]] if isinstance(old_cfg.get("sandbox"), str) else []
+    used = list(existing.sandboxes)
     if sandbox and pending:
         others = [b for b in used if b != sandbox]
         if others:
@@ -143,37 +137,37 @@ def merge_lock(
                             f"{', '.join(others)}: the run mixes sandbox settings (each trial.json records its own; "
                             "the report warns); use another --run-name to keep them apart")
         used = sorted(set(used) | {sandbox})
-    lock.update(
+    lock = existing.model_copy(update=dict(
         harness_version=harness_version,
         updated_at=now_iso(),
         dataset_root=str(dataset_root),
         tasks=dict(sorted(tasks.items())),
         agents=merged,
-        epochs=max(int(lock.get("epochs") or 0), epochs),
-        config=config,
+        epochs=max(existing.epochs, epochs),
+        config=cfg,
         sandboxes=used,
         invalid_tasks=dict(sorted(merged_invalid.items())),
         dataset_problems=list(dataset_problems or []),
-    )
+    ))
     return lock, warnings
 
 
-def write_lock(run_dir: Path, lock: dict[str, Any]) -> None:
-    """Write ``lock.json`` atomically."""
-    atomic_write_json(run_dir / LOCK_FILE, lock)
+def write_lock(run_dir: Path, lock: RunLock) -> None:
+    """Write ``lock.json`` atomically (:meth:`jobbench.rundir.RunDir.write_lock`)."""
+    RunDir(run_dir).write_lock(lock)
 
 
 class RunDirLock:
-    """An exclusive ``flock`` on ``<run_dir>/.run.lock`` held while a run executes, so two
-    processes never run trials of the same run directory at once. The kernel releases it
-    when the process dies (even by SIGKILL).
+    """An exclusive ``flock`` on the run directory's ``.run.lock`` held while a run executes,
+    so two processes never run trials of the same run directory at once. The kernel
+    releases it when the process dies (even by SIGKILL).
 
     Raises:
         RunConfigError: another process holds the lock.
     """
 
     def __init__(self, run_dir: Path) -> None:
-        self.path = run_dir / ".run.lock"
+        self.path = RunDir(run_dir).flock_file
         self._fd: int | None = None
 
     def __enter__(self) -> "RunDirLock":

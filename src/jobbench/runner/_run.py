@@ -22,8 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Literal
 
-from pydantic import ValidationError
-
 from .. import __version__
 from ..agents import PROMPT_VERSION, AgentLimits, Endpoint, Pricing, make_agent
 from ..records import TrialRecord, TrialStatus
@@ -33,7 +31,8 @@ from ._executor import Executor, LocalExecutor, TrialBatch
 from ..tasks import InvalidDatasetError, InvalidTasks, find_invalid, invalid_message
 from ._lock import RunConfigError, RunDirLock, merge_lock, read_lock, write_lock
 from ._orphans import sweep_scratch
-from ._paths import TRIAL_JSON, AgentSpec, trial_dir, trial_id
+from ..rundir import RunDir, trial_id
+from ._spec import AgentSpec
 from ._trial import TrialEnv
 
 
@@ -143,14 +142,8 @@ def _inside(a: Path, b: Path) -> bool:
 def load_finished(run_dir: Path, tid: str, digest: str) -> TrialRecord | None:
     """The trial's record if it counts as finished for ``digest`` (see module docstring),
     else None."""
-    p = trial_dir(run_dir, tid) / TRIAL_JSON
-    if not p.is_file():
-        return None
-    try:
-        rec = TrialRecord.model_validate_json(p.read_text(encoding="utf-8"))
-    except (ValidationError, ValueError, OSError):
-        return None
-    if rec.status == TrialStatus.infra_error or rec.task_digest != digest or rec.trial_id != tid:
+    rec = RunDir(run_dir).read_trial(tid).record  # a missing, unreadable or foreign record: redo
+    if rec is None or rec.status == TrialStatus.infra_error or rec.task_digest != digest:
         return None
     return rec
 

@@ -8,15 +8,12 @@ redone from scratch by the next invocation.
 from __future__ import annotations
 
 import os
-import shutil
 import threading
 import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from .._io import atomic_write_json
 from ..agents import (
     Agent,
     AgentContext,
@@ -28,7 +25,8 @@ from ..agents import (
     Trajectory,
     standard_prompt,
 )
-from ..records import TrialRecord, TrialStatus, Usage
+from ..records import TrialAttempt, TrialRecord, TrialStatus, Usage
+from ..rundir import RunDir, trial_id
 from ..sandbox import (
     DeliverableLimits,
     Sandbox,
@@ -38,7 +36,7 @@ from ..sandbox import (
 from ..sandbox._sandbox import UID_POOL
 from ..tasks import Task
 from ._lock import now_iso
-from ._paths import DELIVERABLES, GRADES, TRAJECTORY, TRIAL_JSON, AgentSpec, trial_dir, trial_id
+from ._spec import AgentSpec
 
 
 @dataclass
@@ -69,19 +67,8 @@ class TrialEnv:
     cancel: threading.Event = field(default_factory=threading.Event)
 
 
-def remove_stale_grades(run_dir: Path, tid: str) -> None:
-    """Delete grades of ``tid`` under every judge key (they graded a previous attempt)."""
-    grades = run_dir / GRADES
-    if not grades.is_dir():
-        return
-    for key in grades.iterdir():
-        p = key / f"{tid}.json"
-        if p.is_file():
-            p.unlink()
-
-
 def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch: int, env: TrialEnv,
-                   attempts: list[dict[str, Any]] | None = None) -> TrialRecord | None:
+                   attempts: list[TrialAttempt] | None = None) -> TrialRecord | None:
     """Run one attempt of a trial and write its record.
 
     Args:
@@ -96,12 +83,10 @@ def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch
         written then; the trial will be redone).
     """
     tid = trial_id(task.id, spec.agent, spec.model, epoch)
-    tdir = trial_dir(env.run_dir, tid)
-    if tdir.exists():
-        shutil.rmtree(tdir)
-    tdir.mkdir(parents=True)
-    remove_stale_grades(env.run_dir, tid)
-    traj = Trajectory(tdir / TRAJECTORY)
+    rd = RunDir(env.run_dir)
+    rd.reset_trial_dir(tid)
+    rd.remove_trial_grades(tid)
+    traj = Trajectory(rd.trajectory_file(tid))
     started = now_iso()
     t0 = time.monotonic()
     ws = None
@@ -143,7 +128,8 @@ def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch
             traj.emit("cancelled")
             traj.close()
             return None
-        collected = collect_deliverables(ws.output, tdir / DELIVERABLES, env.deliverable_limits)
+        collected = collect_deliverables(ws.output, rd.deliverables_dir(tid),
+                                         env.deliverable_limits)
         deliverables, refused = collected.files, collected.refused
     except Exception as exc:
         result = AgentResult(status="infra_error", error=f"trial set-up failed: {type(exc).__name__}: {exc}")
@@ -166,22 +152,15 @@ def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch
     traj.emit("trial_end", status=status.value, error=error, deliverables=[d.path for d in deliverables],
               refused=refused, seconds=round(wall, 3))
     traj.close()
-    extra: dict[str, Any] = {}
-    if result.session_id:
-        extra["session_id"] = result.session_id
-    if result.details:
-        extra["details"] = result.details
-    if attempts:
-        extra["attempts"] = attempts
-    extra["sandbox"] = env.backend
     record = TrialRecord(
         trial_id=tid, task_id=task.id, task_digest=digest, agent=spec.agent, model=spec.model or "-", epoch=epoch,
         status=status, deliverables=deliverables, refused=refused, started_at=started, finished_at=now_iso(),
         wall_seconds=round(wall, 3), turns=result.turns, usage=result.usage or Usage(),
-        settings=spec.settings.as_record(), error=error, **extra,
+        settings=spec.settings.as_record(), error=error, session_id=result.session_id or None,
+        details=dict(result.details or {}), attempts=list(attempts or []), sandbox=env.backend,
     )
-    atomic_write_json(tdir / TRIAL_JSON, record)
+    rd.write_trial(record)
     return record
 
 
-__all__ = ["TrialEnv", "run_trial_once", "remove_stale_grades"]
+__all__ = ["TrialEnv", "run_trial_once"]

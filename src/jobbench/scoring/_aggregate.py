@@ -195,9 +195,9 @@ def _chain_break(rubric) -> str:
 
 
 def _sandbox_of(trial: TrialRecord) -> str | None:
-    """The sandbox the runner recorded in ``trial.json`` (an extra field), or None."""
-    value = (trial.model_extra or {}).get("sandbox")
-    return value if isinstance(value, str) else None
+    """The sandbox the runner recorded in ``trial.json``, or None (runs older than per-trial
+    sandboxes)."""
+    return trial.sandbox
 
 
 def trial_result(

@@ -97,7 +97,7 @@ def load_leaderboard(path: Path | str) -> list[Capability]:
 def load_run_capability(run_dir: Path | str, judge_key: str | None = None) -> list[Capability]:
     """Per-occupation capability of every ``<agent>@<model>`` in a graded run directory.
 
-    Reads ``<run>/grades/<judge-key>/**/epoch-*.json`` (:class:`jobbench.records.GradeRecord`).
+    Reads the run's grades of one judge key (:meth:`jobbench.rundir.RunDir.grades`).
     Score per occupation = 100 × Σ passed weight / Σ maximum weight over the complete
     grades of that configuration (all epochs); grades with status ``judge_error`` or
     ``unjudged`` are left out, and tasks without a grade are not counted (unlike the
@@ -111,13 +111,14 @@ def load_run_capability(run_dir: Path | str, judge_key: str | None = None) -> li
         DataFileError: no grades folder, several judge keys and none chosen, an unknown
             key, no complete grade, or an unreadable grade file (named).
     """
-    from ..records import GradeRecord
+    from ..rundir import RunDir, parse_trial_id
 
     run_dir = Path(run_dir)
-    grades = run_dir / "grades"
+    rd = RunDir(run_dir)
+    grades = rd.grades_dir
     if not grades.is_dir():
         raise DataFileError(grades, "run has no grades folder", hint="grade the run first")
-    keys = sorted(p.name for p in grades.iterdir() if p.is_dir())
+    keys = rd.judge_keys()
     if judge_key is None:
         if len(keys) != 1:
             raise DataFileError(grades, f"choose a judge key with --judge-key; found {keys or 'none'}")
@@ -126,18 +127,15 @@ def load_run_capability(run_dir: Path | str, judge_key: str | None = None) -> li
         raise DataFileError(grades / judge_key, f"no such judge key; found {keys}")
     passed: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
     total: dict[str, dict[str, float]] = defaultdict(lambda: defaultdict(float))
-    for f in sorted((grades / judge_key).rglob("epoch-*.json")):
-        try:
-            g = GradeRecord.model_validate_json(f.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as exc:
-            raise DataFileError(f, f"not a valid grade record: {exc}".splitlines()[0]) from None
+    scan = rd.grades(judge_key)
+    if scan.problems:
+        p = scan.problems[0]
+        raise DataFileError(p.path, f"not a valid grade record: {p.message}", column=p.field)
+    for tid, g in scan.records.items():
         if g.status != "complete" or g.max_score <= 0:
             continue
-        parts = g.trial_id.split("/")
-        if len(parts) < 5:
-            raise DataFileError(f, f"trial_id {g.trial_id!r} is not <split>/<occupation>/taskN/<agent>@<model>/epoch-N",
-                                column="trial_id")
-        config, slug = parts[3], parts[1]
+        k = parse_trial_id(tid)
+        config, slug = k.config, k.occupation
         passed[config][slug] += g.passed_weight
         total[config][slug] += g.max_score
     if not total:
