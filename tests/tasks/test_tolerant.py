@@ -11,6 +11,7 @@ rubric ``requires``), which the public tools never read.
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -166,6 +167,17 @@ def test_run_names_what_it_ignores_and_strict_refuses(copy: Path, tmp_path: Path
     assert "8 validation error(s) in 3 task(s)" in r.output and "--skip-invalid" in r.output
     assert 'rubrics[0].vision: must be true or false, got "yes"' in r.output
     assert not (runs / "tp-strict" / "lock.json").exists()
+    # a strict run of what is valid strictly records it, grades and resumes under it
+    strict_easy = ["run", str(copy), "--agent", "null", "--runs-dir", str(runs), "--run-name",
+                   "tp-strict-easy", "--no-progress", "--strict", "--split", "easy"]
+    r = runner.invoke(app, strict_easy, env=_env(tmp_path))
+    assert r.exit_code == 0, r.output
+    assert "skipped or ignored" not in r.output  # the easy task has nothing to ignore
+    lock = json.loads((runs / "tp-strict-easy" / "lock.json").read_text())
+    assert lock["config"]["strict"] is True and list(lock["tasks"]) == ["easy/lawyers/task1"]
+    r = runner.invoke(app, strict_easy, env=_env(tmp_path))
+    assert r.exit_code == 0, r.output
+    assert "0 trial(s) run, 1 already finished" in r.output
 
 
 def test_grade_of_public_layout_outputs_names_what_it_ignores_and_strict_refuses(
