@@ -24,13 +24,13 @@ from __future__ import annotations
 import json
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .._io import atomic_write_json
 from ..tasks import InvalidDatasetError, find_invalid, invalid_message
 from ..records import GradeRecord
 from ..rundir import folder_manifest, read_record_file, trial_id
-from ..tasks import Task, display_path, load_dataset, task_digest
+from ..tasks import Problem, Task, display_path, load_dataset, task_digest
 from ._config import JudgeConfig
 from ._grade import Grader, TrialInput, inputs_digest
 from ._run import UP_TO_DATE
@@ -117,6 +117,8 @@ def grade_public_dataset(
     grader: Grader | None = None,
     skip_invalid: bool = False,
     fresh: set[str] | None = None,
+    strict: bool = False,
+    on_dataset_warnings: Callable[[list[Problem]], None] | None = None,
 ) -> list[GradeRecord]:
     """Grade outputs left by the public runners in a dataset copy.
 
@@ -135,6 +137,9 @@ def grade_public_dataset(
         fresh: when given, the trial ids graded by this call (not kept up to date) are
             added to it, so a caller can tell what this call spent from what the kept
             records once cost.
+        strict: load the dataset strictly (:func:`jobbench.tasks.load_dataset`).
+        on_dataset_warnings: called once, before grading, with what loading the dataset
+            skipped or ignored, when there is anything.
 
     Returns:
         One record per (task, label), fresh or up to date.
@@ -145,11 +150,13 @@ def grade_public_dataset(
         jobbench.tasks.InvalidDatasetError: the dataset has validation errors and
             ``skip_invalid`` is False (the message lists every problem).
     """
-    ds = load_dataset(target)
+    ds = load_dataset(target, strict=strict)
     invalid = find_invalid(ds)
     if invalid and not skip_invalid:
         raise InvalidDatasetError(invalid_message(invalid, display_path(target), verb="grade",
                                                   consequence="the invalid tasks' outputs are not graded"), invalid)
+    if ds.warnings and on_dataset_warnings is not None:
+        on_dataset_warnings(ds.warnings)
     name = public_judge_name(config, run_label)
     judge_model = config.model if config.uses_llm else "checks"
     inputs: list[TrialInput] = []
