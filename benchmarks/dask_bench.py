@@ -1,6 +1,6 @@
 """Throughput of the local pool and of Dask workers over the sample split.
 
-For the ``null`` and ``oracle`` agents over ``datasets/sample`` (8 tasks, repeated over
+For the ``null`` and ``oracle`` agents over ``datasets/sample/main`` (8 tasks, repeated over
 ``--epochs`` epochs so that each measurement has enough trials), prints trials per second
 of :func:`jobbench.runner.run_trials` with
 
@@ -27,7 +27,7 @@ from jobbench.judge import JudgeConfig, grade_run
 from jobbench.runner import AgentSpec, RunConfig, run_trials
 from jobbench.runner._executor import LocalExecutor
 
-SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "sample"
+SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "sample" / "main"
 
 
 def run_once(executor, runs: Path, name: str, agent: str, epochs: int, scratch: Path) -> tuple[int, float, Path]:
@@ -84,7 +84,8 @@ def main() -> None:
         finally:
             dask.close()
     print(f"Dask LocalCluster start-up (2 worker processes, until both joined): {startup:.2f} s")
-    print(f"\nTrial throughput over datasets/sample, trials/s: median (range) of {args.repeats} runs")
+    print(f"\nTrial throughput over datasets/sample/main, trials/s: median (range) of "
+          f"{args.repeats} runs")
     print(f"{'agent':8} {'executor':24} trials/run  trials/s")
     for (agent, label), rates in rows.items():
         epochs = args.null_epochs if agent == "null" else args.oracle_epochs

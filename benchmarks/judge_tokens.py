@@ -3,7 +3,7 @@
 Usage:
     PYTHONPATH=src python benchmarks/judge_tokens.py [--task TASK_DIR --deliverables DIR]
 
-Without arguments it uses the first task of ``datasets/sample`` that ships static
+Without arguments it uses the first task of ``datasets/sample/main`` that ships static
 deliverables (``solution/decoys/<name>/deliverables/``), else a synthetic accounting task
 built in a temporary directory (8 rubrics, 30 criteria, a ~6 kB memo, a ~4 kB CSV and a small
 JSON file).
@@ -129,7 +129,7 @@ def synthetic_task(root: Path):
 
 
 def pick_sample() -> tuple[Any, Path] | None:
-    root = Path(__file__).resolve().parent.parent / "datasets" / "sample"
+    root = Path(__file__).resolve().parent.parent / "datasets" / "sample" / "main"
     if not root.is_dir():
         return None
     ds = load_dataset(root)

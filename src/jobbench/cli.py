@@ -29,9 +29,10 @@ console = Console()
 err_console = Console(stderr=True)
 
 
-def _load_or_exit(path: Path, split: list[str] | None = None, tasks: str | None = None) -> Dataset:
+def _load_or_exit(path: Path, split: list[str] | None = None, tasks: str | None = None,
+                  strict: bool = False) -> Dataset:
     try:
-        return load_dataset(path, splits=split or None, task_glob=tasks)
+        return load_dataset(path, splits=split or None, task_glob=tasks, strict=strict)
     except FileNotFoundError as exc:
         err_console.print(f"[red]error:[/red] {escape(str(exc))}")
         raise typer.Exit(2) from exc
@@ -99,18 +100,24 @@ def tasks_cmd(
 def validate_cmd(
     path: Path = typer.Argument(..., help="Dataset root, split, occupation or task directory."),
     as_json: bool = typer.Option(False, "--json", help="Print problems as JSON."),
+    strict: bool = typer.Option(
+        False, "--strict",
+        help="Refuse what the public tools tolerate and JobBench skips or ignores with a "
+        "warning by default: taskN directories holding no task source, and extension keys "
+        "(id, requires, checks, files, vision) of the wrong shape."),
 ) -> None:
     """Validate tasks; list every problem with file and JSON path. Exit 1 if any error."""
-    ds = _load_or_exit(path)
+    ds = _load_or_exit(path, strict=strict)
     if as_json:
         print(json.dumps({"tasks": len(ds.tasks), "problems": [p.model_dump() for p in ds.problems]}, indent=2))
     else:
         for p in ds.problems:
             colour = "red" if p.severity == "error" else "yellow"
             console.print(f"[{colour}]{escape(str(p))}[/{colour}]", highlight=False, soft_wrap=True)
-        n_err = len(ds.errors)
+        n_err, n_warn = len(ds.errors), len(ds.warnings)
         verdict = "[green]valid[/green]" if n_err == 0 else f"[red]{n_err} error(s)[/red]"
-        console.print(f"{len(ds.tasks)} valid task(s); {verdict}")
+        extra = f"; {n_warn} warning(s)" if n_warn else ""
+        console.print(f"{len(ds.tasks)} valid task(s); {verdict}{extra}")
     raise typer.Exit(0 if ds.ok else 1)
 
 

@@ -34,7 +34,7 @@ pytestmark = pytest.mark.skipif(not SAMPLE.is_dir(), reason="the sample split is
 def _make_run(tmp: Path) -> tuple[Path, Truth, list[str]]:
     root = tmp / "data" / "sample"
     for occ in TASKS:
-        shutil.copytree(SAMPLE / occ, root / occ)
+        shutil.copytree(SAMPLE / "main" / occ, root / occ)
     truth = Truth(root, ERRORS)
     run = tmp / "runs" / "decoys"
     trial_ids = []

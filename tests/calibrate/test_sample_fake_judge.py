@@ -52,7 +52,7 @@ pytestmark = pytest.mark.skipif(not SAMPLE.is_dir(), reason="the sample split is
 def calibrated(tmp_path_factory: pytest.TempPathFactory):
     tmp = tmp_path_factory.mktemp("cal")
     root = tmp / "sample"
-    shutil.copytree(SAMPLE, root, ignore=shutil.ignore_patterns("build", "__pycache__"))
+    shutil.copytree(SAMPLE / "main", root, ignore=shutil.ignore_patterns("__pycache__"))
     truth = Truth(root, ERRORS)
     prices = tmp / "prices.toml"
     prices.write_text("".join(f'[models."{m}"]\ninput = {i}\noutput = {o}\n' for m, (i, o) in PRICES.items()))

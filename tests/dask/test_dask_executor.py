@@ -38,10 +38,11 @@ def _cli(args: list[str], tmp_path: Path, timeout: float = 240) -> subprocess.Co
 
 
 def test_sample_split_dask_local_gives_the_local_pool_grade_records(tmp_path):
-    """`jobbench run` on datasets/sample: local pool (-j 2) vs --executor dask-local with two
+    """`jobbench run` on datasets/sample/main: local pool (-j 2) vs --executor dask-local with two
     workers; trial and grade records are equal except for times (and zip member times)."""
     runs = tmp_path / "runs"
-    common = ["run", str(SAMPLE), "--agent", "oracle", "--agent", "null", "--runs-dir", str(runs), "--no-progress"]
+    common = ["run", str(SAMPLE / "main"), "--agent", "oracle", "--agent", "null", "--runs-dir",
+              str(runs), "--no-progress"]
     local = _cli([*common, "--run-name", "local", "-j", "2"], tmp_path)
     assert local.returncode == 0, local.stdout + local.stderr
     dask = _cli([*common, "--run-name", "dask", "--executor", "dask-local", "--dask-workers", "2"], tmp_path)

@@ -43,7 +43,7 @@ def test_sample_passes_static_gates() -> None:
 
 def _copy_first_task(tmp_path: Path):
     ds = load_dataset(SAMPLE)
-    task = ds.tasks[0]
+    task = next(t for t in ds.tasks if t.split == "main")
     dest = tmp_path / "ds" / "sample" / task.occupation / f"task{task.number}"
     shutil.copytree(task.root, dest)
     return load_task(dest, "sample", task.occupation)

@@ -322,7 +322,7 @@ def test_endpoint_errors_are_infrastructure_errors_with_the_servers_message(
         and str(served_status) in rec.error
     )
     assert data["envelope"]["error"]["message"].lstrip("⚠️ ") in rec.error
-    assert len(rec.attempts) == 1 and rec.attempts[0]["status"] == "infra_error"  # retried once
+    assert len(rec.attempts) == 1 and rec.attempts[0].status == "infra_error"  # retried once
 
 
 def test_a_rate_limit_openclaw_recovered_from_is_a_normal_run(tmp_path, dataset, endpoint_key):

@@ -18,7 +18,7 @@ from runner_helpers import make_executable, python_shebang
 from jobbench.agents import AgentLimits, ModelSettings
 from jobbench.records import TrialStatus
 from jobbench.runner import AgentSpec, RunConfig, RunConfigError, run_trials
-from jobbench.runner._cli import default_dataset
+from jobbench.runner._cli import DEFAULT_SPLIT, default_dataset
 
 # a fake CLI: answers --version; otherwise records argv, selected environment variables and
 # its working directory, then follows the per-attempt script in fake.json (the attempt
@@ -80,6 +80,7 @@ def run(
     options=None,
     run_name=None,
     task_glob="*task2",
+    splits=None,
 ):
     spec = AgentSpec(
         agent, model, settings or ModelSettings(), {"executable": str(exe), **(options or {})}
@@ -92,6 +93,7 @@ def run(
         limits=limits or AgentLimits(),
         infra_retries=0,
         protocol=protocol,
+        splits=splits,
     )
     summary = run_trials(cfg)
     assert len(summary.records) == 1
@@ -389,9 +391,8 @@ def test_cli_protocol_public_has_its_own_default_run_directory(tmp_path, dataset
 def test_public_protocol_on_the_sample(tmp_path, agent, monkeypatch):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     exe = fake_cli(tmp_path, agent, {"write": {"memo.md": "done\n"}})
-    rec, _, fakes, _ = run(
-        tmp_path, default_dataset(), agent, "gpt-5.4", exe, task_glob="*/civil_engineers/task1"
-    )
+    rec, _, fakes, _ = run(tmp_path, default_dataset(), agent, "gpt-5.4", exe,
+                           task_glob="*/civil_engineers/task1", splits=[DEFAULT_SPLIT])
     argv = fakes[0]["argv"]
     prompt = argv[1] if agent == "claude-code" else argv[-1]
     assert PUBLIC_RULE in prompt and rec.protocol == "public"

@@ -219,6 +219,11 @@ def test_build_specs_and_default_run_name(tmp_path):
     digest = hashlib.sha256(json.dumps([{"reasoning_effort": "low"}] * 3, sort_keys=True).encode()).hexdigest()[:8]
     assert name == f"sample-oracle+builtin@m1+builtin@m2+codex@gpt-5.4-{digest}"
     assert default_run_name(Path("/d/sample"), build_specs([], [], ModelSettings(), {})) == "sample-oracle+null"
+    # a split choice is part of the name, so main and easy runs never share a run directory
+    default = build_specs([], [], ModelSettings(), {})
+    assert default_run_name(Path("/d/sample"), default, ["easy"]) == "sample-easy-oracle+null"
+    name = default_run_name(Path("/d/sample"), default, ["main", "easy", "main"])
+    assert name == "sample-main+easy-oracle+null"
 
 
 def test_default_dataset_resolution(tmp_path, monkeypatch):

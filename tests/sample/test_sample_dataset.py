@@ -21,8 +21,12 @@ def dataset():
 
 def test_loads_clean_with_coverage(dataset) -> None:
     assert dataset.ok, [str(p) for p in dataset.errors]
-    assert len(dataset.tasks) >= 8
-    assert {t.split for t in dataset.tasks} == {"sample"}
+    assert not dataset.warnings, [str(p) for p in dataset.warnings]
+    assert len(dataset.tasks) >= 16
+    assert {t.split for t in dataset.tasks} == {"main", "easy"}
+    # one easy variant per main task: the same occupation and number
+    main = sorted((t.occupation, t.number) for t in dataset.tasks if t.split == "main")
+    assert sorted((t.occupation, t.number) for t in dataset.tasks if t.split == "easy") == main
     occupations = {t.occupation for t in dataset.tasks}
     groups = {t.occupation_info.soc_major_code for t in dataset.tasks}
     assert len(occupations) >= 8
@@ -45,11 +49,28 @@ def test_workspaces_formats_search_and_cards(dataset) -> None:
     known = {"csv", "xlsx", "docx", "pdf", "db", "png", "pptx", "md", "json"}
     for t in dataset.tasks:
         files = [f for f in t.workspace_files if f != "TASK_INSTRUCTIONS.txt"]
-        assert 3 <= len(t.workspace_files) <= 8, (t.id, t.workspace_files)
         formats = {Path(f).suffix.lstrip(".").lower() for f in files}
-        assert len(formats & known) >= 3, (t.id, formats)
         assert "desire" in t.task_card.lower() and "source" in t.task_card.lower(), t.id
-    assert sum(1 for t in dataset.tasks if t.search_files) >= 3
+        if t.split == "main":
+            assert 3 <= len(t.workspace_files) <= 8, (t.id, t.workspace_files)
+            assert len(formats & known) >= 3, (t.id, formats)
+    assert sum(1 for t in dataset.tasks if t.search_files and t.split == "main") >= 3
+
+
+def test_easy_variants_are_easier(dataset) -> None:
+    """The paper's easy split: shorter instructions, no withheld reference files, fewer
+    files (no planted cross-file conflict: the task card says what was left out)."""
+    main = {t.occupation: t for t in dataset.tasks if t.split == "main"}
+    for t in (t for t in dataset.tasks if t.split == "easy"):
+        m = main[t.occupation]
+        assert t.search_dir is None and t.search_files == [], t.id
+        assert len(t.instructions) < len(m.instructions), t.id
+        assert 3 <= len(t.workspace_files) < len(m.workspace_files), t.id
+        files = [f for f in t.workspace_files if f != "TASK_INSTRUCTIONS.txt"]
+        assert len({Path(f).suffix.lower() for f in files}) >= 2, t.id
+        assert "what the easy variant leaves out" in t.task_card.lower(), t.id
+        names_main = f"main/{t.occupation}/task{t.number}" in t.task_card
+        assert names_main or "main task" in t.task_card, t.id
 
 
 def test_solutions_and_decoys_are_complete(dataset) -> None:
@@ -78,7 +99,7 @@ def test_statisticians_expected_values_match_bts_records() -> None:
     q4 = fl[(fl.origin == "EWR") & (fl.month >= 10)]
     completed = q4[q4.arr_delay.notna()]
     ontime = int((completed.arr_delay < 15).sum())
-    task = SAMPLE / "statisticians" / "task1"
+    task = SAMPLE / "main" / "statisticians" / "task1"
     assert _rubric_value(task, "dedup", 1) == len(q4) == 29733
     assert _rubric_value(task, "overall", 0) == ontime == 21781
     assert _rubric_value(task, "status", 0) == int(q4.dep_time.isna().sum())
@@ -91,7 +112,7 @@ def test_research_assistant_expected_values_match_statecrime() -> None:
 
     d = sm.datasets.statecrime.load_pandas().data
     d = d[[s.strip() != "District of Columbia" for s in d.index]]
-    task = SAMPLE / "social_science_research_assistants" / "task1"
+    task = SAMPLE / "main" / "social_science_research_assistants" / "task1"
     assert len(d) == 50
     assert abs(_rubric_value(task, "stats", 1) - statistics.fmean(d.violent)) < 0.01
     assert abs(_rubric_value(task, "stats", 2) - statistics.correlation(list(d.poverty), list(d.violent))) < 0.0005
@@ -104,7 +125,7 @@ def test_supply_chain_expected_values_match_pbs_scripts() -> None:
     start = 2007 * 12 + 6  # July 2007
     errs = [by[k - 12] * 1.12 - by[k] for k in range(start, start + 12)]
     mape = 100 * sum(abs(e) / by[k] for e, k in zip(errs, range(start, start + 12))) / 12
-    task = SAMPLE / "supply_chain_managers" / "task1"
+    task = SAMPLE / "main" / "supply_chain_managers" / "task1"
     assert abs(_rubric_value(task, "a10", 0) - mape) < 0.01
     data = json.loads((task / "RUBRICS.json").read_text())
     assert abs(data["rubrics"][0]["checks"][0]["expect"]["equals"] - 11.36) < 1e-9
@@ -116,7 +137,7 @@ def test_advisor_ending_value_matches_vega_prices() -> None:
     dec = {r.symbol: r.price for r in st[st.date == "2009-12-01"].itertuples()}
     shares = {"AAPL": 600, "AMZN": 450, "GOOG": 60, "IBM": 250, "MSFT": 800}
     securities = sum(q * dec[s] for s, q in shares.items())
-    task = SAMPLE / "personal_financial_advisors" / "task1"
+    task = SAMPLE / "main" / "personal_financial_advisors" / "task1"
     ending = _rubric_value(task, "ending", 0)
     cash = _rubric_value(task, "roll", 2)
     assert abs(ending - (securities + cash)) < 0.01

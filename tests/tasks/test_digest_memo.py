@@ -14,14 +14,15 @@ import pytest
 
 from jobbench.tasks import _load, load_task, task_digest
 
-SAMPLE_TASK = Path(__file__).resolve().parents[2] / "datasets" / "sample" / "statisticians" / "task1"
+SAMPLE = Path(__file__).resolve().parents[2] / "datasets" / "sample"
+SAMPLE_TASK = SAMPLE / "main" / "statisticians" / "task1"
 
 
 @pytest.fixture
 def old_task(tmp_path, monkeypatch):
     """A copy of a sample task whose files are all dated one hour ago, and a counter of
     sha256_file calls."""
-    root = tmp_path / "sample" / "statisticians" / "task1"
+    root = tmp_path / "main" / "statisticians" / "task1"
     shutil.copytree(SAMPLE_TASK, root, ignore=shutil.ignore_patterns("__pycache__"))
     hour_ago = time.time() - 3600
     for p in root.rglob("*"):

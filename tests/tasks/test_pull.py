@@ -117,16 +117,124 @@ def test_same_commit_again_downloads_nothing(hub, tmp_path: Path) -> None:
     assert m.changed and (dest / RUB).read_bytes() == hub.a[RUB]
 
 
+def _backup(dest: Path) -> Path:
+    (one,) = sorted((dest / ".setup" / "backups").iterdir())
+    return one
+
+
 def test_update_replaces_the_previous_copy(hub, tmp_path: Path) -> None:
     dest = tmp_path / "data"
     _pull(hub, dest)
     hub.refs["main"] = B
     m = _pull(hub, dest)
     assert (m.commit, m.tasks) == (B, {"easy": 1, "main": 2})
-    assert _tree(dest) == {**_selected(hub.b), MANIFEST: (dest / MANIFEST).read_bytes()}
+    backup = _backup(dest)
+    b = backup.relative_to(dest).as_posix()
+    retired = "dataset/civil_engineers/task2"
+    assert _tree(dest) == {
+        **_selected(hub.b), MANIFEST: (dest / MANIFEST).read_bytes(),
+        # the replaced RUBRICS.json and the retired task are kept aside, as the public sync does
+        f"{b}/sources/{RUB}": hub.a[RUB],
+        **{f"{b}/retired/{k}": v for k, v in hub.a.items() if k.startswith(retired)},
+        f"{b}/refresh.json": (backup / "refresh.json").read_bytes(),
+    }
     assert not (dest / "dataset/civil_engineers").exists()
     assert json.loads((dest / RUB).read_text())["rubrics"][0]["weight"] == 9
     assert _leftovers(tmp_path) == []
+    assert load_dataset(dest).ok  # the backup folder is hidden from the loader
+
+
+LOCAL = {  # results and notes a user keeps inside the pulled dataset
+    "dataset/lawyers/task1/model_output/gpt-5/memo.md": b"# Memo\nDeadline 14 March 2025.\n",
+    "dataset/lawyers/task1/model_traj/gpt-5/gpt-5_attempt1.jsonl": b'{"step": 1}\n',
+    "dataset/lawyers/task1/eval_result/eval_gpt-5/gpt-5_judge.json": b'{"rubrics": []}\n',
+    "dataset/lawyers/task1/notes.md": b"re-check rubric 0 after the update\n",
+    "dataset_easy/lawyers/task1/eval_result/eval_gpt-5/gpt-5_judge.json": b'{"rubrics": [1]}\n',
+    "my_notes.txt": b"pulled for the Q3 study\n",
+}
+RETIRED_LOCAL = {"dataset/civil_engineers/task2/model_output/gpt-5/design_check.csv": b"a,b\n1,2\n",
+                 "dataset/civil_engineers/task2/notes.md": b"odd task\n"}
+STRAY = "dataset/lawyers/task1/task_folder/scratch.txt"  # unlisted file in a source folder
+
+
+def _add_local(dest: Path) -> dict[str, int]:
+    for rel, data in {**LOCAL, **RETIRED_LOCAL, STRAY: b"scratch\n"}.items():
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        (dest / rel).write_bytes(data)
+    (dest / "dataset/lawyers/task1/model_output/empty-label").mkdir()
+    return {rel: (dest / rel).stat().st_ino for rel in LOCAL}
+
+
+def test_repull_keeps_results_backs_up_sources_and_moves_retired_tasks(hub, tmp_path: Path) -> None:
+    """The public sync's refresh rules (DESIGN §8), on a fake Hub with two revisions: every
+    non-source file inside task folders (and elsewhere) survives, a changed RUBRICS.json is
+    backed up, a retired task is moved aside with its results, and the command says so."""
+    dest = tmp_path / "data"
+    _pull(hub, dest)
+    inodes = _add_local(dest)
+    hub.refs["main"] = B
+    m = _pull(hub, dest)
+    tree = _tree(dest)
+    # local files are where they were, same bytes, same inodes (linked, not copied)
+    assert {rel: tree[rel] for rel in LOCAL} == LOCAL
+    assert {rel: (dest / rel).stat().st_ino for rel in LOCAL} == inodes
+    assert (dest / "dataset/lawyers/task1/model_output/empty-label").is_dir()
+    # the sources are exactly revision B's
+    backup = _backup(dest)
+    b = backup.relative_to(dest).as_posix()
+    sources = {k: v for k, v in tree.items()
+               if k not in LOCAL and not k.startswith(".setup/") and k != MANIFEST}
+    assert sources == _selected(hub.b)
+    # aside: the replaced RUBRICS.json, the stray file, the retired task with its results
+    aside = {k.removeprefix(b + "/"): v for k, v in tree.items()
+             if k.startswith(b + "/") and not k.endswith("refresh.json")}
+    retired = "dataset/civil_engineers/task2"
+    assert aside == {
+        f"sources/{RUB}": hub.a[RUB],
+        f"sources/{STRAY}": b"scratch\n",
+        **{f"retired/{k}": v for k, v in {**hub.a, **RETIRED_LOCAL}.items()
+           if k.startswith(retired)},
+    }
+    record = json.loads((backup / "refresh.json").read_text())
+    assert record == {"repo_id": REPO, "from_commit": A, "to_commit": B,
+                      "backed_up": sorted([RUB, STRAY]), "retired_tasks": [retired],
+                      "updated": [RUB], "deleted": []}
+    r = m.refresh
+    assert (r.from_commit, r.updated, r.deleted) == (A, [RUB], [])
+    assert (r.retired_tasks, r.backup) == ([retired], str(backup))
+    assert r.added == sorted(k for k in _selected(hub.b) if k.startswith("dataset/lawyers/task2/"))
+    assert r.kept == sorted(LOCAL) and r.backed_up == sorted([RUB, STRAY])
+    assert read_manifest(dest).commit == B
+    assert "refresh" not in json.loads((dest / MANIFEST).read_text())
+    assert _leftovers(tmp_path) == []
+    # pulling the same commit again changes nothing, results included
+    before = _snapshot(dest)
+    assert _pull(hub, dest).changed is False and _snapshot(dest) == before
+    # a forced re-pull of the same commit keeps them and needs no new backup
+    m = _pull(hub, dest, force=True)
+    assert (m.refresh.backed_up, m.refresh.backup, m.refresh.kept) == ([], None, sorted(LOCAL))
+    assert {rel: (dest / rel).read_bytes() for rel in LOCAL} == LOCAL
+    assert len(list((dest / ".setup" / "backups").iterdir())) == 1  # the earlier backup is kept
+
+
+def test_cli_prints_what_the_repull_did(hub, tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setenv("HF_ENDPOINT", hub.url)
+    monkeypatch.chdir(tmp_path)
+    runner = CliRunner()
+    r = runner.invoke(app, ["dataset", "pull", "--dest", "data"], terminal_width=400)
+    assert r.exit_code == 0, r.output
+    _add_local(tmp_path / "data")
+    hub.refs["main"] = B
+    r = runner.invoke(app, ["dataset", "pull", "--dest", "data"], terminal_width=400)
+    assert r.exit_code == 0, r.output
+    backup = _backup(tmp_path / "data").relative_to(tmp_path).as_posix()
+    assert r.stdout.strip().splitlines()[1:] == [
+        f"from {A[:12]}: 3 source file(s) added, 1 updated, 0 deleted; {len(LOCAL)} local "
+        "file(s) kept in place (outputs, results, notes)",
+        "2 replaced or unlisted source file(s) backed up and 1 retired task(s) moved aside with "
+        f"their results, to {backup}/ (refresh.json lists them)",
+        "  retired: dataset/civil_engineers/task2",
+    ]
 
 
 @pytest.mark.parametrize("revision, commit", [("v1.0", A), (B, B)])
@@ -209,6 +317,7 @@ def _wait_stalled(hub, proc) -> None:
 def test_ctrl_c_during_download(hub, tmp_path: Path, hub_env: Path) -> None:
     dest = tmp_path / "data"
     _pull(hub, dest)
+    _add_local(dest)  # local results are part of what an interrupted pull must not touch
     before = _snapshot(dest)
     hub.refs["main"] = B
     hub.stall.add(RUB)

@@ -60,6 +60,12 @@ def register(app: typer.Typer) -> None:
                  "<task>/.jobbench-backups/."),
         skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Public layout only: grade the valid tasks "
                                           "of a dataset with validation errors (default: refuse it)."),
+        strict: bool = typer.Option(
+            False, "--strict",
+            help="Load the dataset strictly: taskN directories holding no task source and "
+            "extension keys of the wrong shape are validation errors (by default they are "
+            "skipped or ignored with a warning, as the public tools do). A run directory made "
+            "with `jobbench run --strict` is graded strictly anyway."),
         progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
         as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
         executor_name: str = typer.Option("local", "--executor", help="Run directories only: where grading runs: "
@@ -114,7 +120,7 @@ def register(app: typer.Typer) -> None:
         backups: list[Path] = []
         try:
             if is_run:
-                dataset, _ = explain_invalid_tasks(target, err)
+                dataset, _ = explain_invalid_tasks(target, err, strict=True if strict else None)
                 records = grade_run(target, cfg, dataset=dataset, progress=show, force=force, executor=executor,
                                     fresh=fresh)
                 kind = "run"
@@ -129,10 +135,18 @@ def register(app: typer.Typer) -> None:
                               "a dataset with <task>/model_output/<label>/ folders")
                     raise typer.Exit(2)
                 if skip_invalid:
-                    _warn_skipped_invalid(target, err)
+                    _warn_skipped_invalid(target, err, strict)
+                from ..tasks import warnings_report
+
+                def show_warnings(found) -> None:  # noqa: ANN001
+                    for i, line in enumerate(warnings_report(found)):
+                        head = "[yellow]warning:[/yellow] " if i == 0 else ""
+                        err.print(head + escape(line), highlight=False)
+
                 records = grade_public_dataset(
-                    target, cfg, labels=output_label or None, run_label=run_label, progress=show,
-                    force=force, skip_invalid=skip_invalid, fresh=fresh, empty=empty,
+                    target, cfg, labels=output_label or None, run_label=run_label,
+                    progress=show, force=force, skip_invalid=skip_invalid, fresh=fresh,
+                    strict=strict, on_dataset_warnings=show_warnings, empty=empty,
                     backups=backups)
                 kind = "public"
                 if empty:
@@ -204,13 +218,13 @@ def register(app: typer.Typer) -> None:
         print(f"{path}: deleted {n} entries")
 
 
-def _warn_skipped_invalid(target: Path, err) -> None:  # noqa: ANN001
+def _warn_skipped_invalid(target: Path, err, strict: bool = False) -> None:  # noqa: ANN001
     """``--skip-invalid`` on a public-layout dataset: list the tasks left ungraded."""
     from rich.markup import escape
 
     from ..tasks import find_invalid, load_dataset
 
-    invalid = find_invalid(load_dataset(target))
+    invalid = find_invalid(load_dataset(target, strict=strict))
     if not invalid:
         return
     err.print(f"[yellow]warning:[/yellow] --skip-invalid: {len(invalid.tasks)} invalid task(s) not graded "

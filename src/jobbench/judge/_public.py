@@ -44,13 +44,14 @@ import re
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .._io import atomic_write_json
 from ..records import GradeRecord
 from ..rundir import folder_manifest, read_record_file, trial_id
 from ..tasks import (
     InvalidDatasetError,
+    Problem,
     Task,
     display_path,
     find_invalid,
@@ -366,6 +367,8 @@ def grade_public_dataset(
     fresh: set[str] | None = None,
     empty: list[str] | None = None,
     backups: list[Path] | None = None,
+    strict: bool = False,
+    on_dataset_warnings: Callable[[list[Problem]], None] | None = None,
 ) -> list[GradeRecord]:
     """Grade outputs left by the public runners in a dataset copy.
 
@@ -390,6 +393,9 @@ def grade_public_dataset(
         empty: when given, ``<task id>: <label>`` of every output folder without files is
             added to it (no report is written for those, as the public judge does).
         backups: when given, every backup made is added to it.
+        strict: load the dataset strictly (:func:`jobbench.tasks.load_dataset`).
+        on_dataset_warnings: called once, before grading, with what loading the dataset
+            skipped or ignored, when there is anything.
 
     Returns:
         One record per (task, label) graded or up to date.
@@ -406,7 +412,7 @@ def grade_public_dataset(
         raise ValueError(
             f"--run-label {run_label!r}: only letters, digits, '.', '_' and '-' are allowed"
         )
-    ds = load_dataset(target)
+    ds = load_dataset(target, strict=strict)
     invalid = find_invalid(ds)
     if invalid and not skip_invalid:
         raise InvalidDatasetError(
@@ -418,6 +424,8 @@ def grade_public_dataset(
             ),
             invalid,
         )
+    if ds.warnings and on_dataset_warnings is not None:
+        on_dataset_warnings(ds.warnings)
     identity = config.identity()
     name = public_report_name(identity, run_label, label_given=run_label is not None)
     judge_model = config.model if config.uses_llm else "checks"

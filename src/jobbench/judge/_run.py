@@ -99,7 +99,7 @@ def grade_run(
     if dataset is None:
         if not lock.dataset_root:
             raise RunDirError(RunDirProblem(rd.lock_file, "corrupt", "missing", "dataset_root"))
-        dataset = load_dataset(lock.dataset_root)
+        dataset = load_dataset(lock.dataset_root, strict=lock_strict(lock))
     tasks = {t.id: t for t in dataset.tasks}
     from ..tasks import find_invalid
 
@@ -181,11 +181,21 @@ def grade_run(
     return records
 
 
-def explain_invalid_tasks(run_dir: Path, err: Any) -> tuple[Dataset | None, set[str]]:
+def lock_strict(lock: RunLock) -> bool:
+    """Whether the run of ``lock`` loaded its dataset strictly (``config.strict``, written
+    by ``jobbench run --strict``)."""
+    return lock.config.strict is True
+
+
+def explain_invalid_tasks(
+    run_dir: Path, err: Any, *, strict: bool | None = None
+) -> tuple[Dataset | None, set[str]]:
     """Load the dataset of a run (``lock.json``'s ``dataset_root``) and print to ``err`` (a
     :class:`rich.console.Console`), once per task, why the run's trials of tasks that are
     invalid in the dataset now are not graded (every problem: file, JSON path, message).
-    Used by ``jobbench grade`` and ``jobbench run`` before :func:`grade_run`.
+    Used by ``jobbench grade`` and ``jobbench run`` before :func:`grade_run`. The dataset is
+    loaded strictly when ``strict`` is True, or when it is None and the run was made with
+    ``--strict``.
 
     Returns:
         ``(dataset or None, {invalid task id with trials in the run})``; None (no readable
@@ -202,7 +212,8 @@ def explain_invalid_tasks(run_dir: Path, err: Any) -> tuple[Dataset | None, set[
     if lock is None or not lock.dataset_root:
         return None, set()
     try:
-        dataset = load_dataset(lock.dataset_root)
+        strict = lock_strict(lock) if strict is None else strict
+        dataset = load_dataset(lock.dataset_root, strict=strict)
     except (OSError, ValueError):
         return None, set()
     invalid = find_invalid(dataset)

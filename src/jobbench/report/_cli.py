@@ -60,6 +60,21 @@ def _pick(data, run_dir: Path, wanted: str | None, exclude: str | None = None, *
     _fail(f"{run_dir} has {len(cands)} configurations; choose with --a/--b (choices: {names}){hint}")
 
 
+def _splits(c) -> str:
+    """The splits of a configuration's tasks, e.g. ``main`` or ``easy+main``."""
+    return "+".join(sorted({t.split for t in c.tasks})) or "-"
+
+
+def _across(ca, cb) -> bool:
+    """True when A and B share no task id but share ``<occupation>/taskN`` ids (a main run
+    against an easy run), so that they can only be compared across splits."""
+    ids_a, ids_b = {t.task_id for t in ca.tasks}, {t.task_id for t in cb.tasks}
+    if ids_a & ids_b:
+        return False
+    strip = lambda t: t.task_id.split("/", 1)[1] if "/" in t.task_id else t.task_id  # noqa: E731
+    return bool({strip(t) for t in ca.tasks} & {strip(t) for t in cb.tasks})
+
+
 def _pairs(data, run_a: Path, run_b: Path, a: str | None, b: str | None) -> list[tuple]:
     """The (A, B) configurations to compare.
 
@@ -147,12 +162,18 @@ def register(app: typer.Typer) -> None:
         seed: int = typer.Option(0, "--seed", help=_SEED_HELP),
         resamples: int = typer.Option(10_000, "--resamples", min=1, help=_RESAMPLES_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
+        across_splits: bool = typer.Option(
+            False, "--across-splits",
+            help="Pair tasks by <occupation>/taskN whatever their split (main vs easy). Done "
+            "automatically when the runs share no task id but do share occupation/taskN."),
     ) -> None:
         """Paired bootstrap comparison A − B on shared tasks, with effort ratios.
 
         Two runs with the same configurations (e.g. two `jobbench run` runs of oracle and
         null) are compared configuration by configuration unless --a/--b picks one pair
-        (--json then prints a list)."""
+        (--json then prints a list). A run of the main split against a run of the easy
+        split pairs each main task with its easy variant (the paper's main-vs-easy view:
+        score difference and runtime ratio)."""
         from rich.console import Console
         from rich.markup import escape
         from rich.table import Table
@@ -167,9 +188,12 @@ def register(app: typer.Typer) -> None:
             data = build_report(dirs, judge_key=judge_key, n_resamples=resamples, seed=seed)
         except ReportInputError as exc:
             _fail(str(exc))
-        results = [(ca, cb, compare(ca.tasks, cb.tasks, ca.trials, cb.trials, scored_only=scored_only,
-                                    n_resamples=resamples, seed=seed))
-                   for ca, cb in _pairs(data, run_a, run_b, a, b)]
+        def paired(ca, cb):  # noqa: ANN001, ANN202
+            pair_by = "occupation_task" if across_splits or _across(ca, cb) else "task"
+            return compare(ca.tasks, cb.tasks, ca.trials, cb.trials, scored_only=scored_only,
+                           n_resamples=resamples, seed=seed, pair_by=pair_by)
+
+        results = [(ca, cb, paired(ca, cb)) for ca, cb in _pairs(data, run_a, run_b, a, b)]
         if as_json:
             dumped = [cmp.model_dump(mode="json") for _, _, cmp in results]
             print(json.dumps(dumped[0] if len(dumped) == 1 else dumped, indent=2))
@@ -179,6 +203,10 @@ def register(app: typer.Typer) -> None:
             console.print(f"Both runs have the configurations {', '.join(_short(ca) for ca, _, _ in results)}: "
                           "each is compared with its namesake (--a/--b picks one pair).", highlight=False)
         for ca, cb, cmp in results:
+            if cmp.pair_by == "occupation_task":
+                console.print(f"Tasks paired across splits by occupation/taskN ({_splits(ca)} "
+                              f"vs {_splits(cb)}): each task is compared with its variant in the "
+                              "other split.", highlight=False)
             table = Table(title=f"A = {escape(ca.label)} ({escape(ca.run.name)})  vs  "
                                 f"B = {escape(cb.label)} ({escape(cb.run.name)})")
             for col in ("statistic", "A %", "B %", "A − B pp", "95 % CI", "p"):

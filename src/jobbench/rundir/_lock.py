@@ -48,6 +48,8 @@ class LockConfig(BaseModel):
         deliverable_limits: the caps on collected deliverables.
         agents: per ``agent@model`` label, the agent's description of itself (executable,
             version, options).
+        strict: True when the dataset was loaded strictly (``jobbench run --strict``; see
+            :func:`jobbench.tasks.load_dataset`); absent otherwise.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -60,6 +62,7 @@ class LockConfig(BaseModel):
     pricing: dict[str, Any] | None = None
     deliverable_limits: dict[str, Any] | None = None
     agents: dict[str, dict[str, Any]] = Field(default_factory=dict)
+    strict: bool | None = None
 
 
 class RunLock(BaseModel):

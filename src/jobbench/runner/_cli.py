@@ -16,6 +16,9 @@ from typing import Any, Optional
 import typer
 
 DEFAULT_DATASET = Path("datasets") / "sample"
+DEFAULT_SPLIT = "main"
+"""The split ``jobbench run`` runs when neither DATASET nor ``--split`` is given (the
+bundled sample holds ``main`` and ``easy``)."""
 
 
 def default_dataset() -> Path:
@@ -84,16 +87,20 @@ def build_specs(agent_opts: list[str], model_opts: list[str], settings, options:
     return specs
 
 
-def default_run_name(dataset_root: Path, specs, protocol: str = "jobbench") -> str:
-    """Deterministic run name: ``<dataset dir>-<agent@model+…>`` plus a short hash of the
-    model settings when any is set, and ``-public`` under the public protocol, so the same
-    command resumes the same run (and the two protocols never share one)."""
+def default_run_name(dataset_root: Path, specs, splits: list[str] | None = None,
+                     protocol: str = "jobbench") -> str:
+    """Deterministic run name: ``<dataset dir>[-<split+…>]-<agent@model+…>`` plus a short
+    hash of the model settings when any is set, and ``-public`` under the public protocol, so
+    the same command resumes the same run (and runs of different splits, e.g.
+    ``sample-main-…`` and ``sample-easy-…``, or of the two protocols get different run
+    directories)."""
     import re
 
     from ..rundir import safe_name
 
     labels = "+".join(s.agent if not s.model else f"{s.agent}@{s.model}" for s in specs)
-    name = f"{safe_name(dataset_root.name)}-{labels}"
+    chosen = "+".join(dict.fromkeys(splits or []))
+    name = f"{safe_name(dataset_root.name)}-" + (f"{chosen}-" if chosen else "") + labels
     settings = [s.settings.as_record() for s in specs if s.settings.as_record()]
     if settings:
         name += "-" + hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
@@ -103,6 +110,17 @@ def default_run_name(dataset_root: Path, specs, protocol: str = "jobbench") -> s
     if len(name) > 100:
         name = name[:80] + "-" + hashlib.sha256(name.encode()).hexdigest()[:10]
     return name
+
+
+def _print_dataset_warnings(problems: list, console: Any) -> None:
+    """Print :func:`jobbench.tasks.warnings_report` to ``console`` (rich)."""
+    from rich.markup import escape
+
+    from ..tasks import warnings_report
+
+    for i, line in enumerate(warnings_report(problems)):
+        head = "[yellow]warning:[/yellow] " if i == 0 else ""
+        console.print(head + escape(line), soft_wrap=True, highlight=False)
 
 
 def _grade_and_report(run_dir: Path, args: Any) -> int:
@@ -129,7 +147,9 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
         return 0
     try:
         config = load_judge_config()
-        dataset, _ = explain_invalid_tasks(run_dir, Console(stderr=True))
+        config_run = getattr(args, "config", None)
+        dataset, _ = explain_invalid_tasks(run_dir, Console(stderr=True),
+                                           strict=getattr(config_run, "strict", None))
         grades = grade_run(run_dir, config, dataset=dataset, executor=getattr(args, "executor", None))
     except Exception as exc:  # the trials are saved; grading can be redone alone
         console.print(f"[red]Grading failed:[/red] {escape(type(exc).__name__)}: {escape(str(exc))}. "
@@ -255,15 +275,18 @@ def register(app: typer.Typer) -> None:
 
     @app.command("run")
     def run_cmd(
-        dataset: Optional[Path] = typer.Argument(None, help="Dataset root, split, occupation or task directory "
-                                                             "(default: datasets/sample)."),
+        dataset: Optional[Path] = typer.Argument(
+            None, help="Dataset root, split, occupation or task directory (default: "
+            "datasets/sample, split main)."),
         agent: Optional[list[str]] = typer.Option(None, "--agent", "-a", help="Agent (repeatable; NAME or NAME@MODEL): "
                                                   "oracle, null, builtin, claude-code, codex, opencode "
                                                   "(default: oracle and null)."),
         model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="Model for agents that need one "
                                                   "(repeatable: one configuration per model)."),
         epochs: int = typer.Option(1, "--epochs", "-k", min=1, help="Trials per task and agent configuration."),
-        split: Optional[list[str]] = typer.Option(None, "--split", help="Only these splits (repeatable)."),
+        split: Optional[list[str]] = typer.Option(
+            None, "--split", help="Only these splits (repeatable), e.g. main or easy (default: "
+            "every split of DATASET; main without DATASET)."),
         tasks: Optional[str] = typer.Option(None, "--tasks", help="Only task ids matching this glob, e.g. '*/lawyers/*'."),
         run_name: Optional[str] = typer.Option(None, "--run-name", help="Run directory name (default: derived from the "
                                                "dataset, agents and settings, so the same command resumes)."),
@@ -315,6 +338,11 @@ def register(app: typer.Typer) -> None:
         skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Run the valid tasks of a dataset with "
                                           "validation errors (default: refuse it). The invalid tasks are recorded in "
                                           "lock.json and count as missing (0) in the report."),
+        strict: bool = typer.Option(
+            False, "--strict",
+            help="Load the dataset strictly: taskN directories holding no task source and "
+            "extension keys of the wrong shape, which are otherwise skipped or ignored with a "
+            "warning as the public tools do, are validation errors."),
         executor_name: str = typer.Option("local", "--executor", help="Where trials and grading run: local (threads "
                                           "of this process, -j at once), dask (an existing Dask cluster, "
                                           "--scheduler) or dask-local (a LocalCluster of --dask-workers processes). "
@@ -356,6 +384,8 @@ def register(app: typer.Typer) -> None:
                                      param_hint="--scheduler")
         try:
             dataset_path = dataset if dataset is not None else default_dataset()
+            if dataset is None and not split:
+                split = [DEFAULT_SPLIT]
         except FileNotFoundError as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
             raise typer.Exit(2) from exc
@@ -383,7 +413,7 @@ def register(app: typer.Typer) -> None:
             options["openclaw"]["node"] = str(agent_node)
         specs = build_specs(list(agent or []), list(model or []), settings, options)
         root = Path(os.path.abspath(dataset_path))
-        name = run_name or default_run_name(root, specs, protocol)
+        name = run_name or default_run_name(root, specs, split, protocol)
         run_dir = runs_dir / name
         base = cli_base or os.environ.get("OPENAI_BASE_URL")
         key = os.environ.get("JOBBENCH_API_KEY") or os.environ.get("OPENAI_API_KEY")
@@ -400,7 +430,7 @@ def register(app: typer.Typer) -> None:
                            task_glob=tasks, max_trials=max_trials, limits=limits,
                            endpoint=Endpoint(base_url=base, api_key=key), pricing=pricing, sandbox=sandbox,  # type: ignore[arg-type]
                            keep_workspaces=keep_workspaces, infra_retries=infra_retries,
-                           skip_invalid=skip_invalid, protocol=protocol)
+                           skip_invalid=skip_invalid, strict=strict, protocol=protocol)
         labels = ", ".join(s.label for s in specs)
         console.print(f"Run directory: {run_dir}  ·  agents: {labels}  ·  epochs: {epochs}  ·  "
                       f"protocol: {protocol}", highlight=False, soft_wrap=True)
@@ -415,7 +445,11 @@ def register(app: typer.Typer) -> None:
                 note = "; -j is ignored: one trial per worker thread" if max_trials != 1 else ""
                 console.print(f"Executor: {executor.name} ({where}){note}", highlight=False, soft_wrap=True)
             with _Progress(not no_progress) as progress:
-                summary = run_trials(config, on_event=progress, cancel=cancel, executor=executor)
+                def warn(found: list) -> None:
+                    _print_dataset_warnings(found, progress.console)
+
+                summary = run_trials(config, on_event=progress, cancel=cancel, executor=executor,
+                                     on_dataset_warnings=warn)
         except KeyboardInterrupt:
             cancel.set()
             kill_all_sandboxes()

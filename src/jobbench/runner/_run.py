@@ -26,7 +26,7 @@ from .. import __version__
 from ..agents import AgentLimits, Endpoint, Pricing, check_protocol, make_agent, prompt_version
 from ..records import TrialRecord, TrialStatus
 from ..sandbox import DeliverableLimits, default_scratch_root
-from ..tasks import Task, display_path, load_dataset, task_digest
+from ..tasks import Problem, Task, display_path, load_dataset, task_digest
 from ._executor import Executor, LocalExecutor, TrialBatch
 from ..tasks import InvalidDatasetError, InvalidTasks, find_invalid, invalid_message
 from ._lock import RunConfigError, RunDirLock, merge_lock, read_lock, write_lock
@@ -62,6 +62,9 @@ class RunConfig:
             prompt, budgets, retries and CLI settings (:mod:`jobbench.agents._protocol`;
             budget fields set explicitly in ``limits`` win). Recorded in ``lock.json`` and
             every ``trial.json``; a run directory never mixes protocols.
+        strict: load the dataset strictly (:func:`jobbench.tasks.load_dataset`): what is
+            otherwise skipped or ignored with a warning, as the public tools do (``taskN``
+            directories holding no task source, malformed extension keys), is an error.
     """
 
     dataset: Path
@@ -82,6 +85,7 @@ class RunConfig:
     deliverable_limits: DeliverableLimits = field(default_factory=DeliverableLimits)
     skip_invalid: bool = False
     protocol: str = "jobbench"
+    strict: bool = False
 
 
 @dataclass
@@ -109,6 +113,9 @@ class RunSummary:
         warnings: notes about the run directory (changed tasks, configuration).
         backend: sandbox backend used.
         invalid: the dataset's invalid tasks left out (``skip_invalid``), with problems.
+        dataset_warnings: what loading the dataset skipped or ignored (file, JSON path,
+            message), e.g. a ``taskN`` directory holding only outputs or a malformed
+            extension key.
     """
 
     run_dir: Path
@@ -118,6 +125,7 @@ class RunSummary:
     warnings: list[str] = field(default_factory=list)
     backend: str = ""
     invalid: InvalidTasks = field(default_factory=InvalidTasks)
+    dataset_warnings: list[Problem] = field(default_factory=list)
 
     def status_counts(self) -> dict[str, Counter]:
         """``{"agent@model": Counter(status -> trials)}``."""
@@ -163,7 +171,8 @@ ProgressHook = Callable[[str, PlannedTrial, TrialRecord | None], None]
 
 
 def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
-               cancel: threading.Event | None = None, executor: Executor | None = None) -> RunSummary:
+               cancel: threading.Event | None = None, executor: Executor | None = None,
+               on_dataset_warnings: Callable[[list[Problem]], None] | None = None) -> RunSummary:
     """Run (or resume) every trial of ``config``.
 
     Args:
@@ -171,6 +180,8 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
         on_event: called as ``on_event(kind, trial, record)`` with kind ``plan`` (once per
             trial to run, record None), ``start``, ``retry`` and ``end`` (record set, or None
             when interrupted); ``start``/``retry`` may come from other threads.
+        on_dataset_warnings: called once, before any trial, with the dataset's warnings
+            when there are any (also in :attr:`RunSummary.dataset_warnings`).
         cancel: set it (e.g. on Ctrl-C) to stop: running sandboxes are killed and
             unfinished trials are left without a record.
         executor: where trials run (default: :class:`LocalExecutor` with
@@ -207,10 +218,13 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
         raise RunConfigError("the same agent@model is listed twice")
     if config.epochs < 1:
         raise RunConfigError("--epochs must be at least 1")
-    ds = load_dataset(dataset_root, splits=config.splits, task_glob=config.task_glob)
+    ds = load_dataset(dataset_root, splits=config.splits, task_glob=config.task_glob,
+                      strict=config.strict)
     invalid = find_invalid(ds, splits=config.splits, task_glob=config.task_glob)
     if invalid and not config.skip_invalid:
         raise InvalidDatasetError(invalid_message(invalid, display_path(dataset_root)), invalid)
+    if ds.warnings and on_dataset_warnings is not None:
+        on_dataset_warnings(ds.warnings)
     if not ds.tasks:
         what = f" matching {config.task_glob!r}" if config.task_glob else ""
         raise RunConfigError(f"no valid task{what} in {display_path(dataset_root)}"
@@ -234,6 +248,8 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
         "deliverable_limits": vars(config.deliverable_limits),
         "agents": {label: a.describe() for label, a in agents.items()},
     }
+    if config.strict:  # only when set: earlier runs resume without a config-change warning
+        cfg_record["strict"] = True
     env = TrialEnv(run_dir=run_dir, dataset_root=dataset_root, limits=config.limits, backend=backend,
                    scratch_root=scratch, keep_workspaces=config.keep_workspaces,
                    deliverable_limits=config.deliverable_limits, endpoint=config.endpoint, pricing=config.pricing,
@@ -284,7 +300,8 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
         warnings += executor.drain_warnings()
     records = [done[pt.trial_id] for pt in trials if pt.trial_id in done]
     return RunSummary(run_dir=run_dir, records=records, ran=ran, skipped=len(trials) - len(todo),
-                      warnings=warnings, backend=backend, invalid=invalid)
+                      warnings=warnings, backend=backend, invalid=invalid,
+                      dataset_warnings=ds.warnings)
 
 
 def _public_url(url: str) -> str:

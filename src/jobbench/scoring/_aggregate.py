@@ -711,16 +711,20 @@ class Comparison(BaseModel):
     """Paired comparison of configuration A with B (see :func:`compare`).
 
     Attributes:
-        tasks: task ids compared (shared by both, in A's order).
+        tasks: task ids compared (shared by both, in A's order); with
+            ``pair_by="occupation_task"`` these are ``<occupation>/taskN`` (the split left out).
         missing_in_a, missing_in_b: compared tasks counted as 0 for that side.
         only_in_a, only_in_b: tasks not shared (left out).
         micro, macro: :class:`~jobbench.scoring._stats.PairedComparison` of A − B.
         ratios: :func:`effort_ratios` on the shared tasks.
+        pair_by: how tasks were paired: ``task`` (same task id) or ``occupation_task``
+            (same occupation and task number in different splits, e.g. main vs easy).
     """
 
     a: str
     b: str
     scored_only: bool
+    pair_by: Literal["task", "occupation_task"] = "task"
     tasks: list[str]
     missing_in_a: list[str]
     missing_in_b: list[str]
@@ -741,6 +745,7 @@ def compare(
     n_resamples: int = DEFAULT_RESAMPLES,
     confidence: float = DEFAULT_CONFIDENCE,
     seed: int = DEFAULT_SEED,
+    pair_by: Literal["task", "occupation_task"] = "task",
 ) -> Comparison:
     """Paired bootstrap of A − B (micro and macro) on the tasks both were run on.
 
@@ -751,13 +756,25 @@ def compare(
             on the leaderboard).
         n_resamples, confidence, seed: bootstrap settings; the same resample indices are
             used for micro and macro.
+        pair_by: ``task`` pairs equal task ids; ``occupation_task`` pairs tasks with the
+            same ``<occupation>/taskN`` whatever their split, the JobBench paper's main
+            versus easy view (each easy task is the easy variant of the main task of the
+            same occupation and number).
 
     Micro uses A's task maximum (B's when A's is unknown); tasks with no known maximum are
     left out of micro only.
     """
-    bmap = {r.task_id: r for r in b_results}
-    amap = {r.task_id: r for r in a_results}
-    shared = [r.task_id for r in a_results if r.task_id in bmap]
+
+    def key(task_id: str, split: str) -> str:
+        if pair_by == "task" or not task_id.startswith(split + "/"):
+            return task_id
+        return task_id[len(split) + 1:]
+
+    bmap = {key(r.task_id, r.split): r for r in b_results}
+    amap = {key(r.task_id, r.split): r for r in a_results}
+    a_keys = {r.task_id: key(r.task_id, r.split) for r in a_results}
+    b_keys = {r.task_id: key(r.task_id, r.split) for r in b_results}
+    shared = [a_keys[r.task_id] for r in a_results if a_keys[r.task_id] in bmap]
     if scored_only:
         shared = [t for t in shared if not amap[t].missing and not bmap[t].missing]
     a = [amap[t].counted_score for t in shared]
@@ -770,10 +787,12 @@ def compare(
     macro = paired_bootstrap(a, b, None, statistic="macro", **settings)
     la = a_results[0].config if a_results else "A"
     lb = b_results[0].config if b_results else "B"
+    keep = set(shared)
     return Comparison(
         a=la,
         b=lb,
         scored_only=scored_only,
+        pair_by=pair_by,
         tasks=shared,
         missing_in_a=[t for t in shared if amap[t].missing],
         missing_in_b=[t for t in shared if bmap[t].missing],
@@ -781,7 +800,8 @@ def compare(
         only_in_b=[t for t in bmap if t not in amap],
         micro=micro,
         macro=macro,
-        ratios=effort_ratios(a_trials, b_trials, shared),
+        ratios=effort_ratios([t for t in a_trials if a_keys.get(t.task_id, t.task_id) in keep],
+                             [t for t in b_trials if b_keys.get(t.task_id, t.task_id) in keep]),
     )
 
 

@@ -4,12 +4,13 @@ Public API:
     :func:`load_dataset`, :func:`load_task`, :func:`discover_task_dirs`,
     :func:`parse_rubrics`, :func:`rubrics_schema`, :func:`task_digest`, :class:`Task`, :class:`Rubric`,
     :class:`Criterion`, :class:`Dataset`, :class:`Problem`, :class:`TaskLoadError`,
+    :func:`warnings_report`,
     invalid-task attribution (:func:`find_invalid`, :class:`InvalidTasks`,
     :class:`InvalidDatasetError`),
     occupation metadata (:func:`occupation_for`, :func:`occupations`,
     :func:`soc_major_groups`), check specifications (:data:`Check` and its kinds), the
     JSON Schema of RUBRICS.json (:func:`rubrics_schema`) and the verified, pinned download
-    of the public dataset (:func:`pull_dataset`, :class:`PullManifest`).
+    of the public dataset (:func:`pull_dataset`, :class:`PullManifest`, :class:`PullRefresh`).
 """
 
 from ._checks import (
@@ -49,13 +50,14 @@ from ._occupations import (
     occupations,
     soc_major_groups,
 )
-from ._problems import Problem, TaskLoadError
+from ._problems import Problem, TaskLoadError, warnings_report
 from ._pull import (
     DEFAULT_REPO_ID,
     MANIFEST,
     DatasetPullError,
     PulledFile,
     PullManifest,
+    PullRefresh,
     pull_dataset,
     read_manifest,
 )
@@ -101,6 +103,7 @@ __all__ = [
     "soc_major_groups",
     "Problem",
     "TaskLoadError",
+    "warnings_report",
     "parse_rubrics",
     "rubrics_schema",
     "DEFAULT_REPO_ID",
@@ -108,6 +111,7 @@ __all__ = [
     "DatasetPullError",
     "PulledFile",
     "PullManifest",
+    "PullRefresh",
     "pull_dataset",
     "read_manifest",
 ]

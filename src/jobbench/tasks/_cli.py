@@ -67,6 +67,26 @@ def pull_cmd(
         highlight=False,
         soft_wrap=True,
     )
+    for line in refresh_lines(m.refresh):
+        out.print(escape(line), highlight=False, soft_wrap=True)
+
+
+def refresh_lines(refresh) -> list[str]:  # noqa: ANN001
+    """What a re-pull did (:class:`~jobbench.tasks.PullRefresh`), as lines for the user."""
+    if refresh is None:
+        return []
+    from ._load import display_path
+
+    r = refresh
+    lines = [f"from {r.from_commit[:12]}: {len(r.added)} source file(s) added, "
+             f"{len(r.updated)} updated, {len(r.deleted)} deleted; {len(r.kept)} local file(s) "
+             "kept in place (outputs, results, notes)"]
+    if r.backup:
+        lines.append(f"{len(r.backed_up)} replaced or unlisted source file(s) backed up and "
+                     f"{len(r.retired_tasks)} retired task(s) moved aside with their results, to "
+                     f"{display_path(r.backup)}/ (refresh.json lists them)")
+    lines += [f"  retired: {t}" for t in r.retired_tasks]
+    return lines
 
 
 def register(app: typer.Typer) -> None:

@@ -124,7 +124,7 @@ def find_invalid(ds: Dataset, *, splits: list[str] | None = None, task_glob: str
         return out
     valid = {t.id for t in ds.tasks}
     dirs: dict[str, str] = {}
-    for split, occupation, d in discover_task_dirs(ds.root):
+    for split, occupation, d in discover_task_dirs(ds.root, strict=ds.strict):
         tid = f"{split}/{occupation}/{d.name}"
         if splits and split not in splits:
             continue

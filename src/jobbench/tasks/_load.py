@@ -9,6 +9,14 @@ Layouts understood (DESIGN §2):
   occupation directory, or a single task directory.
 
 Split directory names ``dataset`` and ``dataset_easy`` map to ``main`` and ``easy``.
+
+Loading is tolerant like the public tools unless ``strict`` is asked for: a ``taskN``
+directory holding none of a task's sources (``task_card.md``, ``RUBRICS.json``,
+``task_folder/``, ``files_required_to_search/``; e.g. one left with only ``model_output/``
+or ``eval_result/``) is skipped with a warning, as the public dataset sync treats such a
+directory as local data (``scripts/sync_dataset.py`` of ``Job-Bench/job-bench-eval``), and
+malformed extension keys in ``RUBRICS.json`` are warnings (see :mod:`._rubrics`). Strict
+loading reports both as errors.
 """
 
 from __future__ import annotations
@@ -44,6 +52,9 @@ RUBRICS = "RUBRICS.json"
 TASK_CARD = "task_card.md"
 SEARCH = "files_required_to_search"
 SOLUTION = "solution"
+SOURCES = (TASK_CARD, RUBRICS, WORKSPACE, SEARCH)
+"""A task's managed sources (DESIGN §8): a ``taskN`` directory holding none of them is not
+a task."""
 
 
 def display_path(path: Path | str) -> str:
@@ -64,6 +75,7 @@ class Dataset(BaseModel):
         root: the path given to :func:`load_dataset` (absolute).
         tasks: loaded tasks sorted by (split, occupation, number); invalid tasks are absent.
         problems: all errors and warnings, invalid tasks' errors included.
+        strict: whether it was loaded strictly (see the module docstring).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -71,6 +83,12 @@ class Dataset(BaseModel):
     root: Path
     tasks: list[Task]
     problems: list[Problem]
+    strict: bool = False
+
+    @property
+    def warnings(self) -> list[Problem]:
+        """Problems of severity ``warning`` (skipped directories, ignored keys)."""
+        return [p for p in self.problems if p.severity == "warning"]
 
     @property
     def errors(self) -> list[Problem]:
@@ -131,6 +149,21 @@ def _looks_like_task(path: Path) -> bool:
     return (path / RUBRICS).is_file() or (path / WORKSPACE).is_dir()
 
 
+def _holds_no_source(path: Path) -> bool:
+    """True when ``path`` holds none of :data:`SOURCES` (symlinks count as present: they
+    are reported when the task is loaded)."""
+    return not any(os.path.lexists(path / name) for name in SOURCES)
+
+
+def _not_a_task(path: Path) -> Problem:
+    return Problem(
+        file=display_path(path),
+        message=f"holds none of {', '.join(SOURCES)}: not a task (local data such as "
+        "model_output/ or eval_result/); skipped (--strict refuses it)",
+        severity="warning",
+    )
+
+
 def _symlink_problem(link: Path) -> Problem:
     try:
         target = os.readlink(link)
@@ -153,13 +186,15 @@ when they concern no single task, so that split and task filters apply to them t
 class _Occupation:
     """The task directories of one occupation directory, with what was skipped."""
 
-    def __init__(self, path: Path):
+    def __init__(self, path: Path, strict: bool = False):
         self.path = path
         self.tasks: list[Path] = []
         self.problems: list[tuple[str, Problem]] = []  # (directory name, problem)
         dirs, links = _scan(path)
         for d in dirs:
-            if TASK_DIR_RE.fullmatch(d.name):
+            if TASK_DIR_RE.fullmatch(d.name) and not strict and _holds_no_source(d):
+                self.problems.append((d.name, _not_a_task(d)))
+            elif TASK_DIR_RE.fullmatch(d.name):
                 self.tasks.append(d)
             elif _looks_like_task(d):
                 self.problems.append(
@@ -182,13 +217,13 @@ class _Occupation:
         return bool(self.tasks or self.problems)
 
 
-def _split_level(path: Path, split: str) -> tuple[_Found, _Scoped]:
+def _split_level(path: Path, split: str, strict: bool) -> tuple[_Found, _Scoped]:
     """Occupations directly under a split directory ``path``."""
     found: _Found = []
     problems: _Scoped = []
     dirs, links = _scan(path)
     for d in dirs:
-        occ = _Occupation(d)
+        occ = _Occupation(d, strict)
         found += [(split, d.name, t) for t in occ.tasks]
         problems += occ.scoped(split)
     if found or problems:
@@ -196,21 +231,24 @@ def _split_level(path: Path, split: str) -> tuple[_Found, _Scoped]:
     return found, problems
 
 
-def _discover(path: Path) -> tuple[_Found, _Scoped]:
+def _discover(path: Path, strict: bool = False) -> tuple[_Found, _Scoped]:
     # a task directory given directly, even misnamed (loading then names the problem)
     if TASK_DIR_RE.fullmatch(path.name) or _looks_like_task(path):
-        return [(_split_name(path.parent.parent.name), path.parent.name, path)], []
-    occ = _Occupation(path)
+        split = _split_name(path.parent.parent.name)
+        if TASK_DIR_RE.fullmatch(path.name) and not strict and _holds_no_source(path):
+            return [], [(f"{split}/{path.parent.name}/{path.name}", _not_a_task(path))]
+        return [(split, path.parent.name, path)], []
+    occ = _Occupation(path, strict)
     if occ.found:
         split = _split_name(path.parent.name)
         return [(split, path.name, t) for t in occ.tasks], occ.scoped(split)
-    found, problems = _split_level(path, _split_name(path.name))
+    found, problems = _split_level(path, _split_name(path.name), strict)
     if found or problems:
         return found, problems
-    return _root_level(path)
+    return _root_level(path, strict)
 
 
-def _root_level(path: Path) -> tuple[_Found, _Scoped]:
+def _root_level(path: Path, strict: bool) -> tuple[_Found, _Scoped]:
     """Split directories under a dataset root. A ``dataset/`` child holding split
     directories (public layout) is looked into as well, even beside a raw ``dataset_easy/``;
     deeper nesting is not searched (it could be anything, e.g. run directories)."""
@@ -218,9 +256,9 @@ def _root_level(path: Path) -> tuple[_Found, _Scoped]:
     problems: _Scoped = []
     dirs, links = _scan(path)
     for split_dir in dirs:
-        f, p = _split_level(split_dir, _split_name(split_dir.name))
+        f, p = _split_level(split_dir, _split_name(split_dir.name), strict)
         if not (f or p) and split_dir.name == "dataset":
-            f, p = _root_level(split_dir)
+            f, p = _root_level(split_dir, strict)
         found += f
         problems += p
     if found or problems:
@@ -232,7 +270,7 @@ def _sort_key(item: tuple[str, str, Path]) -> tuple[str, str, int]:
     return (item[0], item[1], int(item[2].name[4:]) if TASK_DIR_RE.fullmatch(item[2].name) else 0)
 
 
-def discover_task_dirs(path: Path) -> list[tuple[str, str, Path]]:
+def discover_task_dirs(path: Path, *, strict: bool = False) -> list[tuple[str, str, Path]]:
     """Find task directories under ``path`` without reading any task file.
 
     Layouts: a dataset root (public ``dataset/<split>/<occupation>/taskN`` or raw Hugging
@@ -242,6 +280,8 @@ def discover_task_dirs(path: Path) -> list[tuple[str, str, Path]]:
 
     Args:
         path: a dataset root, split, occupation or task directory.
+        strict: also return ``taskN`` directories that hold no task source (tolerant
+            discovery leaves them out, see the module docstring).
 
     Returns:
         ``[(split, occupation, task_dir), ...]`` sorted by (split, occupation, N), with
@@ -254,7 +294,7 @@ def discover_task_dirs(path: Path) -> list[tuple[str, str, Path]]:
     path = Path(os.path.abspath(path))
     if not path.is_dir():
         raise FileNotFoundError(f"{display_path(path)}: no such directory")
-    return sorted(_discover(path)[0], key=_sort_key)
+    return sorted(_discover(path, strict)[0], key=_sort_key)
 
 
 def _walk_files(base: Path, problems: list[Problem]) -> list[str]:
@@ -336,7 +376,9 @@ def _read_text(path: Path, problems: list[Problem], *, required_nonblank: bool =
     return text
 
 
-def load_task(task_dir: Path, split: str | None = None, occupation: str | None = None) -> Task:
+def load_task(
+    task_dir: Path, split: str | None = None, occupation: str | None = None, *, strict: bool = False
+) -> Task:
     """Load and validate one task directory (read-only).
 
     Args:
@@ -344,6 +386,8 @@ def load_task(task_dir: Path, split: str | None = None, occupation: str | None =
         split: split name; default: the grandparent directory name (``dataset`` → ``main``,
             ``dataset_easy`` → ``easy``).
         occupation: occupation slug; default: the parent directory name.
+        strict: malformed extension keys are errors instead of warnings (the extension is
+            then ignored; see :func:`jobbench.tasks.parse_rubrics`).
 
     Returns:
         The task.
@@ -352,14 +396,16 @@ def load_task(task_dir: Path, split: str | None = None, occupation: str | None =
         TaskLoadError: with every error found (missing files, invalid RUBRICS.json, symlinks,
             bad names). Warnings alone do not raise.
     """
-    task, problems = _load_task(Path(task_dir), split, occupation)
+    task, problems = _load_task(Path(task_dir), split, occupation, strict)
     errors = [p for p in problems if p.severity == "error"]
     if errors or task is None:
         raise TaskLoadError(errors)
     return task
 
 
-def _load_task(task_dir: Path, split: str | None, occupation: str | None) -> tuple[Task | None, list[Problem]]:
+def _load_task(
+    task_dir: Path, split: str | None, occupation: str | None, strict: bool = False
+) -> tuple[Task | None, list[Problem]]:
     task_dir = Path(os.path.abspath(task_dir))
     split = split or _split_name(task_dir.parent.parent.name)
     occupation = occupation or task_dir.parent.name
@@ -423,7 +469,7 @@ def _load_task(task_dir: Path, split: str | None, occupation: str | None) -> tup
         except RecursionError:
             problems.append(Problem(file=display_path(rubrics_path), message="invalid JSON: nested too deeply"))
         else:
-            rubrics, key, found = parse_rubrics(data, display_path(rubrics_path))
+            rubrics, key, found = parse_rubrics(data, display_path(rubrics_path), strict=strict)
             problems += found
 
     search_dir = task_dir / SEARCH
@@ -472,6 +518,7 @@ def load_dataset(
     *,
     splits: list[str] | None = None,
     task_glob: str | None = None,
+    strict: bool = False,
 ) -> Dataset:
     """Load every task under ``path``, collecting problems instead of stopping.
 
@@ -480,6 +527,9 @@ def load_dataset(
             occupation directory or a task directory.
         splits: keep only these split names (after aliasing), e.g. ``["main"]``.
         task_glob: keep only task ids matching this fnmatch pattern, e.g. ``"*/lawyers/*"``.
+        strict: report as errors what tolerant loading (the default, like the public
+            tools) skips or ignores with a warning: ``taskN`` directories holding no task
+            source, and malformed extension keys in ``RUBRICS.json``.
 
     Returns:
         A :class:`Dataset`; invalid tasks (and every task sharing an id with another) are
@@ -493,7 +543,7 @@ def load_dataset(
     root = Path(os.path.abspath(path))
     if not root.is_dir():
         raise FileNotFoundError(f"{display_path(root)}: no such directory")
-    found, scoped = _discover(root)
+    found, scoped = _discover(root, strict)
     if not found and not scoped:
         raise FileNotFoundError(
             f"{display_path(root)}: no tasks found (expected <split>/<occupation>/taskN/ "
@@ -512,7 +562,7 @@ def load_dataset(
     for split, occupation, task_dir in sorted(found, key=_sort_key):
         if not wanted(split, f"{split}/{occupation}/{task_dir.name}"):
             continue
-        task, found_problems = _load_task(task_dir, split, occupation)
+        task, found_problems = _load_task(task_dir, split, occupation, strict)
         problems += found_problems
         if task is not None:
             loaded.append(task)
@@ -531,7 +581,7 @@ def load_dataset(
                 Problem(file=display_path(t.root), message=f"duplicate task id {task_id} (also {others})")
             )
     tasks.sort(key=lambda t: (t.split, t.occupation, t.number))
-    return Dataset(root=root, tasks=tasks, problems=list(dict.fromkeys(problems)))
+    return Dataset(root=root, tasks=tasks, problems=list(dict.fromkeys(problems)), strict=strict)
 
 
 def sha256_file(path: Path, chunk: int = 1 << 20) -> str:

@@ -37,3 +37,18 @@ class TaskLoadError(ValueError):
     def __init__(self, problems: list[Problem]):
         self.problems = problems
         super().__init__("\n".join(str(p) for p in problems))
+
+
+def warnings_report(problems: list[Problem]) -> list[str]:
+    """Lines telling a user what loading a dataset skipped or ignored: a heading, then one
+    indented line per problem (``<file>: <json path>: warning: <message>``). Used by
+    ``jobbench run`` and ``jobbench grade`` before they start.
+
+    Returns:
+        The lines (plain text, no markup); empty when ``problems`` is empty.
+    """
+    if not problems:
+        return []
+    head = (f"{len(problems)} thing(s) in the dataset are skipped or ignored, as the public "
+            "tools do (--strict refuses them):")
+    return [head] + [f"  {p}" for p in problems]

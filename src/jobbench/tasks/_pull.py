@@ -17,6 +17,20 @@ Facts used (sources):
   files_metadata=True)``) returns the commit ``sha`` and, per file, ``size``, ``blobId``
   (the git blob sha1: sha1 of ``b"blob <size>\\0" + content``) and, for LFS/Xet files,
   ``lfs.sha256`` (sha256 of the content).
+* The public dataset sync (``scripts/sync_dataset.py``, DESIGN §8) manages only a task's
+  sources (``task_card.md``, ``RUBRICS.json``, ``task_folder/**``,
+  ``files_required_to_search/**``); everything else inside a task folder (``model_output/``,
+  ``model_traj/``, ``eval_result/``, notes) survives a refresh, and replaced sources and
+  retired tasks are kept under ``.setup/backups/``.
+
+Re-pulling into a previous pull keeps what the previous pull did not write: every file the
+old manifest does not list, outside a task's source folders, is carried into the new copy
+(hard-linked, so nothing is copied or doubled on disk), except inside retired tasks. Source
+files the new revision replaces or deletes (or that were edited locally), files found in a
+task's source folders that no manifest lists, and whole retired tasks with their results go
+to ``DEST/.setup/backups/<UTC time>-<random>/`` (``sources/…``, ``retired/…`` and a
+``refresh.json`` listing them) in the new copy. All of this is done in the staging directory
+before the swap, so the previous copy is never modified.
 """
 
 from __future__ import annotations
@@ -79,6 +93,35 @@ class PulledFile(BaseModel):
     hub_hash: str
 
 
+class PullRefresh(BaseModel):
+    """What a pull into a previous pull kept, replaced and moved aside (not stored in the
+    manifest; the backup folder's ``refresh.json`` holds the lists).
+
+    Attributes:
+        from_commit: the commit of the previous copy.
+        added, updated, deleted: source files new in, changed by, or gone from this revision
+            (repository paths), retired tasks excluded.
+        kept: local files carried over (outputs, results, notes; paths inside ``DEST``).
+        backed_up: files of the previous copy saved under ``backup`` (``sources/<path>``):
+            replaced or deleted sources, local edits of sources, unlisted files in source
+            folders, and files that collide with a new source.
+        retired_tasks: task folders gone from this revision, moved to ``backup/retired/``
+            with everything they held.
+        backup: the backup folder (absolute), or None when nothing needed one.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    from_commit: str
+    added: list[str] = Field(default_factory=list)
+    updated: list[str] = Field(default_factory=list)
+    deleted: list[str] = Field(default_factory=list)
+    kept: list[str] = Field(default_factory=list)
+    backed_up: list[str] = Field(default_factory=list)
+    retired_tasks: list[str] = Field(default_factory=list)
+    backup: str | None = None
+
+
 class PullManifest(BaseModel):
     """Provenance of a pulled dataset, stored as ``jobbench-dataset.json`` at its root.
 
@@ -94,6 +137,8 @@ class PullManifest(BaseModel):
         jobbench_version, huggingface_hub_version: the software that pulled it.
         changed: False when the destination already held this commit intact (nothing was
             downloaded). Not stored in the file.
+        refresh: for a pull into a previous pull, what was kept, replaced and moved aside
+            (:class:`PullRefresh`); None for a first pull. Not stored in the file.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -110,6 +155,7 @@ class PullManifest(BaseModel):
     jobbench_version: str = ""
     huggingface_hub_version: str = ""
     changed: bool = Field(default=True, exclude=True)
+    refresh: PullRefresh | None = Field(default=None, exclude=True)
 
 
 def read_manifest(dest: Path | str) -> PullManifest | None:
@@ -494,11 +540,153 @@ def _pull_locked(
             huggingface_hub_version=huggingface_hub.__version__,
         )
         atomic_write_json(staging / MANIFEST, manifest)
+        if dest.is_dir() and any(dest.iterdir()):
+            refresh = _carry_over(dest, staging, previous, manifest)
+            manifest = manifest.model_copy(update={"refresh": refresh})
         _install(staging, dest)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return manifest
+
+
+_SOURCE_FILES = ("task_card.md", "RUBRICS.json")
+_SOURCE_DIRS = ("task_folder", "files_required_to_search")
+BACKUPS = Path(".setup") / "backups"
+"""Where replaced sources and retired tasks go, relative to the dataset root (as in the
+public dataset sync)."""
+
+
+def _task_of(rel: str) -> tuple[str | None, str]:
+    """``(task folder, path inside it)`` of a dataset path: the task folder is the first
+    ``taskN`` component with at least two components before it (``dataset/<occupation>/taskN``
+    or ``dataset/<split>/<occupation>/taskN``); ``(None, rel)`` outside any task."""
+    from ._load import TASK_DIR_RE
+
+    parts = rel.split("/")
+    for k in range(2, len(parts) - 1):
+        if TASK_DIR_RE.fullmatch(parts[k]):
+            return "/".join(parts[: k + 1]), "/".join(parts[k + 1:])
+    return None, rel
+
+
+def _in_sources(inner: str) -> bool:
+    """Whether a path inside a task folder is one of its managed sources (DESIGN §8)."""
+    head, _, rest = inner.partition("/")
+    return (head in _SOURCE_DIRS and bool(rest)) or (not rest and head in _SOURCE_FILES)
+
+
+def _link(src: Path, dst: Path) -> None:
+    """Hard-link ``src`` (never following a symlink) to ``dst``, creating parents; copy when
+    the file system cannot link.
+
+    Raises:
+        DatasetPullError: neither works (the pull then installs nothing).
+    """
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, dst, follow_symlinks=False)
+        return
+    except OSError:
+        pass
+    try:
+        if src.is_symlink():
+            os.symlink(os.readlink(src), dst)
+        elif src.is_file():
+            shutil.copy2(src, dst)
+        else:
+            raise OSError(errno.EINVAL, "not a regular file")
+    except OSError as exc:
+        raise DatasetPullError(f"{src}: cannot be carried into the new copy "
+                               f"({exc.strerror or exc}); nothing was installed") from exc
+
+
+def _carry_over(
+    dest: Path, staging: Path, previous: PullManifest | None, new: PullManifest
+) -> PullRefresh:
+    """Bring into ``staging`` (the verified new copy) what must survive from ``dest`` (the
+    previous copy, only read): local files are linked in place, replaced sources and retired
+    tasks are linked under a new backup folder (see the module docstring).
+
+    Returns:
+        What was done.
+
+    Raises:
+        DatasetPullError: a file cannot be linked or copied.
+    """
+    old = {f.path: f.sha256 for f in previous.files} if previous is not None else {}
+    fresh = {f.path: f.sha256 for f in new.files}
+    old_tasks = {t for t in (_task_of(p)[0] for p in old) if t}
+    new_tasks = {t for t in (_task_of(p)[0] for p in fresh) if t}
+    retired = sorted(t for t in old_tasks - new_tasks
+                     if (dest / t).is_dir() and not (dest / t).is_symlink())
+    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    backup = BACKUPS / f"{stamp}-{secrets.token_hex(4)}"
+    kept: list[str] = []
+    backed: list[str] = []
+    setup = BACKUPS.parts[0] + "/"
+
+    def save(rel: str) -> None:
+        _link(dest / rel, staging / backup / "sources" / rel)
+        backed.append(rel)
+
+    for dirpath, dirnames, filenames in os.walk(dest):
+        here = Path(dirpath)
+        rel_dir = here.relative_to(dest).as_posix()
+        rel_dir = "" if rel_dir == "." else rel_dir + "/"
+        if rel_dir.rstrip("/") in retired:
+            dirnames[:] = []  # moved aside whole, below
+            continue
+        links = [d for d in dirnames if (here / d).is_symlink()]
+        dirnames[:] = sorted(d for d in dirnames if d not in links)
+        for name in sorted(filenames + links):
+            rel = rel_dir + name
+            if rel == MANIFEST:
+                continue
+            if rel.startswith(setup):  # earlier backups travel unchanged
+                _link(dest / rel, staging / rel)
+                continue
+            task, inner = _task_of(rel)
+            if rel in old or (task is not None and _in_sources(inner)) or rel in fresh:
+                # a source (or a file where a source now is): keep only what the new copy lacks
+                if rel in fresh and not (dest / rel).is_symlink() and (dest / rel).is_file() \
+                        and sha256_file(dest / rel) == fresh[rel]:
+                    continue
+                save(rel)
+            else:
+                _link(dest / rel, staging / rel)
+                kept.append(rel)
+        for d in dirnames:  # empty local folders (e.g. model_output/<label>/) survive too
+            rel = rel_dir + d
+            task, inner = _task_of(rel + "/x")
+            if not (task is not None and _in_sources(inner)) and not any((here / d).iterdir()):
+                (staging / rel).mkdir(parents=True, exist_ok=True)
+    for t in retired:
+        for dirpath, dirnames, filenames in os.walk(dest / t):
+            here = Path(dirpath)
+            links = [d for d in dirnames if (here / d).is_symlink()]
+            dirnames[:] = [d for d in dirnames if d not in links]
+            for name in filenames + links:
+                rel = (here / name).relative_to(dest).as_posix()
+                _link(dest / rel, staging / backup / "retired" / rel)
+    added = sorted(p for p in fresh if p not in old and _task_of(p)[0] not in retired)
+    updated = sorted(p for p in fresh if p in old and old[p] != fresh[p])
+    deleted = sorted(p for p in old if p not in fresh and _task_of(p)[0] not in retired)
+    used = bool(backed or retired)
+    refresh = PullRefresh(
+        from_commit=previous.commit if previous is not None else "unknown",
+        added=added, updated=updated, deleted=deleted, kept=sorted(kept), backed_up=sorted(backed),
+        retired_tasks=retired, backup=str(dest / backup) if used else None,
+    )
+    if used:
+        from jobbench._io import atomic_write_json
+
+        atomic_write_json(staging / backup / "refresh.json", {
+            "repo_id": new.repo_id, "from_commit": refresh.from_commit, "to_commit": new.commit,
+            "backed_up": refresh.backed_up, "retired_tasks": retired, "updated": updated,
+            "deleted": deleted,
+        })
+    return refresh
 
 
 def _mkdtemp(parent: Path, prefix: str) -> str:

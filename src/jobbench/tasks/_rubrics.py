@@ -15,10 +15,22 @@ Extensions (DESIGN §3, all optional): ``id``, ``requires``, ``checks``, ``files
 
 Every problem is collected (never stop at the first) and reported with a JSON path such as
 ``rubrics[3].weight``.
+
+Strict and tolerant parsing. The public tools ignore every key but ``rubric``, ``weight``
+and ``criterion``, so a dataset made for them may hold keys that share a name with our
+extensions but not their shape (``"id": 7``, ``"vision": "yes"``, a string ``checks``).
+Strict parsing reports such a key as an error (the task is invalid). Tolerant parsing reports
+it as a warning naming the file and JSON path, and the rubric loses that extension: a bad
+``id`` (blank, not a string, shared by several rubrics, or the digits of another rubric's
+position) leaves identity by position, a bad ``requires`` (or one in a cycle) leaves no
+cross-rubric chain, a bad ``checks`` entry drops the rubric's ``checks``, and a bad ``files``
+or ``vision`` is dropped, so the rubric is judged as the public tools judge it. Problems
+with the public keys are errors either way.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from functools import lru_cache
@@ -100,12 +112,24 @@ def _choose_key(data: dict[str, Any]) -> str:
     return PRIMARY_KEY if PRIMARY_KEY in data or FALLBACK_KEY not in data else FALLBACK_KEY
 
 
-def parse_rubrics(data: Any, file: str) -> tuple[list[Rubric], str, list[Problem]]:
+EXTENSION_KEYS: tuple[str, ...] = ("id", "requires", "checks", "files", "vision")
+"""Rubric keys of our extensions (DESIGN §3); the public tools ignore them."""
+
+_Tag = tuple[tuple[int, ...], str]
+"""The rubrics (0-based positions) and the extension key a problem concerns."""
+
+
+def parse_rubrics(
+    data: Any, file: str, *, strict: bool = True
+) -> tuple[list[Rubric], str, list[Problem]]:
     """Turn a parsed ``RUBRICS.json`` document into rubrics.
 
     Args:
         data: the decoded JSON document.
         file: the file's display path, used in every :class:`Problem`.
+        strict: True (the default here): a malformed extension key is an error. False
+            (what :func:`jobbench.tasks.load_dataset` does unless asked to be strict): it is
+            a warning and the rubric loses that extension (see the module docstring).
 
     Returns:
         ``(rubrics, key, problems)``: the rubrics that parsed (possibly partial when there
@@ -113,22 +137,27 @@ def parse_rubrics(data: Any, file: str) -> tuple[list[Rubric], str, list[Problem
         every problem found, each with a JSON path (``rubrics[3].weight``). The rubrics are
         trustworthy only when ``problems`` holds no errors.
     """
-    problems: list[Problem] = []
+    found: list[tuple[Problem, _Tag | None]] = []
 
     def err(where: str, message: str) -> None:
-        problems.append(Problem(file=file, where=where, message=message))
+        found.append((Problem(file=file, where=where, message=message), None))
+
+    def ext_err(rubrics_at: tuple[int, ...], ext: str, where: str, message: str) -> None:
+        found.append((Problem(file=file, where=where, message=message), (rubrics_at, ext)))
+
+    problems = _Problems(found)
 
     if not isinstance(data, dict):
         err("$", f"must be a JSON object, got {_show(data)}")
-        return [], PRIMARY_KEY, problems
+        return [], PRIMARY_KEY, problems.final(PRIMARY_KEY, strict)
     key = _choose_key(data)
     if key not in data:
         err("$", f"missing key {PRIMARY_KEY!r} (or fallback {FALLBACK_KEY!r})")
-        return [], key, problems
+        return [], key, problems.final(key, strict)
     items = data[key]
     if not isinstance(items, list) or not items:
         err(key, f"must be a non-empty list, got {_show(items)}")
-        return [], key, problems
+        return [], key, problems.final(key, strict)
 
     objects: list[dict[str, Any] | None] = []
     for i, item in enumerate(items):
@@ -138,8 +167,11 @@ def parse_rubrics(data: Any, file: str) -> tuple[list[Rubric], str, list[Problem
             err(f"{key}[{i}]", f"must be an object, got {_show(item)}")
             objects.append(None)
 
-    ids = _collect_ids(objects, key, err)
-    rubrics: list[Rubric] = []
+    ids = _collect_ids(objects, key, ext_err)
+    if not strict:  # ids with a problem (all holders of a duplicate) answer to no name
+        bad = problems.dropped("id")
+        ids = {rid: i for rid, i in ids.items() if i not in bad}
+    parsed: list[dict[str, Any]] = []
     total = 0.0
     weights_ok = True
     edges: dict[int, list[int]] = {}
@@ -148,6 +180,9 @@ def parse_rubrics(data: Any, file: str) -> tuple[list[Rubric], str, list[Problem
             weights_ok = False
             continue
         where = f"{key}[{i}]"
+
+        def ext(ext_key: str, at: str, message: str, i: int = i) -> None:
+            ext_err((i,), ext_key, at, message)
         question = item.get("rubric")
         if not isinstance(question, str) or not question.strip():
             err(f"{where}.rubric", f"must be a non-empty string, got {_show(question)}")
@@ -170,70 +205,121 @@ def parse_rubrics(data: Any, file: str) -> tuple[list[Rubric], str, list[Problem
         checks: list[Any] = [None] * len(texts)
         if "checks" in item:
             given = item["checks"]
+            check_err = functools.partial(ext, "checks")
             if not isinstance(given, list):
-                err(f"{where}.checks", f"must be a list aligned with criterion, got {_show(given)}")
+                check_err(f"{where}.checks",
+                          f"must be a list aligned with criterion, got {_show(given)}")
             else:
                 if len(given) != len(texts):
-                    err(
+                    check_err(
                         f"{where}.checks",
                         f"has {len(given)} entries but criterion has {len(texts)}; "
                         "they must align (use null where a criterion has no check)",
                     )
                 for j, spec in enumerate(given[: len(texts)]):
-                    checks[j] = _parse_check(spec, f"{where}.checks[{j}]", err)
+                    checks[j] = _parse_check(spec, f"{where}.checks[{j}]", check_err)
 
-        edges[i] = _parse_requires(item, i, where, ids, len(objects), err)
-        files = _parse_files(item, where, err)
+        edges[i] = _parse_requires(item, i, where, ids, len(objects),
+                                   functools.partial(ext, "requires"))
+        files = _parse_files(item, where, functools.partial(ext, "files"))
         vision = item.get("vision")
         if vision is not None and not isinstance(vision, bool):
-            err(f"{where}.vision", f"must be true or false, got {_show(vision)}")
+            ext("vision", f"{where}.vision", f"must be true or false, got {_show(vision)}")
             vision = None
-
-        # plain dicts: pydantic validates the nested list in one call (3x faster than
-        # building each Criterion separately on large datasets)
-        criteria = [
-            {"index": j, "text": t if isinstance(t, str) else "", "check": checks[j]}
-            for j, t in enumerate(texts)
-        ]
         rid = item.get("id")
-        rubrics.append(
-            Rubric(
-                index=i,
-                id=rid if isinstance(rid, str) and rid.strip() else str(i),
-                question=question,
-                weight=weight,
-                criteria=criteria,  # type: ignore[arg-type]
-                requires=edges[i],
-                files=files,
-                vision=vision,
-            )
-        )
+        parsed.append({"index": i, "id": rid if isinstance(rid, str) and rid.strip() else str(i),
+                       "question": question, "weight": weight, "texts": texts, "checks": checks,
+                       "files": files, "vision": vision})
 
     if weights_ok and total <= 0:
         err(key, "weights sum to 0; at least one rubric needs a positive weight")
     elif weights_ok and not math.isfinite(total):
         err(key, "weights sum to infinity; use smaller weights (the total must be a finite number)")
+    if not strict:  # a dropped requires cannot close a cycle
+        edges = {i: ([] if i in problems.dropped("requires") else e) for i, e in edges.items()}
     for cycle in _find_cycles(edges):
         path = " → ".join(f"{key}[{n}]" for n in cycle)
-        err(f"{key}[{cycle[0]}].requires", f"requires chain forms a cycle: {path}")
-    return rubrics, key, problems
+        ext_err(tuple(dict.fromkeys(cycle)), "requires", f"{key}[{cycle[0]}].requires",
+                f"requires chain forms a cycle: {path}")
+
+    dropped = {} if strict else {k: problems.dropped(k) for k in EXTENSION_KEYS}
+    rubrics: list[Rubric] = []
+    for r in parsed:
+        i = r["index"]
+        lost = {k for k, at in dropped.items() if i in at}
+        checks = [None] * len(r["checks"]) if "checks" in lost else r["checks"]
+        # plain dicts: pydantic validates the nested list in one call (3x faster than
+        # building each Criterion separately on large datasets)
+        criteria = [
+            {"index": j, "text": t if isinstance(t, str) else "", "check": checks[j]}
+            for j, t in enumerate(r["texts"])
+        ]
+        rubrics.append(
+            Rubric(
+                index=i,
+                id=str(i) if "id" in lost else r["id"],
+                question=r["question"],
+                weight=r["weight"],
+                criteria=criteria,  # type: ignore[arg-type]
+                requires=[] if "requires" in lost else edges[i],
+                files=None if "files" in lost else r["files"],
+                vision=None if "vision" in lost else r["vision"],
+            )
+        )
+    return rubrics, key, problems.final(key, strict)
+
+
+class _Problems:
+    """The problems found so far, each tagged with the rubrics and extension key it
+    concerns (None for the public format's own rules)."""
+
+    def __init__(self, found: list[tuple[Problem, _Tag | None]]) -> None:
+        self.found = found
+
+    def dropped(self, ext: str) -> set[int]:
+        """Positions of the rubrics with a problem in extension key ``ext``."""
+        return {i for _, tag in self.found if tag is not None and tag[1] == ext for i in tag[0]}
+
+    def final(self, key: str, strict: bool) -> list[Problem]:
+        """Every problem in the order found; tolerant parsing turns extension problems into
+        warnings that say what is ignored."""
+        if strict:
+            return [p for p, _ in self.found]
+        out = []
+        for p, tag in self.found:
+            if tag is None:
+                out.append(p)
+                continue
+            at, ext = tag
+            where = ", ".join(f"{key}[{i}]" for i in at)
+            note = (f"; `{ext}` ignored for {where}, as the public tools ignore it "
+                    "(--strict refuses the file)")
+            out.append(p.model_copy(update={"severity": "warning", "message": p.message + note}))
+        return out
 
 
 _Err = Callable[[str, str], None]
 
 
-def _collect_ids(objects: list[dict[str, Any] | None], key: str, err: _Err) -> dict[str, int]:
-    """Explicit ``id`` values → index. Rubrics without an id answer to ``str(index)``, so
-    an explicit id equal to another id-less rubric's index would be ambiguous."""
+def _collect_ids(
+    objects: list[dict[str, Any] | None],
+    key: str,
+    err: Callable[[tuple[int, ...], str, str, str], None],
+) -> dict[str, int]:
+    """Explicit ``id`` values → index (the first holder of a duplicate). Rubrics without an
+    id answer to ``str(index)``, so an explicit id equal to another id-less rubric's index
+    would be ambiguous. Problems go to ``err(rubrics, "id", where, message)``; a duplicate
+    concerns every rubric holding it."""
     ids: dict[str, int] = {}
     for i, item in enumerate(objects):
         if item is None or "id" not in item:
             continue
         rid = item["id"]
         if not isinstance(rid, str) or not rid.strip():
-            err(f"{key}[{i}].id", f"must be a non-empty string, got {_show(rid)}")
+            err((i,), "id", f"{key}[{i}].id", f"must be a non-empty string, got {_show(rid)}")
         elif rid in ids:
-            err(f"{key}[{i}].id", f"duplicate id {_show(rid)} (also {key}[{ids[rid]}])")
+            err((ids[rid], i), "id", f"{key}[{i}].id",
+                f"duplicate id {_show(rid)} (also {key}[{ids[rid]}])")
         else:
             ids[rid] = i
     for rid, i in ids.items():
@@ -241,6 +327,8 @@ def _collect_ids(objects: list[dict[str, Any] | None], key: str, err: _Err) -> d
             other = int(rid)
             if other < len(objects) and (objects[other] is None or "id" not in objects[other]):
                 err(
+                    (i,),
+                    "id",
                     f"{key}[{i}].id",
                     f"id {_show(rid)} is also the default id of {key}[{other}], which has no "
                     "id; choose a non-numeric id",
