@@ -49,7 +49,8 @@ npm install --prefix "$PREFIX" --save-exact --no-audit --no-fund "node-linux-$AR
 NODE_BIN="$PREFIX/node_modules/node-linux-$ARCH/bin"
 NPM_CLI=$(npm root -g)/npm/bin/npm-cli.js
 [ -f "$NPM_CLI" ] || NPM_CLI=$(dirname "$(readlink -f "$(command -v npm)")")/npm-cli.js
-if ! PATH="$NODE_BIN:$PATH" "$NODE_BIN/node" "$NPM_CLI" install --prefix "$PREFIX" --save-exact --no-audit --no-fund \
+if ! PATH="$NODE_BIN:$PATH" "$NODE_BIN/node" "$NPM_CLI" install --prefix "$PREFIX" \
+  --save-exact --no-audit --no-fund \
   "@openai/codex@$CODEX_VERSION" "opencode-ai@$OPENCODE_VERSION" "@anthropic-ai/claude-code@$CLAUDE_CODE_VERSION" \
   "openclaw@$OPENCLAW_VERSION"; then
   echo "npm could not install the versions above (is each published on this registry?" \
