@@ -157,7 +157,7 @@ def test_sample_decoys_give_byte_identical_requests(monkeypatch) -> None:
                     deliverables_dir=decoy / "deliverables",
                 )
             )
-    assert len(inputs) == 16
+    assert len(inputs) == 32  # 16 tasks (main and easy), two decoys each
     first, second = _grade_twice(inputs)
     assert len(first) == sum(len(i.task.rubrics) for i in inputs)
     assert sorted(first) == sorted(second)
