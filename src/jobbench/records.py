@@ -116,6 +116,12 @@ class TrialRecord(BaseModel):
             ``infra_error`` (the record is the last attempt's).
         sandbox: the sandbox backend the trial ran in (``bwrap`` or ``none``); None in
             records of runs older than per-trial sandboxes.
+        protocol: the run protocol the trial ran under (``jobbench`` or ``public``, see
+            :mod:`jobbench.agents._protocol`); records older than protocols ran under
+            ``jobbench``, the default.
+        limits: the budget the trial ran with (:class:`jobbench.agents.AgentLimits` as a
+            dict: under ``public`` a published runner's time limit and turn cap); None in
+            older records.
     """
 
     model_config = _RECORD
@@ -142,6 +148,8 @@ class TrialRecord(BaseModel):
     details: dict[str, Any] = Field(default_factory=dict)
     attempts: list[TrialAttempt] = Field(default_factory=list)
     sandbox: str | None = None
+    protocol: str = "jobbench"
+    limits: dict[str, Any] | None = None
 
 
 Verdict = Literal["pass", "fail", "judge_error", "unjudged"]

@@ -38,7 +38,7 @@ def test_grade_public_layout_writes_eval_result(tmp_path: Path) -> None:
         assert res.exit_code == 0, res.output
         assert srv.calls == 2
     out = task.root / "eval_result" / "eval_claude-code"
-    details = json.loads((out / "grok-4-3_jobbench-rubric_judge.json").read_text())
+    details = json.loads((out / "grok-4-3_jobbench-rubric-auto_judge.json").read_text())
     assert details["evaluated_model"] == "claude-code" and details["judge_model"] == "grok-4.3"
     # Totals passes (2 points), Method fails on "Lists sources"
     assert (details["total_score"], details["max_score"], details["passed_count"], details["total_count"]) == (2, 3.0, 1, 2)
@@ -49,7 +49,8 @@ def test_grade_public_layout_writes_eval_result(tmp_path: Path) -> None:
     assert (r1["result"]["criteria_count"], r1["result"]["criteria_passed"]) == (2, 1)
     assert r1["result"]["criteria_results"][1] == {"index": 1, "criterion": "Lists sources", "passed": False,
                                                     "reasoning": "judged 1", "evidence": ""}
-    rec = GradeRecord.model_validate_json((out / "grok-4-3_jobbench-rubric_judge.jobbench.json").read_text())
+    record_file = out / "grok-4-3_jobbench-rubric-auto_judge.jobbench.json"
+    rec = GradeRecord.model_validate_json(record_file.read_text())
     assert rec.score == 2 / 3 and rec.trial_id == "main/accountants/task1/claude-code@-/epoch-1"
     assert not (task.root / "eval_result" / "eval_codex").exists()  # filtered by --output
 

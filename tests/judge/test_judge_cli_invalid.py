@@ -45,7 +45,8 @@ def test_grade_public_dataset_refuses_invalid_tasks_unless_skipped(tmp_path: Pat
                         env=_env(tmp_path))
     assert res.exit_code == 0, res.output
     assert "1 invalid task(s) not graded" in res.output and "rubrics[0].weight" in res.output
-    details = json.loads((good.root / "eval_result" / "eval_agent-x" / "checks_jobbench-checks_judge.json").read_text())
+    details_file = good.root / "eval_result" / "eval_agent-x" / "checks_judge.json"
+    details = json.loads(details_file.read_text())
     assert details["total_score"] == 1 and details["max_score"] == 1.0
     assert not (bad.root / "eval_result").exists()
 

@@ -45,10 +45,13 @@ def test_markdown_escapes_every_dataset_string_the_same_way(tmp_path: Path, data
     md = leaderboard_markdown(build_report([run], n_resamples=100))
     assert "<" not in md and ">" not in md  # no raw HTML anywhere
     hits = [line for line in md.splitlines() if "script" in line]
-    # the missing-tasks line and the invalid-task warning both name the task, escaped alike
-    assert len(hits) == 2 and all(f"main/{ESCAPED_OCC}/task1" in line for line in hits)
-    assert hits[0].startswith(f"* alpha@m1: main/{ESCAPED_OCC}/task1 (invalid task, not run: main/{ESCAPED_OCC}"
-                              "/task1/RUBRICS.json: missing &lt;b&gt;\\|x\\|&lt;/b&gt;)")
+    # the comparability deviation, the missing-tasks line and the invalid-task warning all
+    # name the task, escaped alike
+    assert len(hits) == 3 and all(f"main/{ESCAPED_OCC}/task1" in line for line in hits)
+    assert hits[0].startswith("  * missing tasks: 1 without a scored trial")
+    assert hits[1].startswith(f"* alpha@m1: main/{ESCAPED_OCC}/task1 (invalid task, not run: "
+                              f"main/{ESCAPED_OCC}/task1/RUBRICS.json: missing "
+                              "&lt;b&gt;\\|x\\|&lt;/b&gt;)")
     assert "Runs: r&amp;\\[x\\]. Judge key: checks." in md
     assert "| 1 | alpha@m1 | r&amp;\\[x\\] |" in md  # table cells use the same escape
 

@@ -233,21 +233,19 @@ def test_records_planted_by_an_agent_change_nothing(
     assert overall["oracle"]["micro"]["estimate"] == 1.0 and overall["oracle"]["trials"] == 2
     assert overall["null"]["micro"]["estimate"] == 0.0 and overall["null"]["trials"] == 2
 
-    # the export holds the oracle's real deliverables and one result per real trial
+    # the export holds the oracle's real deliverables and one result per trial with deliverables
     for task in (TASK_A, TASK_B):
         real = run_dir / "trials" / task / "oracle@-" / "epoch-1" / "deliverables"
         out = copy / task / "model_output" / "oracle"
         assert {p.name: sha(p) for p in out.iterdir()} == {p.name: sha(p) for p in real.iterdir()}
         labels = sorted(p.name for p in (copy / task / "model_output").iterdir())
-        assert labels == ["hostile-builtin", "null", "oracle"]
+        assert labels == ["hostile-builtin", "oracle"]  # the null agent left nothing: no folder
         results = sorted(
             p.relative_to(copy / task).as_posix() for p in (copy / task / "eval_result").rglob("*")
         )
         assert results == [
             "eval_result/eval_hostile-builtin",
             "eval_result/eval_hostile-builtin/checks_judge.json",
-            "eval_result/eval_null",
-            "eval_result/eval_null/checks_judge.json",
             "eval_result/eval_oracle",
             "eval_result/eval_oracle/checks_judge.json",
         ]

@@ -70,7 +70,8 @@ def output_dir(req: dict) -> str:
 
 
 def run_trial(tmp_path: Path, agent: str, model: str, exe: str, *, api_base: str | None = None,
-              env: list[str] | None = None, max_turns: int = 10, settings: ModelSettings | None = None,
+              env: list[str] | None = None, max_turns: int = 10,
+              settings: ModelSettings | None = None, protocol: str = "jobbench",
               timeout: float = 240):
     dataset = build_dataset(tmp_path / "data")
     options: dict = {"executable": exe}
@@ -80,7 +81,8 @@ def run_trial(tmp_path: Path, agent: str, model: str, exe: str, *, api_base: str
         options["env"] = env
     spec = AgentSpec(agent, model, settings or ModelSettings(), options)
     cfg = RunConfig(dataset=dataset, agents=[spec], run_dir=tmp_path / "runs" / agent, task_glob="*task2",
-                    limits=AgentLimits(timeout=timeout, max_turns=max_turns), infra_retries=0)
+                    limits=AgentLimits(timeout=timeout, max_turns=max_turns), infra_retries=0,
+                    protocol=protocol)
     summary = run_trials(cfg)
     assert len(summary.records) == 1
     rec = summary.records[0]
@@ -179,6 +181,33 @@ def test_real_opencode_end_to_end(tmp_path, monkeypatch):
         sum(s.turn.output_tokens for s in srv.served))
     assert rec.usage.cost_usd is None  # OpenCode reports cost 0 for an unpriced custom model
     assert "sk-local-opencode" not in json.dumps(traj)
+
+
+@needs_cli("opencode", "JOBBENCH_OPENCODE_BIN")
+def test_real_opencode_public_protocol(tmp_path, monkeypatch):
+    """The published runner's settings reach the real OpenCode: its permission object and
+    provider options are accepted, the model is declared with a 1M context and the output
+    cap of OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX (131072) reaches the request."""
+    exe = find_cli("opencode", "JOBBENCH_OPENCODE_BIN")
+    monkeypatch.setenv("JOBBENCH_API_KEY", "sk-local-opencode")
+
+    def script(api: str, req: dict) -> Turn:
+        if not req.get("tools"):
+            return Turn(text="aux", input_tokens=7, output_tokens=3)
+        if not any(m.get("role") == "tool" for m in req.get("messages", [])):
+            write = {"filePath": f"{output_dir(req)}/memo.md", "content": MEMO}
+            return Turn(tool=("write", write), **TOOL_TURN)
+        return Turn(text="Wrote memo.md naming Acme Supplies.", **FINAL_TURN)
+
+    with FakeModelAPI(script) as srv:
+        rec, traj, trial_dir = run_trial(tmp_path, "opencode", "fake-model", exe,
+                                         api_base=srv.base_url, protocol="public")
+    assert rec.status == TrialStatus.ok, diagnose(rec, traj)
+    assert rec.protocol == "public" and rec.details["cli_version"]
+    assert (trial_dir / "deliverables" / "memo.md").read_text() == MEMO
+    tool_calls = [s for s in srv.served if s.request.get("tools")]
+    assert {s.request.get("max_tokens") for s in tool_calls} == {131072}
+    assert "you may look for it online" in json.dumps(tool_calls[0].request)
 
 
 # --- Claude Code ---------------------------------------------------------------------------

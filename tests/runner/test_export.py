@@ -15,9 +15,13 @@ from jobbench.runner import AgentSpec, RunConfig, RunConfigError, export_officia
 from jobbench.runner._export import export_label
 
 
+KEY = "openai_gpt-4.1-mini.official"
+
+
 def grade_for(tid: str, task_id: str) -> GradeRecord:
     return GradeRecord(
-        trial_id=tid, task_id=task_id, judge={"model": "openai/gpt-4.1-mini", "mode": "rubric"},
+        trial_id=tid, task_id=task_id,
+        judge={"key": KEY, "model": "openai/gpt-4.1-mini", "mode": "official"},
         rubrics=[
             RubricGrade(index=0, id="0", weight=2, passed=True, criteria=[
                 CriterionVerdict(rubric_index=0, criterion_index=0, verdict="pass", source="check",
@@ -34,21 +38,35 @@ def test_export_official_layout(tmp_path, dataset):
     run_trials(RunConfig(dataset=dataset, agents=specs, run_dir=run_dir, epochs=2))
     task1 = f"sample/{OCC}/task1"
     t = trial_id(task1, "oracle", None, 1)
-    gp = run_dir / "grades" / "checks" / f"{t}.json"
+    gp = run_dir / "grades" / KEY / f"{t}.json"
     gp.parent.mkdir(parents=True)
     gp.write_text(grade_for(t, task1).model_dump_json())
     copy = tmp_path / "copy" / "sample"
     shutil.copytree(dataset, copy)
     r = CliRunner().invoke(app, ["export", "official", str(run_dir), str(tmp_path / "copy")])
     assert r.exit_code == 0, r.output
-    assert "model_output: 8  model_traj: 8  eval_result: 1" in r.output
+    assert "model_output: 4  model_traj: 8  eval_result: 1" in r.output
     tdir = copy / OCC / "task1"
-    assert sorted(p.name for p in (tdir / "model_output").iterdir()) == ["null", "null-epoch2", "oracle", "oracle-epoch2"]
+    # the null agent left nothing: no output folder (as the public runners), but its trajectory
+    assert sorted(p.name for p in (tdir / "model_output").iterdir()) == ["oracle", "oracle-epoch2"]
+    assert sorted(p.name for p in (tdir / "model_traj").iterdir()) == [
+        "null", "null-epoch2", "oracle", "oracle-epoch2"]
     src = run_dir / "trials" / t / "deliverables" / "net.csv"
     assert (tdir / "model_output" / "oracle" / "net.csv").read_bytes() == src.read_bytes()
-    assert list((tdir / "model_output" / "null").iterdir()) == []
-    traj = tdir / "model_traj" / "oracle" / f"{OCC}_task1_oracle_attempt1.jsonl"
+    rec = json.loads((run_dir / "trials" / t / "trial.json").read_text())
+    stamp = rec["started_at"][:19].replace("-", "").replace(":", "").replace("T", "_")
+    traj = tdir / "model_traj" / "oracle" / f"{OCC}_task1_oracle_attempt1_{stamp}.jsonl"
     assert traj.read_text() == (run_dir / "trials" / t / "trajectory.jsonl").read_text()
+    index = (tdir / "model_traj" / "oracle" / "attempt_index.tsv").read_text().splitlines()
+    assert index[0].split("\t") == [
+        "task_name", "model_id", "model_name", "attempt", "status", "exit_code", "timeout_seconds",
+        "session_id", "started_at", "finished_at", "traj_file"]
+    assert index[1].split("\t") == [
+        f"{OCC}_task1", "-", "oracle", "1", "success", "0", "3600", "",
+        rec["started_at"][:19] + "Z", rec["finished_at"][:19] + "Z", str(traj)]
+    null_index = tdir / "model_traj" / "null" / "attempt_index.tsv"
+    null = null_index.read_text().splitlines()[1].split("\t")
+    assert null[4:6] == ["failed", "1"]  # finished without deliverables: a failed attempt
     judge = json.loads((tdir / "eval_result" / "eval_oracle" / "gpt-4-1-mini_judge.json").read_text())
     assert judge["evaluated_model"] == "oracle" and judge["judge_model"] == "openai/gpt-4.1-mini"
     assert (judge["total_score"], judge["max_score"], judge["pass_rate"], judge["passed_count"], judge["total_count"]) == (
@@ -76,8 +94,9 @@ def test_export_labels_and_cli_raw_events(tmp_path, dataset):
     copy = tmp_path / "copy"
     shutil.copytree(dataset, copy / "sample")
     s = export_official(run_dir, copy)
-    out = (copy / "sample" / OCC / "task2" / "model_traj" / "oracle" / f"{OCC}_task2_oracle_attempt1.jsonl").read_text()
-    assert out == '{"type": "result", "num_turns": 2}\n'
+    traj_dir = copy / "sample" / OCC / "task2" / "model_traj" / "oracle"
+    [out] = traj_dir.glob(f"{OCC}_task2_oracle_attempt1_*.jsonl")
+    assert out.read_text() == '{"type": "result", "num_turns": 2}\n'
     assert (s.outputs, s.missing_tasks) == (1, [])
     empty = tmp_path / "empty"
     (empty / "sample" / "x" / "task9" / "task_folder").mkdir(parents=True)

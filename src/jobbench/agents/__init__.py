@@ -8,7 +8,10 @@ Public API:
     :class:`Agent`, :class:`AgentContext`, :class:`AgentResult`, :class:`AgentLimits`,
     :class:`ModelSettings`, :class:`Pricing`, :class:`Endpoint`, :class:`Trajectory`,
     :class:`InfraError`, :func:`make_agent`, :data:`AGENTS`, :func:`standard_prompt`,
-    the concrete agents and the CLI event parsers.
+    :func:`prompt_version`, the concrete agents and the CLI event parsers; run protocols
+    (:data:`PROTOCOLS`, :data:`PUBLISHED_RUNNERS`, :func:`effective_limits`,
+    :func:`attempt_policy`, :func:`protocol_deviations`, :func:`check_protocol` and the
+    leaderboard facts, from :mod:`jobbench.agents._protocol`).
 """
 
 from __future__ import annotations
@@ -41,7 +44,24 @@ from ._cli_agents import (
     looks_like_infra,
 )
 from ._openclaw import OpenClawAgent, OpenClawParser
-from ._prompt import PROMPT_VERSION, standard_prompt
+from ._prompt import PROMPT_VERSION, PUBLIC_PROMPT_VERSION, prompt_version, standard_prompt
+from ._protocol import (
+    DEFAULT_PROTOCOL,
+    LEADERBOARD_JUDGE_MODE,
+    LEADERBOARD_JUDGE_MODEL,
+    LEADERBOARD_MAIN_TASKS,
+    LEADERBOARD_SPLIT,
+    PROTOCOLS,
+    PUBLISHED_RUNNERS,
+    Protocol,
+    PublishedRunner,
+    attempt_policy,
+    check_protocol,
+    codex_public_effort,
+    effective_limits,
+    network_policy,
+    protocol_deviations,
+)
 from ._search import SearchHit, SearchIndex
 from ._simple import NullAgent, OracleAgent
 
@@ -80,6 +100,23 @@ __all__ = [
     "AgentContext",
     "AgentLimits",
     "AgentResult",
+    "DEFAULT_PROTOCOL",
+    "LEADERBOARD_JUDGE_MODE",
+    "LEADERBOARD_JUDGE_MODEL",
+    "LEADERBOARD_MAIN_TASKS",
+    "LEADERBOARD_SPLIT",
+    "PROTOCOLS",
+    "PUBLIC_PROMPT_VERSION",
+    "PUBLISHED_RUNNERS",
+    "Protocol",
+    "PublishedRunner",
+    "attempt_policy",
+    "check_protocol",
+    "codex_public_effort",
+    "effective_limits",
+    "network_policy",
+    "prompt_version",
+    "protocol_deviations",
     "BuiltinAgent",
     "ClaudeCodeAgent",
     "ClaudeCodeParser",

@@ -70,7 +70,9 @@ class AgentLimits(BaseModel):
 
     Attributes:
         timeout: wall-clock seconds for the whole agent run (agent_timeout past it).
-        max_turns: model calls (builtin) or the CLI's own turn limit when it has one.
+        max_turns: model calls (builtin) or the CLI's own turn limit when it has one; None =
+            no cap (the published Claude Code runner's setting; the builtin agent then stops
+            only on its other budgets).
         max_total_tokens: input + output tokens over the run (builtin), or None.
         max_cost_usd: dollars over the run (builtin; needs a known price), or None.
         command_timeout: seconds per tool command of the builtin agent.
@@ -80,7 +82,7 @@ class AgentLimits(BaseModel):
     """
 
     timeout: float = 3600.0
-    max_turns: int = 100
+    max_turns: int | None = 100
     max_total_tokens: int | None = None
     max_cost_usd: float | None = None
     command_timeout: float = 600.0
@@ -162,6 +164,10 @@ class AgentContext:
         cancel: set when the run is being interrupted; stop promptly.
         endpoint: OpenAI-compatible endpoint (builtin agent), or None.
         pricing: prices for cost accounting, or None.
+        protocol: the run protocol, ``jobbench`` or ``public`` (see
+            :mod:`jobbench.agents._protocol`): which published runner settings apply.
+        attempt: 1-based attempt of the agent within the trial (the published OpenCode
+            runner retries once after a timeout).
     """
 
     task: Task
@@ -175,6 +181,8 @@ class AgentContext:
     cancel: threading.Event = field(default_factory=threading.Event)
     endpoint: Endpoint | None = None
     pricing: Pricing | None = None
+    protocol: str = "jobbench"
+    attempt: int = 1
 
 
 AgentStatus = Literal["ok", "agent_error", "agent_timeout", "infra_error"]

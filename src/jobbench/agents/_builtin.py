@@ -374,7 +374,7 @@ class BuiltinAgent(Agent):
         lim = ctx.limits
         if time.monotonic() >= deadline:
             return f"time limit of {lim.timeout:g} s reached"
-        if turns >= lim.max_turns:
+        if lim.max_turns is not None and turns >= lim.max_turns:
             return f"turn limit of {lim.max_turns} model calls reached"
         if lim.max_total_tokens is not None and usage.input_tokens + usage.output_tokens >= lim.max_total_tokens:
             return f"token budget of {lim.max_total_tokens} tokens reached"

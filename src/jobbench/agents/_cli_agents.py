@@ -58,8 +58,15 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..records import Usage
-from ..sandbox import Limits, Mount, SandboxError
+from ..sandbox import Limits, Mount, Sandbox, SandboxError
 from ._base import Agent, AgentContext, AgentResult, InfraError
+from ._protocol import (
+    OPENCODE_CHUNK_TIMEOUT_MS,
+    OPENCODE_DEFAULT_CONTEXT,
+    OPENCODE_OUTPUT_TOKEN_MAX,
+    OPENCODE_PROVIDER_TIMEOUT,
+    codex_public_effort,
+)
 
 _INFRA_RE = re.compile(
     r"\b(408|429|500|502|503|504|529)\b|rate.?limit|overloaded|too many requests|connection (error|reset|refused|closed)"
@@ -401,6 +408,16 @@ class CliAgent(Agent):
         self.extra_env = list(env or [])
         self.home_seed = home_seed
         self.api_base = str(api_base).rstrip("/") if api_base else None
+        self._version: str | None | bool = False  # False: not probed yet
+
+    def version(self, sandbox: Sandbox | None = None, executable: str | None = None) -> str | None:
+        """The CLI's version: the first ``X.Y.Z`` printed by ``<executable> --version`` run
+        in ``sandbox`` (without network, 20 s), probed once per adapter instance; None
+        when not probed yet or it cannot be told. The executable is never run outside the
+        sandbox."""
+        if self._version is False and sandbox is not None:
+            self._version = _probe_version(sandbox, executable or self.executable)
+        return self._version or None
 
     @property
     def endpoint(self) -> str | None:
@@ -451,11 +468,13 @@ class CliAgent(Agent):
         if self.home_seed is not None:
             shutil.copytree(self.home_seed, ctx.workspace.home, dirs_exist_ok=True, symlinks=True)
         env = self.build_env(ctx)
+        self.version(ctx.make_sandbox(mounts=mounts, path_prepend=path_dirs), str(real))
         sandbox = ctx.make_sandbox(network=True, mounts=mounts, env=env, path_prepend=path_dirs)
         argv = self.build_argv(str(real), ctx, sandbox.path_of(ctx.workspace.workspace))
         ignored = self.ignored_settings(ctx)
         ctx.trajectory.emit("command", argv=[a if len(a) < 2000 else a[:2000] + "…" for a in argv],
-                            env_names=sorted(env), ignored_settings=ignored)
+                            env_names=sorted(env), ignored_settings=ignored, protocol=ctx.protocol,
+                            cli_version=self.version())
         parser = self.parser_class()
 
         def on_line(line: str) -> None:
@@ -485,7 +504,7 @@ class CliAgent(Agent):
             usage.cost_usd = ctx.pricing.cost(usage)
         result = AgentResult(turns=parser.turns, usage=usage, session_id=parser.session_id,
                              details={"exit_code": res.exit_code, "events": parser.events,
-                                      "cli_version": cli_version(real)})
+                                      "timed_out": res.timed_out, "cli_version": self.version()})
         if res.timed_out and not (usage.input_tokens or usage.output_tokens) and looks_like_infra(parser.notice):
             # never got a model response, and the CLI said why (Codex 0.171 waits for the
             # network indefinitely: "Reconnecting... waiting for network")
@@ -508,7 +527,9 @@ class CliAgent(Agent):
 
 class ClaudeCodeAgent(CliAgent):
     """Claude Code: ``claude -p PROMPT --output-format stream-json --verbose --model M
-    --permission-mode bypassPermissions --max-turns N [--effort E]``.
+    --permission-mode bypassPermissions --max-turns N [--effort E]``; under the ``public``
+    protocol, as the published runner: no ``--max-turns`` unless a cap is set explicitly,
+    ``--add-dir WORKSPACE`` and ``CLAUDE_NONINTERACTIVE=1``.
 
     ``reasoning_effort`` maps to ``--effort`` (Claude Code 2.1+, levels low/medium/high/
     xhigh/max)
@@ -527,7 +548,11 @@ class ClaudeCodeAgent(CliAgent):
 
     def build_argv(self, exe: str, ctx: AgentContext, workspace: str) -> list[str]:
         argv = [exe, "-p", ctx.prompt, "--output-format", "stream-json", "--verbose", "--model", str(ctx.model),
-                "--permission-mode", "bypassPermissions", "--max-turns", str(ctx.limits.max_turns)]
+                "--permission-mode", "bypassPermissions"]
+        if ctx.limits.max_turns is not None:
+            argv += ["--max-turns", str(ctx.limits.max_turns)]
+        if ctx.protocol == "public":
+            argv += ["--add-dir", workspace]
         if ctx.settings.reasoning_effort:
             argv += ["--effort", ctx.settings.reasoning_effort]
         return argv
@@ -535,6 +560,8 @@ class ClaudeCodeAgent(CliAgent):
     def build_env(self, ctx: AgentContext) -> dict[str, str]:
         env = super().build_env(ctx)
         env.update({"IS_SANDBOX": "1", "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
+        if ctx.protocol == "public":
+            env["CLAUDE_NONINTERACTIVE"] = "1"
         if self.api_base:
             env["ANTHROPIC_BASE_URL"] = self.api_base
             if "ANTHROPIC_API_KEY" not in env and "ANTHROPIC_AUTH_TOKEN" not in env:
@@ -552,6 +579,9 @@ class CodexAgent(CliAgent):
     --dangerously-bypass-approvals-and-sandbox --ephemeral -C WORKSPACE [-c
     model_reasoning_effort="E"] PROMPT`` (the flags of the
     public JobBench Codex runner; Codex's own sandbox is bypassed because ours applies).
+    Under the ``public`` protocol also ``--add-dir WORKSPACE``, and without an explicit
+    ``reasoning_effort`` the published runner's (``xhigh``; ``high`` for gpt-5, gpt-5.1 and
+    their codex variants).
     ``temperature`` and ``max_output_tokens`` are not settable and are recorded as ignored;
     there is no turn limit (the wall-clock limit applies). Credentials: ``CODEX_API_KEY`` or
     ``OPENAI_API_KEY``. Another endpoint (``api_base``, else ``OPENAI_BASE_URL``) becomes a
@@ -579,8 +609,13 @@ class CodexAgent(CliAgent):
             argv += ["-c", 'model_provider="jobbench"',
                      "-c", f'model_providers.jobbench={{name="JobBench endpoint", base_url={json.dumps(self.endpoint)}, '
                            'env_key="JOBBENCH_API_KEY", wire_api="responses"}']
-        if ctx.settings.reasoning_effort:
-            argv += ["-c", f'model_reasoning_effort="{ctx.settings.reasoning_effort}"']
+        effort = ctx.settings.reasoning_effort
+        if not effort and ctx.protocol == "public":
+            effort = codex_public_effort(ctx.model)
+        if effort:
+            argv += ["-c", f'model_reasoning_effort="{effort}"']
+        if ctx.protocol == "public":
+            argv += ["--add-dir", workspace]
         return argv + [ctx.prompt]
 
     def build_env(self, ctx: AgentContext) -> dict[str, str]:
@@ -607,7 +642,12 @@ class OpenCodeAgent(CliAgent):
     packages from npm into the fresh HOME); ``--title`` skips the title-generation model
     call, whose tokens are never reported in the events. With ``api_base`` the config also
     defines an OpenAI-compatible provider ``jobbench`` and the model becomes
-    ``jobbench/MODEL``. There is no turn limit (the wall-clock limit applies). Credentials:
+    ``jobbench/MODEL``. There is no turn limit (the wall-clock limit applies). Under the
+    ``public`` protocol, as the published runner: no ``--pure``, a title naming the task and
+    attempt, ``OPENCODE_PERMISSION`` denying external directories except ``/tmp`` and the
+    workspace, ``OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX=131072``, the model's provider with
+    ``timeout`` off and a 300 s ``chunkTimeout``, and a custom model's context declared as
+    1,000,000 tokens (so OpenCode compacts). Credentials:
     the provider's usual variables (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``,
     ``OPENROUTER_API_KEY``, …)."""
 
@@ -619,13 +659,36 @@ class OpenCodeAgent(CliAgent):
                        "DEEPSEEK_API_KEY", "OPENCODE_CONFIG", "HTTPS_PROXY", "HTTP_PROXY")
 
     def build_argv(self, exe: str, ctx: AgentContext, workspace: str) -> list[str]:
-        model = f"jobbench/{ctx.model}" if self.api_base else str(ctx.model)
+        model = self._model_id(ctx)
+        if ctx.protocol == "public":
+            parts = ctx.task.id.split("/")
+            title = f"{'_'.join(parts[-2:])} | {ctx.model} | attempt {ctx.attempt}"
+            return [exe, "run", "--format", "json", "--title", title, "--model", model, ctx.prompt]
         return [exe, "run", "--format", "json", "--pure", "--title", "jobbench trial", "--model", model, ctx.prompt]
+
+    def _model_id(self, ctx: AgentContext) -> str:
+        return f"jobbench/{ctx.model}" if self.api_base else str(ctx.model)
+
+    @staticmethod
+    def public_permission(workspace: str) -> dict[str, Any]:
+        """The published runner's ``OPENCODE_PERMISSION``: every external directory denied
+        except ``/tmp`` and the workspace (``workspace`` as the agent sees it). The runner
+        also allows its workspaces' parent directory, needed there because OpenCode ran
+        from its own checkout; ours runs in the workspace, whose parent is ``/``, so that
+        entry is left out (it would allow everything)."""
+        allowed = ["/tmp", "/tmp/*", "/tmp/**", workspace, f"{workspace}/**"]
+        return {"external_directory": {"*": "deny", **{p: "allow" for p in allowed}}}
 
     def build_env(self, ctx: AgentContext) -> dict[str, str]:
         env = super().build_env(ctx)
-        env["OPENCODE_PERMISSION"] = json.dumps({"edit": "allow", "bash": "allow", "webfetch": "allow",
-                                                 "external_directory": "allow"})
+        public = ctx.protocol == "public"
+        if public:
+            workspace = ctx.make_sandbox().path_of(ctx.workspace.workspace)
+            env["OPENCODE_PERMISSION"] = json.dumps(self.public_permission(workspace))
+            env["OPENCODE_EXPERIMENTAL_OUTPUT_TOKEN_MAX"] = str(OPENCODE_OUTPUT_TOKEN_MAX)
+        else:
+            everything = ("edit", "bash", "webfetch", "external_directory")
+            env["OPENCODE_PERMISSION"] = json.dumps({k: "allow" for k in everything})
         build: dict[str, Any] = {}
         if ctx.settings.temperature is not None:
             build["temperature"] = ctx.settings.temperature
@@ -638,13 +701,22 @@ class OpenCodeAgent(CliAgent):
             # "temperature": true, or OpenCode 1.18.33 drops the temperature for a custom
             # model; limit.output sets max_tokens (context 0 = unknown, no auto-compaction)
             model: dict[str, Any] = {"name": str(ctx.model), "temperature": True}
-            if ctx.settings.max_output_tokens:
+            if public:  # the published runner assumes 1M tokens so that OpenCode compacts
+                out = ctx.settings.max_output_tokens or OPENCODE_OUTPUT_TOKEN_MAX
+                model["limit"] = {"context": OPENCODE_DEFAULT_CONTEXT, "output": int(out)}
+            elif ctx.settings.max_output_tokens:
                 model["limit"] = {"context": 0, "output": int(ctx.settings.max_output_tokens)}
             config["provider"] = {"jobbench": {
                 "npm": "@ai-sdk/openai-compatible", "name": "JobBench endpoint",
                 "options": {"baseURL": self.api_base, "apiKey": "{env:JOBBENCH_API_KEY}"},
                 "models": {str(ctx.model): model}}}
             env["JOBBENCH_API_KEY"] = self._endpoint_key("OPENAI_API_KEY")
+        if public:  # the model's provider: no request timeout, abort a stream silent for 300 s
+            provider = self._model_id(ctx).split("/", 1)[0]
+            entry = config.setdefault("provider", {}).setdefault(provider, {})
+            options = entry.setdefault("options", {})
+            options["timeout"] = OPENCODE_PROVIDER_TIMEOUT
+            options["chunkTimeout"] = OPENCODE_CHUNK_TIMEOUT_MS
         if config:
             env["OPENCODE_CONFIG_CONTENT"] = json.dumps(config)
         env["OPENCODE_DISABLE_AUTOUPDATE"] = "1"
@@ -652,3 +724,20 @@ class OpenCodeAgent(CliAgent):
 
     def ignored_settings(self, ctx: AgentContext) -> list[str]:
         return ["max_output_tokens"] if ctx.settings.max_output_tokens and not self.api_base else []
+
+
+_VERSION_RE = re.compile(r"\b(\d+\.\d+\.\d+(?:-[0-9A-Za-z.]+)?)")
+
+
+def _probe_version(sandbox: Sandbox, executable: str) -> str | None:
+    """``executable --version`` in ``sandbox`` (20 s): the first ``X.Y.Z`` of its standard
+    output when it exits 0, else None."""
+    try:
+        limits = Limits(timeout=20, memory_mb=None, max_open_files=4096)
+        res = sandbox.run([executable, "--version"], limits=limits)
+    except SandboxError:
+        return None
+    if res.exit_code != 0 or res.timed_out:
+        return None
+    m = _VERSION_RE.search(res.stdout or "")
+    return m.group(1) if m else None

@@ -46,11 +46,18 @@ def register(app: typer.Typer) -> None:
         no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the verdict cache."),
         no_vision: bool = typer.Option(False, "--no-vision", help="Never attach images."),
         label: Optional[str] = typer.Option(None, "--label", help="Suffix of the judge key (keeps configs apart)."),
-        run_label: Optional[str] = typer.Option(None, "--run-label", help="Public layout only: suffix of the "
-                                                "details file name (default jobbench-<mode>)."),
+        run_label: Optional[str] = typer.Option(
+            None, "--run-label",
+            help="Public layout only: the report's run label, <judge>_<label>_judge.json (default: "
+                 "none for --mode official and checks only, so the public tools recognise the "
+                 "report; jobbench-<judge key> otherwise)."),
         output_label: Optional[list[str]] = typer.Option(None, "--output", help="Public layout only: grade only "
                                                          "these model_output labels (repeatable)."),
-        force: bool = typer.Option(False, "--force", help="Regrade up-to-date trials too (the cache still applies)."),
+        force: bool = typer.Option(
+            False, "--force",
+            help="Regrade up-to-date trials too (the cache still applies); in the public layout "
+                 "also replace reports JobBench did not write, after moving them to "
+                 "<task>/.jobbench-backups/."),
         skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Public layout only: grade the valid tasks "
                                           "of a dataset with validation errors (default: refuse it)."),
         strict: bool = typer.Option(
@@ -109,6 +116,8 @@ def register(app: typer.Typer) -> None:
                 err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
                 raise typer.Exit(2) from exc
         fresh: set[str] = set()
+        empty: list[str] = []
+        backups: list[Path] = []
         try:
             if is_run:
                 dataset, _ = explain_invalid_tasks(target, err, strict=True if strict else None)
@@ -137,8 +146,17 @@ def register(app: typer.Typer) -> None:
                 records = grade_public_dataset(
                     target, cfg, labels=output_label or None, run_label=run_label,
                     progress=show, force=force, skip_invalid=skip_invalid, fresh=fresh,
-                    strict=strict, on_dataset_warnings=show_warnings)
+                    strict=strict, on_dataset_warnings=show_warnings, empty=empty,
+                    backups=backups)
                 kind = "public"
+                if empty:
+                    shown = escape("; ".join(empty[:10]))
+                    err.print(f"[yellow]note:[/yellow] {len(empty)} output folder(s) without "
+                              f"files, no report written (as the public judge): {shown}",
+                              highlight=False)
+                for b in backups:
+                    err.print("[yellow]note:[/yellow] replaced a report not written by this "
+                              f"judge; backup: {escape(display_path(b))}", highlight=False)
         except (RunDirError, OverwriteRefused, FileNotFoundError, ValueError) as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(2) from exc

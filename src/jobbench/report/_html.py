@@ -24,6 +24,7 @@ from ..scoring._aggregate import RATIO_FIELDS
 from ..tasks import PAPER_CATEGORIES, occupation_for, soc_major_groups
 from . import _plots, _tables
 from ._build import ConfigView, ReportData, anchor_slug, task_slug
+from ._comparability import comparability
 
 DrilldownMode = Literal["inline", "pages", "auto"]
 DRILLDOWN_MODES = ("inline", "pages", "auto")
@@ -308,6 +309,7 @@ def render_html(data: ReportData, drilldowns: DrilldownMode = "inline") -> str:
         break_keys=sorted(break_keys, key=_break_order),
         task_max=task_max,
         provisional_note=_tables.PROVISIONAL_NOTE,
+        comparability=comparability(data),
     )
 
 

@@ -12,6 +12,7 @@ from ..scoring import MACRO_LABEL, MICRO_LABEL, STATE_DESCRIPTIONS, Interval
 from ..scoring._aggregate import RATIO_FIELDS
 from ..tasks import PAPER_CATEGORIES
 from ._build import ConfigView, ReportData
+from ._comparability import comparability, comparability_markdown
 
 PROVISIONAL_NOTE = ("* provisional: some trials of this configuration have no result yet (judge_error, ungraded or "
                     "infra_error); their tasks count 0 until retried")
@@ -146,6 +147,7 @@ def leaderboard_markdown(data: ReportData) -> str:
     lines += [_md_table(header, rows), ""]
     if any(c.provisional for c in data.configs):
         lines += [md_text(PROVISIONAL_NOTE).replace("*", "\\*", 1) + " (see Warnings).", ""]
+    lines += comparability_markdown(data, md_text)
 
     lines += ["## Missing tasks (count 0 in micro and macro)", ""]
     any_missing = False
@@ -328,6 +330,7 @@ def results_jsonl(data: ReportData) -> str:
 
 def summary_json(data: ReportData) -> dict[str, Any]:
     """Every aggregated figure as one JSON-able dict (fractions, not percentages)."""
+    verdicts = {v.label: v.as_dict() for v in comparability(data)}
     return {
         "jobbench_version": data.version,
         "generated_at": data.generated_at,
@@ -340,6 +343,7 @@ def summary_json(data: ReportData) -> dict[str, Any]:
                 "rank": c.rank, "label": c.label, "run": c.run.name, "agent": c.agent, "model": c.model,
                 "anchor": c.anchor,
                 "provisional": c.provisional, "incomplete_trials": c.incomplete_trials,
+                "comparability": verdicts[c.label],
                 "overall": c.overall.model_dump(mode="json"),
                 "groups": {k: {g: a.model_dump(mode="json") for g, a in gs.items()} for k, gs in c.groups.items()},
                 "cost": c.cost.model_dump(mode="json"),

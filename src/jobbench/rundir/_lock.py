@@ -41,7 +41,7 @@ class LockConfig(BaseModel):
 
     Attributes:
         limits: the agent budget (:class:`jobbench.agents.AgentLimits` as a dict).
-        prompt_version: :data:`jobbench.agents.PROMPT_VERSION`.
+        prompt_version: :func:`jobbench.agents.prompt_version` of the run's protocol.
         splits, task_glob: the task selection.
         endpoint: the model endpoint URL, without credentials.
         pricing: the agents' price table, if given.
@@ -80,6 +80,9 @@ class RunLock(BaseModel):
         sandboxes: every sandbox backend that ran trials of the run.
         invalid_tasks: tasks left out as invalid (see :class:`InvalidTaskEntry`).
         dataset_problems: dataset errors outside any task directory (``<file>: <message>``).
+        protocol: the run protocol of every trial of the run (``jobbench`` or ``public``;
+            one run directory never mixes them); None in locks older than protocols, whose
+            trials ran under ``jobbench``.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -96,6 +99,7 @@ class RunLock(BaseModel):
     sandboxes: list[str] = Field(default_factory=list)
     invalid_tasks: dict[str, InvalidTaskEntry] = Field(default_factory=dict)
     dataset_problems: list[str] = Field(default_factory=list)
+    protocol: str | None = None
 
 
 def _is_number(v: object) -> bool:

@@ -87,11 +87,13 @@ def build_specs(agent_opts: list[str], model_opts: list[str], settings, options:
     return specs
 
 
-def default_run_name(dataset_root: Path, specs, splits: list[str] | None = None) -> str:
+def default_run_name(dataset_root: Path, specs, splits: list[str] | None = None,
+                     protocol: str = "jobbench") -> str:
     """Deterministic run name: ``<dataset dir>[-<split+…>]-<agent@model+…>`` plus a short
-    hash of the model settings when any is set, so the same command resumes the same run
-    (and runs of different splits, e.g. ``sample-main-…`` and ``sample-easy-…``, get
-    different run directories)."""
+    hash of the model settings when any is set, and ``-public`` under the public protocol, so
+    the same command resumes the same run (and runs of different splits, e.g.
+    ``sample-main-…`` and ``sample-easy-…``, or of the two protocols get different run
+    directories)."""
     import re
 
     from ..rundir import safe_name
@@ -102,6 +104,8 @@ def default_run_name(dataset_root: Path, specs, splits: list[str] | None = None)
     settings = [s.settings.as_record() for s in specs if s.settings.as_record()]
     if settings:
         name += "-" + hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
+    if protocol != "jobbench":
+        name += f"-{protocol}"
     name = re.sub(r"[^A-Za-z0-9._@+-]", "_", name)
     if len(name) > 100:
         name = name[:80] + "-" + hashlib.sha256(name.encode()).hexdigest()[:10]
@@ -288,8 +292,20 @@ def register(app: typer.Typer) -> None:
                                                "dataset, agents and settings, so the same command resumes)."),
         runs_dir: Path = typer.Option(Path("runs"), "--runs-dir", help="Where run directories live."),
         max_trials: int = typer.Option(1, "--max-trials", "-j", min=1, help="Trials run concurrently."),
-        timeout: float = typer.Option(3600.0, "--timeout", help="Wall-clock seconds per trial."),
-        max_turns: int = typer.Option(100, "--max-turns", help="Model calls per trial (builtin; CLIs that support it)."),
+        timeout: Optional[float] = typer.Option(
+            None, "--timeout",
+            help="Wall-clock seconds per trial, per attempt (default 3600; --protocol public: the "
+                 "published runner's, OpenCode 7200)."),
+        max_turns: Optional[int] = typer.Option(
+            None, "--max-turns",
+            help="Model calls per trial (builtin; CLIs that support it) (default 100; --protocol "
+                 "public: no cap for claude-code, as published)."),
+        protocol: str = typer.Option(
+            "jobbench", "--protocol",
+            help="jobbench (default) or public: the published JobBench runners' prompt (online "
+                 "search for reference files allowed), budgets, retries and CLI settings "
+                 "(docs/runner.md, 'Protocols'). Recorded per trial; a run directory never mixes "
+                 "protocols."),
         max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Input+output token budget per trial (builtin)."),
         max_cost: Optional[float] = typer.Option(None, "--max-cost", help="Dollar budget per trial (builtin; needs prices)."),
         command_timeout: float = typer.Option(600.0, "--command-timeout", help="Seconds per tool command (builtin)."),
@@ -354,6 +370,11 @@ def register(app: typer.Typer) -> None:
 
         console = Console()
         err = Console(stderr=True)
+        from ..agents import PROTOCOLS
+
+        if protocol not in PROTOCOLS:
+            raise typer.BadParameter(f"expected one of {', '.join(PROTOCOLS)}",
+                                     param_hint="--protocol")
         if sandbox not in ("auto", "bwrap", "none"):
             raise typer.BadParameter("expected auto, bwrap or none", param_hint="--sandbox")
         if executor_name not in EXECUTORS:
@@ -392,7 +413,7 @@ def register(app: typer.Typer) -> None:
             options["openclaw"]["node"] = str(agent_node)
         specs = build_specs(list(agent or []), list(model or []), settings, options)
         root = Path(os.path.abspath(dataset_path))
-        name = run_name or default_run_name(root, specs, split)
+        name = run_name or default_run_name(root, specs, split, protocol)
         run_dir = runs_dir / name
         base = cli_base or os.environ.get("OPENAI_BASE_URL")
         key = os.environ.get("JOBBENCH_API_KEY") or os.environ.get("OPENAI_API_KEY")
@@ -401,15 +422,18 @@ def register(app: typer.Typer) -> None:
             if price_in is None or price_out is None:
                 raise typer.BadParameter("give both --price-in and --price-out")
             pricing = Pricing(input_per_mtok=price_in, output_per_mtok=price_out, cached_input_per_mtok=price_cached_in)
-        limits = AgentLimits(timeout=timeout, max_turns=max_turns, max_total_tokens=max_tokens, max_cost_usd=max_cost,
+        # explicit budgets win over a protocol's
+        given = {k: v for k, v in (("timeout", timeout), ("max_turns", max_turns)) if v is not None}
+        limits = AgentLimits(**given, max_total_tokens=max_tokens, max_cost_usd=max_cost,
                              command_timeout=command_timeout, memory_mb=memory_mb)
         config = RunConfig(dataset=dataset_path, agents=specs, run_dir=run_dir, epochs=epochs, splits=split or None,
                            task_glob=tasks, max_trials=max_trials, limits=limits,
                            endpoint=Endpoint(base_url=base, api_key=key), pricing=pricing, sandbox=sandbox,  # type: ignore[arg-type]
                            keep_workspaces=keep_workspaces, infra_retries=infra_retries,
-                           skip_invalid=skip_invalid, strict=strict)
-        console.print(f"Run directory: {run_dir}  ·  agents: {', '.join(s.label for s in specs)}  ·  epochs: {epochs}",
-                      highlight=False, soft_wrap=True)
+                           skip_invalid=skip_invalid, strict=strict, protocol=protocol)
+        labels = ", ".join(s.label for s in specs)
+        console.print(f"Run directory: {run_dir}  ·  agents: {labels}  ·  epochs: {epochs}  ·  "
+                      f"protocol: {protocol}", highlight=False, soft_wrap=True)
         cancel = threading.Event()
         executor = None
         try:
@@ -475,22 +499,39 @@ def register(app: typer.Typer) -> None:
         run: Path = typer.Argument(..., help="Run directory (runs/<name>)."),
         dataset_copy: Path = typer.Argument(..., help="A copy of the dataset to write model_output/, model_traj/ and "
                                              "eval_result/ into (never the dataset the run used)."),
-        judge_key: Optional[str] = typer.Option(None, "--judge-key", help="Only grades of this judge key."),
+        judge_key: Optional[str] = typer.Option(
+            None, "--judge-key",
+            help="Only grades of this judge key (default: every key, one report file each)."),
+        force: bool = typer.Option(
+            False, "--force",
+            help="Replace files and folders JobBench did not write (moved to "
+                 "<task>/.jobbench-backups/<UTC time>/ first)."),
     ) -> None:
-        """Write a run in the public JobBench layout (model_output/, model_traj/, eval_result/)."""
+        """Write a run in the public JobBench layout (model_output/, model_traj/ with
+        attempt_index.tsv, eval_result/)."""
         from rich.console import Console
         from rich.markup import escape
 
+        from ..judge import OverwriteRefused
         from ._export import export_official
         from ._lock import RunConfigError
 
         err = Console(stderr=True)
         try:
-            s = export_official(run, dataset_copy, judge_key=judge_key)
-        except (RunConfigError, FileNotFoundError) as exc:
+            s = export_official(run, dataset_copy, judge_key=judge_key, force=force)
+        except (RunConfigError, FileNotFoundError, OverwriteRefused) as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
             raise typer.Exit(2) from exc
-        Console().print(f"model_output: {s.outputs}  model_traj: {s.trajectories}  eval_result: {s.eval_results}")
+        line = (f"model_output: {s.outputs}  model_traj: {s.trajectories}  "
+                f"eval_result: {s.eval_results}")
+        if s.partial_reports:
+            line += f" ({s.partial_reports} partial: undecided rubrics left out)"
+        if s.empty:
+            line += f"  no deliverables (no output folder, no report): {s.empty}"
+        Console().print(line)
+        for b in s.backups:
+            err.print("[yellow]note:[/yellow] moved aside (not written by this judge/export): "
+                      f"{escape(str(b))}", soft_wrap=True, highlight=False)
         for t in s.missing_tasks:
             err.print(f"[yellow]warning:[/yellow] task {escape(str(t))} is not in {escape(str(dataset_copy))}; skipped")
         for p in s.problems:

@@ -61,7 +61,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._run import PlannedTrial
 
 _ENV_FIELDS = ("run_dir", "dataset_root", "limits", "backend", "keep_workspaces", "deliverable_limits", "endpoint",
-               "pricing")
+               "pricing", "protocol")
 
 
 class RunDirNotVisible(OSError):

@@ -1,39 +1,59 @@
 """``jobbench export official RUN DATASET_COPY``: write a run in the public JobBench layout.
 
-The public evaluation repository (Job-Bench/job-bench-eval, ``eval/README.md``, "Output
-layout and scores") keeps results next to each task::
+The public evaluation repository (Job-Bench/job-bench-eval: ``eval/README.md``, "Output
+layout and scores", and the runners ``eval/run_benchmark_*.sh``) keeps results next to each
+task::
 
     <dataset>/<split>/<occupation>/taskN/
-        model_output/<label>/            final deliverables
-        model_traj/<label>/              structured trajectories (JSONL)
-        eval_result/eval_<label>/<judge>_judge.json   detailed rubric results and score
+        model_output/<label>/     final deliverables (only when there are any)
+        model_traj/<label>/       <occupation>_taskN_<label>_attempt<K>_<YYYYmmdd_HHMMSS>.jsonl
+                                  per attempt, and attempt_index.tsv (one row per attempt:
+                                  task_name, model_id, model_name, attempt, status, exit_code,
+                                  timeout_seconds, session_id, started_at, finished_at,
+                                  traj_file)
+        eval_result/eval_<label>/<judge-name>[_<RUN_LABEL>]_judge.json
 
-where ``<judge>`` is the judge model name with ``.`` replaced by ``-`` and any provider
-prefix removed, and the judge JSON holds ``evaluated_model``, ``judge_model``,
-``total_score``, ``max_score``, ``pass_rate`` ("66%"), ``passed_count``, ``total_count`` and
-``rubrics`` (``index``, ``rubric``, ``weight``, ``result`` with ``passed``, ``score``,
-``criteria_count``, ``criteria_passed``, ``criteria_results`` and ``overall_reasoning``), as
-written by its ``eval/judge.py``.
+The reports are written by the public-layout writer of :mod:`jobbench.judge._public` (the
+same as ``jobbench grade DATASET``): one file per judge key, undecided rubrics left out so
+the public tools judge them again, no report for a trial without deliverables, and no file
+replaced that JobBench did not write. ``model_traj/<label>/.jobbench-export.json`` records
+what the export wrote for a label; a ``model_output/<label>/`` or ``model_traj/<label>/``
+without it is not ours and is never replaced without ``force`` (which first moves it to
+``<task>/.jobbench-backups/<UTC time>/``). Conflicts are all found before anything is
+written.
 
 Labels: ``<model>-<agent>`` with ``/`` → ``_`` and ``.`` → ``-`` (the public runners'
 convention), just ``<agent>`` for agents without a model, and ``-epoch<N>`` appended for
-epochs after the first. The export never writes into the dataset the run was made from.
+epochs after the first. Attempt statuses: ``success``, ``timeout`` or ``failed`` (an agent
+that ended without any deliverable counts as ``failed``, as in the public runners); times
+are UTC. The export never writes into the dataset the run was made from.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import json
 import os
 import shutil
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from .._io import atomic_write_json, atomic_write_text
-from ..records import GradeRecord, TrialRecord
+from ..records import GradeRecord, TrialRecord, TrialStatus
 from ..rundir import RunDir, UnsafeIdError, check_component, safe_name
 from ..tasks import discover_task_dirs, load_task, task_digest
 from ._lock import RunConfigError, read_lock
+
+MANIFEST = ".jobbench-export.json"
+"""What the export wrote for one label of one task (inside ``model_traj/<label>/``)."""
+ATTEMPT_INDEX = "attempt_index.tsv"
+ATTEMPT_COLUMNS = (
+    "task_name", "model_id", "model_name", "attempt", "status", "exit_code", "timeout_seconds",
+    "session_id", "started_at", "finished_at", "traj_file",
+)
 
 
 @dataclass
@@ -41,15 +61,21 @@ class ExportSummary:
     """What :func:`export_official` wrote.
 
     Attributes:
-        outputs: ``model_output`` folders written; trajectories: ``model_traj`` files;
-        eval_results: judge JSON files; missing_tasks: task ids absent from the copy;
-        problems: records that could not be read (file and reason).
+        outputs: ``model_output`` folders written; trajectories: ``model_traj`` trajectory
+        files; eval_results: report files written; partial_reports: those of them with
+        undecided rubrics left out; empty: trials without deliverables (no
+        ``model_output`` folder and no report, as the public runners and judge);
+        missing_tasks: task ids absent from the copy; backups: files and folders moved
+        aside (``force``); problems: records that could not be read (file and reason).
     """
 
     outputs: int = 0
     trajectories: int = 0
     eval_results: int = 0
+    partial_reports: int = 0
+    empty: int = 0
     missing_tasks: list[str] = field(default_factory=list)
+    backups: list[Path] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
 
@@ -63,72 +89,6 @@ def export_label(agent: str, model: str | None, epoch: int) -> str:
     return base if epoch == 1 else f"{base}-epoch{epoch}"
 
 
-def judge_file_stem(judge_key: str, grade: GradeRecord) -> str:
-    """``<judge model>`` with ``.`` → ``-`` and provider prefix removed (else the judge key)."""
-    model = grade.judge.get("model") if isinstance(grade.judge, dict) else None
-    name = str(model) if model else judge_key
-    name = name.rsplit("/", 1)[-1].replace(".", "-")
-    return safe_name(name)
-
-
-def public_judge_json(grade: GradeRecord, label: str, judge_name: str, rubric_texts: list[tuple[str, list[str]]]) -> dict[str, Any]:
-    """A :class:`GradeRecord` in the public judge JSON shape.
-
-    Undecided rubrics (``passed`` None: judge error or unjudged) count as not passed, and
-    their ``overall_reasoning`` says so.
-    """
-    rubrics = []
-    passed_count = 0
-    total = 0.0
-    for rg in grade.rubrics:
-        text, criteria = rubric_texts[rg.index] if rg.index < len(rubric_texts) else ("", [])
-        passed = rg.passed is True
-        passed_count += passed
-        score = rg.weight if passed else 0
-        total += score
-        crit = []
-        for cv in rg.criteria:
-            crit.append({
-                "index": cv.criterion_index,
-                "criterion": criteria[cv.criterion_index] if cv.criterion_index < len(criteria) else "",
-                "passed": cv.verdict == "pass",
-                "reasoning": cv.reasoning,
-                "evidence": cv.evidence,
-            })
-        if rg.passed is None:
-            overall = "undecided (judge error or unjudged criterion); counted as not passed"
-        elif rg.chain_break:
-            overall = f"chain broken at {rg.chain_break}"
-        else:
-            overall = "all criteria passed"
-        rubrics.append({
-            "index": rg.index,
-            "rubric": text,
-            "weight": rg.weight,
-            "result": {
-                "passed": passed,
-                "score": score,
-                "criteria_count": len(rg.criteria),
-                "criteria_passed": sum(1 for c in rg.criteria if c.verdict == "pass"),
-                "criteria_results": crit,
-                "overall_reasoning": overall,
-            },
-        })
-    n = len(grade.rubrics)
-    return {
-        "evaluated_model": label,
-        "judge_model": judge_name,
-        "judge_implementation": {"jobbench_judge": grade.judge},
-        "timestamp": grade.created_at,
-        "total_score": total,
-        "max_score": grade.max_score,
-        "pass_rate": f"{int(passed_count / n * 100) if n else 0}%",
-        "passed_count": passed_count,
-        "total_count": n,
-        "rubrics": rubrics,
-    }
-
-
 def _inside(a: Path, b: Path) -> bool:
     try:
         a.relative_to(b)
@@ -137,19 +97,100 @@ def _inside(a: Path, b: Path) -> bool:
         return False
 
 
-def _raw_events(trajectory: Path) -> str:
-    """The trajectory for the public layout: a CLI agent's raw events when present,
-    otherwise our events unchanged."""
+def attempt_events(trajectory: Path) -> dict[int, str]:
+    """The trajectory for the public layout, per attempt (1-based): a CLI agent's raw events
+    when present, split at our ``agent_attempt`` markers; otherwise our events unchanged
+    (all in attempt 1)."""
     lines = trajectory.read_text(encoding="utf-8").splitlines() if trajectory.exists() else []
-    raw = []
+    raw: dict[int, list[str]] = {}
+    attempt = 1
     for line in lines:
         try:
             ev = json.loads(line)
         except json.JSONDecodeError:
             continue
-        if ev.get("type") == "cli_event" and isinstance(ev.get("event"), dict):
-            raw.append(json.dumps(ev["event"], ensure_ascii=False))
-    return "\n".join(raw) + "\n" if raw else "\n".join(lines) + ("\n" if lines else "")
+        if not isinstance(ev, dict):
+            continue
+        if ev.get("type") == "agent_attempt" and isinstance(ev.get("attempt"), int):
+            attempt = ev["attempt"]
+        elif ev.get("type") == "cli_event" and isinstance(ev.get("event"), dict):
+            raw.setdefault(attempt, []).append(json.dumps(ev["event"], ensure_ascii=False))
+    if raw:
+        return {n: "\n".join(v) + "\n" for n, v in sorted(raw.items())}
+    return {1: "\n".join(lines) + ("\n" if lines else "")}
+
+
+def _stamp(iso: str | None) -> str:
+    """``YYYYmmdd_HHMMSS`` of an ISO time (the public trajectory names' stamp)."""
+    try:
+        return datetime.fromisoformat(str(iso)).strftime("%Y%m%d_%H%M%S")
+    except ValueError:
+        return "00000000_000000"
+
+
+def _utc_z(iso: str | None) -> str:
+    """An ISO time as the public index writes it (``2026-01-01T00:00:00Z``)."""
+    try:
+        return datetime.fromisoformat(str(iso)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    except ValueError:
+        return ""
+
+
+def attempt_rows(rec: TrialRecord) -> list[dict[str, Any]]:
+    """One dict per attempt of the trial (``details.agent_attempts`` when recorded, else
+    one from the record), with the public status names."""
+    recorded = rec.details.get("agent_attempts")
+    if isinstance(recorded, list) and recorded and all(isinstance(a, dict) for a in recorded):
+        return [dict(a) for a in recorded]
+    timeout = (rec.limits or {}).get("timeout")
+    if rec.status == TrialStatus.ok:
+        status = "success"
+    elif rec.status == TrialStatus.agent_timeout and rec.details.get("timed_out", True):
+        status = "timeout"
+    else:
+        status = "failed"
+    exit_code = rec.details.get("exit_code")
+    if exit_code is None:
+        exit_code = {"success": 0, "timeout": 124}.get(status, 1)
+    return [
+        {
+            "attempt": 1,
+            "status": status,
+            "exit_code": exit_code,
+            "timeout_seconds": timeout,
+            "session_id": rec.session_id,
+            "started_at": rec.started_at,
+            "finished_at": rec.finished_at,
+        }
+    ]
+
+
+def _tsv(rows: list[list[Any]]) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, delimiter="\t", lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+    w.writerow(ATTEMPT_COLUMNS)
+    for r in rows:
+        w.writerow(["" if v is None else v for v in r])
+    return buf.getvalue()
+
+
+def _ours(traj_dir: Path) -> dict[str, Any] | None:
+    """The export manifest of a label, or None when the folder is not ours."""
+    m = traj_dir / MANIFEST
+    if m.is_symlink() or not m.is_file():
+        return None
+    try:
+        data = json.loads(m.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) and data.get("jobbench_export") is True else None
+
+
+def _remove(path: Path) -> None:
+    if path.is_symlink() or path.is_file():
+        path.unlink()
+    elif path.exists():
+        shutil.rmtree(path)
 
 
 class _TaskLocator:
@@ -226,15 +267,37 @@ def _check_something_matches(trials: list[TrialRecord], locate: _TaskLocator, co
         "the dataset the run used (its root, a split folder, or an occupation folder)?")
 
 
-def export_official(run_dir: Path, dataset_copy: Path, *, judge_key: str | None = None) -> ExportSummary:
-    """Write the run's deliverables, trajectories and grades into ``dataset_copy`` in the
-    public layout (see module docstring). Existing folders for the same labels are
-    replaced.
+@dataclass
+class _Unit:
+    """What the export writes for one trial."""
+
+    rec: TrialRecord
+    tdir: Path
+    label: str
+    files: list[tuple[str, str]]
+    reports: list[tuple[str, Path, dict[str, Any]]] = field(default_factory=list)
+
+    @property
+    def out_dir(self) -> Path:
+        return self.tdir / "model_output" / self.label
+
+    @property
+    def traj_dir(self) -> Path:
+        return self.tdir / "model_traj" / self.label
+
+
+def export_official(
+    run_dir: Path, dataset_copy: Path, *, judge_key: str | None = None, force: bool = False
+) -> ExportSummary:
+    """Write the run's deliverables, trajectories, attempt indexes and grades into
+    ``dataset_copy`` in the public layout (see module docstring).
 
     Args:
         run_dir: a run directory (has ``lock.json``).
         dataset_copy: a copy of the dataset (public or Hugging Face layout).
-        judge_key: export only grades of this judge key (default: all).
+        judge_key: export only grades of this judge key (default: all, one report each).
+        force: replace files and folders JobBench did not write (they are moved to
+            ``<task>/.jobbench-backups/<UTC time>/`` first).
 
     Returns:
         :class:`ExportSummary`.
@@ -245,10 +308,23 @@ def export_official(run_dir: Path, dataset_copy: Path, *, judge_key: str | None 
 
     Raises:
         RunConfigError: not a run directory, ``dataset_copy`` is (inside) the dataset
-            the run used or the run directory, or none of the run's tasks is found in
-            ``dataset_copy`` (nothing is written then).
+            the run used or the run directory, none of the run's tasks is found in
+            ``dataset_copy``, or two judge keys would write the same report file (choose
+            one with ``judge_key``); nothing is written then.
+        OverwriteRefused: files or folders the export would replace were not written by
+            JobBench (all are named; nothing is written).
         FileNotFoundError: ``dataset_copy`` is not a directory.
     """
+    from ..judge import (
+        OverwriteRefused,
+        ReportWriter,
+        backup,
+        owner_key,
+        public_report,
+        public_report_name,
+        rubric_texts,
+    )
+
     run_dir = Path(os.path.abspath(run_dir))
     copy = Path(os.path.abspath(dataset_copy))
     lock = read_lock(run_dir)
@@ -259,13 +335,15 @@ def export_official(run_dir: Path, dataset_copy: Path, *, judge_key: str | None 
     src_root = Path(os.path.abspath(lock.dataset_root or "/nonexistent"))
     for a, b in ((copy, src_root), (src_root, copy)):
         if _inside(a, b):
-            raise RunConfigError(f"refusing to export into {copy}: it overlaps the dataset the run used ({src_root}); "
-                                 "export into a copy")
+            raise RunConfigError(
+                f"refusing to export into {copy}: it overlaps the dataset the run used "
+                f"({src_root}); export into a copy"
+            )
     if _inside(copy, run_dir) or _inside(run_dir, copy):
         raise RunConfigError(f"refusing to export into {copy}: it overlaps the run directory")
     summary = ExportSummary()
     locate = _TaskLocator(copy)
-    rubric_cache: dict[str, list[tuple[str, list[str]]]] = {}
+    texts: dict[str, list[tuple[str, list[str]]]] = {}
     rd = RunDir(run_dir)
     if judge_key is not None:
         try:
@@ -277,46 +355,150 @@ def export_official(run_dir: Path, dataset_copy: Path, *, judge_key: str | None 
     records = list(scan.records.values())
     _check_something_matches(records, locate, copy)
     keys = [judge_key] if judge_key else rd.judge_keys()
+
+    # plan: what every trial writes; every conflict is found before anything is written
+    units: list[_Unit] = []
     for rec in records:
         tdir = locate(rec.task_id, rec.task_digest)
         if tdir is None:
             if rec.task_id not in summary.missing_tasks and rec.task_id not in locate.ambiguous:
                 summary.missing_tasks.append(rec.task_id)
             continue
-        label = export_label(rec.agent, rec.model, rec.epoch)
-        out = tdir / "model_output" / label
-        if out.is_symlink() or out.is_file():
-            out.unlink()
-        elif out.exists():
-            shutil.rmtree(out)
         deliverables = rd.deliverables(rec.trial_id)
         if deliverables.problem is not None:
             summary.problems.append(f"{deliverables.problem}; its deliverables are not exported")
-        deliverables.copy_to(out)
-        summary.outputs += 1
+        unit = _Unit(
+            rec, tdir, export_label(rec.agent, rec.model, rec.epoch), deliverables.manifest()
+        )
+        if unit.files:
+            for key in keys:
+                loaded = rd.read_grade(key, rec.trial_id)
+                if loaded.missing:
+                    continue
+                if loaded.record is None:
+                    summary.problems += [f"{p}: unreadable grade" for p in loaded.problems]
+                    continue
+                grade: GradeRecord = loaded.record
+                if rec.task_id not in texts:
+                    try:
+                        texts[rec.task_id] = rubric_texts(load_task(tdir))
+                    except Exception:  # an invalid copy of the task: reports without rubric texts
+                        texts[rec.task_id] = []
+                judge = {**grade.judge, "key": grade.judge.get("key") or key}
+                path = tdir / "eval_result" / f"eval_{unit.label}" / public_report_name(judge)
+                payload = public_report(
+                    grade, texts[rec.task_id], unit.label, str(grade.judge.get("model") or key)
+                )
+                payload["jobbench"]["judge_key"] = judge["key"]
+                unit.reports.append((judge["key"], path, payload))
+        units.append(unit)
+    targets: dict[Path, str] = {}
+    for u in units:
+        for key, path, _ in u.reports:
+            if path in targets and targets[path] != key:
+                raise RunConfigError(
+                    f"judge keys {targets[path]} and {key} would both write {path}; export one "
+                    "of them with --judge-key"
+                )
+            targets[path] = key
+    writer = ReportWriter(force=force)
+    refused: list[str] = []
+    for u in units:
+        if _ours(u.traj_dir) is None:
+            refused += [
+                f"{p} (not written by JobBench)"
+                for p in (u.out_dir, u.traj_dir)
+                if p.exists() or p.is_symlink()
+            ]
+        refused += [
+            why for key, path, _ in u.reports if (why := writer.problem(path, key)) is not None
+        ]
+    if refused and not force:
+        raise OverwriteRefused(
+            refused,
+            "export into a fresh copy, or rerun with --force to replace them (a backup "
+            "is kept under <task>/.jobbench-backups/)",
+        )
+
+    for u in units:
+        rec = u.rec
+        if _ours(u.traj_dir) is None:
+            for p in (u.out_dir, u.traj_dir):
+                if p.exists() or p.is_symlink():
+                    summary.backups.append(backup(u.tdir, p, writer._stamp))
+        else:
+            _remove(u.out_dir)
+        u.traj_dir.mkdir(parents=True, exist_ok=True)
+        old = _ours(u.traj_dir) or {}
+        for name in old.get("files", []):
+            p = u.traj_dir / str(name)
+            if isinstance(name, str) and "/" not in name and name not in ("", ".", ".."):
+                _remove(p)
+        new_reports = {path for _, path, _ in u.reports}
+        reports = {path.name for path in new_reports}
+        for name in old.get("reports", []):  # ours from an earlier export, stale now
+            p = u.tdir / "eval_result" / f"eval_{u.label}" / str(name)
+            if "/" in str(name) or p in new_reports or p.is_symlink() or not p.is_file():
+                continue
+            ours, key = owner_key(p)
+            if ours and key in keys:  # a judge key exported now that has no grade to write
+                p.unlink()
+            elif ours:
+                reports.add(p.name)  # another judge key's: kept, and still ours
+        if u.files:
+            rd.deliverables(rec.trial_id).copy_to(u.out_dir)
+            summary.outputs += 1
+        else:
+            summary.empty += 1
         occupation, task_name = rec.task_id.split("/")[1:3]
-        traj_dir = tdir / "model_traj" / label
-        traj_dir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(traj_dir / f"{occupation}_{task_name}_{label}_attempt1.jsonl",
-                          _raw_events(rd.trajectory_file(rec.trial_id)))
-        summary.trajectories += 1
-        for key in keys:
-            loaded = rd.read_grade(key, rec.trial_id)
-            if loaded.missing:
-                continue
-            if loaded.record is None:
-                summary.problems += [f"{p}: unreadable grade" for p in loaded.problems]
-                continue
-            grade: GradeRecord = loaded.record
-            if rec.task_id not in rubric_cache:
-                try:
-                    task = load_task(tdir)
-                    rubric_cache[rec.task_id] = [(r.question, [c.text for c in r.criteria]) for r in task.rubrics]
-                except Exception:
-                    rubric_cache[rec.task_id] = []
-            stem = judge_file_stem(key, grade)
-            payload = public_judge_json(grade, label, str(grade.judge.get("model") or key), rubric_cache[rec.task_id])
-            atomic_write_json(tdir / "eval_result" / f"eval_{label}" / f"{stem}_judge.json", payload)
+        events = attempt_events(rd.trajectory_file(rec.trial_id))
+        rows = []
+        written = []
+        for att in attempt_rows(rec):
+            n = int(att.get("attempt") or 1)
+            stamp = _stamp(att.get("started_at"))
+            name = f"{occupation}_{task_name}_{u.label}_attempt{n}_{stamp}.jsonl"
+            atomic_write_text(u.traj_dir / name, events.get(n, ""))
+            written.append(name)
+            summary.trajectories += 1
+            rows.append(
+                [
+                    f"{occupation}_{task_name}",
+                    rec.model,
+                    u.label,
+                    n,
+                    att.get("status"),
+                    att.get("exit_code"),
+                    _seconds_text(att.get("timeout_seconds")),
+                    att.get("session_id"),
+                    _utc_z(att.get("started_at")),
+                    _utc_z(att.get("finished_at")),
+                    str(u.traj_dir / name),
+                ]
+            )
+        atomic_write_text(u.traj_dir / ATTEMPT_INDEX, _tsv(rows))
+        written.append(ATTEMPT_INDEX)
+        atomic_write_json(
+            u.traj_dir / MANIFEST,
+            {
+                "jobbench_export": True,
+                "trial_id": rec.trial_id,
+                "run_dir": str(run_dir),
+                "files": written,
+                "reports": sorted(reports),
+            },
+        )
+        for _, path, payload in u.reports:
+            writer.write(u.tdir, path, payload)
             summary.eval_results += 1
+            summary.partial_reports += bool(payload["jobbench"]["partial"])
+    summary.backups += writer.backups
     summary.problems = locate.notes() + summary.problems
     return summary
+
+
+def _seconds_text(x: Any) -> str:
+    """Seconds as the public index writes them (``3600``)."""
+    if isinstance(x, (int, float)) and not isinstance(x, bool):
+        return f"{x:g}"
+    return ""

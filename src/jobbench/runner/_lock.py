@@ -48,6 +48,7 @@ def merge_lock(
     pending: int = 0,
     invalid: dict[str, dict[str, Any]] | None = None,
     dataset_problems: list[str] | None = None,
+    protocol: str = "jobbench",
 ) -> tuple[RunLock, list[str]]:
     """The lock content for this invocation, merged with a previous one.
 
@@ -67,11 +68,14 @@ def merge_lock(
     now is removed from ``tasks`` (with a warning when it had been run); ``dataset_problems``
     (errors outside any task) replaces the previous list.
 
+    ``protocol`` must be the run's (a lock without one is a run made before protocols, under
+    ``jobbench``): trials of two protocols are never mixed in one run directory.
+
     Returns:
         ``(lock, warnings)``.
 
     Raises:
-        RunConfigError: dataset root or agent settings conflict.
+        RunConfigError: dataset root, agent settings or protocol conflict.
     """
     warnings: list[str] = []
     entries = [a.lock_entry() for a in agents]
@@ -91,11 +95,18 @@ def merge_lock(
             sandboxes=[sandbox] if sandbox and pending else [],
             invalid_tasks=dict(sorted(bad.items())),
             dataset_problems=list(dataset_problems or []),
+            protocol=protocol,
         ), warnings
     old_root = existing.dataset_root
     if old_root and os.path.abspath(old_root) != str(dataset_root):
         raise RunConfigError(f"this run directory was made from dataset {old_root}, not {dataset_root}; "
                              "use another --run-name")
+    old_protocol = existing.protocol or "jobbench"
+    if old_protocol != protocol:
+        raise RunConfigError(
+            f"this run directory holds trials run under protocol {old_protocol!r}, not "
+            f"{protocol!r}; one run directory never mixes protocols: use another --run-name "
+            f"(or --protocol {old_protocol} to resume it)")
     old_agents = {(a.agent, a.model): a for a in existing.agents}
     merged = list(existing.agents)
     for e in entries:
@@ -148,6 +159,7 @@ def merge_lock(
         sandboxes=used,
         invalid_tasks=dict(sorted(merged_invalid.items())),
         dataset_problems=list(dataset_problems or []),
+        protocol=protocol,
     ))
     return lock, warnings
 

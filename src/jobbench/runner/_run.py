@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Callable, Literal
 
 from .. import __version__
-from ..agents import PROMPT_VERSION, AgentLimits, Endpoint, Pricing, make_agent
+from ..agents import AgentLimits, Endpoint, Pricing, check_protocol, make_agent, prompt_version
 from ..records import TrialRecord, TrialStatus
 from ..sandbox import DeliverableLimits, default_scratch_root
 from ..tasks import Problem, Task, display_path, load_dataset, task_digest
@@ -58,6 +58,10 @@ class RunConfig:
         skip_invalid: run the valid tasks of a dataset with validation errors (the invalid
             ones are recorded in ``lock.json`` ``invalid_tasks`` and count as missing in the
             report); otherwise such a dataset is refused.
+        protocol: ``jobbench`` (default) or ``public``: the published JobBench runners'
+            prompt, budgets, retries and CLI settings (:mod:`jobbench.agents._protocol`;
+            budget fields set explicitly in ``limits`` win). Recorded in ``lock.json`` and
+            every ``trial.json``; a run directory never mixes protocols.
         strict: load the dataset strictly (:func:`jobbench.tasks.load_dataset`): what is
             otherwise skipped or ignored with a warning, as the public tools do (``taskN``
             directories holding no task source, malformed extension keys), is an error.
@@ -80,6 +84,7 @@ class RunConfig:
     retry_backoff: float = 5.0
     deliverable_limits: DeliverableLimits = field(default_factory=DeliverableLimits)
     skip_invalid: bool = False
+    protocol: str = "jobbench"
     strict: bool = False
 
 
@@ -187,7 +192,8 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
         :class:`RunSummary`.
 
     Raises:
-        RunConfigError: bad selection or a run directory that cannot be used.
+        RunConfigError: bad selection, an unknown protocol, or a run directory that cannot
+            be used (another dataset, agent settings or protocol).
         FileNotFoundError: the dataset does not exist.
         KeyError: unknown agent.
         ExecutorError: the executor cannot run this run (e.g. Dask workers that cannot see
@@ -198,6 +204,10 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
     _check_paths(dataset_root, run_dir)
     if not config.agents:
         raise RunConfigError("no agent given")
+    try:
+        protocol = check_protocol(config.protocol)
+    except ValueError as exc:
+        raise RunConfigError(str(exc)) from None
     agents = {}
     for spec in config.agents:
         agent = make_agent(spec.agent, **spec.options)
@@ -230,7 +240,7 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
     digests = {t.id: task_digest(t) for t in ds.tasks}
     cfg_record: dict[str, Any] = {
         "limits": config.limits.model_dump(),
-        "prompt_version": PROMPT_VERSION,
+        "prompt_version": prompt_version(protocol),
         "splits": config.splits,
         "task_glob": config.task_glob,
         "endpoint": _public_url(config.endpoint.base_url) if config.endpoint and config.endpoint.base_url else None,
@@ -243,7 +253,7 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
     env = TrialEnv(run_dir=run_dir, dataset_root=dataset_root, limits=config.limits, backend=backend,
                    scratch_root=scratch, keep_workspaces=config.keep_workspaces,
                    deliverable_limits=config.deliverable_limits, endpoint=config.endpoint, pricing=config.pricing,
-                   cancel=cancel or threading.Event())
+                   cancel=cancel or threading.Event(), protocol=protocol)
     batch = TrialBatch(env=env, agents=agents, infra_retries=config.infra_retries, retry_backoff=config.retry_backoff,
                        scratch_explicit=config.scratch_root is not None)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -260,7 +270,8 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
         lock, warnings = merge_lock(read_lock(run_dir), harness_version=__version__, dataset_root=dataset_root,
                                     digests=digests, agents=config.agents, epochs=config.epochs, config=cfg_record,
                                     sandbox=backend, pending=len(todo), invalid=invalid.lock_entries(),
-                                    dataset_problems=[str(p) for p in invalid.other])
+                                    dataset_problems=[str(p) for p in invalid.other],
+                                    protocol=protocol)
         warnings = prep.notes + warnings
         write_lock(run_dir, lock)
         swept = sweep_scratch(scratch)  # leftover sandboxes and workspaces of interrupted runs

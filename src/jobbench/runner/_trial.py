@@ -1,5 +1,13 @@
 """Running one trial: fresh workspace → agent in the sandbox → deliverables → trial.json.
 
+Under the ``public`` protocol a published runner's budget applies
+(:func:`jobbench.agents.effective_limits`) and, for OpenCode, an attempt that reaches its
+time limit is followed by one more on a fresh copy of the task folder, the timed-out
+attempt's files being kept where the retry wrote none (:func:`jobbench.agents.attempt_policy`;
+the published ``eval/run_benchmark_opencode.sh`` does the same). Each attempt is recorded in
+``trial.json`` ``details.agent_attempts`` and marked by ``agent_attempt`` events in the
+trajectory.
+
 ``trial.json`` is written last and atomically; its presence means the trial finished.
 A trial interrupted at any point (SIGKILL, power loss) leaves no ``trial.json`` and is
 redone from scratch by the next invocation.
@@ -23,15 +31,20 @@ from ..agents import (
     InfraError,
     Pricing,
     Trajectory,
+    attempt_policy,
+    effective_limits,
     standard_prompt,
 )
 from ..records import TrialAttempt, TrialRecord, TrialStatus, Usage
 from ..rundir import RunDir, trial_id
 from ..sandbox import (
+    Collected,
     DeliverableLimits,
     Sandbox,
     collect_deliverables,
+    merge_rescued,
     prepare_workspace,
+    reset_workspace,
 )
 from ..sandbox._sandbox import UID_POOL
 from ..tasks import Task
@@ -53,6 +66,7 @@ class TrialEnv:
         deliverable_limits: caps on collection.
         endpoint, pricing: for API agents.
         cancel: set when the run is interrupted.
+        protocol: ``jobbench`` or ``public`` (see :mod:`jobbench.agents._protocol`).
     """
 
     run_dir: Path
@@ -65,6 +79,36 @@ class TrialEnv:
     endpoint: Endpoint | None = None
     pricing: Pricing | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
+    protocol: str = "jobbench"
+
+
+def _run_agent(agent: Agent, ctx: AgentContext) -> AgentResult:
+    """``agent.run(ctx)`` with every exception turned into an ``infra_error`` result."""
+    try:
+        return agent.run(ctx)
+    except InfraError as exc:
+        return AgentResult(status="infra_error", error=str(exc))
+    except Exception as exc:  # a harness bug is never the agent's failure
+        trace = traceback.format_exc(limit=8)
+        return AgentResult(status="infra_error",
+                           error=f"harness error: {type(exc).__name__}: {exc}\n{trace}")
+
+
+def _timed_out(result: AgentResult) -> bool:
+    """The attempt reached its wall-clock limit (not another budget)."""
+    return result.status == "agent_timeout" and bool(result.details.get("timed_out"))
+
+
+def _attempt_entry(n: int, result: AgentResult, limits: AgentLimits, started: str,
+                   seconds: float) -> dict:
+    """One ``details.agent_attempts`` entry (the fields of the public ``attempt_index.tsv``)."""
+    status = "success" if result.status == "ok" else "failed"
+    if _timed_out(result):
+        status = "timeout"
+    return {"attempt": n, "status": status, "agent_status": result.status, "error": result.error,
+            "exit_code": result.details.get("exit_code"), "timeout_seconds": limits.timeout,
+            "session_id": result.session_id, "started_at": started, "finished_at": now_iso(),
+            "seconds": round(seconds, 3)}
 
 
 def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch: int, env: TrialEnv,
@@ -83,6 +127,9 @@ def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch
         written then; the trial will be redone).
     """
     tid = trial_id(task.id, spec.agent, spec.model, epoch)
+    limits = effective_limits(spec.agent, env.protocol, env.limits)
+    retries, rescue = attempt_policy(spec.agent, env.protocol)
+    agent_attempts: list[dict] = []
     rd = RunDir(env.run_dir)
     rd.reset_trial_dir(tid)
     rd.remove_trial_grades(tid)
@@ -111,26 +158,52 @@ def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch
 
         probe = make_sandbox()
         prompt = standard_prompt(probe.path_of(ws.task_folder), probe.path_of(ws.output),
-                                 search_tool=spec.agent == "builtin")
+                                 search_tool=spec.agent == "builtin", protocol=env.protocol)
         traj.emit("trial_start", trial_id=tid, task_id=task.id, task_digest=digest, agent=spec.agent,
                   model=spec.model, settings=spec.settings.as_record(), sandbox=env.backend,
-                  limits=env.limits.model_dump(), prompt=prompt, attempt=len(attempts or []) + 1)
-        ctx = AgentContext(task=task, workspace=ws, make_sandbox=make_sandbox, prompt=prompt, model=spec.model,
-                           settings=spec.settings, limits=env.limits, trajectory=traj, cancel=env.cancel,
-                           endpoint=env.endpoint, pricing=env.pricing)
-        try:
-            result = agent.run(ctx)
-        except InfraError as exc:
-            result = AgentResult(status="infra_error", error=str(exc))
-        except Exception as exc:  # a harness bug is never the agent's failure
-            result = AgentResult(status="infra_error",
-                                 error=f"harness error: {type(exc).__name__}: {exc}\n{traceback.format_exc(limit=8)}")
-        if env.cancel.is_set():
-            traj.emit("cancelled")
-            traj.close()
-            return None
+                  limits=limits.model_dump(), prompt=prompt, attempt=len(attempts or []) + 1,
+                  protocol=env.protocol)
+        rescued: list[tuple[Collected, Path]] = []
+        usage, turns = Usage(), None
+        for n in range(1, retries + 2):
+            if retries:
+                traj.emit("agent_attempt", attempt=n, timeout=limits.timeout)
+            ctx = AgentContext(task=task, workspace=ws, make_sandbox=make_sandbox, prompt=prompt,
+                               model=spec.model, settings=spec.settings, limits=limits,
+                               trajectory=traj, cancel=env.cancel, endpoint=env.endpoint,
+                               pricing=env.pricing, protocol=env.protocol, attempt=n)
+            a_started, a_t0 = now_iso(), time.monotonic()
+            result = _run_agent(agent, ctx)
+            if env.cancel.is_set():
+                traj.emit("cancelled")
+                traj.close()
+                return None
+            usage = usage + (result.usage or Usage())
+            if result.turns is not None:
+                turns = (turns or 0) + result.turns
+            if retries:
+                seconds = time.monotonic() - a_t0
+                agent_attempts.append(_attempt_entry(n, result, limits, a_started, seconds))
+            if n > retries or not _timed_out(result):
+                break
+            if rescue:  # keep the timed-out attempt's files (a harness-owned copy)
+                where = ws.private / f"rescued-{n}"
+                kept = collect_deliverables(ws.output, where, env.deliverable_limits)
+                rescued.append((kept, where))
+                agent_attempts[-1]["rescued_files"] = [f.path for f in kept.files]
+            reset_workspace(ws, task.workspace_dir)
+            traj.emit("agent_attempt_end", attempt=n, status="timeout", retry=True,
+                      rescued=[f.path for f in rescued[-1][0].files] if rescue else [])
+        result.usage, result.turns = usage, turns
+        if agent_attempts:
+            result.details = {**result.details, "agent_attempts": agent_attempts}
         collected = collect_deliverables(ws.output, rd.deliverables_dir(tid),
                                          env.deliverable_limits)
+        for kept, where in reversed(rescued):
+            collected = merge_rescued(collected, rd.deliverables_dir(tid), kept, where,
+                                      env.deliverable_limits)
+        if agent_attempts and agent_attempts[-1]["status"] == "success" and not collected.files:
+            agent_attempts[-1]["status"] = "failed"  # as the public runners count an empty output
         deliverables, refused, ignored = collected.files, collected.refused, collected.ignored
     except Exception as exc:
         result = AgentResult(status="infra_error", error=f"trial set-up failed: {type(exc).__name__}: {exc}")
@@ -170,6 +243,7 @@ def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch
         wall_seconds=round(wall, 3), turns=result.turns, usage=result.usage or Usage(),
         settings=spec.settings.as_record(), error=error, session_id=result.session_id or None,
         details=dict(result.details or {}), attempts=list(attempts or []), sandbox=env.backend,
+        protocol=env.protocol, limits=limits.model_dump(),
     )
     rd.write_trial(record)
     return record

@@ -5,7 +5,7 @@ Public API:
     :class:`Limits`, :class:`Mount`, :class:`SandboxResult`, :class:`SandboxError`,
     :func:`bwrap_available`, :func:`resolve_backend`, :func:`kill_all_sandboxes`,
     :func:`prepare_workspace`, :class:`TrialWorkspace`, :func:`cleanup_stale_scratch`,
-    :func:`collect_deliverables`,
+    :func:`collect_deliverables`, :func:`reset_workspace`, :func:`merge_rescued`,
     :class:`DeliverableLimits`, :class:`Collected`.
 """
 
@@ -32,7 +32,9 @@ from ._workspace import (
     cleanup_stale_scratch,
     collect_deliverables,
     default_scratch_root,
+    merge_rescued,
     prepare_workspace,
+    reset_workspace,
 )
 
 __all__ = [
@@ -56,5 +58,7 @@ __all__ = [
     "cleanup_stale_scratch",
     "collect_deliverables",
     "default_scratch_root",
+    "merge_rescued",
     "prepare_workspace",
+    "reset_workspace",
 ]

@@ -113,6 +113,27 @@ def prepare_workspace(task_folder: Path, scratch_root: Path | None = None, *, fo
                           private=private)
 
 
+def reset_workspace(ws: TrialWorkspace, task_folder: Path) -> None:
+    """Give a trial's workspace a fresh copy of ``task_folder`` and an empty ``output/``
+    for another attempt (the published OpenCode runner's retry after a timeout), leaving
+    HOME and everything else as it is. Call it only once the agent's processes are gone;
+    a ``task_folder`` or ``output`` the agent replaced by a symbolic link or a file is
+    unlinked, never followed.
+
+    Raises:
+        OSError: the old copy cannot be removed or the new one made.
+    """
+    for p in (ws.task_folder, ws.output):
+        if p.is_symlink() or (p.exists() and not p.is_dir()):
+            p.unlink()
+        elif p.exists():
+            shutil.rmtree(p)
+    shutil.copytree(task_folder, ws.task_folder, symlinks=True, ignore=_ignore_non_regular)
+    ws.output.mkdir()
+    os.chmod(ws.task_folder, 0o755)
+    os.chmod(ws.output, 0o755)
+
+
 def cleanup_stale_scratch(scratch_root: Path | None = None) -> int:
     """Delete scratch directories left by processes that no longer exist (e.g. a run
     killed with SIGKILL).
@@ -295,3 +316,46 @@ def collect_deliverables(output: Path, dest: Path, limits: DeliverableLimits | N
         out.files.append(DeliverableFile(path=rel, size=size, sha256=h.hexdigest()))
     out.ignored.sort()
     return out
+
+
+def merge_rescued(final: Collected, dest: Path, rescued: Collected, rescued_dir: Path,
+                  limits: DeliverableLimits | None = None) -> Collected:
+    """Add to ``final`` (files already copied into ``dest``) the files of an earlier,
+    timed-out attempt (``rescued``, copied into ``rescued_dir`` by
+    :func:`collect_deliverables`) whose path the final attempt did not write: the final
+    attempt's files win, as in the published OpenCode runner, which copies the rescued
+    output first and moves the retry's output over it. Both directories are harness-owned
+    copies; nothing agent-controlled is read. The caps of ``limits`` apply to the union.
+
+    Returns:
+        The merged :class:`Collected`: files sorted by path; ``refused`` holds the final
+        attempt's refusals, then rescued files left out (clash, limits) and the earlier
+        attempt's own refusals, and ``ignored`` both attempts' ignored files, those of the
+        earlier attempt marked as coming from the timed-out attempt.
+    """
+    limits = limits or DeliverableLimits()
+    have = {f.path for f in final.files}
+    prefixes = {p.rsplit("/", i)[0] for p in have for i in range(1, p.count("/") + 1)}
+    files = list(final.files)
+    refused = list(final.refused)
+    total = sum(f.size for f in files)
+    for f in rescued.files:
+        if f.path in have:
+            continue
+        parts = f.path.split("/")
+        if f.path in prefixes or any("/".join(parts[:i]) in have for i in range(1, len(parts))):
+            refused.append(f"{f.path}: from the timed-out attempt, clashes with a file or folder "
+                           "of the final attempt")
+            continue
+        if len(files) + 1 > limits.max_files or total + f.size > limits.max_total_bytes:
+            refused.append(f"{f.path}: from the timed-out attempt, over the collection limits")
+            continue
+        target = dest / f.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(rescued_dir / f.path, target)
+        os.chmod(target, 0o644)
+        files.append(f)
+        total += f.size
+    refused += [f"{r} (in the timed-out attempt)" for r in rescued.refused]
+    ignored = list(final.ignored) + [f"{r} (in the timed-out attempt)" for r in rescued.ignored]
+    return Collected(files=sorted(files, key=lambda x: x.path), refused=refused, ignored=ignored)
