@@ -38,6 +38,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Literal
 
+from ._lifeline import Lifeline
+
 Backend = Literal["auto", "bwrap", "none"]
 
 WORKSPACE_MOUNT = "/workspace"
@@ -530,23 +532,26 @@ class Sandbox:
                  max_chars, cancel) -> SandboxResult:
         start = time.monotonic()
         stream = on_line is not None
+        lifeline = Lifeline()
         with open(stderr_path, "wb") as err_f, open(stdout_path, "wb") as out_f:
             try:
                 proc = subprocess.Popen(
-                    argv,
+                    lifeline.wrap(argv),
                     cwd=run_cwd,
                     env=env,
                     stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                     stdout=subprocess.PIPE if stream else out_f,
                     stderr=err_f,
                     start_new_session=True,
-                    pass_fds=(status_w,) if status_w >= 0 else (),
+                    pass_fds=((status_w,) if status_w >= 0 else ()) + lifeline.pass_fds,
                 )
             except OSError as exc:
+                lifeline.close()
                 if status_w >= 0:
                     os.close(status_w)
                     os.close(status_r)
                 raise SandboxError(f"cannot start {argv[0]}: {exc}") from exc
+            lifeline.started()
             if status_w >= 0:
                 os.close(status_w)
             with _active_lock:
@@ -579,6 +584,7 @@ class Sandbox:
             finally:
                 # the command may have left background processes in its group
                 _kill_group(proc)
+                lifeline.close()
                 with _active_lock:
                     _active.discard(proc)
             if reader is not None:
