@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from jobbench.gates import chained_score, decoy_gate, evaluate_decoys, read_expected
+from jobbench.gates import decoy_gate, evaluate_decoys, expected_decoy_score
+from jobbench.tasks import read_expected
 
 
 def test_clean_decoy_matches(clean_task, fx) -> None:
@@ -49,15 +50,19 @@ def test_d1_check_that_raises(clean_task) -> None:
     ("{not json", "invalid JSON at line 1 column 2"),
     (json.dumps({"rubrics": [{"index": 0, "criteria": [True]}, {"index": 1, "criteria": [True, False]},
                              {"index": 2, "criteria": [False, False]}]}),
-     "rubrics[0].criteria: has 1 verdicts, rubric 0 has 2 criteria"),
+     "rubrics[0].criteria: has 1 verdict(s), rubric 0 has 2 criteria"),
     (json.dumps({"rubrics": [{"index": 0, "criteria": [True, False]}, {"index": 0, "criteria": [True, False]}]}),
      "rubrics[1].index: rubric 0 listed twice"),
-    (json.dumps({"rubrics": [{"index": 5, "criteria": []}]}), "rubrics[0].index: must be a rubric index below 3"),
+    (json.dumps({"rubrics": [{"index": 5, "criteria": []}]}), "rubrics[0].index: must be a rubric index of "),
     (json.dumps({"rubrics": [{"index": 0, "criteria": [True, False]}, {"index": 1, "criteria": [True, "no"]},
                              {"index": 2, "criteria": [False, False]}]}),
-     "rubrics[1].criteria: must be a list of true/false"),
+     "rubrics[1].criteria[1]: must be true, false or null, got 'no'"),
     (json.dumps({"rubrics": [{"index": 0, "criteria": [True, False]}, {"index": 1, "criteria": [True, False]}]}),
      "no expected verdicts for rubric 2"),
+    (json.dumps({"rubrics": [{"index": 0, "criteria": [True, False]},
+                             {"index": 1, "criteria": [True, False]},
+                             {"index": 2, "criteria": [False, None]}]}),
+     "rubric 2: no expected verdict for criteria [1]"),
     (json.dumps([]), "rubrics: must be a list"),
 ])
 def test_d2_invalid_expected(tmp_path: Path, fx, content, message) -> None:
@@ -116,19 +121,23 @@ def test_skip_without_decoys(tmp_path: Path, fx) -> None:
     assert decoy_gate(fx.write_task(tmp_path / "a", spec)).status == "skip"
 
 
-def test_chained_score_follows_requires(clean_task) -> None:
+def test_expected_decoy_score_follows_requires(clean_task) -> None:
     # weights 2, 4 (requires rubric 0), 2
-    v = {0: [True, True], 1: [True, True], 2: [True, True]}
-    assert chained_score(clean_task, v) == 1.0
-    assert chained_score(clean_task, {**v, 0: [True, False]}) == pytest.approx(2 / 8)  # rubric 1 falls with 0
-    assert chained_score(clean_task, {**v, 2: [False, True]}) == pytest.approx(6 / 8)
-    assert chained_score(clean_task, {1: [True, True]}) == 0.0
+    v = {(r, c): True for r in range(3) for c in range(2)}
+    assert expected_decoy_score(clean_task, v) == 1.0
+    # rubric 1 falls with rubric 0
+    assert expected_decoy_score(clean_task, {**v, (0, 1): False}) == pytest.approx(2 / 8)
+    assert expected_decoy_score(clean_task, {**v, (2, 0): False}) == pytest.approx(6 / 8)
+    # an unknown expectation is undecided, never a fail: no score at all
+    assert expected_decoy_score(clean_task, {(1, 0): True, (1, 1): True}) is None
 
 
 def test_read_expected_ok(clean_task) -> None:
     path = clean_task.root / "solution" / "decoys" / "trusts_ap_note" / "expected.json"
-    verdicts, problems = read_expected(clean_task, path)
-    assert problems == [] and verdicts == {0: [True, False], 1: [True, False], 2: [False, False]}
+    parsed = read_expected(path, clean_task)
+    assert parsed.problems == []
+    assert parsed.verdicts == {(0, 0): True, (0, 1): False, (1, 0): True, (1, 1): False,
+                               (2, 0): False, (2, 1): False}
 
 
 def test_with_the_real_judge_evaluator(clean_task) -> None:
