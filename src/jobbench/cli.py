@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 from rich.console import Console
@@ -137,8 +137,17 @@ def _register_stages() -> None:
     from .selection._cli import register as selection_cli
     from .tasks._cli import register as tasks_cli
 
-    for register in (tasks_cli, extract_cli, judge_cli, runner_cli, report_cli, gates_cli,
-                     calibrate_cli, selection_cli):
+    def make_executor(*args: Any, **kwargs: Any) -> Any:
+        # the composition root hands the runner's executors to the judge's CLI, so the judge
+        # never imports the runner (which runs above it); imported on use to start fast
+        from .runner import make_executor as make
+
+        return make(*args, **kwargs)
+
+    tasks_cli(app)
+    extract_cli(app)
+    judge_cli(app, make_executor=make_executor)
+    for register in (runner_cli, report_cli, gates_cli, calibrate_cli, selection_cli):
         register(app)
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..tasks import RUBRICS, Task, display_path
-from ..tasks._checks import NumberCheck
+from ..tasks import NumberCheck
 from ._findings import RULES, Finding, Severity, make_finding
 from ._text import NumberToken, normalize, numbers
 

@@ -26,7 +26,7 @@ from ..scoring import (
     task_results,
     trial_result,
 )
-from ..scoring._stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..scoring import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from ._runs import LoadedTrial, ReportInputError, RunData, load_run, resolve_judge_key
 
 GROUP_KINDS = ("paper_category", "soc_major_group", "occupation", "split")

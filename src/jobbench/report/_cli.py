@@ -179,7 +179,7 @@ def register(app: typer.Typer) -> None:
         from rich.table import Table
 
         from ..scoring import compare
-        from ..scoring._aggregate import RATIO_FIELDS
+        from ..scoring import RATIO_FIELDS
         from . import ReportInputError, build_report
         from ._tables import pct, pp, pval, ratio
 

@@ -9,7 +9,7 @@ import re
 from typing import Any
 
 from ..scoring import MACRO_LABEL, MICRO_LABEL, STATE_DESCRIPTIONS, Interval
-from ..scoring._aggregate import RATIO_FIELDS
+from ..scoring import RATIO_FIELDS
 from ..tasks import PAPER_CATEGORIES
 from ._build import ConfigView, ReportData
 from ._comparability import comparability, comparability_markdown

@@ -13,7 +13,7 @@ from pathlib import Path
 from .._io import atomic_write_json, atomic_write_text
 from ..rundir import RunDir
 from ..tasks import display_path
-from ..scoring._stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..scoring import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from ._build import ReportData, build_report
 from ._html import DRILLDOWN_DIR, DRILLDOWN_MODES, render_drilldown_pages, render_html, resolve_drilldowns
 from ._tables import leaderboard_csv, leaderboard_markdown, results_jsonl, summary_json

@@ -15,15 +15,14 @@ Public API:
 """
 
 from ._executor import (
-    EXECUTORS,
     Executor,
     ExecutorError,
     LocalExecutor,
     Preparation,
     TrialBatch,
     execute_trial,
-    make_executor,
 )
+from ._factory import EXECUTORS, make_executor
 from ._export import ExportSummary, export_official
 from ..tasks import InvalidDatasetError, InvalidTasks, find_invalid
 from ._lock import RunConfigError, RunDirLock, merge_lock, read_lock, write_lock

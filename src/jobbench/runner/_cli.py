@@ -364,7 +364,8 @@ def register(app: typer.Typer) -> None:
         from ..agents import AgentLimits, Endpoint, ModelSettings, Pricing
         from ..sandbox import SandboxError, kill_all_sandboxes
         from ..tasks import InvalidDatasetError
-        from ._executor import EXECUTORS, ExecutorError, make_executor
+        from ._executor import ExecutorError
+        from ._factory import EXECUTORS, make_executor
         from ._lock import RunConfigError
         from ._run import RunConfig, run_trials
 

@@ -28,6 +28,7 @@ from ..records import TrialRecord, TrialStatus
 from ..sandbox import DeliverableLimits, default_scratch_root
 from ..tasks import Problem, Task, display_path, load_dataset, task_digest
 from ._executor import Executor, LocalExecutor, TrialBatch
+from ._plan import PlannedTrial, load_finished
 from ..tasks import InvalidDatasetError, InvalidTasks, find_invalid, invalid_message
 from ._lock import RunConfigError, RunDirLock, merge_lock, read_lock, write_lock
 from ._orphans import sweep_scratch
@@ -89,20 +90,6 @@ class RunConfig:
 
 
 @dataclass
-class PlannedTrial:
-    """One (task, agent configuration, epoch) of the plan."""
-
-    task: Task
-    digest: str
-    spec: AgentSpec
-    epoch: int
-
-    @property
-    def trial_id(self) -> str:
-        return trial_id(self.task.id, self.spec.agent, self.spec.model, self.epoch)
-
-
-@dataclass
 class RunSummary:
     """Outcome of :func:`run_trials`.
 
@@ -142,15 +129,6 @@ def _inside(a: Path, b: Path) -> bool:
         return True
     except ValueError:
         return False
-
-
-def load_finished(run_dir: Path, tid: str, digest: str) -> TrialRecord | None:
-    """The trial's record if it counts as finished for ``digest`` (see module docstring),
-    else None."""
-    rec = RunDir(run_dir).read_trial(tid).record  # a missing, unreadable or foreign record: redo
-    if rec is None or rec.status == TrialStatus.infra_error or rec.task_digest != digest:
-        return None
-    return rec
 
 
 def plan(tasks: list[Task], digests: dict[str, str], agents: list[AgentSpec], epochs: int) -> list[PlannedTrial]:

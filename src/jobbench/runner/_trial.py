@@ -46,7 +46,7 @@ from ..sandbox import (
     prepare_workspace,
     reset_workspace,
 )
-from ..sandbox._sandbox import UID_POOL
+from ..sandbox import UID_POOL
 from ..tasks import Task
 from ._lock import now_iso
 from ._spec import AgentSpec

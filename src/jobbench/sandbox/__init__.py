@@ -11,6 +11,7 @@ Public API:
 
 from ._sandbox import (
     HOME_MOUNT,
+    UID_POOL,
     WORKSPACE_MOUNT,
     Limits,
     Mount,
@@ -39,6 +40,7 @@ from ._workspace import (
 
 __all__ = [
     "HOME_MOUNT",
+    "UID_POOL",
     "WORKSPACE_MOUNT",
     "Limits",
     "Mount",

@@ -11,6 +11,7 @@ Public API: :func:`chain_values`, :func:`official_values`, :func:`task_score`,
 from ._aggregate import (
     MACRO_LABEL,
     MICRO_LABEL,
+    RATIO_FIELDS,
     SCORED_STATES,
     STATE_DESCRIPTIONS,
     Aggregate,
@@ -39,10 +40,16 @@ from ._chains import (
     task_score,
     verdict_score,
 )
+from ._stats import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
+)
 from ._stats import Interval, PairedComparison, bootstrap_ci, paired_bootstrap, pass_hat_k, weighted_mean
 
 __all__ = [
-    "MACRO_LABEL", "MICRO_LABEL", "SCORED_STATES", "STATE_DESCRIPTIONS", "Aggregate", "Comparison",
+    "MACRO_LABEL", "MICRO_LABEL", "RATIO_FIELDS", "DEFAULT_CONFIDENCE",
+    "DEFAULT_RESAMPLES", "DEFAULT_SEED", "SCORED_STATES", "STATE_DESCRIPTIONS", "Aggregate", "Comparison",
     "CostSummary", "TaskMeta", "TaskResult", "TrialResult", "TrialState", "aggregate",
     "chain_break_counts", "compare", "config_label", "cost_summary", "effort_ratios", "group_results",
     "task_results", "trial_result", "ChainValue", "TaskScore", "chain_values", "disagrees",
