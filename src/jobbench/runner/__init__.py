@@ -28,10 +28,22 @@ from ..tasks import InvalidDatasetError, InvalidTasks, find_invalid
 from ._lock import RunConfigError, RunDirLock, merge_lock, read_lock, write_lock
 from ..rundir import NO_MODEL, config_label, model_label, safe_name, trial_id
 from ._run import PlannedTrial, RunConfig, RunSummary, load_finished, plan, run_trials
-from ._spec import AgentSpec
+from ._spec import (
+    DEFAULT_SPLIT,
+    AgentSpec,
+    AgentSpecError,
+    agent_specs,
+    default_dataset,
+    default_run_name,
+)
 from ._trial import TrialEnv, run_trial_once
 
 __all__ = [
+    "DEFAULT_SPLIT",
+    "AgentSpecError",
+    "agent_specs",
+    "default_dataset",
+    "default_run_name",
     "EXECUTORS",
     "Executor",
     "ExecutorError",

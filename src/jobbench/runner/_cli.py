@@ -6,7 +6,6 @@ Import heavy modules inside command functions so that `jobbench --help` stays fa
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -15,30 +14,7 @@ from typing import Any, Optional
 
 import typer
 
-DEFAULT_DATASET = Path("datasets") / "sample"
-DEFAULT_SPLIT = "main"
-"""The split ``jobbench run`` runs when neither DATASET nor ``--split`` is given (the
-bundled sample holds ``main`` and ``easy``)."""
-
-
-def default_dataset() -> Path:
-    """``datasets/sample`` relative to the current directory, else relative to the
-    repository holding the installed package (``src/jobbench`` → repository root).
-
-    Raises:
-        FileNotFoundError: neither exists (the message names both places).
-    """
-    here = Path.cwd() / DEFAULT_DATASET
-    if here.is_dir():
-        return here
-    import jobbench
-
-    repo = Path(jobbench.__file__).resolve().parents[2] / DEFAULT_DATASET
-    if repo.is_dir():
-        return repo
-    raise FileNotFoundError(f"no dataset given and the bundled sample split was not found at {here} or {repo}; "
-                            "pass a DATASET path")
-
+from ._spec import DEFAULT_DATASET, DEFAULT_SPLIT, default_dataset, default_run_name
 
 def parse_setting(text: str) -> tuple[str, Any]:
     """``KEY=VALUE`` → (key, value); the value is parsed as JSON when it is JSON.
@@ -57,59 +33,18 @@ def parse_setting(text: str) -> tuple[str, Any]:
 
 
 def build_specs(agent_opts: list[str], model_opts: list[str], settings, options: dict[str, dict[str, Any]]):
-    """Agent configurations from ``--agent``/``--model``.
-
-    ``--agent NAME@MODEL`` fixes the model; an agent that needs a model and has none gets
-    one configuration per ``--model``; agents without a model ignore ``--model`` and the
-    model settings.
+    """:func:`jobbench.runner.agent_specs` with its errors as ``--agent``/``--model`` usage
+    errors.
 
     Raises:
         typer.BadParameter: unknown agent, or a model-needing agent without any model.
     """
-    from ..agents import AGENTS, ModelSettings
-    from ._spec import AgentSpec
+    from ._spec import AgentSpecError, agent_specs
 
-    specs = []
-    for a in agent_opts or ["oracle", "null"]:
-        name, _, model = a.partition("@")
-        if name not in AGENTS:
-            raise typer.BadParameter(f"unknown agent {name!r}; known: {', '.join(sorted(AGENTS))}", param_hint="--agent")
-        cls = AGENTS[name]
-        opts = dict(options.get(name, {}))
-        if model:
-            specs.append(AgentSpec(name, model, settings if cls.needs_model else ModelSettings(), opts))
-        elif cls.needs_model:
-            if not model_opts:
-                raise typer.BadParameter(f"agent {name} needs --model (or --agent {name}@MODEL)", param_hint="--model")
-            specs += [AgentSpec(name, m, settings, opts) for m in model_opts]
-        else:
-            specs.append(AgentSpec(name, None, ModelSettings(), opts))
-    return specs
-
-
-def default_run_name(dataset_root: Path, specs, splits: list[str] | None = None,
-                     protocol: str = "jobbench") -> str:
-    """Deterministic run name: ``<dataset dir>[-<split+…>]-<agent@model+…>`` plus a short
-    hash of the model settings when any is set, and ``-public`` under the public protocol, so
-    the same command resumes the same run (and runs of different splits, e.g.
-    ``sample-main-…`` and ``sample-easy-…``, or of the two protocols get different run
-    directories)."""
-    import re
-
-    from ..rundir import safe_name
-
-    labels = "+".join(s.agent if not s.model else f"{s.agent}@{s.model}" for s in specs)
-    chosen = "+".join(dict.fromkeys(splits or []))
-    name = f"{safe_name(dataset_root.name)}-" + (f"{chosen}-" if chosen else "") + labels
-    settings = [s.settings.as_record() for s in specs if s.settings.as_record()]
-    if settings:
-        name += "-" + hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
-    if protocol != "jobbench":
-        name += f"-{protocol}"
-    name = re.sub(r"[^A-Za-z0-9._@+-]", "_", name)
-    if len(name) > 100:
-        name = name[:80] + "-" + hashlib.sha256(name.encode()).hexdigest()[:10]
-    return name
+    try:
+        return agent_specs(agent_opts, model_opts, settings, options)
+    except AgentSpecError as exc:
+        raise typer.BadParameter(str(exc), param_hint=exc.option) from None
 
 
 def _print_dataset_warnings(problems: list, console: Any) -> None:
@@ -138,8 +73,9 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
     from rich.console import Console
     from rich.markup import escape
 
-    from jobbench.judge import explain_invalid_tasks, grade_run, load_judge_config
-    from jobbench.report import ReportWriteError, build_report, default_out_dir, print_summary, write_data
+    from jobbench import grade, report
+    from jobbench.judge import load_judge_config
+    from jobbench.report import ReportWriteError, print_summary
 
     console = Console()
     if getattr(args, "no_grade", False):
@@ -148,17 +84,16 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
     try:
         config = load_judge_config()
         config_run = getattr(args, "config", None)
-        dataset, _ = explain_invalid_tasks(run_dir, Console(stderr=True),
-                                           strict=getattr(config_run, "strict", None))
-        grades = grade_run(run_dir, config, dataset=dataset, executor=getattr(args, "executor", None))
+        grades = grade(run_dir, config, executor=getattr(args, "executor", None), progress=None,
+                       strict=getattr(config_run, "strict", None))
     except Exception as exc:  # the trials are saved; grading can be redone alone
         console.print(f"[red]Grading failed:[/red] {escape(type(exc).__name__)}: {escape(str(exc))}. "
                       f"The trials are saved in {escape(str(run_dir))}; `jobbench grade {escape(str(run_dir))}` "
                       "redoes it.", soft_wrap=True, highlight=False)
         return 1
     try:
-        data = build_report([run_dir], judge_key=config.key)
-        out = write_data(data, default_out_dir([run_dir]))
+        built = report([run_dir], judge_key=config.key)
+        data, out = built.data, built.out_dir
     except ReportWriteError as exc:  # an environment problem: nothing to retry until it is fixed
         Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}. The trials and grades are saved in "
                                    f"{escape(str(run_dir))}; `jobbench report {escape(str(run_dir))} --out DIR` "
