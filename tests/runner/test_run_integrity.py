@@ -1,5 +1,6 @@
-"""Runner fixes: per-trial sandbox record, invalid tasks, incomplete grades, export to a
-renamed copy, orphaned sandboxes."""
+"""Run integrity: the sandbox is recorded per trial, invalid tasks are refused or counted
+missing, incomplete grades make figures provisional, export finds the tasks of a renamed
+copy, and orphaned sandboxes are killed."""
 
 from __future__ import annotations
 
