@@ -24,6 +24,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # help is printed literally: Rich markup would eat "[dask]" and "[default: …]"
+    rich_markup_mode=None,
 )
 console = Console()
 err_console = Console(stderr=True)
@@ -121,6 +123,20 @@ def validate_cmd(
     raise typer.Exit(0 if ds.ok else 1)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        print(__version__)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
+                                 help="Print the version and exit."),
+) -> None:
+    """JobBench: evaluate AI agents on professional desk work with chained binary rubrics."""
+
+
 @app.command("version")
 def version_cmd() -> None:
     """Print the harness version."""
@@ -152,6 +168,35 @@ def _register_stages() -> None:
 
 
 _register_stages()
+
+
+def _plain_metavars(typer_app: typer.Typer) -> None:
+    """Give every option and argument without a metavar its name as one (``--runs-dir
+    RUNS_DIR``, ``DATASET``) instead of the type Typer would print (``<path>``,
+    ``<list[str]>``). Flags show none."""
+    import inspect
+
+    from typer.models import ArgumentInfo, OptionInfo
+
+    for cmd in typer_app.registered_commands:
+        if cmd.callback is None:
+            continue
+        for name, param in inspect.signature(cmd.callback).parameters.items():
+            info = param.default
+            if not isinstance(info, (OptionInfo, ArgumentInfo)) or info.metavar is not None:
+                continue
+            if isinstance(info, OptionInfo):
+                longs = [d for d in (info.param_decls or ()) if d.startswith("--")]
+                label = longs[0][2:] if longs else name
+            else:
+                label = name
+            info.metavar = label.upper().replace("-", "_")
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _plain_metavars(group.typer_instance)
+
+
+_plain_metavars(app)
 
 
 def main() -> None:

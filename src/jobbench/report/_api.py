@@ -37,6 +37,13 @@ class ReportResult:
                  "tasks_scored": c.overall.tasks_scored, "incomplete": c.incomplete_trials}
                 for c in self.data.configs]
 
+    def as_json(self) -> dict[str, Any]:
+        """What ``jobbench report --json`` prints: ``out_dir`` (str or None), ``judge_key``,
+        ``leaderboard`` (:attr:`leaderboard`) and ``warnings``."""
+        return {"out_dir": str(self.out_dir) if self.out_dir else None,
+                "judge_key": self.data.judge_key, "leaderboard": self.leaderboard,
+                "warnings": list(self.data.warnings)}
+
 
 def report(
     run_dirs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],

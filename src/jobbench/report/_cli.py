@@ -120,6 +120,9 @@ def register(app: typer.Typer) -> None:
                                        help="Drill-downs inside report.html (inline), as one page per task "
                                        "under drilldowns/ (pages), or pages only when they would add more "
                                        "than ~5 MB to report.html (auto)."),
+        as_json: bool = typer.Option(False, "--json", help="Print the leaderboard as JSON (report "
+                                     "directory, judge key, one row per configuration, warnings) "
+                                     "instead of the table."),
     ) -> None:
         """Write leaderboard.md/.csv, results.jsonl, summary.json and report.html (with drilldowns/ when
         paged) for RUN [RUN…]."""
@@ -141,6 +144,11 @@ def register(app: typer.Typer) -> None:
             out_dir = write_data(data, out if out is not None else default_out_dir(runs), drilldowns=drilldowns)
         except ReportWriteError as exc:
             _fail(str(exc))
+        if as_json:
+            from ._api import ReportResult
+
+            print(json.dumps(ReportResult(data=data, out_dir=out_dir).as_json(), indent=2))
+            return
         console = Console()
         print_summary(data, console, tasks=False)
         err = Console(stderr=True)

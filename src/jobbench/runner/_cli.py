@@ -77,7 +77,7 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
     from jobbench.judge import load_judge_config
     from jobbench.report import ReportWriteError, print_summary
 
-    console = Console()
+    console = getattr(args, "console", None) or Console()
     if getattr(args, "no_grade", False):
         console.print(f"Grading skipped (--no-grade). Trials are in {run_dir}.", markup=False)
         return 0
@@ -94,6 +94,7 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
     try:
         built = report([run_dir], judge_key=config.key)
         data, out = built.data, built.out_dir
+        args.report = built
     except ReportWriteError as exc:  # an environment problem: nothing to retry until it is fixed
         Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}. The trials and grades are saved in "
                                    f"{escape(str(run_dir))}; `jobbench report {escape(str(run_dir))} --out DIR` "
@@ -214,8 +215,9 @@ def register(app: typer.Typer) -> None:
             None, help="Dataset root, split, occupation or task directory (default: "
             "datasets/sample, split main)."),
         agent: Optional[list[str]] = typer.Option(None, "--agent", "-a", help="Agent (repeatable; NAME or NAME@MODEL): "
-                                                  "oracle, null, builtin, claude-code, codex, opencode "
-                                                  "(default: oracle and null)."),
+                                                  "oracle, null, builtin, claude-code, codex, opencode, "
+                                                  "openclaw, a name of the jobbench.agents entry-point "
+                                                  "group, or module:Class (default: oracle and null)."),
         model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="Model for agents that need one "
                                                   "(repeatable: one configuration per model)."),
         epochs: int = typer.Option(1, "--epochs", "-k", min=1, help="Trials per task and agent configuration."),
@@ -289,6 +291,9 @@ def register(app: typer.Typer) -> None:
         dask_workers: int = typer.Option(2, "--dask-workers", min=1, help="Worker processes of --executor dask-local."),
         dask_threads: int = typer.Option(1, "--dask-threads", min=1, help="Trials at once per worker of "
                                          "--executor dask-local."),
+        as_json: bool = typer.Option(False, "--json", help="Print one JSON summary on stdout at the "
+                                     "end (run directory, trials per status, leaderboard); the "
+                                     "progress and tables go to stderr."),
     ) -> None:
         """Run agents on tasks in sandboxed workspaces, then grade and report (resumable)."""
         import threading
@@ -304,7 +309,7 @@ def register(app: typer.Typer) -> None:
         from ._lock import RunConfigError
         from ._run import RunConfig, run_trials
 
-        console = Console()
+        console = Console(stderr=True) if as_json else Console()
         err = Console(stderr=True)
         from ..agents import PROTOCOLS
 
@@ -416,9 +421,10 @@ def register(app: typer.Typer) -> None:
             console.print(_summary_table(summary))
             console.print(f"{summary.ran} trial(s) run, {summary.skipped} already finished "
                           f"(sandbox: {summary.backend}).")
-            code = _grade_and_report(summary.run_dir, SimpleNamespace(
-                no_grade=no_grade, run_dir=summary.run_dir, config=config,
-                executor=executor if executor.name != "local" else None))
+            step = SimpleNamespace(no_grade=no_grade, run_dir=summary.run_dir, config=config,
+                                   executor=executor if executor.name != "local" else None,
+                                   console=console, report=None)
+            code = _grade_and_report(summary.run_dir, step)
         finally:
             executor.close()
         infra = sum(c.get("infra_error", 0) for c in summary.status_counts().values())
@@ -426,6 +432,14 @@ def register(app: typer.Typer) -> None:
             err.print(f"[yellow]{infra} trial(s) ended with infrastructure errors (not scored as agent failures); "
                       "run the same command again to retry them.[/yellow]")
             code = code or 1
+        if as_json:
+            print(json.dumps({
+                "run_dir": str(summary.run_dir), "ran": summary.ran, "skipped": summary.skipped,
+                "sandbox": summary.backend,
+                "trials": {k: dict(v) for k, v in sorted(summary.status_counts().items())},
+                "report": step.report.as_json() if step.report is not None else None,
+                "exit_code": code,
+            }, indent=2))
         raise typer.Exit(code)
 
     export = typer.Typer(help="Export a run to other layouts.", no_args_is_help=True)
