@@ -58,8 +58,8 @@ def fixture_run(tmp_path: Path) -> Path:
 
 
 def test_report_json_matches_the_report_files(fixture_run: Path, tmp_path: Path) -> None:
-    res = _invoke("report", str(fixture_run), "--judge-key", "checks", "--out", str(tmp_path / "rep"),
-                  "--json")
+    res = _invoke("report", str(fixture_run), "--judge-key", "checks", "--out",
+                  str(tmp_path / "rep"), "--json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["judge_key"] == "checks" and out["out_dir"] == str(tmp_path / "rep")
@@ -72,12 +72,14 @@ def test_report_json_matches_the_report_files(fixture_run: Path, tmp_path: Path)
 
 def test_run_json_is_the_only_stdout(tmp_path: Path) -> None:
     res = _invoke("run", str(SAMPLE), "--split", "easy", "--tasks", "*/civil_engineers/task1",
-                  "--runs-dir", str(tmp_path / "runs"), "--run-name", "r", "--no-progress", "--json")
+                  "--runs-dir", str(tmp_path / "runs"), "--run-name", "r", "--no-progress",
+                  "--json")
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["run_dir"].endswith("/runs/r") and out["ran"] == 2 and out["exit_code"] == 0
     assert out["trials"] == {"null@-": {"no_deliverable": 1}, "oracle@-": {"ok": 1}}
-    board = {r["config"]: (r["micro"], r["macro"], r["tasks"]) for r in out["report"]["leaderboard"]}
+    rows = out["report"]["leaderboard"]
+    board = {r["config"]: (r["micro"], r["macro"], r["tasks"]) for r in rows}
     assert board == {"oracle": (1.0, 1.0, 1), "null": (0.0, 0.0, 1)}
 
 

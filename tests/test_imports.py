@@ -47,7 +47,8 @@ def _edges(mods: dict[str, Path]) -> set[tuple[str, str]]:
                     mod = ".".join(base + ([node.module] if node.module else []))
                 else:
                     mod = node.module or ""
-                targets = [f"{mod}.{a.name}" if f"{mod}.{a.name}" in mods else mod for a in node.names]
+                full = [f"{mod}.{a.name}" for a in node.names]
+                targets = [f if f in mods else mod for f in full]
             elif isinstance(node, ast.Import):
                 targets = [a.name for a in node.names]
             edges |= {(name, t) for t in targets if t in mods and t != name}

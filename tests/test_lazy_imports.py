@@ -18,8 +18,8 @@ def test_cli_import_does_not_load_heavy_dependencies() -> None:
 
 def test_import_jobbench_loads_only_itself() -> None:
     code = "import sys, jobbench\nprint(sorted(m for m in sys.modules if m.startswith('jobbench')))"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert out.strip() == "['jobbench', 'jobbench._lazy']"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "['jobbench', 'jobbench._lazy']"
 
 
 def test_jobbench_report_is_the_package_and_the_call() -> None:
@@ -30,7 +30,8 @@ def test_jobbench_report_is_the_package_and_the_call() -> None:
     assert jobbench.report is package and callable(package) and package.report is report
 
 
-@pytest.mark.parametrize("package", ["jobbench", "jobbench.judge", "jobbench.report", "jobbench.selection"])
+@pytest.mark.parametrize("package",
+                         ["jobbench", "jobbench.judge", "jobbench.report", "jobbench.selection"])
 def test_every_public_name_resolves(package: str) -> None:
     mod = importlib.import_module(package)
     missing = [name for name in mod.__all__ if getattr(mod, name, None) is None]

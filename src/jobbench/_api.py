@@ -1,6 +1,7 @@
 """The library entry points: :func:`evaluate` (run → grade → report), :func:`grade` and
-:func:`report` (which is :func:`jobbench.report.report`, in ``report/_api.py``). ``jobbench run``, ``jobbench grade`` and ``jobbench report`` are shells over
-the same functions of the stage packages; these add no rule of their own.
+:func:`report` (which is :func:`jobbench.report.report`, in ``report/_api.py``).
+``jobbench run``, ``jobbench grade`` and ``jobbench report`` are shells over the same
+functions of the stage packages; these add no rule of their own.
 
 Example (the bundled sample's main split, oracle and null agents, checks-only judge)::
 

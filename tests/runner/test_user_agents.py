@@ -92,9 +92,9 @@ def test_resolve_by_name_path_and_entry_point(user_pkg: Path) -> None:
 @pytest.mark.parametrize("ref", ["mypkg.agents:MyAgent", "mine"])
 def test_cli_runs_a_user_agent_class(user_pkg: Path, tmp_path: Path, ref: str) -> None:
     runs = tmp_path / "runs"
-    res = CliRunner().invoke(app, ["run", str(SAMPLE), "--split", "easy", "--tasks", f"*/{TASK.split('/', 1)[1]}",
-                                   "--agent", ref, "--runs-dir", str(runs), "--run-name", "r",
-                                   "--no-progress"])
+    res = CliRunner().invoke(app, ["run", str(SAMPLE), "--split", "easy", "--tasks",
+                                   f"*/{TASK.split('/', 1)[1]}", "--agent", ref, "--runs-dir",
+                                   str(runs), "--run-name", "r", "--no-progress"])
     assert res.exit_code == 0, res.output
     rec = _trial(runs / "r", ref)
     assert rec["status"] == "ok" and rec["agent"] == ref

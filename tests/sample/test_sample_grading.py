@@ -74,7 +74,8 @@ def unreadable_formats(task: Task, folder: Path) -> set[str]:
 
 def assert_readable(task: Task, folder: Path) -> None:
     missing = unreadable_formats(task, folder)
-    assert not missing, f"jobbench.extract cannot read {sorted(missing)}, which text checks of {task.id} read"
+    assert not missing, (f"jobbench.extract cannot read {sorted(missing)}, which text checks "
+                         f"of {task.id} read")
 
 
 @pytest.fixture(scope="module")

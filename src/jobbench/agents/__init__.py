@@ -121,7 +121,8 @@ def resolve_agent(ref: str) -> type[Agent]:
             for part in attr.split("."):
                 obj = getattr(obj, part)
         except (ImportError, AttributeError) as exc:
-            raise KeyError(f"agent {ref!r}: cannot import {attr!r} from {mod_name!r} ({exc})") from None
+            raise KeyError(f"agent {ref!r}: cannot import {attr!r} from {mod_name!r} "
+                           f"({exc})") from None
         cls, where = obj, f"agent {ref!r}"
     else:
         raise KeyError(f"unknown agent {ref!r}; known agents: {', '.join(available_agents())} "

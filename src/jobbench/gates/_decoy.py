@@ -151,7 +151,8 @@ def evaluate_decoys(task: Task, evaluate: Evaluate | None = None) -> list[DecoyO
             extraction = extract_dir(deliverables)
             for r in task.rubrics:
                 for c in r.criteria:
-                    v = DecoyVerdict(rubric=r.index, criterion=c.index, expected=bool(expected[(r.index, c.index)]))
+                    v = DecoyVerdict(rubric=r.index, criterion=c.index,
+                                     expected=bool(expected[(r.index, c.index)]))
                     if c.check is None:
                         out.unchecked += 1
                     else:

@@ -118,7 +118,8 @@ def register(app: typer.Typer, make_executor: Callable[..., Any] | None = None) 
                           "layout is graded in this process)")
                 raise typer.Exit(2)
             if make_executor is None:
-                err.print(f"[red]error:[/red] --executor {escape(executor_name)} is not available here")
+                err.print(f"[red]error:[/red] --executor {escape(executor_name)} "
+                          "is not available here")
                 raise typer.Exit(2)
             try:
                 executor = make_executor(executor_name, scheduler=scheduler, workers=dask_workers)

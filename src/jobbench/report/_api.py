@@ -68,8 +68,12 @@ def report(
             chosen.
         jobbench.report.ReportWriteError: the report directory cannot be written.
     """
-    dirs = [Path(run_dirs)] if isinstance(run_dirs, (str, os.PathLike)) else [Path(d) for d in run_dirs]
+    if isinstance(run_dirs, (str, os.PathLike)):
+        dirs = [Path(run_dirs)]
+    else:
+        dirs = [Path(d) for d in run_dirs]
     data = build_report(dirs, judge_key=judge_key)
     if not write:
         return ReportResult(data=data, out_dir=None)
-    return ReportResult(data=data, out_dir=write_data(data, Path(out) if out else default_out_dir(dirs)))
+    out_dir = write_data(data, Path(out) if out else default_out_dir(dirs))
+    return ReportResult(data=data, out_dir=out_dir)

@@ -34,9 +34,10 @@ def leaderboard_table(data: ReportData) -> Table:
         o = c.overall
         not_scored = sum(n for s, n in o.trials_by_state.items() if s not in ("complete", "no_deliverable"))
         star = "*" if c.provisional else ""
-        table.add_row(str(c.rank), escape(c.label), _value_ci(pct(o.micro.estimate) + star, ci(o.micro)),
-                      _value_ci(pct(o.macro.estimate) + star, ci(o.macro)), f"{o.tasks_scored}/{o.tasks}",
-                      str(o.tasks_missing), str(not_scored))
+        table.add_row(str(c.rank), escape(c.label),
+                      _value_ci(pct(o.micro.estimate) + star, ci(o.micro)),
+                      _value_ci(pct(o.macro.estimate) + star, ci(o.macro)),
+                      f"{o.tasks_scored}/{o.tasks}", str(o.tasks_missing), str(not_scored))
     if any(c.provisional for c in data.configs):
         table.caption = PROVISIONAL_NOTE
     return table

@@ -8,6 +8,7 @@ import json
 import re
 from typing import Any
 
+from .._markdown import md_text
 from ..scoring import MACRO_LABEL, MICRO_LABEL, STATE_DESCRIPTIONS, Interval
 from ..scoring import RATIO_FIELDS
 from ..tasks import PAPER_CATEGORIES
@@ -89,21 +90,6 @@ def settings_text(data: ReportData) -> str:
     s = data.settings
     return (f"{int(100 * s['confidence'])} % percentile bootstrap over tasks, {s['n_resamples']:,} resamples, "
             f"seed {s['seed']}")
-
-
-_MD_ESCAPES = str.maketrans({"\\": "\\\\", "`": "\\`", "[": "\\[", "]": "\\]", "|": "\\|", "&": "&amp;",
-                             "<": "&lt;", ">": "&gt;", "\r": " ", "\n": " "})
-
-
-def md_text(text: object) -> str:
-    """``text`` made inert in Markdown: the one escape for every dataset-derived string in
-    ``leaderboard.md`` (task ids, occupation names, run names and paths, labels, messages).
-
-    ``<``, ``>`` and ``&`` become HTML entities (no raw HTML reaches a renderer); the
-    backslash, the backtick, ``[``, ``]`` and ``|`` get a backslash (no code span, link or table cell can be
-    opened); line breaks become spaces. ``*`` and ``_`` are left (at most emphasis).
-    """
-    return str(text).translate(_MD_ESCAPES)
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> str:

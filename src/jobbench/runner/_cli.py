@@ -47,6 +47,54 @@ def build_specs(agent_opts: list[str], model_opts: list[str], settings, options:
         raise typer.BadParameter(str(exc), param_hint=exc.option) from None
 
 
+def cli_agent_options(agent_bin: list[str], mounts: list[Path], env: list[str],
+                      home_seed: Path | None, node: Path | None,
+                      api_base: str | None) -> dict[str, dict[str, Any]]:
+    """Constructor options per agent name from ``--agent-bin NAME=PATH``, ``--agent-mount``,
+    ``--agent-env``, ``--agent-home-seed``, ``--agent-node`` and the CLI agents' endpoint.
+
+    Raises:
+        typer.BadParameter: an ``--agent-bin`` without ``=``.
+    """
+    options: dict[str, dict[str, Any]] = {}
+    for item in agent_bin:
+        name, sep, path = item.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"expected NAME=PATH, got {item!r}", param_hint="--agent-bin")
+        options.setdefault(name, {})["executable"] = path
+    for name in ("claude-code", "codex", "opencode", "openclaw"):
+        o = options.setdefault(name, {})
+        if mounts:
+            o["mounts"] = list(mounts)
+        if env:
+            o["env"] = list(env)
+        if home_seed:
+            o["home_seed"] = home_seed
+        if api_base and name in ("codex", "opencode", "openclaw"):
+            o["api_base"] = api_base
+    if node:
+        options["openclaw"]["node"] = str(node)
+    return options
+
+
+def _print_trials(summary: Any, console: Any, err: Any) -> None:
+    """Warnings about the run, the invalid tasks left out, and the table of trials."""
+    from rich.markup import escape
+
+    for w in summary.warnings:
+        err.print(f"[yellow]warning:[/yellow] {escape(w)}", soft_wrap=True, highlight=False)
+    if summary.invalid:
+        inv = summary.invalid
+        err.print(f"[yellow]warning:[/yellow] --skip-invalid: {len(inv.tasks)} invalid task(s) "
+                  f"not run ({inv.count} problem(s)); they are recorded in lock.json and count as "
+                  "missing (0) in the report:", soft_wrap=True, highlight=False)
+        for line in inv.lines():
+            err.print(f"  {escape(line)}", soft_wrap=True, highlight=False)
+    console.print(_summary_table(summary))
+    console.print(f"{summary.ran} trial(s) run, {summary.skipped} already finished "
+                  f"(sandbox: {summary.backend}).")
+
+
 def _print_dataset_warnings(problems: list, console: Any) -> None:
     """Print :func:`jobbench.tasks.warnings_report` to ``console`` (rich)."""
     from rich.markup import escape
@@ -214,10 +262,11 @@ def register(app: typer.Typer) -> None:
         dataset: Optional[Path] = typer.Argument(
             None, help="Dataset root, split, occupation or task directory (default: "
             "datasets/sample, split main)."),
-        agent: Optional[list[str]] = typer.Option(None, "--agent", "-a", help="Agent (repeatable; NAME or NAME@MODEL): "
-                                                  "oracle, null, builtin, claude-code, codex, opencode, "
-                                                  "openclaw, a name of the jobbench.agents entry-point "
-                                                  "group, or module:Class (default: oracle and null)."),
+        agent: Optional[list[str]] = typer.Option(
+            None, "--agent", "-a",
+            help="Agent (repeatable; NAME or NAME@MODEL): oracle, null, builtin, claude-code, "
+                 "codex, opencode, openclaw, a name of the jobbench.agents entry-point group, or "
+                 "module:Class (default: oracle and null)."),
         model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="Model for agents that need one "
                                                   "(repeatable: one configuration per model)."),
         epochs: int = typer.Option(1, "--epochs", "-k", min=1, help="Trials per task and agent configuration."),
@@ -291,9 +340,10 @@ def register(app: typer.Typer) -> None:
         dask_workers: int = typer.Option(2, "--dask-workers", min=1, help="Worker processes of --executor dask-local."),
         dask_threads: int = typer.Option(1, "--dask-threads", min=1, help="Trials at once per worker of "
                                          "--executor dask-local."),
-        as_json: bool = typer.Option(False, "--json", help="Print one JSON summary on stdout at the "
-                                     "end (run directory, trials per status, leaderboard); the "
-                                     "progress and tables go to stderr."),
+        as_json: bool = typer.Option(
+            False, "--json",
+            help="Print one JSON summary on stdout at the end (run directory, trials per status, "
+                 "leaderboard); the progress and tables go to stderr."),
     ) -> None:
         """Run agents on tasks in sandboxed workspaces, then grade and report (resumable)."""
         import threading
@@ -333,25 +383,9 @@ def register(app: typer.Typer) -> None:
         extra = dict(parse_setting(s) for s in setting or [])
         settings = ModelSettings(temperature=temperature, reasoning_effort=reasoning_effort,
                                  max_output_tokens=max_output_tokens, extra=extra)
-        options: dict[str, dict[str, Any]] = {}
-        for item in agent_bin or []:
-            name, sep, path = item.partition("=")
-            if not sep:
-                raise typer.BadParameter(f"expected NAME=PATH, got {item!r}", param_hint="--agent-bin")
-            options.setdefault(name, {})["executable"] = path
         cli_base = api_base or os.environ.get("JOBBENCH_API_BASE")  # OPENAI_BASE_URL: each CLI adapter handles it
-        for name in ("claude-code", "codex", "opencode", "openclaw"):
-            o = options.setdefault(name, {})
-            if agent_mount:
-                o["mounts"] = list(agent_mount)
-            if agent_env:
-                o["env"] = list(agent_env)
-            if agent_home_seed:
-                o["home_seed"] = agent_home_seed
-            if cli_base and name in ("codex", "opencode", "openclaw"):
-                o["api_base"] = cli_base
-        if agent_node:
-            options["openclaw"]["node"] = str(agent_node)
+        options = cli_agent_options(agent_bin or [], agent_mount or [], agent_env or [],
+                                    agent_home_seed, agent_node, cli_base)
         specs = build_specs(list(agent or []), list(model or []), settings, options)
         root = Path(os.path.abspath(dataset_path))
         name = run_name or default_run_name(root, specs, split, protocol)
@@ -409,18 +443,7 @@ def register(app: typer.Typer) -> None:
                 executor.close()
             raise
         try:
-            for w in summary.warnings:
-                err.print(f"[yellow]warning:[/yellow] {escape(w)}", soft_wrap=True, highlight=False)
-            if summary.invalid:
-                inv = summary.invalid
-                err.print(f"[yellow]warning:[/yellow] --skip-invalid: {len(inv.tasks)} invalid task(s) not run "
-                          f"({inv.count} problem(s)); they are recorded in lock.json and count as missing (0) in "
-                          "the report:", soft_wrap=True, highlight=False)
-                for line in inv.lines():
-                    err.print(f"  {escape(line)}", soft_wrap=True, highlight=False)
-            console.print(_summary_table(summary))
-            console.print(f"{summary.ran} trial(s) run, {summary.skipped} already finished "
-                          f"(sandbox: {summary.backend}).")
+            _print_trials(summary, console, err)
             step = SimpleNamespace(no_grade=no_grade, run_dir=summary.run_dir, config=config,
                                    executor=executor if executor.name != "local" else None,
                                    console=console, report=None)

@@ -123,14 +123,6 @@ class RunSummary:
         return out
 
 
-def _inside(a: Path, b: Path) -> bool:
-    try:
-        a.relative_to(b)
-        return True
-    except ValueError:
-        return False
-
-
 def plan(tasks: list[Task], digests: dict[str, str], agents: list[AgentSpec], epochs: int) -> list[PlannedTrial]:
     """Every (epoch, task, agent) combination, epoch-major so that a partial run covers
     every task once before repeating."""
@@ -138,10 +130,10 @@ def plan(tasks: list[Task], digests: dict[str, str], agents: list[AgentSpec], ep
 
 
 def _check_paths(dataset_root: Path, run_dir: Path) -> None:
-    if _inside(run_dir, dataset_root):
+    if run_dir.is_relative_to(dataset_root):
         raise RunConfigError(f"the run directory {run_dir} is inside the dataset {dataset_root}; "
                              "JobBench never writes into a dataset (use --runs-dir)")
-    if _inside(dataset_root, run_dir):
+    if dataset_root.is_relative_to(run_dir):
         raise RunConfigError(f"the dataset {dataset_root} is inside the run directory {run_dir}")
 
 
@@ -210,7 +202,7 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
     executor = executor or LocalExecutor(config.max_trials)
     scratch = Path(os.path.abspath(config.scratch_root or default_scratch_root()))
     for forbidden in (dataset_root, run_dir):
-        if _inside(scratch, forbidden):
+        if scratch.is_relative_to(forbidden):
             raise RunConfigError(f"scratch directory {scratch} is inside {forbidden}")
     prep = executor.prepare(run_dir=run_dir, dataset_root=dataset_root, sandbox=config.sandbox,
                             scratch_root=Path(os.path.abspath(config.scratch_root)) if config.scratch_root else None)

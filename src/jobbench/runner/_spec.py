@@ -70,8 +70,8 @@ def default_dataset() -> Path:
     repo = Path(jobbench.__file__).resolve().parents[2] / DEFAULT_DATASET
     if repo.is_dir():
         return repo
-    raise FileNotFoundError(f"no dataset given and the bundled sample split was not found at {here} or "
-                            f"{repo}; pass a DATASET path")
+    raise FileNotFoundError(f"no dataset given and the bundled sample split was not found at "
+                            f"{here} or {repo}; pass a DATASET path")
 
 
 def agent_specs(agents: Sequence[str] | None, models: Sequence[str] | None = None,
@@ -106,18 +106,20 @@ def agent_specs(agents: Sequence[str] | None, models: Sequence[str] | None = Non
             raise AgentSpecError(str(exc.args[0] if exc.args else exc)) from None
         opts = dict((options or {}).get(name, {}))
         if model:
-            specs.append(AgentSpec(name, model, settings if cls.needs_model else ModelSettings(), opts))
+            chosen = settings if cls.needs_model else ModelSettings()
+            specs.append(AgentSpec(name, model, chosen, opts))
         elif cls.needs_model:
             if not models:
-                raise AgentSpecError(f"agent {name} needs --model (or --agent {name}@MODEL)", "--model")
+                raise AgentSpecError(f"agent {name} needs --model (or --agent {name}@MODEL)",
+                                     "--model")
             specs += [AgentSpec(name, m, settings, opts) for m in models]
         else:
             specs.append(AgentSpec(name, None, ModelSettings(), opts))
     return specs
 
 
-def default_run_name(dataset_root: Path, specs: Sequence[AgentSpec], splits: list[str] | None = None,
-                     protocol: str = "jobbench") -> str:
+def default_run_name(dataset_root: Path, specs: Sequence[AgentSpec],
+                     splits: list[str] | None = None, protocol: str = "jobbench") -> str:
     """Deterministic run name: ``<dataset dir>[-<split+…>]-<agent@model+…>`` plus a short
     hash of the model settings when any is set, and ``-public`` under the public protocol, so
     the same command resumes the same run (and runs of different splits, e.g.

@@ -63,14 +63,6 @@ def default_scratch_root() -> Path:
     return Path(env) if env else Path(tempfile.gettempdir()) / "jobbench-scratch"
 
 
-def _inside(a: Path, b: Path) -> bool:
-    try:
-        a.relative_to(b)
-        return True
-    except ValueError:
-        return False
-
-
 def prepare_workspace(task_folder: Path, scratch_root: Path | None = None, *, forbidden: list[Path] | None = None) -> TrialWorkspace:
     """Create a fresh trial workspace holding a copy of ``task_folder`` and an empty
     ``output/``.
@@ -92,7 +84,7 @@ def prepare_workspace(task_folder: Path, scratch_root: Path | None = None, *, fo
     scratch_root = Path(os.path.abspath(scratch_root or default_scratch_root()))
     for f in forbidden or []:
         f = Path(os.path.abspath(f))
-        if _inside(scratch_root, f):
+        if scratch_root.is_relative_to(f):
             raise ValueError(f"scratch directory {scratch_root} is inside {f}; choose another (JOBBENCH_SCRATCH)")
     scratch_root.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="jb-", dir=scratch_root))
