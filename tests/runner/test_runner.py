@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import threading
 import time
 from pathlib import Path
@@ -271,7 +272,8 @@ def test_cli_run_grades_and_reports(tmp_path, dataset, monkeypatch):
     assert grades == trials and len(grades) == 2
     summary = json.loads((run_dir / "report" / "summary.json").read_text())
     assert (run_dir / "report" / "report.html").is_file()
-    rows = [line for line in r.output.splitlines() if "│" in line and ("oracle" in line or "null" in line)]
+    # leaderboard rows: rank, then the configuration
+    rows = [line for line in r.output.splitlines() if re.match(r"\s*\d+\s+(oracle|null)\s", line)]
     oracle_row = next(x for x in rows if "oracle" in x and "100.0" in x)
     null_row = next(x for x in rows if "null" in x and "0.0" in x)
     assert oracle_row and null_row

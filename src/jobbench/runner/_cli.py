@@ -14,7 +14,7 @@ from typing import Any, Optional
 
 import typer
 
-from ._spec import DEFAULT_DATASET, DEFAULT_SPLIT, default_dataset, default_run_name
+from ._spec import DEFAULT_SPLIT, default_dataset, default_run_name
 
 def parse_setting(text: str) -> tuple[str, Any]:
     """``KEY=VALUE`` → (key, value); the value is parsed as JSON when it is JSON.

@@ -24,7 +24,7 @@ from typing import Any, Callable, Literal
 
 from .. import __version__
 from ..agents import AgentLimits, Endpoint, Pricing, check_protocol, make_agent, prompt_version
-from ..records import TrialRecord, TrialStatus
+from ..records import TrialRecord
 from ..sandbox import DeliverableLimits, default_scratch_root
 from ..tasks import Problem, Task, display_path, load_dataset, task_digest
 from ._executor import Executor, LocalExecutor, TrialBatch
@@ -32,7 +32,6 @@ from ._plan import PlannedTrial, load_finished
 from ..tasks import InvalidDatasetError, InvalidTasks, find_invalid, invalid_message
 from ._lock import RunConfigError, RunDirLock, merge_lock, read_lock, write_lock
 from ._orphans import sweep_scratch
-from ..rundir import RunDir, trial_id
 from ._spec import AgentSpec
 from ._trial import TrialEnv
 
