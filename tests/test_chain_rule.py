@@ -33,7 +33,8 @@ CASES = [
 
 def _verdicts(changes: dict) -> dict[tuple[int, int], bool | None]:
     out: dict[tuple[int, int], bool | None] = {
-        (r, c): True for r, n in enumerate(SHAPE) for c in range(n)}
+        (r, c): True for r, n in enumerate(SHAPE) for c in range(n)
+    }
     out.update(changes)
     return out
 
@@ -46,7 +47,12 @@ def _label(v: bool | None) -> str:
 def task():
     t = load_task(TASK)
     assert [(r.weight, len(r.criteria), list(r.requires)) for r in t.rubrics] == [
-        (6.0, 4, []), (6.0, 3, []), (8.0, 2, [0, 1]), (8.0, 2, []), (8.0, 2, [2, 3])]
+        (6.0, 4, []),
+        (6.0, 3, []),
+        (8.0, 2, [0, 1]),
+        (8.0, 2, []),
+        (8.0, 2, [2, 3]),
+    ]
     return t
 
 
@@ -54,8 +60,10 @@ def task():
 def test_scoring_gates_and_calibrate_agree(task, name, changes, want) -> None:
     v = _verdicts(changes)
     # scoring, called the way judge/_grade.py calls it: verdict strings per rubric
-    values = chain_values([[_label(v[(r, c)]) for c in range(n)] for r, n in enumerate(SHAPE)],
-                          [list(r.requires) for r in task.rubrics])
+    values = chain_values(
+        [[_label(v[(r, c)]) for c in range(n)] for r, n in enumerate(SHAPE)],
+        [list(r.requires) for r in task.rubrics],
+    )
     scored = task_score([r.weight for r in task.rubrics], values).score
     gate = expected_decoy_score(task, v)
     point = expected_score(task, v)
@@ -72,8 +80,16 @@ def test_one_expected_json_reader(task, tmp_path: Path, name, changes, want) -> 
     v = _verdicts(changes)
     decoy = tmp_path / "solution" / "decoys" / "d"
     decoy.mkdir(parents=True)
-    (decoy / "expected.json").write_text(json.dumps({"rubrics": [
-        {"index": r, "criteria": [v[(r, c)] for c in range(n)]} for r, n in enumerate(SHAPE)]}))
+    (decoy / "expected.json").write_text(
+        json.dumps(
+            {
+                "rubrics": [
+                    {"index": r, "criteria": [v[(r, c)] for c in range(n)]}
+                    for r, n in enumerate(SHAPE)
+                ]
+            }
+        )
+    )
     verdicts, _ = load_expected(decoy / "expected.json", task)
     assert verdicts == v
     # the gate reads the same file through the same reader and scores it the same way

@@ -58,22 +58,42 @@ def fixture_run(tmp_path: Path) -> Path:
 
 
 def test_report_json_matches_the_report_files(fixture_run: Path, tmp_path: Path) -> None:
-    res = _invoke("report", str(fixture_run), "--judge-key", "checks", "--out",
-                  str(tmp_path / "rep"), "--json")
+    res = _invoke(
+        "report",
+        str(fixture_run),
+        "--judge-key",
+        "checks",
+        "--out",
+        str(tmp_path / "rep"),
+        "--json",
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["judge_key"] == "checks" and out["out_dir"] == str(tmp_path / "rep")
     expected = json.loads((FIXTURE / "expected" / "checks" / "summary.json").read_text())
-    want = [(c["label"], c["overall"]["micro"]["estimate"], c["overall"]["macro"]["estimate"])
-            for c in expected["configurations"]]
+    want = [
+        (c["label"], c["overall"]["micro"]["estimate"], c["overall"]["macro"]["estimate"])
+        for c in expected["configurations"]
+    ]
     assert [(r["config"], r["micro"], r["macro"]) for r in out["leaderboard"]] == want
     assert len(want) >= 2 and (tmp_path / "rep" / "summary.json").is_file()
 
 
 def test_run_json_is_the_only_stdout(tmp_path: Path) -> None:
-    res = _invoke("run", str(SAMPLE), "--split", "easy", "--tasks", "*/civil_engineers/task1",
-                  "--runs-dir", str(tmp_path / "runs"), "--run-name", "r", "--no-progress",
-                  "--json")
+    res = _invoke(
+        "run",
+        str(SAMPLE),
+        "--split",
+        "easy",
+        "--tasks",
+        "*/civil_engineers/task1",
+        "--runs-dir",
+        str(tmp_path / "runs"),
+        "--run-name",
+        "r",
+        "--no-progress",
+        "--json",
+    )
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout)
     assert out["run_dir"].endswith("/runs/r") and out["ran"] == 2 and out["exit_code"] == 0

@@ -32,4 +32,5 @@ def __getattr__(name: str) -> object:
         return import_module(".report", __name__)
     return _getattr(name)
 
+
 __all__ = ["__version__", "evaluate", "grade", "report", "RunResult", "ReportResult"]

@@ -15,9 +15,10 @@ Example (the bundled sample's main split, oracle and null agents, checks-only ju
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, Sequence
+from typing import TYPE_CHECKING, Any, Literal
 
 from .report import ReportResult, report
 
@@ -40,8 +41,8 @@ class RunResult:
     """
 
     run_dir: Path
-    summary: "RunSummary"
-    grades: list["GradeRecord"] = field(default_factory=list)
+    summary: RunSummary
+    grades: list[GradeRecord] = field(default_factory=list)
     report: ReportResult | None = None
 
     @property
@@ -53,24 +54,24 @@ class RunResult:
 def evaluate(
     dataset: str | os.PathLike[str] | None = None,
     *,
-    agents: Sequence["str | AgentSpec"] | None = None,
+    agents: Sequence[str | AgentSpec] | None = None,
     models: Sequence[str] | None = None,
-    judge: "JudgeConfig | None" = None,
+    judge: JudgeConfig | None = None,
     split: str | Sequence[str] | None = None,
     tasks: str | None = None,
     epochs: int = 1,
     runs_dir: str | os.PathLike[str] = "runs",
     run_name: str | None = None,
-    settings: "ModelSettings | None" = None,
-    limits: "AgentLimits | None" = None,
-    endpoint: "Endpoint | None" = None,
-    pricing: "Pricing | None" = None,
+    settings: ModelSettings | None = None,
+    limits: AgentLimits | None = None,
+    endpoint: Endpoint | None = None,
+    pricing: Pricing | None = None,
     max_trials: int = 1,
     sandbox: Literal["auto", "bwrap", "none"] = "auto",
     protocol: str = "jobbench",
     skip_invalid: bool = False,
     strict: bool = False,
-    executor: "Executor | None" = None,
+    executor: Executor | None = None,
     do_grade: bool = True,
     do_report: bool = True,
 ) -> RunResult:
@@ -128,14 +129,28 @@ def evaluate(
         root = Path(dataset)
     refs = [a for a in (agents or []) if isinstance(a, str)]
     given = [a for a in (agents or []) if isinstance(a, AgentSpec)]
-    specs = given + (agent_specs(refs, models, settings or ModelSettings())
-                     if refs or not given else [])
-    run_dir = Path(runs_dir) / (run_name or default_run_name(Path(os.path.abspath(root)), specs,
-                                                             splits, protocol))
-    config = RunConfig(dataset=root, agents=specs, run_dir=run_dir, epochs=epochs, splits=splits,
-                       task_glob=tasks, max_trials=max_trials, limits=limits or AgentLimits(),
-                       endpoint=endpoint, pricing=pricing, sandbox=sandbox,
-                       skip_invalid=skip_invalid, strict=strict, protocol=protocol)
+    specs = given + (
+        agent_specs(refs, models, settings or ModelSettings()) if refs or not given else []
+    )
+    run_dir = Path(runs_dir) / (
+        run_name or default_run_name(Path(os.path.abspath(root)), specs, splits, protocol)
+    )
+    config = RunConfig(
+        dataset=root,
+        agents=specs,
+        run_dir=run_dir,
+        epochs=epochs,
+        splits=splits,
+        task_glob=tasks,
+        max_trials=max_trials,
+        limits=limits or AgentLimits(),
+        endpoint=endpoint,
+        pricing=pricing,
+        sandbox=sandbox,
+        skip_invalid=skip_invalid,
+        strict=strict,
+        protocol=protocol,
+    )
     summary = run_trials(config, executor=executor)
     result = RunResult(run_dir=summary.run_dir, summary=summary)
     if do_grade:
@@ -146,7 +161,7 @@ def evaluate(
     return result
 
 
-def _judge(judge: "JudgeConfig | None") -> "JudgeConfig":
+def _judge(judge: JudgeConfig | None) -> JudgeConfig:
     from .judge import load_judge_config
 
     return judge or load_judge_config()
@@ -154,13 +169,13 @@ def _judge(judge: "JudgeConfig | None") -> "JudgeConfig":
 
 def grade(
     run_dir: str | os.PathLike[str],
-    judge: "JudgeConfig | None" = None,
+    judge: JudgeConfig | None = None,
     *,
-    executor: "Executor | None" = None,
+    executor: Executor | None = None,
     force: bool = False,
     progress: bool | None = False,
     strict: bool | None = None,
-) -> list["GradeRecord"]:
+) -> list[GradeRecord]:
     """Grade every finished trial of a run that lacks an up-to-date grade
     (:func:`jobbench.judge.grade_run`).
 
@@ -186,5 +201,11 @@ def grade(
     run_dir = Path(run_dir)
     # as jobbench grade: stderr says why trials of tasks that are invalid now are not graded
     dataset, _ = explain_invalid_tasks(run_dir, Console(stderr=True), strict=strict)
-    return grade_run(run_dir, judge or load_judge_config(), dataset=dataset, progress=progress,
-                     force=force, executor=executor)
+    return grade_run(
+        run_dir,
+        judge or load_judge_config(),
+        dataset=dataset,
+        progress=progress,
+        force=force,
+        executor=executor,
+    )

@@ -5,8 +5,20 @@ and calibration reports, the selection tables).
 
 from __future__ import annotations
 
-_MD_ESCAPES = str.maketrans({"\\": "\\\\", "`": "\\`", "[": "\\[", "]": "\\]", "|": "\\|", "&": "&amp;",
-                             "<": "&lt;", ">": "&gt;", "\r": " ", "\n": " "})
+_MD_ESCAPES = str.maketrans(
+    {
+        "\\": "\\\\",
+        "`": "\\`",
+        "[": "\\[",
+        "]": "\\]",
+        "|": "\\|",
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        "\r": " ",
+        "\n": " ",
+    }
+)
 
 
 def md_text(text: object) -> str:

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -31,8 +31,9 @@ console = Console()
 err_console = Console(stderr=True)
 
 
-def _load_or_exit(path: Path, split: list[str] | None = None, tasks: str | None = None,
-                  strict: bool = False) -> Dataset:
+def _load_or_exit(
+    path: Path, split: list[str] | None = None, tasks: str | None = None, strict: bool = False
+) -> Dataset:
     try:
         return load_dataset(path, splits=split or None, task_glob=tasks, strict=strict)
     except FileNotFoundError as exc:
@@ -48,7 +49,9 @@ def _ext(name: str) -> str:
 @app.command("tasks")
 def tasks_cmd(
     path: Path = typer.Argument(..., help="Dataset root, split, occupation or task directory."),
-    split: Optional[list[str]] = typer.Option(None, "--split", help="Only these splits (repeatable)."),
+    split: list[str] | None = typer.Option(
+        None, "--split", help="Only these splits (repeatable)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """Summarise tasks per occupation: tasks, rubrics, criteria, total weight, file formats."""
@@ -80,22 +83,51 @@ def tasks_cmd(
             }
         )
     if as_json:
-        print(json.dumps({"tasks": [t.id for t in ds.tasks], "occupations": rows,
-                          "problems": [str(p) for p in ds.problems]}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "tasks": [t.id for t in ds.tasks],
+                    "occupations": rows,
+                    "problems": [str(p) for p in ds.problems],
+                },
+                indent=2,
+            )
+        )
         return
     table = Table(title=escape(f"{len(ds.tasks)} tasks in {path}"))
-    for col in ("split", "occupation", "SOC group", "tasks", "rubrics", "criteria", "weight", "files by format"):
-        table.add_column(col, justify="right" if col in {"tasks", "rubrics", "criteria", "weight"} else "left")
+    for col in (
+        "split",
+        "occupation",
+        "SOC group",
+        "tasks",
+        "rubrics",
+        "criteria",
+        "weight",
+        "files by format",
+    ):
+        table.add_column(
+            col, justify="right" if col in {"tasks", "rubrics", "criteria", "weight"} else "left"
+        )
     for r in rows:
         fmt = ", ".join(f"{k} {v}" for k, v in r["formats"].items())
-        table.add_row(r["split"], r["occupation"], r["soc_major_code"], str(r["tasks"]), str(r["rubrics"]),
-                      str(r["criteria"]), f"{r['total_weight']:g}", fmt)
+        table.add_row(
+            r["split"],
+            r["occupation"],
+            r["soc_major_code"],
+            str(r["tasks"]),
+            str(r["rubrics"]),
+            str(r["criteria"]),
+            f"{r['total_weight']:g}",
+            fmt,
+        )
     console.print(table)
     n_occ = len({r["occupation"] for r in rows})
     n_groups = len({r["soc_major_code"] for r in rows} - {"unknown"})
     console.print(f"{n_occ} occupations, {n_groups} SOC major groups")
     if ds.errors:
-        err_console.print(f"[yellow]{len(ds.errors)} problem(s) left tasks out; run `jobbench validate {path}`[/yellow]")
+        err_console.print(
+            f"[yellow]{len(ds.errors)} problem(s) left tasks out; run `jobbench validate {path}`[/yellow]"
+        )
 
 
 @app.command("validate")
@@ -103,15 +135,22 @@ def validate_cmd(
     path: Path = typer.Argument(..., help="Dataset root, split, occupation or task directory."),
     as_json: bool = typer.Option(False, "--json", help="Print problems as JSON."),
     strict: bool = typer.Option(
-        False, "--strict",
+        False,
+        "--strict",
         help="Refuse what the public tools tolerate and JobBench skips or ignores with a "
         "warning by default: taskN directories holding no task source, and extension keys "
-        "(id, requires, checks, files, vision) of the wrong shape."),
+        "(id, requires, checks, files, vision) of the wrong shape.",
+    ),
 ) -> None:
     """Validate tasks; list every problem with file and JSON path. Exit 1 if any error."""
     ds = _load_or_exit(path, strict=strict)
     if as_json:
-        print(json.dumps({"tasks": len(ds.tasks), "problems": [p.model_dump() for p in ds.problems]}, indent=2))
+        print(
+            json.dumps(
+                {"tasks": len(ds.tasks), "problems": [p.model_dump() for p in ds.problems]},
+                indent=2,
+            )
+        )
     else:
         for p in ds.problems:
             colour = "red" if p.severity == "error" else "yellow"
@@ -131,8 +170,13 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", callback=_print_version, is_eager=True,
-                                 help="Print the version and exit."),
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_print_version,
+        is_eager=True,
+        help="Print the version and exit.",
+    ),
 ) -> None:
     """JobBench: evaluate AI agents on professional desk work with chained binary rubrics."""
 

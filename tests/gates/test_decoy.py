@@ -14,8 +14,11 @@ from jobbench.tasks import read_expected
 def test_clean_decoy_matches(clean_task, fx) -> None:
     res = decoy_gate(clean_task, fx.fake_evaluate)
     assert res.status == "pass" and res.findings == []
-    assert res.metrics == {"decoys": {"trusts_ap_note": {"expected_score": 0.0, "checked": 6, "unchecked": 0,
-                                                         "mismatches": 0}}}
+    assert res.metrics == {
+        "decoys": {
+            "trusts_ap_note": {"expected_score": 0.0, "checked": 6, "unchecked": 0, "mismatches": 0}
+        }
+    }
 
 
 def test_expected_json_is_hidden_from_checks(tmp_path: Path, fx) -> None:
@@ -45,27 +48,76 @@ def test_d1_check_that_raises(clean_task) -> None:
     assert "check says no verdict (check raised RuntimeError: bad spec)" in res.findings[0].message
 
 
-@pytest.mark.parametrize("content, message", [
-    (None, "missing"),
-    ("{not json", "invalid JSON at line 1 column 2"),
-    (json.dumps({"rubrics": [{"index": 0, "criteria": [True]}, {"index": 1, "criteria": [True, False]},
-                             {"index": 2, "criteria": [False, False]}]}),
-     "rubrics[0].criteria: has 1 verdict(s), rubric 0 has 2 criteria"),
-    (json.dumps({"rubrics": [{"index": 0, "criteria": [True, False]}, {"index": 0, "criteria": [True, False]}]}),
-     "rubrics[1].index: rubric 0 listed twice"),
-    (json.dumps({"rubrics": [{"index": 5, "criteria": []}]}),
-     "rubrics[0].index: must be a rubric index of "),
-    (json.dumps({"rubrics": [{"index": 0, "criteria": [True, False]}, {"index": 1, "criteria": [True, "no"]},
-                             {"index": 2, "criteria": [False, False]}]}),
-     "rubrics[1].criteria[1]: must be true, false or null, got 'no'"),
-    (json.dumps({"rubrics": [{"index": 0, "criteria": [True, False]}, {"index": 1, "criteria": [True, False]}]}),
-     "no expected verdicts for rubric 2"),
-    (json.dumps({"rubrics": [{"index": 0, "criteria": [True, False]},
-                             {"index": 1, "criteria": [True, False]},
-                             {"index": 2, "criteria": [False, None]}]}),
-     "rubric 2: no expected verdict for criteria [1]"),
-    (json.dumps([]), "rubrics: must be a list"),
-])
+@pytest.mark.parametrize(
+    "content, message",
+    [
+        (None, "missing"),
+        ("{not json", "invalid JSON at line 1 column 2"),
+        (
+            json.dumps(
+                {
+                    "rubrics": [
+                        {"index": 0, "criteria": [True]},
+                        {"index": 1, "criteria": [True, False]},
+                        {"index": 2, "criteria": [False, False]},
+                    ]
+                }
+            ),
+            "rubrics[0].criteria: has 1 verdict(s), rubric 0 has 2 criteria",
+        ),
+        (
+            json.dumps(
+                {
+                    "rubrics": [
+                        {"index": 0, "criteria": [True, False]},
+                        {"index": 0, "criteria": [True, False]},
+                    ]
+                }
+            ),
+            "rubrics[1].index: rubric 0 listed twice",
+        ),
+        (
+            json.dumps({"rubrics": [{"index": 5, "criteria": []}]}),
+            "rubrics[0].index: must be a rubric index of ",
+        ),
+        (
+            json.dumps(
+                {
+                    "rubrics": [
+                        {"index": 0, "criteria": [True, False]},
+                        {"index": 1, "criteria": [True, "no"]},
+                        {"index": 2, "criteria": [False, False]},
+                    ]
+                }
+            ),
+            "rubrics[1].criteria[1]: must be true, false or null, got 'no'",
+        ),
+        (
+            json.dumps(
+                {
+                    "rubrics": [
+                        {"index": 0, "criteria": [True, False]},
+                        {"index": 1, "criteria": [True, False]},
+                    ]
+                }
+            ),
+            "no expected verdicts for rubric 2",
+        ),
+        (
+            json.dumps(
+                {
+                    "rubrics": [
+                        {"index": 0, "criteria": [True, False]},
+                        {"index": 1, "criteria": [True, False]},
+                        {"index": 2, "criteria": [False, None]},
+                    ]
+                }
+            ),
+            "rubric 2: no expected verdict for criteria [1]",
+        ),
+        (json.dumps([]), "rubrics: must be a list"),
+    ],
+)
 def test_d2_invalid_expected(tmp_path: Path, fx, content, message) -> None:
     spec = fx.clean_spec()
     if content is None:
@@ -90,20 +142,36 @@ def test_d3_unchecked_criterion_is_info(tmp_path: Path, fx) -> None:
 
 def test_d4_decoy_too_good(tmp_path: Path, fx) -> None:
     spec = fx.clean_spec()
-    spec.solution["decoys/no_trust/summary.md"] = fx.SOLUTION_SUMMARY.replace("I trust the ledger", "I use the ledger")
+    spec.solution["decoys/no_trust/summary.md"] = fx.SOLUTION_SUMMARY.replace(
+        "I trust the ledger", "I use the ledger"
+    )
     spec.solution["decoys/no_trust/reconciliation.csv"] = fx.SOLUTION_RECON
-    spec.solution["decoys/no_trust/expected.json"] = json.dumps({"rubrics": [
-        {"index": 0, "criteria": [True, True]}, {"index": 1, "criteria": [True, True]},
-        {"index": 2, "criteria": [True, False]}]})
+    spec.solution["decoys/no_trust/expected.json"] = json.dumps(
+        {
+            "rubrics": [
+                {"index": 0, "criteria": [True, True]},
+                {"index": 1, "criteria": [True, True]},
+                {"index": 2, "criteria": [True, False]},
+            ]
+        }
+    )
     res = decoy_gate(fx.write_task(tmp_path, spec), fx.fake_evaluate)
     assert res.status == "warn"
     assert [(f.rule, f.where) for f in res.findings] == [("D4", "no_trust")]
     assert "expected to score 75%" in res.findings[0].message  # (2 + 4) / 8
     # and a decoy that only fails the heaviest rubric passes the 60 % rule: (2 + 2) / 8 = 50 %
-    spec.solution["decoys/no_trust/summary.md"] = fx.SOLUTION_SUMMARY.replace("$1,250.00", "$1,000.00")
-    spec.solution["decoys/no_trust/expected.json"] = json.dumps({"rubrics": [
-        {"index": 0, "criteria": [True, True]}, {"index": 1, "criteria": [True, False]},
-        {"index": 2, "criteria": [True, True]}]})
+    spec.solution["decoys/no_trust/summary.md"] = fx.SOLUTION_SUMMARY.replace(
+        "$1,250.00", "$1,000.00"
+    )
+    spec.solution["decoys/no_trust/expected.json"] = json.dumps(
+        {
+            "rubrics": [
+                {"index": 0, "criteria": [True, True]},
+                {"index": 1, "criteria": [True, False]},
+                {"index": 2, "criteria": [True, True]},
+            ]
+        }
+    )
     res = decoy_gate(fx.write_task(tmp_path / "b", spec), fx.fake_evaluate)
     assert res.status == "pass", [str(f) for f in res.findings]
 
@@ -111,7 +179,9 @@ def test_d4_decoy_too_good(tmp_path: Path, fx) -> None:
 def test_deliverables_subfolder(tmp_path: Path, fx) -> None:
     spec = fx.clean_spec()
     for name in ("summary.md", "reconciliation.csv"):
-        spec.solution[f"decoys/trusts_ap_note/deliverables/{name}"] = spec.solution.pop(f"decoys/trusts_ap_note/{name}")
+        spec.solution[f"decoys/trusts_ap_note/deliverables/{name}"] = spec.solution.pop(
+            f"decoys/trusts_ap_note/{name}"
+        )
     res = decoy_gate(fx.write_task(tmp_path, spec), fx.fake_evaluate)
     assert res.status == "pass" and res.metrics["decoys"]["trusts_ap_note"]["checked"] == 6
 
@@ -137,8 +207,14 @@ def test_read_expected_ok(clean_task) -> None:
     path = clean_task.root / "solution" / "decoys" / "trusts_ap_note" / "expected.json"
     parsed = read_expected(path, clean_task)
     assert parsed.problems == []
-    assert parsed.verdicts == {(0, 0): True, (0, 1): False, (1, 0): True, (1, 1): False,
-                               (2, 0): False, (2, 1): False}
+    assert parsed.verdicts == {
+        (0, 0): True,
+        (0, 1): False,
+        (1, 0): True,
+        (1, 1): False,
+        (2, 0): False,
+        (2, 1): False,
+    }
 
 
 def test_with_the_real_judge_evaluator(clean_task) -> None:

@@ -69,8 +69,9 @@ def _trial(run_dir: Path, agent: str) -> dict:
 
 def _note_written(run_dir: Path, agent: str) -> bool:
     traj = RunDir(run_dir).trial_dir(f"{TASK}/{agent}@-/epoch-1")
-    return any("user agent class ran" in p.read_text(errors="replace")
-               for p in traj.rglob("*.jsonl"))
+    return any(
+        "user agent class ran" in p.read_text(errors="replace") for p in traj.rglob("*.jsonl")
+    )
 
 
 def test_resolve_by_name_path_and_entry_point(user_pkg: Path) -> None:
@@ -92,9 +93,24 @@ def test_resolve_by_name_path_and_entry_point(user_pkg: Path) -> None:
 @pytest.mark.parametrize("ref", ["mypkg.agents:MyAgent", "mine"])
 def test_cli_runs_a_user_agent_class(user_pkg: Path, tmp_path: Path, ref: str) -> None:
     runs = tmp_path / "runs"
-    res = CliRunner().invoke(app, ["run", str(SAMPLE), "--split", "easy", "--tasks",
-                                   f"*/{TASK.split('/', 1)[1]}", "--agent", ref, "--runs-dir",
-                                   str(runs), "--run-name", "r", "--no-progress"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "run",
+            str(SAMPLE),
+            "--split",
+            "easy",
+            "--tasks",
+            f"*/{TASK.split('/', 1)[1]}",
+            "--agent",
+            ref,
+            "--runs-dir",
+            str(runs),
+            "--run-name",
+            "r",
+            "--no-progress",
+        ],
+    )
     assert res.exit_code == 0, res.output
     rec = _trial(runs / "r", ref)
     assert rec["status"] == "ok" and rec["agent"] == ref
@@ -105,16 +121,22 @@ def test_cli_runs_a_user_agent_class(user_pkg: Path, tmp_path: Path, ref: str) -
 
 
 def test_unknown_agent_is_a_usage_error(tmp_path: Path) -> None:
-    res = CliRunner().invoke(app, ["run", str(SAMPLE), "--agent", "nomod:Nothing", "--runs-dir",
-                                   str(tmp_path)])
+    res = CliRunner().invoke(
+        app, ["run", str(SAMPLE), "--agent", "nomod:Nothing", "--runs-dir", str(tmp_path)]
+    )
     assert res.exit_code == 2
     flat = re.sub(r"[\s│╭╮╰╯─]+", " ", res.output)  # the usage-error box wraps lines
     assert "cannot import 'Nothing' from 'nomod'" in flat
 
 
 def test_evaluate_runs_grades_and_reports(user_pkg: Path, tmp_path: Path) -> None:
-    result = jobbench.evaluate(SAMPLE, split="easy", tasks=f"*/{TASK.split('/', 1)[1]}",
-                               agents=["mypkg.agents:MyAgent", "null"], runs_dir=tmp_path / "runs")
+    result = jobbench.evaluate(
+        SAMPLE,
+        split="easy",
+        tasks=f"*/{TASK.split('/', 1)[1]}",
+        agents=["mypkg.agents:MyAgent", "null"],
+        runs_dir=tmp_path / "runs",
+    )
     assert result.run_dir.name == "sample-easy-mypkg.agents_MyAgent+null"
     assert result.summary.ran == 2 and len(result.grades) == 2
     scores = {g.agent: g.score for g in result.grades}

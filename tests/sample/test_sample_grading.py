@@ -15,9 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from jobbench.tasks import Task, load_dataset
-
 from jobbench.judge import evaluate_check
+from jobbench.tasks import Task, load_dataset
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "datasets" / "sample"
@@ -47,7 +46,9 @@ def verdicts_for(task: Task, folder: Path) -> tuple[list[list[bool]], list[str]]
         row = []
         for c in r.criteria:
             res = evaluate_check(c.check, folder)
-            assert not res.error, f"{task.id} rubric {r.id} criterion {c.index}: check error: {res.detail}"
+            assert not res.error, (
+                f"{task.id} rubric {r.id} criterion {c.index}: check error: {res.detail}"
+            )
             row.append(res.passed)
             if not res.passed:
                 failures.append(f"{r.id}[{c.index}]: {res.detail}")
@@ -74,8 +75,9 @@ def unreadable_formats(task: Task, folder: Path) -> set[str]:
 
 def assert_readable(task: Task, folder: Path) -> None:
     missing = unreadable_formats(task, folder)
-    assert not missing, (f"jobbench.extract cannot read {sorted(missing)}, which text checks "
-                         f"of {task.id} read")
+    assert not missing, (
+        f"jobbench.extract cannot read {sorted(missing)}, which text checks of {task.id} read"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -88,8 +90,13 @@ def solution_outputs(tmp_path_factory) -> dict[str, Path]:
         shutil.copytree(task.workspace_dir, ws)
         sol.mkdir()
         shutil.copy2(task.solution_dir / "solve.py", sol / "solve.py")
-        proc = subprocess.run([sys.executable, str(sol / "solve.py"), "--workspace", str(ws), "--output", str(out)],
-                              cwd=base, capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, str(sol / "solve.py"), "--workspace", str(ws), "--output", str(out)],
+            cwd=base,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert proc.returncode == 0, f"{task.id}: solve.py failed\n{proc.stderr[-3000:]}"
         outputs[task.id] = out
     return outputs
@@ -111,7 +118,9 @@ def test_empty_output_fails_every_rubric(task: Task, tmp_path: Path) -> None:
     assert chain_score(task, verdicts)[0] == 0.0
 
 
-DECOYS = [(t, d) for t in TASKS for d in sorted((t.solution_dir / "decoys").iterdir()) if d.is_dir()]
+DECOYS = [
+    (t, d) for t in TASKS for d in sorted((t.solution_dir / "decoys").iterdir()) if d.is_dir()
+]
 
 
 @pytest.mark.parametrize("task,decoy", DECOYS, ids=[f"{t.id}:{d.name}" for t, d in DECOYS])

@@ -68,8 +68,15 @@ from ._simple import NullAgent, OracleAgent
 
 AGENTS: dict[str, type[Agent]] = {
     cls.name: cls
-    for cls in (OracleAgent, NullAgent, BuiltinAgent, ClaudeCodeAgent, CodexAgent, OpenCodeAgent,
-                OpenClawAgent)
+    for cls in (
+        OracleAgent,
+        NullAgent,
+        BuiltinAgent,
+        ClaudeCodeAgent,
+        CodexAgent,
+        OpenCodeAgent,
+        OpenClawAgent,
+    )
 }
 
 
@@ -121,12 +128,15 @@ def resolve_agent(ref: str) -> type[Agent]:
             for part in attr.split("."):
                 obj = getattr(obj, part)
         except (ImportError, AttributeError) as exc:
-            raise KeyError(f"agent {ref!r}: cannot import {attr!r} from {mod_name!r} "
-                           f"({exc})") from None
+            raise KeyError(
+                f"agent {ref!r}: cannot import {attr!r} from {mod_name!r} ({exc})"
+            ) from None
         cls, where = obj, f"agent {ref!r}"
     else:
-        raise KeyError(f"unknown agent {ref!r}; known agents: {', '.join(available_agents())} "
-                       "(or module:Class)")
+        raise KeyError(
+            f"unknown agent {ref!r}; known agents: {', '.join(available_agents())} "
+            "(or module:Class)"
+        )
     if not (isinstance(cls, type) and issubclass(cls, Agent)):
         raise TypeError(f"{where} is not a subclass of jobbench.agents.Agent")
     return cls

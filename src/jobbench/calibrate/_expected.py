@@ -19,9 +19,10 @@ recomputed from the criteria with the chain rule. The file is parsed by
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..rundir import trial_id
 from ..tasks import EXPECTED, ExpectedVerdicts, Task, display_path, read_expected
@@ -109,15 +110,26 @@ def expected_score(task: Task, verdicts: ExpectedVerdicts) -> ScorePoint | None:
 
 def _set_at(folder: Path, name: str, task: Task) -> ExpectedSet:
     verdicts, note = load_expected(folder / EXPECTED, task)
-    return ExpectedSet(name=name, task=task, dir=folder, deliverables_dir=folder / DELIVERABLES,
-                       verdicts=verdicts, note=note)
+    return ExpectedSet(
+        name=name,
+        task=task,
+        dir=folder,
+        deliverables_dir=folder / DELIVERABLES,
+        verdicts=verdicts,
+        note=note,
+    )
 
 
 def _set_dirs(base: Path) -> list[Path]:
     out = []
     for p in sorted(Path(base).rglob(EXPECTED)):
         d = p.parent
-        if p.is_file() and not p.is_symlink() and (d / DELIVERABLES).is_dir() and not (d / DELIVERABLES).is_symlink():
+        if (
+            p.is_file()
+            and not p.is_symlink()
+            and (d / DELIVERABLES).is_dir()
+            and not (d / DELIVERABLES).is_symlink()
+        ):
             out.append(d)
     return out
 
@@ -159,7 +171,9 @@ def sets_in_folder(folder: Path, task: Task) -> list[ExpectedSet]:
     folder = Path(folder)
     dirs = _set_dirs(folder)
     if not dirs:
-        raise ExpectedFileError(f"{display_path(folder)}: no folder with {DELIVERABLES}/ and {EXPECTED} found")
+        raise ExpectedFileError(
+            f"{display_path(folder)}: no folder with {DELIVERABLES}/ and {EXPECTED} found"
+        )
     sets = []
     for d in dirs:
         rel = d.relative_to(folder).as_posix()
@@ -177,8 +191,10 @@ def expected_by_trial(sets: Iterable[ExpectedSet]) -> dict[str, dict[tuple[int, 
     src: dict[str, Any] = {}
     for s in sets:
         if s.trial_id in out:
-            raise ExpectedFileError(f"{display_path(s.dir)} and {display_path(src[s.trial_id])}: "
-                                    f"both map to trial id {s.trial_id}")
+            raise ExpectedFileError(
+                f"{display_path(s.dir)} and {display_path(src[s.trial_id])}: "
+                f"both map to trial id {s.trial_id}"
+            )
         out[s.trial_id] = s.verdicts
         src[s.trial_id] = s.dir
     return out

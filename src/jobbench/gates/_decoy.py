@@ -19,8 +19,9 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -109,8 +110,12 @@ def _deliverables(decoy: Path, tmp: Path) -> Path:
     if sub.is_dir() and not sub.is_symlink():
         return sub
     dest = tmp / decoy.name
-    shutil.copytree(decoy, dest, symlinks=True,
-                    ignore=lambda d, names: [n for n in names if n == EXPECTED and Path(d) == decoy])
+    shutil.copytree(
+        decoy,
+        dest,
+        symlinks=True,
+        ignore=lambda d, names: [n for n in names if n == EXPECTED and Path(d) == decoy],
+    )
     return dest
 
 
@@ -151,8 +156,11 @@ def evaluate_decoys(task: Task, evaluate: Evaluate | None = None) -> list[DecoyO
             extraction = extract_dir(deliverables)
             for r in task.rubrics:
                 for c in r.criteria:
-                    v = DecoyVerdict(rubric=r.index, criterion=c.index,
-                                     expected=bool(expected[(r.index, c.index)]))
+                    v = DecoyVerdict(
+                        rubric=r.index,
+                        criterion=c.index,
+                        expected=bool(expected[(r.index, c.index)]),
+                    )
                     if c.check is None:
                         out.unchecked += 1
                     else:
@@ -193,16 +201,46 @@ def decoy_gate(task: Task, evaluate: Evaluate | None = None) -> GateResult:
                 continue
             if v.got != v.expected:
                 got = "no verdict" if v.got is None else ("pass" if v.got else "fail")
-                findings.append(make_finding(
-                    "D1", f"decoy {o.name!r}: rubrics[{v.rubric}].criterion[{v.criterion}] expected "
-                    f"{'pass' if v.expected else 'fail'}, check says {got}" + (f" ({v.detail})" if v.detail else ""),
-                    task_id=task.id, file=file, where=f"rubrics[{v.rubric}].criterion[{v.criterion}]"))
+                findings.append(
+                    make_finding(
+                        "D1",
+                        f"decoy {o.name!r}: rubrics[{v.rubric}].criterion[{v.criterion}] expected "
+                        f"{'pass' if v.expected else 'fail'}, check says {got}"
+                        + (f" ({v.detail})" if v.detail else ""),
+                        task_id=task.id,
+                        file=file,
+                        where=f"rubrics[{v.rubric}].criterion[{v.criterion}]",
+                    )
+                )
         if o.expected_score is not None and o.expected_score >= DECOY_SCORE_LIMIT:
-            findings.append(make_finding("D4", f"decoy {o.name!r} is expected to score {o.expected_score:.0%}",
-                                         task_id=task.id, file=file, where=o.name))
+            findings.append(
+                make_finding(
+                    "D4",
+                    f"decoy {o.name!r} is expected to score {o.expected_score:.0%}",
+                    task_id=task.id,
+                    file=file,
+                    where=o.name,
+                )
+            )
         if o.unchecked:
-            findings.append(make_finding("D3", f"decoy {o.name!r}: {o.unchecked} criterion(s) have no check",
-                                         task_id=task.id, file=file, where=o.name))
-    metrics = {"decoys": {o.name: {"expected_score": o.expected_score, "checked": o.checked,
-                                   "unchecked": o.unchecked, "mismatches": o.mismatches} for o in outcomes}}
+            findings.append(
+                make_finding(
+                    "D3",
+                    f"decoy {o.name!r}: {o.unchecked} criterion(s) have no check",
+                    task_id=task.id,
+                    file=file,
+                    where=o.name,
+                )
+            )
+    metrics = {
+        "decoys": {
+            o.name: {
+                "expected_score": o.expected_score,
+                "checked": o.checked,
+                "unchecked": o.unchecked,
+                "mismatches": o.mismatches,
+            }
+            for o in outcomes
+        }
+    }
     return GateResult.from_findings("decoy", findings, metrics=metrics)

@@ -6,9 +6,10 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ._build import ReportData, build_report
 from ._write import default_out_dir, write_data
@@ -32,17 +33,27 @@ class ReportResult:
         """One row per configuration, ranked: ``config`` (``agent@model``), ``micro`` and
         ``macro`` (estimates in [0, 1], or None; missing tasks count 0), ``tasks`` and
         ``tasks_scored``, ``incomplete`` (trials whose result is still to come, by state)."""
-        return [{"config": c.label, "micro": c.overall.micro.estimate,
-                 "macro": c.overall.macro.estimate, "tasks": c.overall.tasks,
-                 "tasks_scored": c.overall.tasks_scored, "incomplete": c.incomplete_trials}
-                for c in self.data.configs]
+        return [
+            {
+                "config": c.label,
+                "micro": c.overall.micro.estimate,
+                "macro": c.overall.macro.estimate,
+                "tasks": c.overall.tasks,
+                "tasks_scored": c.overall.tasks_scored,
+                "incomplete": c.incomplete_trials,
+            }
+            for c in self.data.configs
+        ]
 
     def as_json(self) -> dict[str, Any]:
         """What ``jobbench report --json`` prints: ``out_dir`` (str or None), ``judge_key``,
         ``leaderboard`` (:attr:`leaderboard`) and ``warnings``."""
-        return {"out_dir": str(self.out_dir) if self.out_dir else None,
-                "judge_key": self.data.judge_key, "leaderboard": self.leaderboard,
-                "warnings": list(self.data.warnings)}
+        return {
+            "out_dir": str(self.out_dir) if self.out_dir else None,
+            "judge_key": self.data.judge_key,
+            "leaderboard": self.leaderboard,
+            "warnings": list(self.data.warnings),
+        }
 
 
 def report(

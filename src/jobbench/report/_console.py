@@ -22,8 +22,9 @@ def leaderboard_table(data: ReportData) -> Table:
     below it, tasks scored / total, missing tasks, trials not scored. Fits 80 columns (the
     width Rich assumes when output is piped) for labels up to ~13 characters; longer labels
     and the intervals wrap, never cut."""
-    table = Table(title=f"JobBench leaderboard (judge key: {data.judge_key or 'none'})",
-                  box=box.SIMPLE_HEAD)
+    table = Table(
+        title=f"JobBench leaderboard (judge key: {data.judge_key or 'none'})", box=box.SIMPLE_HEAD
+    )
     table.add_column("#", justify="right", no_wrap=True)
     table.add_column("configuration", overflow="fold", min_width=len("configuration"))
     for col in ("micro %\n95 % CI", "macro %\n95 % CI"):
@@ -32,16 +33,22 @@ def leaderboard_table(data: ReportData) -> Table:
         table.add_column(col, justify="right", no_wrap=True)
     for c in data.configs:
         o = c.overall
-        not_scored = sum(n for s, n in o.trials_by_state.items() if s not in ("complete", "no_deliverable"))
+        not_scored = sum(
+            n for s, n in o.trials_by_state.items() if s not in ("complete", "no_deliverable")
+        )
         star = "*" if c.provisional else ""
-        table.add_row(str(c.rank), escape(c.label),
-                      _value_ci(pct(o.micro.estimate) + star, ci(o.micro)),
-                      _value_ci(pct(o.macro.estimate) + star, ci(o.macro)),
-                      f"{o.tasks_scored}/{o.tasks}", str(o.tasks_missing), str(not_scored))
+        table.add_row(
+            str(c.rank),
+            escape(c.label),
+            _value_ci(pct(o.micro.estimate) + star, ci(o.micro)),
+            _value_ci(pct(o.macro.estimate) + star, ci(o.macro)),
+            f"{o.tasks_scored}/{o.tasks}",
+            str(o.tasks_missing),
+            str(not_scored),
+        )
     if any(c.provisional for c in data.configs):
         table.caption = PROVISIONAL_NOTE
     return table
-
 
 
 def task_table(data: ReportData) -> Table:
@@ -71,4 +78,6 @@ def print_summary(data: ReportData, console: Console | None = None, *, tasks: bo
     if tasks:
         console.print(task_table(data))
     console.print(leaderboard_table(data))
-    console.print("micro = Σ points / Σ maxima, macro = mean of task scores; missing tasks count 0 in both.")
+    console.print(
+        "micro = Σ points / Σ maxima, macro = mean of task scores; missing tasks count 0 in both."
+    )

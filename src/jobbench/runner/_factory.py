@@ -12,8 +12,15 @@ EXECUTORS = ("local", "dask", "dask-local")
 """Executor names accepted by ``jobbench run --executor``."""
 
 
-def make_executor(name: str = "local", *, max_trials: int = 1, scheduler: str | None = None,
-                  workers: int = 2, threads_per_worker: int = 1, retries: int = 2) -> Executor:
+def make_executor(
+    name: str = "local",
+    *,
+    max_trials: int = 1,
+    scheduler: str | None = None,
+    workers: int = 2,
+    threads_per_worker: int = 1,
+    retries: int = 2,
+) -> Executor:
     """The executor called ``name``.
 
     Args:
@@ -33,15 +40,20 @@ def make_executor(name: str = "local", *, max_trials: int = 1, scheduler: str | 
     if name not in EXECUTORS:
         raise ExecutorError(f"unknown executor {name!r}; expected one of {', '.join(EXECUTORS)}")
     if name == "dask" and not scheduler:
-        raise ExecutorError("--executor dask needs --scheduler ADDRESS (e.g. tcp://head-node:8786, "
-                            "or the path of a scheduler file); use --executor dask-local to start "
-                            "a cluster on this machine")
+        raise ExecutorError(
+            "--executor dask needs --scheduler ADDRESS (e.g. tcp://head-node:8786, "
+            "or the path of a scheduler file); use --executor dask-local to start "
+            "a cluster on this machine"
+        )
     try:
         from ._dask import DaskExecutor
     except ImportError as exc:
-        raise ExecutorError(f"the Dask executors need Dask distributed ({exc}); install it with "
-                            "pip install 'jobbench[dask]'") from None
+        raise ExecutorError(
+            f"the Dask executors need Dask distributed ({exc}); install it with "
+            "pip install 'jobbench[dask]'"
+        ) from None
     if name == "dask":
         return DaskExecutor(scheduler, retries=retries)
-    return DaskExecutor(None, n_workers=workers, threads_per_worker=threads_per_worker,
-                        retries=retries)
+    return DaskExecutor(
+        None, n_workers=workers, threads_per_worker=threads_per_worker, retries=retries
+    )

@@ -31,7 +31,6 @@ class PlannedTrial:
         return trial_id(self.task.id, self.spec.agent, self.spec.model, self.epoch)
 
 
-
 def load_finished(run_dir: Path, tid: str, digest: str) -> TrialRecord | None:
     """The trial's record if it counts as finished for ``digest`` (see module docstring),
     else None."""

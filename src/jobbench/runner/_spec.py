@@ -5,9 +5,10 @@ Trial ids and every name inside a run directory belong to :mod:`jobbench.rundir`
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from ..agents import ModelSettings
 from ..rundir import NO_MODEL, LockAgent, config_label
@@ -35,8 +36,9 @@ class AgentSpec:
 
     def lock_entry(self) -> LockAgent:
         """The configuration as ``lock.json`` records it."""
-        return LockAgent(agent=self.agent, model=self.model or NO_MODEL,
-                         settings=self.settings.as_record())
+        return LockAgent(
+            agent=self.agent, model=self.model or NO_MODEL, settings=self.settings.as_record()
+        )
 
 
 DEFAULT_DATASET = Path("datasets") / "sample"
@@ -70,13 +72,18 @@ def default_dataset() -> Path:
     repo = Path(jobbench.__file__).resolve().parents[2] / DEFAULT_DATASET
     if repo.is_dir():
         return repo
-    raise FileNotFoundError(f"no dataset given and the bundled sample split was not found at "
-                            f"{here} or {repo}; pass a DATASET path")
+    raise FileNotFoundError(
+        f"no dataset given and the bundled sample split was not found at "
+        f"{here} or {repo}; pass a DATASET path"
+    )
 
 
-def agent_specs(agents: Sequence[str] | None, models: Sequence[str] | None = None,
-                settings: ModelSettings | None = None,
-                options: dict[str, dict[str, Any]] | None = None) -> list[AgentSpec]:
+def agent_specs(
+    agents: Sequence[str] | None,
+    models: Sequence[str] | None = None,
+    settings: ModelSettings | None = None,
+    options: dict[str, dict[str, Any]] | None = None,
+) -> list[AgentSpec]:
     """Agent configurations from agent references and models (``--agent``/``--model``).
 
     Each reference is ``REF`` or ``REF@MODEL``, REF as :func:`jobbench.agents.resolve_agent`
@@ -110,16 +117,21 @@ def agent_specs(agents: Sequence[str] | None, models: Sequence[str] | None = Non
             specs.append(AgentSpec(name, model, chosen, opts))
         elif cls.needs_model:
             if not models:
-                raise AgentSpecError(f"agent {name} needs --model (or --agent {name}@MODEL)",
-                                     "--model")
+                raise AgentSpecError(
+                    f"agent {name} needs --model (or --agent {name}@MODEL)", "--model"
+                )
             specs += [AgentSpec(name, m, settings, opts) for m in models]
         else:
             specs.append(AgentSpec(name, None, ModelSettings(), opts))
     return specs
 
 
-def default_run_name(dataset_root: Path, specs: Sequence[AgentSpec],
-                     splits: list[str] | None = None, protocol: str = "jobbench") -> str:
+def default_run_name(
+    dataset_root: Path,
+    specs: Sequence[AgentSpec],
+    splits: list[str] | None = None,
+    protocol: str = "jobbench",
+) -> str:
     """Deterministic run name: ``<dataset dir>[-<split+…>]-<agent@model+…>`` plus a short
     hash of the model settings when any is set, and ``-public`` under the public protocol, so
     the same command resumes the same run (and runs of different splits, e.g.

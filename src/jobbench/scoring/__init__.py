@@ -44,8 +44,13 @@ from ._stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
     DEFAULT_SEED,
+    Interval,
+    PairedComparison,
+    bootstrap_ci,
+    paired_bootstrap,
+    pass_hat_k,
+    weighted_mean,
 )
-from ._stats import Interval, PairedComparison, bootstrap_ci, paired_bootstrap, pass_hat_k, weighted_mean
 
 __all__ = [
     "MACRO_LABEL",

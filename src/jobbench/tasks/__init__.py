@@ -27,7 +27,13 @@ from ._checks import (
     XlsxCellCheck,
 )
 from ._expected import EXPECTED, ExpectedFile, ExpectedVerdicts, read_expected, unknown_problems
-from ._invalid import InvalidDatasetError, InvalidTasks, find_invalid, invalid_message, lenient_max_points
+from ._invalid import (
+    InvalidDatasetError,
+    InvalidTasks,
+    find_invalid,
+    invalid_message,
+    lenient_max_points,
+)
 from ._load import (
     INSTRUCTIONS,
     RUBRICS,

@@ -86,8 +86,10 @@ def read_expected(path: Path, task: Task) -> ExpectedFile:
             continue
         idx = item.get("index")
         if isinstance(idx, bool) or not isinstance(idx, int) or idx not in by_index:
-            problem(f"{loc}.index: must be a rubric index of {task.id} "
-                    f"(0..{len(task.rubrics) - 1}), got {idx!r}")
+            problem(
+                f"{loc}.index: must be a rubric index of {task.id} "
+                f"(0..{len(task.rubrics) - 1}), got {idx!r}"
+            )
             continue
         if idx in seen:
             problem(f"{loc}.index: rubric {idx} listed twice")
