@@ -18,10 +18,26 @@ def test_cli_import_does_not_load_heavy_dependencies() -> None:
     assert out.strip() == "[]"
 
 
-@pytest.mark.parametrize("package", ["jobbench.judge", "jobbench.report", "jobbench.selection"])
+def test_import_jobbench_loads_only_itself() -> None:
+    code = "import sys, jobbench\nprint(sorted(m for m in sys.modules if m.startswith('jobbench')))"
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert run.stdout.strip() == "['jobbench', 'jobbench._lazy']"
+
+
+def test_jobbench_report_is_the_package_and_the_call() -> None:
+    import jobbench
+    import jobbench.report as package
+    from jobbench.report._api import report
+
+    assert jobbench.report is package and callable(package) and package.report is report
+
+
+@pytest.mark.parametrize(
+    "package", ["jobbench", "jobbench.judge", "jobbench.report", "jobbench.selection"]
+)
 def test_every_public_name_resolves(package: str) -> None:
     mod = importlib.import_module(package)
     missing = [name for name in mod.__all__ if getattr(mod, name, None) is None]
     assert missing == []
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
-        _ = mod.not_a_name
+        mod.not_a_name

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -23,6 +24,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # help is printed literally: Rich markup would eat "[dask]" and "[default: …]"
+    rich_markup_mode=None,
 )
 console = Console()
 err_console = Console(stderr=True)
@@ -46,7 +49,9 @@ def _ext(name: str) -> str:
 @app.command("tasks")
 def tasks_cmd(
     path: Path = typer.Argument(..., help="Dataset root, split, occupation or task directory."),
-    split: list[str] | None = typer.Option(None, "--split", help="Only these splits (repeatable)."),
+    split: list[str] | None = typer.Option(
+        None, "--split", help="Only these splits (repeatable)."
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """Summarise tasks per occupation: tasks, rubrics, criteria, total weight, file formats."""
@@ -157,6 +162,25 @@ def validate_cmd(
     raise typer.Exit(0 if ds.ok else 1)
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        print(__version__)
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(
+        False,
+        "--version",
+        callback=_print_version,
+        is_eager=True,
+        help="Print the version and exit.",
+    ),
+) -> None:
+    """JobBench: evaluate AI agents on professional desk work with chained binary rubrics."""
+
+
 @app.command("version")
 def version_cmd() -> None:
     """Print the harness version."""
@@ -173,20 +197,50 @@ def _register_stages() -> None:
     from .selection._cli import register as selection_cli
     from .tasks._cli import register as tasks_cli
 
-    for register in (
-        tasks_cli,
-        extract_cli,
-        judge_cli,
-        runner_cli,
-        report_cli,
-        gates_cli,
-        calibrate_cli,
-        selection_cli,
-    ):
+    def make_executor(*args: Any, **kwargs: Any) -> Any:
+        # the composition root hands the runner's executors to the judge's CLI, so the judge
+        # never imports the runner (which runs above it); imported on use to start fast
+        from .runner import make_executor as make
+
+        return make(*args, **kwargs)
+
+    tasks_cli(app)
+    extract_cli(app)
+    judge_cli(app, make_executor=make_executor)
+    for register in (runner_cli, report_cli, gates_cli, calibrate_cli, selection_cli):
         register(app)
 
 
 _register_stages()
+
+
+def _plain_metavars(typer_app: typer.Typer) -> None:
+    """Give every option and argument without a metavar its name as one (``--runs-dir
+    RUNS_DIR``, ``DATASET``) instead of the type Typer would print (``<path>``,
+    ``<list[str]>``). Flags show none."""
+    import inspect
+
+    from typer.models import ArgumentInfo, OptionInfo
+
+    for cmd in typer_app.registered_commands:
+        if cmd.callback is None:
+            continue
+        for name, param in inspect.signature(cmd.callback).parameters.items():
+            info = param.default
+            if not isinstance(info, (OptionInfo, ArgumentInfo)) or info.metavar is not None:
+                continue
+            if isinstance(info, OptionInfo):
+                longs = [d for d in (info.param_decls or ()) if d.startswith("--")]
+                label = longs[0][2:] if longs else name
+            else:
+                label = name
+            info.metavar = label.upper().replace("-", "_")
+    for group in typer_app.registered_groups:
+        if group.typer_instance is not None:
+            _plain_metavars(group.typer_instance)
+
+
+_plain_metavars(app)
 
 
 def main() -> None:

@@ -144,10 +144,8 @@ def test_discover_sets(tmp_path: Path):
     assert sets[0].deliverables_dir == d / "solution" / "decoys" / "a_fails" / "deliverables"
     assert sets[0].note == "b is right but requires a"
     (msg,) = problems
-    assert (
-        "broken/expected.json: field rubrics[0].criteria: must list 2 verdict(s) for rubric 0"
-        in msg
-    )
+    want = "broken/expected.json: rubrics[0].criteria: has 1 verdict(s), rubric 0 has 2 criteria"
+    assert want in msg
     # expected scores by the chain rule: good -> a passes (2), b fails; a_fails -> a fails, b
     # requires a so it fails too although its own criteria pass
     assert (sets[1].expected_score.passed_weight, sets[1].expected_score.max_score) == (2.0, 5.0)
@@ -167,14 +165,14 @@ def test_sets_in_folder(tmp_path: Path):
     "content, message",
     [
         ("{not json", "invalid JSON at line 1"),
-        ('{"rubrics": {}}', "field rubrics: must be a list"),
+        ('{"rubrics": {}}', "rubrics: must be a list"),
         (
             '{"rubrics": [{"index": "0", "criteria": [true, true]}]}',
-            "field rubrics[0].index: must be an integer",
+            "rubrics[0].index: must be a rubric index of main/clerks/task1 (0..1), got '0'",
         ),
         (
             '{"rubrics": [{"index": 5, "criteria": [true, true]}]}',
-            "rubrics[0].index: 5 is not a rubric of main/clerks/task1",
+            "rubrics[0].index: must be a rubric index of main/clerks/task1 (0..1), got 5",
         ),
         (
             '{"rubrics": [{"index": 0, "criteria": [true, true]}, {"index": 0, "criteria": [true, true]}]}',

@@ -18,8 +18,7 @@ from dask_helpers import grade_records, trial_records
 from runner_helpers import build_dataset
 
 from jobbench.records import TrialRecord, TrialStatus
-from jobbench.runner import AgentSpec, RunConfig, run_trials
-from jobbench.runner._executor import ExecutorError
+from jobbench.runner import AgentSpec, ExecutorError, RunConfig, run_trials
 from jobbench.sandbox._workspace import OWNER_FILE
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -435,7 +434,7 @@ def test_existing_cluster_refuses_unshared_run_directory_then_runs_on_shared_one
     system, `jobbench run --executor dask --scheduler <scheduler file>` runs and grades."""
     if shutil.which("bwrap") is None:
         pytest.skip("needs bubblewrap to give the worker its own view of the file system")
-    from jobbench.runner._executor import make_executor
+    from jobbench.runner import make_executor
 
     dataset = build_dataset(tmp_path / "data")
     run_dir = tmp_path / "runs" / "p"
@@ -517,7 +516,7 @@ def test_existing_cluster_refuses_unshared_run_directory_then_runs_on_shared_one
 
 
 def test_dask_executor_needs_a_scheduler_and_reports_unreachable_ones(tmp_path):
-    from jobbench.runner._executor import make_executor
+    from jobbench.runner import make_executor
 
     with pytest.raises(ExecutorError, match="needs --scheduler"):
         make_executor("dask")
@@ -555,7 +554,7 @@ def test_sandbox_policy_across_workers():
 def test_base_install_never_imports_dask(tmp_path):
     code = (
         "import sys; import jobbench.cli, jobbench.runner, jobbench.judge\n"
-        "from jobbench.runner._executor import make_executor\n"
+        "from jobbench.runner import make_executor\n"
         "ex = make_executor('local', max_trials=3)\n"
         "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed'))\n"
         "print(type(ex).__name__, ex.max_trials, loaded)\n"

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from jobbench.gates import chained_score, decoy_gate, evaluate_decoys, read_expected
+from jobbench.gates import decoy_gate, evaluate_decoys, expected_decoy_score
+from jobbench.tasks import read_expected
 
 
 def test_clean_decoy_matches(clean_task, fx) -> None:
@@ -62,7 +63,7 @@ def test_d1_check_that_raises(clean_task) -> None:
                     ]
                 }
             ),
-            "rubrics[0].criteria: has 1 verdicts, rubric 0 has 2 criteria",
+            "rubrics[0].criteria: has 1 verdict(s), rubric 0 has 2 criteria",
         ),
         (
             json.dumps(
@@ -77,7 +78,7 @@ def test_d1_check_that_raises(clean_task) -> None:
         ),
         (
             json.dumps({"rubrics": [{"index": 5, "criteria": []}]}),
-            "rubrics[0].index: must be a rubric index below 3",
+            "rubrics[0].index: must be a rubric index of ",
         ),
         (
             json.dumps(
@@ -89,7 +90,7 @@ def test_d1_check_that_raises(clean_task) -> None:
                     ]
                 }
             ),
-            "rubrics[1].criteria: must be a list of true/false",
+            "rubrics[1].criteria[1]: must be true, false or null, got 'no'",
         ),
         (
             json.dumps(
@@ -101,6 +102,18 @@ def test_d1_check_that_raises(clean_task) -> None:
                 }
             ),
             "no expected verdicts for rubric 2",
+        ),
+        (
+            json.dumps(
+                {
+                    "rubrics": [
+                        {"index": 0, "criteria": [True, False]},
+                        {"index": 1, "criteria": [True, False]},
+                        {"index": 2, "criteria": [False, None]},
+                    ]
+                }
+            ),
+            "rubric 2: no expected verdict for criteria [1]",
         ),
         (json.dumps([]), "rubrics: must be a list"),
     ],
@@ -179,26 +192,31 @@ def test_skip_without_decoys(tmp_path: Path, fx) -> None:
     assert decoy_gate(fx.write_task(tmp_path / "a", spec)).status == "skip"
 
 
-def test_chained_score_follows_requires(clean_task) -> None:
+def test_expected_decoy_score_follows_requires(clean_task) -> None:
     # weights 2, 4 (requires rubric 0), 2
-    v = {0: [True, True], 1: [True, True], 2: [True, True]}
-    assert chained_score(clean_task, v) == 1.0
-    assert chained_score(clean_task, {**v, 0: [True, False]}) == pytest.approx(
-        2 / 8
-    )  # rubric 1 falls with 0
-    assert chained_score(clean_task, {**v, 2: [False, True]}) == pytest.approx(6 / 8)
-    assert chained_score(clean_task, {1: [True, True]}) == 0.0
+    v = {(r, c): True for r in range(3) for c in range(2)}
+    assert expected_decoy_score(clean_task, v) == 1.0
+    # rubric 1 falls with rubric 0
+    assert expected_decoy_score(clean_task, {**v, (0, 1): False}) == pytest.approx(2 / 8)
+    assert expected_decoy_score(clean_task, {**v, (2, 0): False}) == pytest.approx(6 / 8)
+    # an unknown expectation is undecided, never a fail: no score at all
+    assert expected_decoy_score(clean_task, {(1, 0): True, (1, 1): True}) is None
 
 
 def test_read_expected_ok(clean_task) -> None:
     path = clean_task.root / "solution" / "decoys" / "trusts_ap_note" / "expected.json"
-    verdicts, problems = read_expected(clean_task, path)
-    assert problems == [] and verdicts == {0: [True, False], 1: [True, False], 2: [False, False]}
+    parsed = read_expected(path, clean_task)
+    assert parsed.problems == []
+    assert parsed.verdicts == {
+        (0, 0): True,
+        (0, 1): False,
+        (1, 0): True,
+        (1, 1): False,
+        (2, 0): False,
+        (2, 1): False,
+    }
 
 
 def test_with_the_real_judge_evaluator(clean_task) -> None:
-    judge = pytest.importorskip("jobbench.judge")
-    if not hasattr(judge, "evaluate_check"):
-        pytest.skip("jobbench.judge.evaluate_check not available yet (judge stage not merged)")
     res = decoy_gate(clean_task)
     assert res.status == "pass", [str(f) for f in res.findings]

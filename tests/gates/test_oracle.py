@@ -259,10 +259,6 @@ def test_self_consistency_with_the_real_judge(two_tasks, rb, tmp_path: Path, fx)
     import jobbench.judge
     from jobbench.records import DeliverableFile
 
-    if not hasattr(jobbench.judge, "JudgeConfig") or not hasattr(jobbench.judge, "grade_run"):
-        pytest.skip(
-            "jobbench.judge.grade_run / JudgeConfig not available yet (judge stage not merged)"
-        )
     root, t1, _ = two_tasks
     run = tmp_path / "run"
     rb.write_lock(run, root, [t1])

@@ -22,6 +22,7 @@ from jobbench.agents import (
 )
 from jobbench.records import TrialStatus
 from jobbench.runner import AgentSpec, RunConfig, run_trials
+from jobbench.sandbox import bwrap_available
 
 # --- recorded-format event streams (shapes per the sources in _cli_agents.py) ----------
 SID = "5f1c2d9e-8a77-4d0b-9d3e-1c2b3a4d5e6f"
@@ -387,11 +388,12 @@ def test_codex_adapter(tmp_path, dataset, monkeypatch):
     assert argv[:2] == ["exec", "--json"]
     assert argv[argv.index("--model") + 1] == "gpt-5.4"
     assert "--dangerously-bypass-approvals-and-sandbox" in argv and "--skip-git-repo-check" in argv
-    assert argv[argv.index("-C") + 1] == (
-        "/workspace" if rec.sandbox == "bwrap" else argv[argv.index("-C") + 1]
-    )
+    # the workspace codex is pointed at is the one the prompt names, /workspace in bwrap
+    ws = argv[argv.index("-C") + 1]
+    assert rec.sandbox == ("bwrap" if bwrap_available()[0] else "none")
+    assert ws == "/workspace" if rec.sandbox == "bwrap" else ws.endswith("/workspace")
     assert 'model_reasoning_effort="xhigh"' in argv
-    assert argv[-1].startswith("Task folder:")
+    assert argv[-1].startswith(f"Task folder: {ws}/task_folder")
     assert fake["env"]["CODEX_API_KEY"] == "sk-test"
     command = next(e for e in traj if e["type"] == "command")
     assert command["ignored_settings"] == ["temperature", "max_output_tokens"]

@@ -7,7 +7,8 @@ Built in: ``oracle`` (runs the task's ``solution/solve.py``), ``null`` (writes n
 Public API:
     :class:`Agent`, :class:`AgentContext`, :class:`AgentResult`, :class:`AgentLimits`,
     :class:`ModelSettings`, :class:`Pricing`, :class:`Endpoint`, :class:`Trajectory`,
-    :class:`InfraError`, :func:`make_agent`, :data:`AGENTS`, :func:`standard_prompt`,
+    :class:`InfraError`, :func:`make_agent`, :data:`AGENTS`, :func:`resolve_agent`,
+    :func:`available_agents`, :func:`standard_prompt`,
     :func:`prompt_version`, the concrete agents and the CLI event parsers; run protocols
     (:data:`PROTOCOLS`, :data:`PUBLISHED_RUNNERS`, :func:`effective_limits`,
     :func:`attempt_policy`, :func:`protocol_deviations`, :func:`check_protocol` and the
@@ -79,23 +80,81 @@ AGENTS: dict[str, type[Agent]] = {
 }
 
 
+ENTRY_POINT_GROUP = "jobbench.agents"
+"""The ``importlib.metadata`` entry-point group where installed packages register agents:
+``[project.entry-points."jobbench.agents"] myagent = "mypkg.agents:MyAgent"``."""
+
+
+def _entry_points() -> dict[str, Any]:
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def available_agents() -> list[str]:
+    """Every agent name :func:`resolve_agent` knows without an import path: the built-in
+    ones (:data:`AGENTS`) and those of the ``jobbench.agents`` entry-point group, sorted."""
+    return sorted(set(AGENTS) | set(_entry_points()))
+
+
+def resolve_agent(ref: str) -> type[Agent]:
+    """The agent class ``ref`` names, looked up in this order:
+
+    1. a built-in agent name (:data:`AGENTS`: ``oracle``, ``builtin``, ``codex``, …);
+    2. a name registered in the ``jobbench.agents`` entry-point group;
+    3. ``module:Class`` (``mypkg.agents:MyAgent``): ``Class`` imported from ``module``
+       (which must be importable: installed, or on ``sys.path``/``PYTHONPATH``).
+
+    The reference itself is what a run records as the agent (trial ids, ``lock.json``), so
+    a resumed run and every worker resolve the same class again.
+
+    Raises:
+        KeyError: ``ref`` is none of these (the message lists the known names), or its
+            module or class cannot be imported.
+        TypeError: what it names is not a subclass of :class:`Agent`.
+    """
+    if ref in AGENTS:
+        return AGENTS[ref]
+    eps = _entry_points()
+    if ref in eps:
+        cls = eps[ref].load()
+        where = f"entry point {ENTRY_POINT_GROUP}:{ref} ({eps[ref].value})"
+    elif ":" in ref:
+        from importlib import import_module
+
+        mod_name, _, attr = ref.partition(":")
+        try:
+            obj: Any = import_module(mod_name)
+            for part in attr.split("."):
+                obj = getattr(obj, part)
+        except (ImportError, AttributeError) as exc:
+            raise KeyError(
+                f"agent {ref!r}: cannot import {attr!r} from {mod_name!r} ({exc})"
+            ) from None
+        cls, where = obj, f"agent {ref!r}"
+    else:
+        raise KeyError(
+            f"unknown agent {ref!r}; known agents: {', '.join(available_agents())} "
+            "(or module:Class)"
+        )
+    if not (isinstance(cls, type) and issubclass(cls, Agent)):
+        raise TypeError(f"{where} is not a subclass of jobbench.agents.Agent")
+    return cls
+
+
 def make_agent(name: str, **options: Any) -> Agent:
     """Instantiate the agent called ``name``.
 
     Args:
-        name: one of :data:`AGENTS`.
+        name: an agent reference as :func:`resolve_agent` takes it.
         options: constructor options (e.g. ``executable=`` for CLI agents); options an
             agent does not take are ignored.
 
     Raises:
-        KeyError: unknown agent name (the message lists the known ones).
+        KeyError: unknown agent (the message lists the known ones).
+        TypeError: the reference names something that is not an :class:`Agent` class.
     """
-    try:
-        cls = AGENTS[name]
-    except KeyError:
-        raise KeyError(
-            f"unknown agent {name!r}; known agents: {', '.join(sorted(AGENTS))}"
-        ) from None
+    cls = resolve_agent(name)
     import inspect
 
     params = inspect.signature(cls.__init__).parameters
@@ -105,6 +164,9 @@ def make_agent(name: str, **options: Any) -> Agent:
 
 __all__ = [
     "AGENTS",
+    "ENTRY_POINT_GROUP",
+    "available_agents",
+    "resolve_agent",
     "Agent",
     "AgentContext",
     "AgentLimits",

@@ -13,22 +13,21 @@ A *set* is a folder holding ``deliverables/`` and ``expected.json``::
 ``index`` is the 0-based rubric position in RUBRICS.json; ``criteria`` holds one boolean per
 criterion of that rubric, in order (``null`` = not known; rubrics left out are not known
 either). Other keys (``score``, ``note``) are informative only: the expected score is
-recomputed from the criteria with the chain rule.
+recomputed from the criteria with the chain rule. The file is parsed by
+:func:`jobbench.tasks.read_expected`, the reader the decoy gate uses too.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..rundir import trial_id
-from ..tasks import Task, display_path
+from ..tasks import EXPECTED, ExpectedVerdicts, Task, display_path, read_expected
 from ._metrics import ScorePoint
 
-EXPECTED = "expected.json"
 DELIVERABLES = "deliverables"
 SET_AGENT = "expected"
 """Agent name used in the trial ids of expected-verdict sets: ``<task>/expected@<set>/epoch-1``."""
@@ -72,8 +71,9 @@ class ExpectedSet:
         return expected_score(self.task, self.verdicts)
 
 
-def load_expected(path: Path, task: Task) -> tuple[dict[tuple[int, int], bool | None], str]:
-    """Read and validate one ``expected.json`` against its task.
+def load_expected(path: Path, task: Task) -> tuple[ExpectedVerdicts, str]:
+    """Read and validate one ``expected.json`` against its task with the one reader,
+    :func:`jobbench.tasks.read_expected`.
 
     Args:
         path: the file.
@@ -83,87 +83,29 @@ def load_expected(path: Path, task: Task) -> tuple[dict[tuple[int, int], bool | 
         (verdicts for every criterion of the task — None where not given, the ``note``).
 
     Raises:
-        ExpectedFileError: unreadable file, invalid JSON, or a field that does not fit the
-            task (the message names the file and the JSON path, e.g. ``rubrics[2].criteria``).
+        ExpectedFileError: missing or unreadable file, invalid JSON, or a field that does not
+            fit the task (every problem, each naming the file and the JSON path, e.g.
+            ``rubrics[2].criteria``).
     """
-    where = display_path(path)
-    try:
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ExpectedFileError(f"{where}: cannot read ({exc.strerror or exc})") from exc
-    except json.JSONDecodeError as exc:
-        raise ExpectedFileError(f"{where}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
-    if not isinstance(data, dict) or not isinstance(data.get("rubrics"), list):
-        raise ExpectedFileError(
-            f'{where}: field rubrics: must be a list of {{"index", "criteria"}} objects'
-        )
-    out: dict[tuple[int, int], bool | None] = {
-        (r.index, c.index): None for r in task.rubrics for c in r.criteria
-    }
-    by_index = {r.index: r for r in task.rubrics}
-    seen: set[int] = set()
-    for i, item in enumerate(data["rubrics"]):
-        loc = f"rubrics[{i}]"
-        if not isinstance(item, dict):
-            raise ExpectedFileError(f"{where}: field {loc}: must be an object")
-        idx = item.get("index")
-        if isinstance(idx, bool) or not isinstance(idx, int):
-            raise ExpectedFileError(f"{where}: field {loc}.index: must be an integer, got {idx!r}")
-        if idx not in by_index:
-            raise ExpectedFileError(
-                f"{where}: field {loc}.index: {idx} is not a rubric of {task.id} "
-                f"(0..{len(task.rubrics) - 1})"
-            )
-        if idx in seen:
-            raise ExpectedFileError(f"{where}: field {loc}.index: rubric {idx} listed twice")
-        seen.add(idx)
-        crit = item.get("criteria")
-        n = len(by_index[idx].criteria)
-        if not isinstance(crit, list) or len(crit) != n:
-            got = f"{len(crit)} item(s)" if isinstance(crit, list) else repr(crit)
-            raise ExpectedFileError(
-                f"{where}: field {loc}.criteria: must list {n} verdict(s) for rubric {idx} "
-                f"of {task.id}, got {got}"
-            )
-        for j, v in enumerate(crit):
-            if v is not None and not isinstance(v, bool):
-                raise ExpectedFileError(
-                    f"{where}: field {loc}.criteria[{j}]: must be true, false or null, got {v!r}"
-                )
-            out[(idx, j)] = v
-    note = data.get("note")
-    return out, note if isinstance(note, str) else ""
+    parsed = read_expected(path, task)
+    if parsed.problems:
+        raise ExpectedFileError("; ".join(parsed.problems))
+    return parsed.verdicts, parsed.note
 
 
-def expected_score(task: Task, verdicts: dict[tuple[int, int], bool | None]) -> ScorePoint | None:
-    """Points a deliverable set should earn: z_r = every criterion of r passes and every
-    rubric r requires passes; s_t = Σ w_r z_r / Σ w_r (DESIGN.md §2-3).
+def expected_score(task: Task, verdicts: ExpectedVerdicts) -> ScorePoint | None:
+    """Points a deliverable set should earn, by the chain rule of
+    :func:`jobbench.scoring.verdict_score`.
 
     Returns:
         The :class:`ScorePoint`, or None when any criterion's expectation is unknown.
     """
-    own: dict[int, bool] = {}
-    for r in task.rubrics:
-        vals = [verdicts.get((r.index, c.index)) for c in r.criteria]
-        if any(v is None for v in vals):
-            return None
-        own[r.index] = all(vals)  # type: ignore[arg-type]
-    memo: dict[int, bool] = {}
-    by_index = {r.index: r for r in task.rubrics}
+    from ..scoring import verdict_score
 
-    def z(i: int, stack: tuple[int, ...] = ()) -> bool:
-        if i in memo:
-            return memo[i]
-        if i in stack:  # cycles are rejected by task validation; be safe anyway
-            return False
-        val = own[i] and all(z(q, stack + (i,)) for q in by_index[i].requires)
-        memo[i] = val
-        return val
-
-    passed = sum(r.weight for r in task.rubrics if z(r.index))
-    return ScorePoint(
-        passed_weight=float(passed), max_score=float(sum(r.weight for r in task.rubrics))
-    )
+    _, ts = verdict_score(task.rubrics, verdicts)
+    if ts.decided_count < ts.total_count:
+        return None
+    return ScorePoint(passed_weight=ts.passed_weight, max_score=ts.max_score)
 
 
 def _set_at(folder: Path, name: str, task: Task) -> ExpectedSet:

@@ -3,11 +3,11 @@
 
 from __future__ import annotations
 
-import html
 import io
 from pathlib import Path
 
 from .._io import atomic_write_bytes, atomic_write_text
+from .._markdown import md_text
 from ._analysis import CalibrationReport, JudgeSummary
 
 JSON_FILE = "calibration.json"
@@ -38,7 +38,7 @@ def _cell(text: str | None, limit: int = 300) -> str:
     s = " ".join((text or "").split())
     if len(s) > limit:
         s = s[: limit - 1] + "…"
-    return html.escape(s, quote=False).replace("|", "\\|").replace("`", "\\`") or "—"
+    return md_text(s) or "—"
 
 
 def plot_axes(

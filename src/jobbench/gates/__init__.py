@@ -18,14 +18,7 @@ Every finding has a rule id from :data:`RULES`, a severity and a fix hint.
 """
 
 from ._audit import AuditConfig, audit_task, decoy_files, reference_files
-from ._decoy import (
-    DecoyOutcome,
-    DecoyVerdict,
-    chained_score,
-    decoy_gate,
-    evaluate_decoys,
-    read_expected,
-)
+from ._decoy import DecoyOutcome, DecoyVerdict, decoy_gate, evaluate_decoys, expected_decoy_score
 from ._findings import RULES, Finding, GateResult, GateUnavailable, Rule, make_finding, rules_for
 from ._grades import GradedTrial, judge_keys, read_grades, resolve_judge_key
 from ._lint import LINT_RULES, LintContext, lint_task, lint_text
@@ -67,10 +60,9 @@ __all__ = [
     "reference_files",
     "DecoyOutcome",
     "DecoyVerdict",
-    "chained_score",
     "decoy_gate",
     "evaluate_decoys",
-    "read_expected",
+    "expected_decoy_score",
     "RULES",
     "Finding",
     "GateResult",

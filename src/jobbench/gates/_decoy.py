@@ -5,7 +5,10 @@ A decoy is a plausible but wrong set of deliverables at ``taskN/solution/decoys/
 
     {"rubrics": [{"index": 0, "criteria": [true, false, …]}, …]}
 
-giving the expected verdict of every criterion of every rubric. The deliverables are the
+giving the expected verdict of every criterion of every rubric (read by
+:func:`jobbench.tasks.read_expected`, the reader judge calibration uses too; the gate also
+requires every criterion to be stated, so a ``null`` or a rubric left out is a D2 problem).
+The deliverables are the
 decoy folder's files except ``expected.json`` (or, when present, the files under
 ``<name>/deliverables/``). Every criterion with a programmatic check is evaluated with
 :func:`jobbench.judge.evaluate_check` and compared; criteria without a check are counted as
@@ -14,7 +17,6 @@ decoy folder's files except ``expected.json`` (or, when present, the files under
 
 from __future__ import annotations
 
-import json
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -23,10 +25,17 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..tasks import SOLUTION, Task, display_path
+from ..tasks import (
+    EXPECTED,
+    SOLUTION,
+    ExpectedVerdicts,
+    Task,
+    display_path,
+    read_expected,
+    unknown_problems,
+)
 from ._findings import Finding, GateResult, GateUnavailable, make_finding
 
-EXPECTED = "expected.json"
 DECOY_SCORE_LIMIT = 0.6
 """A decoy whose expected score reaches this share of the weight barely separates right from
 wrong (sample-split rule: decoys score below 60 %)."""
@@ -59,7 +68,7 @@ class DecoyOutcome(BaseModel):
     Attributes:
         name: decoy folder name.
         expected_score: chained score s_t implied by ``expected.json`` (0..1), or None when
-            the file is invalid.
+            the file is invalid or leaves a criterion unknown.
         checked, unchecked, mismatches: criterion counts.
         verdicts: one entry per criterion (``got`` None when unchecked or unevaluable).
         problems: ``expected.json`` problems (D2 messages).
@@ -74,89 +83,18 @@ class DecoyOutcome(BaseModel):
     problems: list[str] = Field(default_factory=list)
 
 
-def chained_score(task: Task, verdicts: dict[int, list[bool]]) -> float:
-    """s_t = Σ w_r z_r / Σ w_r with z_r = all criteria of r pass and every rubric in
-    ``requires`` (transitively) passes (DESIGN §1 step 4, §3).
+def expected_decoy_score(task: Task, verdicts: ExpectedVerdicts) -> float | None:
+    """s_t implied by a decoy's expected verdicts, by the chain rule of
+    :func:`jobbench.scoring.verdict_score` (an unknown verdict makes it None).
 
     Args:
         task: the task (weights and requires).
-        verdicts: rubric index -> one bool per criterion; a missing rubric counts as failed.
+        verdicts: (rubric index, criterion index) → True / False / None (not known), as
+            :func:`jobbench.tasks.read_expected` returns them.
     """
-    memo: dict[int, bool] = {}
+    from ..scoring import verdict_score
 
-    def z(i: int, stack: frozenset[int] = frozenset()) -> bool:
-        if i in memo:
-            return memo[i]
-        if i in stack:  # cycles are rejected by validation; be safe
-            return False
-        r = task.rubrics[i]
-        own = verdicts.get(i)
-        ok = bool(own) and len(own) == len(r.criteria) and all(own)
-        ok = ok and all(z(k, stack | {i}) for k in r.requires)
-        memo[i] = ok
-        return ok
-
-    total = task.total_weight
-    if total <= 0:
-        return 0.0
-    return sum(r.weight for r in task.rubrics if z(r.index)) / total
-
-
-def read_expected(task: Task, path: Path) -> tuple[dict[int, list[bool]], list[str]]:
-    """Parse a decoy's ``expected.json`` against the task's rubrics.
-
-    Returns:
-        ``(verdicts, problems)``: rubric index -> bools, and every problem found (each
-        naming the JSON path). Verdicts are usable only when ``problems`` is empty.
-    """
-    problems: list[str] = []
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return {}, [f"{display_path(path)}: missing"]
-    except (OSError, UnicodeDecodeError) as exc:
-        return {}, [f"{display_path(path)}: cannot be read ({exc})"]
-    except json.JSONDecodeError as exc:
-        return {}, [
-            f"{display_path(path)}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
-        ]
-    items = data.get("rubrics") if isinstance(data, dict) else None
-    if not isinstance(items, list):
-        return {}, [f"{display_path(path)}: rubrics: must be a list of {{index, criteria}} objects"]
-    out: dict[int, list[bool]] = {}
-    attempted: set[int] = set()
-    for k, item in enumerate(items):
-        where = f"rubrics[{k}]"
-        if not isinstance(item, dict):
-            problems.append(f"{display_path(path)}: {where}: must be an object")
-            continue
-        idx = item.get("index")
-        if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < len(task.rubrics):
-            problems.append(
-                f"{display_path(path)}: {where}.index: must be a rubric index below "
-                f"{len(task.rubrics)}, got {idx!r}"
-            )
-            continue
-        if idx in attempted:
-            problems.append(f"{display_path(path)}: {where}.index: rubric {idx} listed twice")
-            continue
-        attempted.add(idx)
-        crit = item.get("criteria")
-        n = len(task.rubrics[idx].criteria)
-        if not isinstance(crit, list) or not all(isinstance(x, bool) for x in crit):
-            problems.append(f"{display_path(path)}: {where}.criteria: must be a list of true/false")
-            continue
-        if len(crit) != n:
-            problems.append(
-                f"{display_path(path)}: {where}.criteria: has {len(crit)} verdicts, "
-                f"rubric {idx} has {n} criteria"
-            )
-            continue
-        out[idx] = crit
-    for r in task.rubrics:
-        if r.index not in attempted:
-            problems.append(f"{display_path(path)}: no expected verdicts for rubric {r.index}")
-    return out, problems
+    return verdict_score(task.rubrics, verdicts)[1].score
 
 
 def decoy_dirs(task: Task) -> list[Path]:
@@ -203,18 +141,25 @@ def evaluate_decoys(task: Task, evaluate: Evaluate | None = None) -> list[DecoyO
     outcomes: list[DecoyOutcome] = []
     with tempfile.TemporaryDirectory(prefix="jobbench-decoy-") as tmp:
         for d in dirs:
-            expected, problems = read_expected(task, d / EXPECTED)
-            out = DecoyOutcome(name=d.name, problems=problems)
-            if problems:
+            parsed = read_expected(d / EXPECTED, task)
+            expected = parsed.verdicts
+            out = DecoyOutcome(name=d.name, problems=parsed.problems)
+            if parsed.problems:
                 outcomes.append(out)
                 continue
-            out.expected_score = chained_score(task, expected)
+            out.expected_score = expected_decoy_score(task, expected)
+            out.problems = unknown_problems(d / EXPECTED, task, expected)
+            if out.problems:  # a decoy states every criterion: nothing to compare otherwise
+                outcomes.append(out)
+                continue
             deliverables = _deliverables(d, Path(tmp))
             extraction = extract_dir(deliverables)
             for r in task.rubrics:
                 for c in r.criteria:
                     v = DecoyVerdict(
-                        rubric=r.index, criterion=c.index, expected=expected[r.index][c.index]
+                        rubric=r.index,
+                        criterion=c.index,
+                        expected=bool(expected[(r.index, c.index)]),
                     )
                     if c.check is None:
                         out.unchecked += 1

@@ -19,8 +19,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..tasks import RUBRICS, Task, display_path
-from ..tasks._checks import NumberCheck
+from ..tasks import RUBRICS, NumberCheck, Task, display_path
 from ._findings import RULES, Finding, Severity, make_finding
 from ._text import NumberToken, normalize, numbers
 

@@ -10,6 +10,7 @@ from pydantic import BaseModel, Field
 
 from .. import __version__
 from .._io import atomic_write_json, atomic_write_text
+from .._markdown import md_text
 from ._findings import RULES, GateResult
 from ._oracle import Consistency
 from ._solve import SolveTrial
@@ -116,7 +117,7 @@ class GateReport(BaseModel):
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    return md_text(text)
 
 
 def render_markdown(report: GateReport, *, max_findings: int = 200) -> str:

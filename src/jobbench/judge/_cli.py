@@ -5,7 +5,9 @@ Import heavy modules inside command functions so that `jobbench --help` stays fa
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -16,8 +18,17 @@ def _console(stderr: bool = False):  # noqa: ANN202
     return Console(stderr=stderr, soft_wrap=True)
 
 
-def register(app: typer.Typer) -> None:
-    """Add this stage's commands to `app`."""
+def register(app: typer.Typer, make_executor: Callable[..., Any] | None = None) -> None:
+    """Add this stage's commands to `app`.
+
+    Args:
+        app: the root Typer app.
+        make_executor: ``make_executor(name, scheduler=…, workers=…) -> Executor`` for
+            ``grade --executor`` (the root CLI passes :func:`jobbench.runner.make_executor`,
+            so the judge imports nothing from the runner, which runs above it); it raises
+            a ``RuntimeError`` (``jobbench.runner.ExecutorError``) naming what is missing.
+            None: only ``--executor local`` is available.
+    """
     cache_app = typer.Typer(help="The judge's verdict cache (SQLite).", no_args_is_help=True)
     app.add_typer(cache_app, name="cache")
 
@@ -177,17 +188,20 @@ def register(app: typer.Typer) -> None:
         is_run = RunDir(target).is_run_dir()
         executor = None
         if executor_name != "local":
-            from ..runner import ExecutorError, make_executor
-
             if not is_run:
                 err.print(
                     "[red]error:[/red] --executor applies to run directories only (a dataset in the public "
                     "layout is graded in this process)"
                 )
                 raise typer.Exit(2)
+            if make_executor is None:
+                err.print(
+                    f"[red]error:[/red] --executor {escape(executor_name)} is not available here"
+                )
+                raise typer.Exit(2)
             try:
                 executor = make_executor(executor_name, scheduler=scheduler, workers=dask_workers)
-            except ExecutorError as exc:
+            except RuntimeError as exc:
                 err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
                 raise typer.Exit(2) from exc
         fresh: set[str] = set()
@@ -309,7 +323,9 @@ def register(app: typer.Typer) -> None:
         cache_path: Path | None = typer.Option(
             None, "--cache-path", help="Cache file (default: the judge's)."
         ),
-        model: str | None = typer.Option(None, "--model", help="Only this judge model's entries."),
+        model: str | None = typer.Option(
+            None, "--model", help="Only this judge model's entries."
+        ),
     ) -> None:
         """Delete cached judge replies (all, or one model's)."""
         from ._cache import JudgeCache

@@ -22,13 +22,14 @@ variable names come from Job-Bench/job-bench-eval ``eval/run_judge.sh`` and ``ev
 from __future__ import annotations
 
 import os
-import re
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from ..rundir import safe_name  # the run-directory rule; jobbench.judge re-exports it
 
 PROMPT_VERSION = "jb-judge-3"
 """Version of the prompt templates and reply schema; part of every cache key (3: the fence is
@@ -175,11 +176,6 @@ def _public_url(url: str | None) -> str | None:
     if parts.port:
         host += f":{parts.port}"
     return urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
-def safe_name(name: str) -> str:
-    """Replace characters outside ``[A-Za-z0-9._-]`` by ``_`` (the run-directory rule)."""
-    return re.sub(r"[^A-Za-z0-9._-]", "_", name) or "_"
 
 
 _ENV_FIELDS = {

@@ -1,6 +1,7 @@
 """jobbench.report: leaderboards, statistics and the HTML report of one or more runs.
 
 Public API:
+    :func:`report` (build and write, the library call; the package itself is callable),
     :func:`write_report` (the contract entry point), :func:`build_report` (figures without
     writing), :func:`load_run`, :func:`judge_keys`, :func:`resolve_judge_key`,
     :class:`ReportData`, :class:`ConfigView`, :class:`RunData`, :class:`ReportInputError`, :class:`ReportWriteError`,
@@ -8,11 +9,17 @@ Public API:
     :func:`print_summary` (the terminal task table and leaderboard).
 """
 
+import sys
+import types
+from typing import Any
+
 from .._lazy import lazy_attributes
 
 # Names are imported on first use (PEP 562) so that ``jobbench --help`` and commands that
 # do not need this stage stay fast (the heavy dependencies load only when used).
 _LAZY: dict[str, str] = {
+    "ReportResult": "._api",
+    "report": "._api",
     "ConfigView": "._build",
     "ReportData": "._build",
     "build_report": "._build",
@@ -33,7 +40,20 @@ _LAZY: dict[str, str] = {
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY)
 
 
+class _CallableModule(types.ModuleType):
+    """This package, callable: ``jobbench.report(run_dirs, …)`` is :func:`report`
+    (``jobbench.report`` names both the package and the library call)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return self.report(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
+
+
 __all__ = [
+    "ReportResult",
+    "report",
     "ConfigView",
     "ReportData",
     "build_report",

@@ -12,6 +12,9 @@ from pathlib import Path
 from .. import __version__
 from ..rundir import RunDir
 from ..scoring import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
     Aggregate,
     Comparison,
     CostSummary,
@@ -26,7 +29,6 @@ from ..scoring import (
     task_results,
     trial_result,
 )
-from ..scoring._stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from ._runs import LoadedTrial, ReportInputError, RunData, load_run, resolve_judge_key
 
 GROUP_KINDS = ("paper_category", "soc_major_group", "occupation", "split")
@@ -477,7 +479,7 @@ def _integrity_warnings(runs: list[RunData], configs: list[ConfigView]) -> list[
     for c in configs:
         issues = c.trial_issues()
 
-        def listed(attr: str, limit: int = 3, issues=issues) -> list[str]:
+        def listed(attr: str, limit: int = 3) -> list[str]:
             return [
                 f"{tid} ({_listing(getattr(i, attr), limit)})"
                 for tid, i in issues.items()

@@ -150,6 +150,13 @@ def register(app: typer.Typer) -> None:
             "under drilldowns/ (pages), or pages only when they would add more "
             "than ~5 MB to report.html (auto).",
         ),
+        as_json: bool = typer.Option(
+            False,
+            "--json",
+            help="Print the leaderboard as JSON (report "
+            "directory, judge key, one row per configuration, warnings) "
+            "instead of the table.",
+        ),
     ) -> None:
         """Write leaderboard.md/.csv, results.jsonl, summary.json and report.html (with drilldowns/ when
         paged) for RUN [RUN…]."""
@@ -173,6 +180,11 @@ def register(app: typer.Typer) -> None:
             )
         except ReportWriteError as exc:
             _fail(str(exc))
+        if as_json:
+            from ._api import ReportResult
+
+            print(json.dumps(ReportResult(data=data, out_dir=out_dir).as_json(), indent=2))
+            return
         console = Console()
         print_summary(data, console, tasks=False)
         err = Console(stderr=True)
@@ -229,8 +241,7 @@ def register(app: typer.Typer) -> None:
         from rich.markup import escape
         from rich.table import Table
 
-        from ..scoring import compare
-        from ..scoring._aggregate import RATIO_FIELDS
+        from ..scoring import RATIO_FIELDS, compare
         from . import ReportInputError, build_report
         from ._tables import pct, pp, pval, ratio
 

@@ -3,6 +3,7 @@ score table. Used by ``jobbench report`` and at the end of ``jobbench run``."""
 
 from __future__ import annotations
 
+from rich import box
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -11,22 +12,25 @@ from ._build import ReportData
 from ._tables import PROVISIONAL_NOTE, ci, pct
 
 
+def _value_ci(value: str, interval: str) -> str:
+    # the interval goes on its own line, so the column stays narrow (80-column terminals, CI logs)
+    return f"{value}\n{interval}" if interval else value
+
+
 def leaderboard_table(data: ReportData) -> Table:
-    """One row per configuration: rank, micro and macro (%) with 95 % intervals, tasks
-    scored / total, missing tasks, trials not scored."""
-    table = Table(title=f"JobBench leaderboard (judge key: {data.judge_key or 'none'})")
-    for col in (
-        "rank",
-        "configuration",
-        "micro %",
-        "95 % CI",
-        "macro %",
-        "95 % CI",
-        "tasks scored",
-        "missing",
-        "trials not scored",
-    ):
-        table.add_column(col, justify="left" if col == "configuration" else "right")
+    """One row per configuration: rank, micro and macro (%) each with its 95 % interval
+    below it, tasks scored / total, missing tasks, trials not scored. Fits 80 columns (the
+    width Rich assumes when output is piped) for labels up to ~13 characters; longer labels
+    and the intervals wrap, never cut."""
+    table = Table(
+        title=f"JobBench leaderboard (judge key: {data.judge_key or 'none'})", box=box.SIMPLE_HEAD
+    )
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("configuration", overflow="fold", min_width=len("configuration"))
+    for col in ("micro %\n95 % CI", "macro %\n95 % CI"):
+        table.add_column(col, justify="right")
+    for col in ("tasks\nscored", "tasks\nmissing", "trials\nunscored"):
+        table.add_column(col, justify="right", no_wrap=True)
     for c in data.configs:
         o = c.overall
         not_scored = sum(
@@ -36,10 +40,8 @@ def leaderboard_table(data: ReportData) -> Table:
         table.add_row(
             str(c.rank),
             escape(c.label),
-            pct(o.micro.estimate) + star,
-            ci(o.micro),
-            pct(o.macro.estimate) + star,
-            ci(o.macro),
+            _value_ci(pct(o.micro.estimate) + star, ci(o.micro)),
+            _value_ci(pct(o.macro.estimate) + star, ci(o.macro)),
             f"{o.tasks_scored}/{o.tasks}",
             str(o.tasks_missing),
             str(not_scored),
@@ -52,10 +54,10 @@ def leaderboard_table(data: ReportData) -> Table:
 def task_table(data: ReportData) -> Table:
     """Task score s_t (%) per task (rows) and configuration (columns); a task with no scored
     trial shows its reason (e.g. ``missing: 1 judge_error``)."""
-    table = Table(title="Task scores s_t (%)")
-    table.add_column("task")
+    table = Table(title="Task scores s_t (%)", box=box.SIMPLE_HEAD)
+    table.add_column("task", overflow="fold")
     for c in data.configs:
-        table.add_column(escape(c.label), justify="right")
+        table.add_column(escape(c.label), justify="right", overflow="fold")
     for task_id in data.task_ids:
         row = [escape(task_id)]
         for c in data.configs:

@@ -20,8 +20,7 @@ from typing import Literal
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
-from ..scoring import MACRO_LABEL, MICRO_LABEL, STATE_DESCRIPTIONS
-from ..scoring._aggregate import RATIO_FIELDS
+from ..scoring import MACRO_LABEL, MICRO_LABEL, RATIO_FIELDS, STATE_DESCRIPTIONS
 from ..tasks import PAPER_CATEGORIES, occupation_for, soc_major_groups
 from . import _plots, _tables
 from ._build import ConfigView, ReportData, anchor_slug, task_slug

@@ -8,8 +8,8 @@ import json
 import re
 from typing import Any
 
-from ..scoring import MACRO_LABEL, MICRO_LABEL, STATE_DESCRIPTIONS, Interval
-from ..scoring._aggregate import RATIO_FIELDS
+from .._markdown import md_text
+from ..scoring import MACRO_LABEL, MICRO_LABEL, RATIO_FIELDS, STATE_DESCRIPTIONS, Interval
 from ..tasks import PAPER_CATEGORIES
 from ._build import ConfigView, ReportData
 from ._comparability import comparability, comparability_markdown
@@ -97,33 +97,6 @@ def settings_text(data: ReportData) -> str:
         f"{int(100 * s['confidence'])} % percentile bootstrap over tasks, {s['n_resamples']:,} resamples, "
         f"seed {s['seed']}"
     )
-
-
-_MD_ESCAPES = str.maketrans(
-    {
-        "\\": "\\\\",
-        "`": "\\`",
-        "[": "\\[",
-        "]": "\\]",
-        "|": "\\|",
-        "&": "&amp;",
-        "<": "&lt;",
-        ">": "&gt;",
-        "\r": " ",
-        "\n": " ",
-    }
-)
-
-
-def md_text(text: object) -> str:
-    """``text`` made inert in Markdown: the one escape for every dataset-derived string in
-    ``leaderboard.md`` (task ids, occupation names, run names and paths, labels, messages).
-
-    ``<``, ``>`` and ``&`` become HTML entities (no raw HTML reaches a renderer); the
-    backslash, the backtick, ``[``, ``]`` and ``|`` get a backslash (no code span, link or table cell can be
-    opened); line breaks become spaces. ``*`` and ``_`` are left (at most emphasis).
-    """
-    return str(text).translate(_MD_ESCAPES)
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> str:

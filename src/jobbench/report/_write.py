@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .._io import atomic_write_json, atomic_write_text
 from ..rundir import RunDir
-from ..scoring._stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..scoring import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..tasks import display_path
 from ._build import ReportData, build_report
 from ._html import (

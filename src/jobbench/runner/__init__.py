@@ -17,22 +17,33 @@ Public API:
 from ..rundir import NO_MODEL, config_label, model_label, safe_name, trial_id
 from ..tasks import InvalidDatasetError, InvalidTasks, find_invalid
 from ._executor import (
-    EXECUTORS,
     Executor,
     ExecutorError,
     LocalExecutor,
     Preparation,
     TrialBatch,
     execute_trial,
-    make_executor,
 )
 from ._export import ExportSummary, export_official
+from ._factory import EXECUTORS, make_executor
 from ._lock import RunConfigError, RunDirLock, merge_lock, read_lock, write_lock
 from ._run import PlannedTrial, RunConfig, RunSummary, load_finished, plan, run_trials
-from ._spec import AgentSpec
+from ._spec import (
+    DEFAULT_SPLIT,
+    AgentSpec,
+    AgentSpecError,
+    agent_specs,
+    default_dataset,
+    default_run_name,
+)
 from ._trial import TrialEnv, run_trial_once
 
 __all__ = [
+    "DEFAULT_SPLIT",
+    "AgentSpecError",
+    "agent_specs",
+    "default_dataset",
+    "default_run_name",
     "EXECUTORS",
     "Executor",
     "ExecutorError",

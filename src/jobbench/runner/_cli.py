@@ -6,7 +6,6 @@ Import heavy modules inside command functions so that `jobbench --help` stays fa
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
@@ -15,31 +14,7 @@ from typing import Any
 
 import typer
 
-DEFAULT_DATASET = Path("datasets") / "sample"
-DEFAULT_SPLIT = "main"
-"""The split ``jobbench run`` runs when neither DATASET nor ``--split`` is given (the
-bundled sample holds ``main`` and ``easy``)."""
-
-
-def default_dataset() -> Path:
-    """``datasets/sample`` relative to the current directory, else relative to the
-    repository holding the installed package (``src/jobbench`` → repository root).
-
-    Raises:
-        FileNotFoundError: neither exists (the message names both places).
-    """
-    here = Path.cwd() / DEFAULT_DATASET
-    if here.is_dir():
-        return here
-    import jobbench
-
-    repo = Path(jobbench.__file__).resolve().parents[2] / DEFAULT_DATASET
-    if repo.is_dir():
-        return repo
-    raise FileNotFoundError(
-        f"no dataset given and the bundled sample split was not found at {here} or {repo}; "
-        "pass a DATASET path"
-    )
+from ._spec import DEFAULT_SPLIT, default_dataset, default_run_name
 
 
 def parse_setting(text: str) -> tuple[str, Any]:
@@ -61,66 +36,77 @@ def parse_setting(text: str) -> tuple[str, Any]:
 def build_specs(
     agent_opts: list[str], model_opts: list[str], settings, options: dict[str, dict[str, Any]]
 ):
-    """Agent configurations from ``--agent``/``--model``.
-
-    ``--agent NAME@MODEL`` fixes the model; an agent that needs a model and has none gets
-    one configuration per ``--model``; agents without a model ignore ``--model`` and the
-    model settings.
+    """:func:`jobbench.runner.agent_specs` with its errors as ``--agent``/``--model`` usage
+    errors.
 
     Raises:
         typer.BadParameter: unknown agent, or a model-needing agent without any model.
     """
-    from ..agents import AGENTS, ModelSettings
-    from ._spec import AgentSpec
+    from ._spec import AgentSpecError, agent_specs
 
-    specs = []
-    for a in agent_opts or ["oracle", "null"]:
-        name, _, model = a.partition("@")
-        if name not in AGENTS:
-            raise typer.BadParameter(
-                f"unknown agent {name!r}; known: {', '.join(sorted(AGENTS))}", param_hint="--agent"
-            )
-        cls = AGENTS[name]
-        opts = dict(options.get(name, {}))
-        if model:
-            specs.append(
-                AgentSpec(name, model, settings if cls.needs_model else ModelSettings(), opts)
-            )
-        elif cls.needs_model:
-            if not model_opts:
-                raise typer.BadParameter(
-                    f"agent {name} needs --model (or --agent {name}@MODEL)", param_hint="--model"
-                )
-            specs += [AgentSpec(name, m, settings, opts) for m in model_opts]
-        else:
-            specs.append(AgentSpec(name, None, ModelSettings(), opts))
-    return specs
+    try:
+        return agent_specs(agent_opts, model_opts, settings, options)
+    except AgentSpecError as exc:
+        raise typer.BadParameter(str(exc), param_hint=exc.option) from None
 
 
-def default_run_name(
-    dataset_root: Path, specs, splits: list[str] | None = None, protocol: str = "jobbench"
-) -> str:
-    """Deterministic run name: ``<dataset dir>[-<split+…>]-<agent@model+…>`` plus a short
-    hash of the model settings when any is set, and ``-public`` under the public protocol, so
-    the same command resumes the same run (and runs of different splits, e.g.
-    ``sample-main-…`` and ``sample-easy-…``, or of the two protocols get different run
-    directories)."""
-    import re
+def cli_agent_options(
+    agent_bin: list[str],
+    mounts: list[Path],
+    env: list[str],
+    home_seed: Path | None,
+    node: Path | None,
+    api_base: str | None,
+) -> dict[str, dict[str, Any]]:
+    """Constructor options per agent name from ``--agent-bin NAME=PATH``, ``--agent-mount``,
+    ``--agent-env``, ``--agent-home-seed``, ``--agent-node`` and the CLI agents' endpoint.
 
-    from ..rundir import safe_name
+    Raises:
+        typer.BadParameter: an ``--agent-bin`` without ``=``.
+    """
+    options: dict[str, dict[str, Any]] = {}
+    for item in agent_bin:
+        name, sep, path = item.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"expected NAME=PATH, got {item!r}", param_hint="--agent-bin")
+        options.setdefault(name, {})["executable"] = path
+    for name in ("claude-code", "codex", "opencode", "openclaw"):
+        o = options.setdefault(name, {})
+        if mounts:
+            o["mounts"] = list(mounts)
+        if env:
+            o["env"] = list(env)
+        if home_seed:
+            o["home_seed"] = home_seed
+        if api_base and name in ("codex", "opencode", "openclaw"):
+            o["api_base"] = api_base
+    if node:
+        options["openclaw"]["node"] = str(node)
+    return options
 
-    labels = "+".join(s.agent if not s.model else f"{s.agent}@{s.model}" for s in specs)
-    chosen = "+".join(dict.fromkeys(splits or []))
-    name = f"{safe_name(dataset_root.name)}-" + (f"{chosen}-" if chosen else "") + labels
-    settings = [s.settings.as_record() for s in specs if s.settings.as_record()]
-    if settings:
-        name += "-" + hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:8]
-    if protocol != "jobbench":
-        name += f"-{protocol}"
-    name = re.sub(r"[^A-Za-z0-9._@+-]", "_", name)
-    if len(name) > 100:
-        name = name[:80] + "-" + hashlib.sha256(name.encode()).hexdigest()[:10]
-    return name
+
+def _print_trials(summary: Any, console: Any, err: Any) -> None:
+    """Warnings about the run, the invalid tasks left out, and the table of trials."""
+    from rich.markup import escape
+
+    for w in summary.warnings:
+        err.print(f"[yellow]warning:[/yellow] {escape(w)}", soft_wrap=True, highlight=False)
+    if summary.invalid:
+        inv = summary.invalid
+        err.print(
+            f"[yellow]warning:[/yellow] --skip-invalid: {len(inv.tasks)} invalid task(s) "
+            f"not run ({inv.count} problem(s)); they are recorded in lock.json and count as "
+            "missing (0) in the report:",
+            soft_wrap=True,
+            highlight=False,
+        )
+        for line in inv.lines():
+            err.print(f"  {escape(line)}", soft_wrap=True, highlight=False)
+    console.print(_summary_table(summary))
+    console.print(
+        f"{summary.ran} trial(s) run, {summary.skipped} already finished "
+        f"(sandbox: {summary.backend})."
+    )
 
 
 def _print_dataset_warnings(problems: list, console: Any) -> None:
@@ -149,27 +135,23 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
     from rich.console import Console
     from rich.markup import escape
 
-    from jobbench.judge import explain_invalid_tasks, grade_run, load_judge_config
-    from jobbench.report import (
-        ReportWriteError,
-        build_report,
-        default_out_dir,
-        print_summary,
-        write_data,
-    )
+    from jobbench import grade, report
+    from jobbench.judge import load_judge_config
+    from jobbench.report import ReportWriteError, print_summary
 
-    console = Console()
+    console = getattr(args, "console", None) or Console()
     if getattr(args, "no_grade", False):
         console.print(f"Grading skipped (--no-grade). Trials are in {run_dir}.", markup=False)
         return 0
     try:
         config = load_judge_config()
         config_run = getattr(args, "config", None)
-        dataset, _ = explain_invalid_tasks(
-            run_dir, Console(stderr=True), strict=getattr(config_run, "strict", None)
-        )
-        grades = grade_run(
-            run_dir, config, dataset=dataset, executor=getattr(args, "executor", None)
+        grades = grade(
+            run_dir,
+            config,
+            executor=getattr(args, "executor", None),
+            progress=None,
+            strict=getattr(config_run, "strict", None),
         )
     except Exception as exc:  # the trials are saved; grading can be redone alone
         console.print(
@@ -181,8 +163,9 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
         )
         return 1
     try:
-        data = build_report([run_dir], judge_key=config.key)
-        out = write_data(data, default_out_dir([run_dir]))
+        built = report([run_dir], judge_key=config.key)
+        data, out = built.data, built.out_dir
+        args.report = built
     except ReportWriteError as exc:  # an environment problem: nothing to retry until it is fixed
         Console(stderr=True).print(
             f"[red]error:[/red] {escape(str(exc))}. The trials and grades are saved in "
@@ -344,9 +327,9 @@ def register(app: typer.Typer) -> None:
             None,
             "--agent",
             "-a",
-            help="Agent (repeatable; NAME or NAME@MODEL): "
-            "oracle, null, builtin, claude-code, codex, opencode "
-            "(default: oracle and null).",
+            help="Agent (repeatable; NAME or NAME@MODEL): oracle, null, builtin, claude-code, "
+            "codex, opencode, openclaw, a name of the jobbench.agents entry-point group, or "
+            "module:Class (default: oracle and null).",
         ),
         model: list[str] | None = typer.Option(
             None,
@@ -410,7 +393,9 @@ def register(app: typer.Typer) -> None:
         memory_mb: int | None = typer.Option(
             4096, "--memory-mb", help="Address-space limit of sandboxed commands, MiB."
         ),
-        temperature: float | None = typer.Option(None, "--temperature", help="Model temperature."),
+        temperature: float | None = typer.Option(
+            None, "--temperature", help="Model temperature."
+        ),
         reasoning_effort: str | None = typer.Option(
             None, "--reasoning-effort", help="e.g. low, medium, high, xhigh."
         ),
@@ -507,6 +492,12 @@ def register(app: typer.Typer) -> None:
         dask_threads: int = typer.Option(
             1, "--dask-threads", min=1, help="Trials at once per worker of --executor dask-local."
         ),
+        as_json: bool = typer.Option(
+            False,
+            "--json",
+            help="Print one JSON summary on stdout at the end (run directory, trials per status, "
+            "leaderboard); the progress and tables go to stderr.",
+        ),
     ) -> None:
         """Run agents on tasks in sandboxed workspaces, then grade and report (resumable)."""
         import threading
@@ -517,11 +508,12 @@ def register(app: typer.Typer) -> None:
         from ..agents import AgentLimits, Endpoint, ModelSettings, Pricing
         from ..sandbox import SandboxError, kill_all_sandboxes
         from ..tasks import InvalidDatasetError
-        from ._executor import EXECUTORS, ExecutorError, make_executor
+        from ._executor import ExecutorError
+        from ._factory import EXECUTORS, make_executor
         from ._lock import RunConfigError
         from ._run import RunConfig, run_trials
 
-        console = Console()
+        console = Console(stderr=True) if as_json else Console()
         err = Console(stderr=True)
         from ..agents import PROTOCOLS
 
@@ -554,29 +546,17 @@ def register(app: typer.Typer) -> None:
             max_output_tokens=max_output_tokens,
             extra=extra,
         )
-        options: dict[str, dict[str, Any]] = {}
-        for item in agent_bin or []:
-            name, sep, path = item.partition("=")
-            if not sep:
-                raise typer.BadParameter(
-                    f"expected NAME=PATH, got {item!r}", param_hint="--agent-bin"
-                )
-            options.setdefault(name, {})["executable"] = path
         cli_base = api_base or os.environ.get(
             "JOBBENCH_API_BASE"
         )  # OPENAI_BASE_URL: each CLI adapter handles it
-        for name in ("claude-code", "codex", "opencode", "openclaw"):
-            o = options.setdefault(name, {})
-            if agent_mount:
-                o["mounts"] = list(agent_mount)
-            if agent_env:
-                o["env"] = list(agent_env)
-            if agent_home_seed:
-                o["home_seed"] = agent_home_seed
-            if cli_base and name in ("codex", "opencode", "openclaw"):
-                o["api_base"] = cli_base
-        if agent_node:
-            options["openclaw"]["node"] = str(agent_node)
+        options = cli_agent_options(
+            agent_bin or [],
+            agent_mount or [],
+            agent_env or [],
+            agent_home_seed,
+            agent_node,
+            cli_base,
+        )
         specs = build_specs(list(agent or []), list(model or []), settings, options)
         root = Path(os.path.abspath(dataset_path))
         name = run_name or default_run_name(root, specs, split, protocol)
@@ -685,33 +665,16 @@ def register(app: typer.Typer) -> None:
                 executor.close()
             raise
         try:
-            for w in summary.warnings:
-                err.print(f"[yellow]warning:[/yellow] {escape(w)}", soft_wrap=True, highlight=False)
-            if summary.invalid:
-                inv = summary.invalid
-                err.print(
-                    f"[yellow]warning:[/yellow] --skip-invalid: {len(inv.tasks)} invalid task(s) not run "
-                    f"({inv.count} problem(s)); they are recorded in lock.json and count as missing (0) in "
-                    "the report:",
-                    soft_wrap=True,
-                    highlight=False,
-                )
-                for line in inv.lines():
-                    err.print(f"  {escape(line)}", soft_wrap=True, highlight=False)
-            console.print(_summary_table(summary))
-            console.print(
-                f"{summary.ran} trial(s) run, {summary.skipped} already finished "
-                f"(sandbox: {summary.backend})."
+            _print_trials(summary, console, err)
+            step = SimpleNamespace(
+                no_grade=no_grade,
+                run_dir=summary.run_dir,
+                config=config,
+                executor=executor if executor.name != "local" else None,
+                console=console,
+                report=None,
             )
-            code = _grade_and_report(
-                summary.run_dir,
-                SimpleNamespace(
-                    no_grade=no_grade,
-                    run_dir=summary.run_dir,
-                    config=config,
-                    executor=executor if executor.name != "local" else None,
-                ),
-            )
+            code = _grade_and_report(summary.run_dir, step)
         finally:
             executor.close()
         infra = sum(c.get("infra_error", 0) for c in summary.status_counts().values())
@@ -721,6 +684,21 @@ def register(app: typer.Typer) -> None:
                 "run the same command again to retry them.[/yellow]"
             )
             code = code or 1
+        if as_json:
+            print(
+                json.dumps(
+                    {
+                        "run_dir": str(summary.run_dir),
+                        "ran": summary.ran,
+                        "skipped": summary.skipped,
+                        "sandbox": summary.backend,
+                        "trials": {k: dict(v) for k, v in sorted(summary.status_counts().items())},
+                        "report": step.report.as_json() if step.report is not None else None,
+                        "exit_code": code,
+                    },
+                    indent=2,
+                )
+            )
         raise typer.Exit(code)
 
     export = typer.Typer(help="Export a run to other layouts.", no_args_is_help=True)

@@ -58,7 +58,7 @@ from ._trial import TrialEnv
 if TYPE_CHECKING:  # pragma: no cover
     from ..judge import JudgeConfig, TrialInput
     from ._executor import EventHook, ResultHook
-    from ._run import PlannedTrial
+    from ._plan import PlannedTrial
 
 _ENV_FIELDS = (
     "run_dir",
@@ -159,7 +159,7 @@ def _run_trial_task(pt: PlannedTrial, payload: _TrialPayload) -> TrialRecord | N
         RunDirNotVisible: this worker does not see the run directory.
         DatasetMismatch: this worker's copy of the task differs from the client's.
     """
-    from ._run import load_finished
+    from ._plan import load_finished
 
     run_dir: Path = payload.env["run_dir"]
     where = f"worker on {socket.gethostname()} (pid {os.getpid()})"
@@ -652,7 +652,7 @@ class DaskExecutor(Executor):
     def _record_failure(self, pt: PlannedTrial, env: TrialEnv, error: str) -> TrialRecord:
         """Write ``infra_error`` for a trial whose job failed on the cluster (not the agent's
         failure; the next invocation redoes it), unless a valid record exists."""
-        from ._run import load_finished
+        from ._plan import load_finished
 
         done = load_finished(env.run_dir, pt.trial_id, pt.digest)
         if done is not None:

@@ -12,9 +12,12 @@ Implementations:
 
 * :class:`LocalExecutor` (``--executor local``, the default): a thread pool of
   ``--max-trials`` trials in this process.
-* :class:`jobbench.runner._dask.DaskExecutor` (``--executor dask --scheduler ADDRESS`` or
+* ``DaskExecutor`` in ``runner/_dask.py`` (``--executor dask --scheduler ADDRESS`` or
   ``--executor dask-local --dask-workers N``): Dask distributed tasks. Dask is imported only
   there; the base install never needs it.
+
+:func:`jobbench.runner.make_executor` (``runner/_factory.py``) builds one by name; this module
+imports neither ``_dask`` nor ``_run``, so the three form no import circle.
 """
 
 from __future__ import annotations
@@ -32,10 +35,7 @@ from ._trial import TrialEnv, run_trial_once
 if TYPE_CHECKING:  # pragma: no cover
     from ..agents import Agent
     from ..judge import JudgeConfig, TrialInput
-    from ._run import PlannedTrial
-
-EXECUTORS = ("local", "dask", "dask-local")
-"""Executor names accepted by ``jobbench run --executor``."""
+    from ._plan import PlannedTrial
 
 Emit = Callable[[str], None]
 EventHook = Callable[[str, "PlannedTrial", TrialRecord | None], None]
@@ -275,59 +275,11 @@ class LocalExecutor(Executor):
         kill_all_sandboxes()
 
 
-def make_executor(
-    name: str = "local",
-    *,
-    max_trials: int = 1,
-    scheduler: str | None = None,
-    workers: int = 2,
-    threads_per_worker: int = 1,
-    retries: int = 2,
-) -> Executor:
-    """The executor called ``name``.
-
-    Args:
-        name: ``local`` (thread pool of ``max_trials``), ``dask`` (connect to the scheduler
-            at ``scheduler``: an address such as ``tcp://host:8786`` or the path of a
-            scheduler file) or ``dask-local`` (start a ``LocalCluster`` of ``workers``
-            processes with ``threads_per_worker`` trials each).
-        retries: Dask ``retries`` of a job that raised (a killed worker is rescheduled by
-            Dask itself, up to ``distributed.scheduler.allowed-failures`` times).
-
-    Raises:
-        ExecutorError: unknown name, missing scheduler, Dask not installed, scheduler
-            unreachable.
-    """
-    if name == "local":
-        return LocalExecutor(max_trials)
-    if name not in EXECUTORS:
-        raise ExecutorError(f"unknown executor {name!r}; expected one of {', '.join(EXECUTORS)}")
-    if name == "dask" and not scheduler:
-        raise ExecutorError(
-            "--executor dask needs --scheduler ADDRESS (e.g. tcp://head-node:8786, or the path "
-            "of a scheduler file); use --executor dask-local to start a cluster on this machine"
-        )
-    try:
-        from ._dask import DaskExecutor
-    except ImportError as exc:
-        raise ExecutorError(
-            f"the Dask executors need Dask distributed ({exc}); install it with "
-            "pip install 'jobbench[dask]'"
-        ) from None
-    if name == "dask":
-        return DaskExecutor(scheduler, retries=retries)
-    return DaskExecutor(
-        None, n_workers=workers, threads_per_worker=threads_per_worker, retries=retries
-    )
-
-
 __all__ = [
-    "EXECUTORS",
     "Executor",
     "ExecutorError",
     "LocalExecutor",
     "Preparation",
     "TrialBatch",
     "execute_trial",
-    "make_executor",
 ]

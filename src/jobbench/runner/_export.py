@@ -98,14 +98,6 @@ def export_label(agent: str, model: str | None, epoch: int) -> str:
     return base if epoch == 1 else f"{base}-epoch{epoch}"
 
 
-def _inside(a: Path, b: Path) -> bool:
-    try:
-        a.relative_to(b)
-        return True
-    except ValueError:
-        return False
-
-
 def attempt_events(trajectory: Path) -> dict[int, str]:
     """The trajectory for the public layout, per attempt (1-based): a CLI agent's raw events
     when present, split at our ``agent_attempt`` markers; otherwise our events unchanged
@@ -348,12 +340,12 @@ def export_official(
         raise FileNotFoundError(f"{copy}: no such directory")
     src_root = Path(os.path.abspath(lock.dataset_root or "/nonexistent"))
     for a, b in ((copy, src_root), (src_root, copy)):
-        if _inside(a, b):
+        if a.is_relative_to(b):
             raise RunConfigError(
                 f"refusing to export into {copy}: it overlaps the dataset the run used "
                 f"({src_root}); export into a copy"
             )
-    if _inside(copy, run_dir) or _inside(run_dir, copy):
+    if copy.is_relative_to(run_dir) or run_dir.is_relative_to(copy):
         raise RunConfigError(f"refusing to export into {copy}: it overlaps the run directory")
     summary = ExportSummary()
     locate = _TaskLocator(copy)

@@ -25,8 +25,7 @@ from typing import Any, Literal
 
 from .. import __version__
 from ..agents import AgentLimits, Endpoint, Pricing, check_protocol, make_agent, prompt_version
-from ..records import TrialRecord, TrialStatus
-from ..rundir import RunDir, trial_id
+from ..records import TrialRecord
 from ..sandbox import DeliverableLimits, default_scratch_root
 from ..tasks import (
     InvalidDatasetError,
@@ -42,6 +41,7 @@ from ..tasks import (
 from ._executor import Executor, LocalExecutor, TrialBatch
 from ._lock import RunConfigError, RunDirLock, merge_lock, read_lock, write_lock
 from ._orphans import sweep_scratch
+from ._plan import PlannedTrial, load_finished
 from ._spec import AgentSpec
 from ._trial import TrialEnv
 
@@ -99,20 +99,6 @@ class RunConfig:
 
 
 @dataclass
-class PlannedTrial:
-    """One (task, agent configuration, epoch) of the plan."""
-
-    task: Task
-    digest: str
-    spec: AgentSpec
-    epoch: int
-
-    @property
-    def trial_id(self) -> str:
-        return trial_id(self.task.id, self.spec.agent, self.spec.model, self.epoch)
-
-
-@dataclass
 class RunSummary:
     """Outcome of :func:`run_trials`.
 
@@ -146,23 +132,6 @@ class RunSummary:
         return out
 
 
-def _inside(a: Path, b: Path) -> bool:
-    try:
-        a.relative_to(b)
-        return True
-    except ValueError:
-        return False
-
-
-def load_finished(run_dir: Path, tid: str, digest: str) -> TrialRecord | None:
-    """The trial's record if it counts as finished for ``digest`` (see module docstring),
-    else None."""
-    rec = RunDir(run_dir).read_trial(tid).record  # a missing, unreadable or foreign record: redo
-    if rec is None or rec.status == TrialStatus.infra_error or rec.task_digest != digest:
-        return None
-    return rec
-
-
 def plan(
     tasks: list[Task], digests: dict[str, str], agents: list[AgentSpec], epochs: int
 ) -> list[PlannedTrial]:
@@ -177,12 +146,12 @@ def plan(
 
 
 def _check_paths(dataset_root: Path, run_dir: Path) -> None:
-    if _inside(run_dir, dataset_root):
+    if run_dir.is_relative_to(dataset_root):
         raise RunConfigError(
             f"the run directory {run_dir} is inside the dataset {dataset_root}; "
             "JobBench never writes into a dataset (use --runs-dir)"
         )
-    if _inside(dataset_root, run_dir):
+    if dataset_root.is_relative_to(run_dir):
         raise RunConfigError(f"the dataset {dataset_root} is inside the run directory {run_dir}")
 
 
@@ -259,7 +228,7 @@ def run_trials(
     executor = executor or LocalExecutor(config.max_trials)
     scratch = Path(os.path.abspath(config.scratch_root or default_scratch_root()))
     for forbidden in (dataset_root, run_dir):
-        if _inside(scratch, forbidden):
+        if scratch.is_relative_to(forbidden):
             raise RunConfigError(f"scratch directory {scratch} is inside {forbidden}")
     prep = executor.prepare(
         run_dir=run_dir,

@@ -38,6 +38,7 @@ from ..agents import (
 from ..records import TrialAttempt, TrialRecord, TrialStatus, Usage
 from ..rundir import RunDir, trial_id
 from ..sandbox import (
+    UID_POOL,
     Collected,
     DeliverableLimits,
     Sandbox,
@@ -46,7 +47,6 @@ from ..sandbox import (
     prepare_workspace,
     reset_workspace,
 )
-from ..sandbox._sandbox import UID_POOL
 from ..tasks import Task
 from ._lock import now_iso
 from ._spec import AgentSpec

@@ -13,6 +13,7 @@ Public API:
 from ._lifeline import Lifeline
 from ._sandbox import (
     HOME_MOUNT,
+    UID_POOL,
     WORKSPACE_MOUNT,
     Limits,
     Mount,
@@ -42,6 +43,7 @@ from ._workspace import (
 __all__ = [
     "Lifeline",
     "HOME_MOUNT",
+    "UID_POOL",
     "WORKSPACE_MOUNT",
     "Limits",
     "Mount",

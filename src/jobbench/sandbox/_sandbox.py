@@ -344,21 +344,13 @@ def _kill_group(proc: subprocess.Popen) -> None:
         pass
 
 
-def _is_within(path: Path, parent: Path) -> bool:
-    try:
-        path.relative_to(parent)
-        return True
-    except ValueError:
-        return False
-
-
 def python_prefixes() -> list[Path]:
     """Directories holding the running Python installation (prefix, base prefix), which
     sandboxed commands need read-only to run ``python`` with the harness's packages."""
     out: list[Path] = []
     for p in {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}:
         rp = Path(os.path.realpath(p))
-        if not any(_is_within(rp, Path(s)) for s in SYSTEM_DIRS) and rp not in out:
+        if not any(rp.is_relative_to(Path(s)) for s in SYSTEM_DIRS) and rp not in out:
             out.append(rp)
     return sorted(out)
 
@@ -461,10 +453,10 @@ class Sandbox:
         roots += [(Path(os.path.abspath(m.source)), m.dest) for m in self.mounts]
         roots += [(p, str(p)) for p in python_prefixes()]
         for src, dest in roots:
-            if _is_within(host_path, src):
+            if host_path.is_relative_to(src):
                 rel = host_path.relative_to(src).as_posix()
                 return dest if rel == "." else f"{dest.rstrip('/')}/{rel}"
-        if _is_within(host_path, Path("/usr")):
+        if host_path.is_relative_to(Path("/usr")):
             return str(host_path)
         raise ValueError(f"{host_path} is not visible inside the sandbox")
 
@@ -579,7 +571,7 @@ class Sandbox:
         # hide forbidden host paths that happen to sit under a bound directory
         for m in self.mask:
             for src, dest, _ in binds + [("/usr", "/usr", False)]:
-                if _is_within(m, Path(src)):
+                if m.is_relative_to(Path(src)):
                     target = Path(dest) / m.relative_to(src)
                     if m.exists():
                         a += ["--tmpfs", str(target)]

@@ -63,14 +63,6 @@ def default_scratch_root() -> Path:
     return Path(env) if env else Path(tempfile.gettempdir()) / "jobbench-scratch"
 
 
-def _inside(a: Path, b: Path) -> bool:
-    try:
-        a.relative_to(b)
-        return True
-    except ValueError:
-        return False
-
-
 def prepare_workspace(
     task_folder: Path, scratch_root: Path | None = None, *, forbidden: list[Path] | None = None
 ) -> TrialWorkspace:
@@ -94,7 +86,7 @@ def prepare_workspace(
     scratch_root = Path(os.path.abspath(scratch_root or default_scratch_root()))
     for f in forbidden or []:
         f = Path(os.path.abspath(f))
-        if _inside(scratch_root, f):
+        if scratch_root.is_relative_to(f):
             raise ValueError(
                 f"scratch directory {scratch_root} is inside {f}; choose another (JOBBENCH_SCRATCH)"
             )

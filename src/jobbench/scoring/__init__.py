@@ -2,7 +2,8 @@
 (``_chains``), and aggregation with statistics over tasks (``_aggregate``, ``_stats``).
 
 Public API: :func:`chain_values`, :func:`official_values`, :func:`task_score`,
-:func:`disagrees`, :class:`ChainValue`, :class:`TaskScore`; :func:`aggregate`,
+:func:`disagrees`, :func:`verdict_score`, :class:`ChainValue`, :class:`TaskScore`;
+:func:`aggregate`,
 :func:`task_results`, :func:`compare`, :func:`bootstrap_ci`, :func:`paired_bootstrap`,
 :func:`pass_hat_k` and the records they return.
 """
@@ -10,6 +11,7 @@ Public API: :func:`chain_values`, :func:`official_values`, :func:`task_score`,
 from ._aggregate import (
     MACRO_LABEL,
     MICRO_LABEL,
+    RATIO_FIELDS,
     SCORED_STATES,
     STATE_DESCRIPTIONS,
     Aggregate,
@@ -29,8 +31,19 @@ from ._aggregate import (
     task_results,
     trial_result,
 )
-from ._chains import ChainValue, TaskScore, chain_values, disagrees, official_values, task_score
+from ._chains import (
+    ChainValue,
+    TaskScore,
+    chain_values,
+    disagrees,
+    official_values,
+    task_score,
+    verdict_score,
+)
 from ._stats import (
+    DEFAULT_CONFIDENCE,
+    DEFAULT_RESAMPLES,
+    DEFAULT_SEED,
     Interval,
     PairedComparison,
     bootstrap_ci,
@@ -42,6 +55,10 @@ from ._stats import (
 __all__ = [
     "MACRO_LABEL",
     "MICRO_LABEL",
+    "RATIO_FIELDS",
+    "DEFAULT_CONFIDENCE",
+    "DEFAULT_RESAMPLES",
+    "DEFAULT_SEED",
     "SCORED_STATES",
     "STATE_DESCRIPTIONS",
     "Aggregate",
@@ -66,6 +83,7 @@ __all__ = [
     "disagrees",
     "official_values",
     "task_score",
+    "verdict_score",
     "Interval",
     "PairedComparison",
     "bootstrap_ci",

@@ -20,8 +20,9 @@ have no ``requires``). A missing model verdict is undecided.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 UNDECIDED = ("judge_error", "unjudged")
 
@@ -185,6 +186,47 @@ def task_score(weights: Sequence[float], values: Sequence[ChainValue | bool | No
         decided_count=sum(1 for z in zs if z is not None),
         total_count=len(zs),
     )
+
+
+def verdict_score(
+    rubrics: Sequence[Any],
+    verdicts: Mapping[tuple[int, int], bool | str | None],
+) -> tuple[list[ChainValue], TaskScore]:
+    """z_r and s_t of one task from per-criterion verdicts keyed by position: the chain rule
+    of :func:`chain_values` and :func:`task_score`, for callers that hold verdicts as a map
+    (the decoy gate and judge calibration read ``expected.json`` into one).
+
+    Args:
+        rubrics: the task's rubrics in order, each with ``index``, ``weight`` (points),
+            ``criteria`` (each with ``index``) and ``requires`` (rubric indexes), as
+            :class:`jobbench.tasks.Rubric`.
+        verdicts: (rubric index, criterion index) → True (pass), False (fail), a verdict
+            string (``pass``, ``fail``, ``judge_error``, ``unjudged``) or None (not known,
+            read as ``unjudged``); a missing key is ``unjudged`` too.
+
+    Returns:
+        ``(values, score)``: one :class:`ChainValue` per rubric and the :class:`TaskScore`
+        (``score.score`` None when any rubric is undecided).
+
+    Raises:
+        ValueError: as :func:`chain_values` (unknown verdict string, bad ``requires``).
+    """
+    position = {r.index: i for i, r in enumerate(rubrics)}
+
+    def label(v: bool | str | None) -> str:
+        if v is True:
+            return "pass"
+        if v is False:
+            return "fail"
+        return "unjudged" if v is None else v
+
+    crit = [[label(verdicts.get((r.index, c.index))) for c in r.criteria] for r in rubrics]
+    try:
+        reqs = [[position[q] for q in r.requires] for r in rubrics]
+    except KeyError as exc:
+        raise ValueError(f"requires names unknown rubric index {exc.args[0]}") from None
+    values = chain_values(crit, reqs)
+    return values, task_score([r.weight for r in rubrics], values)
 
 
 def disagrees(model_verdict: bool | None, criterion_verdicts: Sequence[str]) -> bool:

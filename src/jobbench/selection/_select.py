@@ -19,6 +19,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .._markdown import md_text
 from ._errors import DataFileError
 from ._oews import OewsTable, join_oews, soc_major_code
 from ._table import read_table
@@ -499,7 +500,7 @@ def markdown_table(header: list[str], rows: list[list]) -> str:
     """A GitHub-flavoured markdown table; ``|`` in cells is escaped."""
 
     def cell(v) -> str:
-        return _fmt(v).replace("|", "\\|").replace("\n", " ")
+        return md_text(_fmt(v))
 
     lines = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
     lines += ["| " + " | ".join(cell(v) for v in r) + " |" for r in rows]

@@ -5,6 +5,7 @@ Public API:
     :func:`parse_rubrics`, :func:`rubrics_schema`, :func:`task_digest`, :class:`Task`, :class:`Rubric`,
     :class:`Criterion`, :class:`Dataset`, :class:`Problem`, :class:`TaskLoadError`,
     :func:`warnings_report`,
+    the one ``expected.json`` reader (:func:`read_expected`),
     invalid-task attribution (:func:`find_invalid`, :class:`InvalidTasks`,
     :class:`InvalidDatasetError`),
     occupation metadata (:func:`occupation_for`, :func:`occupations`,
@@ -25,6 +26,7 @@ from ._checks import (
     SqliteQueryCheck,
     XlsxCellCheck,
 )
+from ._expected import EXPECTED, ExpectedFile, ExpectedVerdicts, read_expected, unknown_problems
 from ._invalid import (
     InvalidDatasetError,
     InvalidTasks,
@@ -70,6 +72,11 @@ from ._pull import (
 from ._rubrics import parse_rubrics, rubrics_schema
 
 __all__ = [
+    "EXPECTED",
+    "ExpectedFile",
+    "ExpectedVerdicts",
+    "read_expected",
+    "unknown_problems",
     "InvalidDatasetError",
     "InvalidTasks",
     "find_invalid",

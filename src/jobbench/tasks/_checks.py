@@ -183,13 +183,7 @@ class JsonPathCheck(_CheckBase):
 
 
 Check = Annotated[
-    NumberCheck
-    | RegexCheck
-    | FileExistsCheck
-    | XlsxCellCheck
-    | CsvValueCheck
-    | SqliteQueryCheck
-    | JsonPathCheck,
+    NumberCheck | RegexCheck | FileExistsCheck | XlsxCellCheck | CsvValueCheck | SqliteQueryCheck | JsonPathCheck,
     Field(discriminator="kind"),
 ]
 """Any programmatic check, discriminated by ``kind``."""

@@ -1,4 +1,4 @@
-"""Review fixes: Markdown escaping of dataset-derived text, CSV formula guard, report
+"""Report safety: Markdown escaping of dataset-derived text, CSV formula guard, report
 folders that cannot be written, and `jobbench compare` on two runs of several
 configurations."""
 
