@@ -40,4 +40,4 @@ def test_every_public_name_resolves(package: str) -> None:
     missing = [name for name in mod.__all__ if getattr(mod, name, None) is None]
     assert missing == []
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
-        mod.not_a_name
+        _ = mod.not_a_name

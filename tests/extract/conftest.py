@@ -50,7 +50,7 @@ def set_cached_values(path: Path, sheet_xml: str, cached: dict[str, str]) -> Non
                 for cell, value in cached.items():
                     pattern = re.compile(r'(<c r="%s"[^>]*>)(<f>[^<]*</f>)<v\s*/?>(?:</v>)?' % cell)
                     text, n = pattern.subn(
-                        lambda m: f"{m.group(1)}{m.group(2)}<v>{value}</v>", text
+                        lambda m, value=value: f"{m.group(1)}{m.group(2)}<v>{value}</v>", text
                     )
                     assert n == 1, f"cell {cell} not found as a formula cell in {sheet_xml}"
                 data = text.encode()
