@@ -102,11 +102,13 @@ def bench_synthetic(args: argparse.Namespace) -> None:
         t3 = time.perf_counter()
     n_crit = report.overall.units
     print(
-        f"synthetic: {args.tasks} tasks, {n_crit} criteria, {args.judges} judges, agreement p={args.agree}"
+        f"synthetic: {args.tasks} tasks, {n_crit} criteria, {args.judges} judges, agreement "
+        f"p={args.agree}"
     )
     print(f"  read grades      {t1 - t0:7.3f} s")
     print(
-        f"  calibrate        {t2 - t1:7.3f} s   (alpha over all judges = {report.overall.alpha:.4f}, "
+        f"  calibrate        {t2 - t1:7.3f} s   (alpha over all judges = "
+        f"{report.overall.alpha:.4f}, "
         f"{len(report.flips)} flips)"
     )
     print(f"  write md/json/png{t3 - t2:7.3f} s")
@@ -181,7 +183,8 @@ def bench_sample() -> None:
             return
         data = json.loads((Path(tmp) / "o" / "calibration.json").read_text())
     print(
-        f"sample end to end: {data['sources']['expected sets']} decoy sets, 2 judges, {srv.calls} calls, "
+        f"sample end to end: {data['sources']['expected sets']} decoy sets, 2 judges, {srv.calls} "
+        "calls, "
         f"{wall:.2f} s wall"
     )
     for e in data["expected"]:

@@ -12,7 +12,8 @@ and the grading throughput (programmatic checks only, trials graded per second) 
 oracle trials in this process and on the 2 Dask workers. Each figure is the median of
 ``--repeats`` runs in fresh run directories, with the range.
 
-Usage: ``PYTHONPATH=src python benchmarks/dask_bench.py [--repeats 3] [--null-epochs 6] [--oracle-epochs 2]``
+Usage: ``PYTHONPATH=src python benchmarks/dask_bench.py [--repeats 3] [--null-epochs 6]
+[--oracle-epochs 2]``
 """
 
 from __future__ import annotations

@@ -98,7 +98,8 @@ def make_csv(path: Path, megabytes: int) -> Path:
         while written < target:
             line_no += 1
             line = (
-                f"{line_no},2024-{line_no % 12 + 1:02d}-{line_no % 28 + 1:02d},region-{line_no % 17},"
+                f"{line_no},2024-{line_no % 12 + 1:02d}-{line_no % 28 + 1:02d},region-"
+                f"{line_no % 17},"
                 f"product-{line_no % 101},{line_no % 40 + 1},{(line_no % 500) / 7:.4f},"
                 f'{(line_no % 40 + 1) * (line_no % 500) / 7:.2f},"note {line_no % 9}"\n'
             )
@@ -216,7 +217,8 @@ def main() -> int:
         print("|---|---:|---:|---:|---:|")
         for label, r in rows:
             print(
-                f"| {label} | {r['seconds']:.1f} | {r['parent_peak_mb']:.0f} | {r['worker_peak_mb']:.0f} | {r['chars']:,} |"
+                f"| {label} | {r['seconds']:.1f} | {r['parent_peak_mb']:.0f} | "
+                f"{r['worker_peak_mb']:.0f} | {r['chars']:,} |"
             )
     return 0
 

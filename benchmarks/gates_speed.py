@@ -39,7 +39,8 @@ def make_dataset(root: Path, n_tasks: int, rows: int) -> None:
             "- summary.md: the total overpayment in US dollars and the vendor paid twice.\n"
         )
         lines = ["date,vendor,amount,reference"] + [
-            f"2024-03-{rng.randint(1, 28):02d},{rng.choice(vendors)},{rng.randint(100, 99999) / 100:.2f},INV-{i}"
+            f"2024-03-{rng.randint(1, 28):02d},{rng.choice(vendors)},"
+            f"{rng.randint(100, 99999) / 100:.2f},INV-{i}"
             for i in range(rows)
         ]
         (ws / "ledger.csv").write_text("\n".join(lines) + "\n")
@@ -50,7 +51,8 @@ def make_dataset(root: Path, n_tasks: int, rows: int) -> None:
                 "rubric": f"Question {k}?",
                 "weight": 2,
                 "criterion": [
-                    f"The memo summary.md names Vendor {k:03d} as the vendor paid twice in March {j}."
+                    f"The memo summary.md names Vendor {k:03d} as the vendor paid twice in March "
+                    f"{j}."
                     for j in range(4)
                 ],
             }
@@ -122,7 +124,8 @@ def main() -> None:
         rep = run_gates(root, GateOptions(gates=["validate", "audit", "lint"]))
         dt = time.perf_counter() - t0
         print(
-            f"static gates (validate+audit+lint): {n_tasks} tasks in {dt:.2f} s = {dt / n_tasks * 1000:.0f} ms/task "
+            f"static gates (validate+audit+lint): {n_tasks} tasks in {dt:.2f} s = "
+            f"{dt / n_tasks * 1000:.0f} ms/task "
             f"(exit code {rep.exit_code})"
         )
         run = Path(tmp) / "run"
@@ -131,7 +134,8 @@ def main() -> None:
         st = solve_trial([run], check_digests=False)
         dt = time.perf_counter() - t0
         print(
-            f"solve trial: {n} grade records in {dt:.2f} s = {dt / n * 1000 * 1000:.0f} ms per 1,000 records "
+            f"solve trial: {n} grade records in {dt:.2f} s = {dt / n * 1000 * 1000:.0f} ms per "
+            "1,000 records "
             f"(reachability {st.reachability:.1%})"
         )
     sys.stdout.flush()

@@ -212,11 +212,13 @@ def main() -> None:
     print(f"task: {source}")
     print(
         f"rubrics: {len(task.rubrics)}, criteria: {task.criterion_count}, "
-        f"extracted deliverable text: {text_chars:,} chars (~{text_chars // CHARS_PER_TOKEN:,} tokens), "
+        f"extracted deliverable text: {text_chars:,} chars (~{text_chars // CHARS_PER_TOKEN:,} "
+        "tokens), "
         f"system prompt: ~{len(SYSTEM_PROMPT) // CHARS_PER_TOKEN} tokens"
     )
     print(
-        f"token estimate: characters / {CHARS_PER_TOKEN}; one full grading pass, --decide llm, cache off\n"
+        f"token estimate: characters / {CHARS_PER_TOKEN}; one full grading pass, --decide llm, "
+        "cache off\n"
     )
     rows = []
     rubric_reqs: list[dict] = []
@@ -229,13 +231,17 @@ def main() -> None:
     if any(c.check is not None for r in task.rubrics for c in r.criteria):
         fig, _ = measure(task, deliv, "rubric", decide="auto")
         rows.append(("rubric, --decide auto (checks)", fig))
-    head = f"{'mode':32} {'calls':>5} {'prompt tok':>11} {'per call':>9} {'shared prefix':>14} {'uncached':>9}"
+    head = (
+        f"{'mode':32} {'calls':>5} {'prompt tok':>11} {'per call':>9} {'shared prefix':>14} "
+        f"{'uncached':>9}"
+    )
     print(head)
     print("-" * len(head))
     for name, f in rows:
         per = f["tokens"] / f["calls"] if f["calls"] else 0
         print(
-            f"{name:32} {f['calls']:>5.0f} {f['tokens']:>11,.0f} {per:>9,.0f} {f['shared']:>14,.0f} {f['uncached']:>9,.0f}"
+            f"{name:32} {f['calls']:>5.0f} {f['tokens']:>11,.0f} {per:>9,.0f} "
+            f"{f['shared']:>14,.0f} {f['uncached']:>9,.0f}"
         )
     base = dict(rows)
     pub, ours = base["public layout (rubric first)"], base["rubric"]
@@ -243,7 +249,8 @@ def main() -> None:
         f"\nSame calls and content as the public judge, but deliverables first: "
         f"{ours['shared'] / ours['tokens']:.0%} of prompt tokens are a shared prefix "
         f"(public layout: {pub['shared'] / pub['tokens']:.0%}); "
-        f"task mode sends {base['task']['tokens'] / pub['tokens']:.0%} of the public layout's prompt tokens."
+        f"task mode sends {base['task']['tokens'] / pub['tokens']:.0%} of the public layout's "
+        "prompt tokens."
     )
     if tmp is not None:
         tmp.cleanup()

@@ -102,10 +102,12 @@ def main() -> int:
 
         print(
             f"load + validate {len(ds.tasks)} tasks ({criteria} criteria): best {best:.3f} s, "
-            f"median {median:.3f} s over {args.repeat} runs (target < 2 s: {'PASS' if median < 2 else 'FAIL'})"
+            f"median {median:.3f} s over {args.repeat} runs (target < 2 s: "
+            f"{'PASS' if median < 2 else 'FAIL'})"
         )
         print(
-            f"peak Python allocations during one load: {peak / 2**20:.1f} MiB; process max RSS {rss:.0f} MiB"
+            f"peak Python allocations during one load: {peak / 2**20:.1f} MiB; process max RSS "
+            f"{rss:.0f} MiB"
         )
         if args.profile:
             prof = cProfile.Profile()

@@ -1,4 +1,5 @@
-"""Benchmark: time and size of `write_report` on synthetic runs, inline vs per-task drill-down pages.
+"""Benchmark: time and size of `write_report` on synthetic runs, inline vs per-task drill-down
+pages.
 
 Builds (in a temporary directory) a dataset of N tasks spread over the 35 JobBench
 occupations with ~36 criteria per task, and a run of C configurations × E epochs with seeded
@@ -7,7 +8,8 @@ aggregation + bootstrap and each output, and compares the two drill-down layouts
 report in one `report.html` (inline, the only layout before drill-down pages) and `report.html`
 plus one page per task under `drilldowns/` (pages). Prints sizes in MB (10^6 bytes).
 
-    PYTHONPATH=src python benchmarks/report.py [--scale 130x6x1 --scale 100x36x3] [--resamples 10000] [--skip-inline]
+    PYTHONPATH=src python benchmarks/report.py [--scale 130x6x1 --scale 100x36x3] [--resamples
+    10000] [--skip-inline]
 """
 
 from __future__ import annotations
@@ -119,8 +121,8 @@ def build(root: Path, n_tasks: int, n_configs: int, epochs: int, seed: int = 0) 
                                     criterion_index=k,
                                     verdict=v,
                                     source="llm",
-                                    reasoning="The deliverable gives the figure and cites the table. "
-                                    * 3,
+                                    reasoning="The deliverable gives the figure and cites the "
+                                    "table. " * 3,
                                     evidence="Table 3 reports 1,234 cases in 2022 (CDC WONDER)."
                                     * 2,
                                 )
@@ -168,7 +170,8 @@ def bench(n_tasks: int, n_configs: int, epochs: int, resamples: int, skip_inline
         trials = sum(len(c.trials) for c in data.configs)
         crits = sum(t.criteria_total for c in data.configs for t in c.trials)
         print(
-            f"== {n_tasks} tasks x {n_configs} configurations x {epochs} epoch(s) = {trials:,} trials, "
+            f"== {n_tasks} tasks x {n_configs} configurations x {epochs} epoch(s) = {trials:,} "
+            "trials, "
             f"{crits:,} criterion verdicts (built in {t1 - t0:.1f} s)"
         )
         print(
@@ -181,7 +184,8 @@ def bench(n_tasks: int, n_configs: int, epochs: int, resamples: int, skip_inline
         est = estimate_drilldown_bytes(data)
         t5 = time.perf_counter()
         print(
-            f"estimated drill-down size {_mb(est)} ({t5 - t4:.2f} s); auto layout: {resolve_drilldowns(data, 'auto')}"
+            f"estimated drill-down size {_mb(est)} ({t5 - t4:.2f} s); auto layout: "
+            f"{resolve_drilldowns(data, 'auto')}"
         )
         if not skip_inline:
             t6 = time.perf_counter()
@@ -196,7 +200,8 @@ def bench(n_tasks: int, n_configs: int, epochs: int, resamples: int, skip_inline
         pages = sorted((out / "drilldowns").glob("*.html"), key=lambda p: p.stat().st_size)
         total = sum(p.stat().st_size for p in pages)
         print(
-            f"pages:  report.html {_mb((out / 'report.html').stat().st_size)} + drilldowns/ {_mb(total)} in "
+            f"pages:  report.html {_mb((out / 'report.html').stat().st_size)} + drilldowns/ "
+            f"{_mb(total)} in "
             f"{len(pages)} pages (largest {_mb(pages[-1].stat().st_size) if pages else '-'}, "
             f"median {_mb(pages[len(pages) // 2].stat().st_size) if pages else '-'}); "
             f"all report files written in {t9 - t8:.1f} s"
@@ -219,7 +224,10 @@ def main() -> None:
         "--scale",
         type=_scale,
         action="append",
-        help="TASKSxCONFIGSxEPOCHS, repeatable (default: 8x2x1 (the sample), 130x6x1, 100x36x3 (the paper))",
+        help=(
+            "TASKSxCONFIGSxEPOCHS, repeatable (default: 8x2x1 (the sample), 130x6x1, 100x36x3 (the "
+            "paper))"
+        ),
     )
     ap.add_argument("--resamples", type=int, default=10_000)
     ap.add_argument("--skip-inline", action="store_true", help="do not render the one-page layout")

@@ -29,7 +29,8 @@ from jobbench.sandbox import Sandbox, collect_deliverables, prepare_workspace, r
 SOLVE = """
 import argparse, csv
 from pathlib import Path
-p = argparse.ArgumentParser(); p.add_argument("--workspace"); p.add_argument("--output"); a = p.parse_args()
+p = argparse.ArgumentParser(); p.add_argument("--workspace"); p.add_argument("--output"); a = \
+p.parse_args()
 rows = list(csv.reader(open(Path(a.workspace) / "data.csv")))
 with open(Path(a.output) / "sum.csv", "w", newline="") as f:
     csv.writer(f).writerow(["total", sum(float(r[1]) for r in rows[1:])])
@@ -99,14 +100,17 @@ def main() -> None:
             sandbox_start.append(t2 - t1)
         n, secs = timed_run(ds, runs, "null-seq", "null", args.epochs, 1)
         print(
-            f"sandbox backend: {backend}; {args.tasks} tasks x {args.epochs} epochs; python {sys.version.split()[0]}"
+            f"sandbox backend: {backend}; {args.tasks} tasks x {args.epochs} epochs; python "
+            f"{sys.version.split()[0]}"
         )
         print(f"workspace set-up + collection: median {statistics.median(setup) * 1000:.1f} ms")
         print(
-            f"empty sandboxed command (true): median {statistics.median(sandbox_start) * 1000:.1f} ms"
+            f"empty sandboxed command (true): median {statistics.median(sandbox_start) * 1000:.1f} "
+            "ms"
         )
         print(
-            f"null-agent trial, end to end (harness overhead): {secs / n * 1000:.1f} ms per trial ({n} trials)"
+            f"null-agent trial, end to end (harness overhead): {secs / n * 1000:.1f} ms per trial "
+            f"({n} trials)"
         )
         print()
         print(f"{'agent':8} {'concurrent':>10} {'trials':>7} {'seconds':>8} {'trials/s':>9}")

@@ -10,7 +10,8 @@ import pytest
 def test_cli_import_does_not_load_heavy_dependencies() -> None:
     code = (
         "import sys, jobbench.cli\n"
-        "print(sorted(m for m in ('openai', 'matplotlib', 'numpy', 'dask', 'pdfplumber') if m in sys.modules))"
+        "print(sorted(m for m in ('openai', 'matplotlib', 'numpy', 'dask', 'pdfplumber') if m in "
+        "sys.modules))"
     )
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True

@@ -62,7 +62,8 @@ def _business_days():
 
 
 def ledger():
-    """All March items: dict(date, kind, ref, payee, amount, bank_date or None, gl: bool, gl_amount, dup)."""
+    """All March items: dict(date, kind, ref, payee, amount, bank_date or None, gl: bool,
+    gl_amount, dup)."""
     rng = random.Random(20240331)
     days = list(_business_days())
     payees = [
@@ -376,7 +377,8 @@ def build(task_dir: Path) -> None:
             ),
             (
                 "p",
-                "Note: #1038 is over 30 days old; follow up with the vendor if it has not cleared by the March reconciliation.",
+                "Note: #1038 is over 30 days old; follow up with the vendor if it has not cleared "
+                "by the March reconciliation.",
             ),
         ],
         title="Bank reconciliation February 2024",
@@ -388,9 +390,12 @@ def build(task_dir: Path) -> None:
             ("p", "Note to file / accounting - 15 March 2024"),
             (
                 "p",
-                "Northside Office Supply called: check #1038 ($310.00, 22 January) never arrived. I placed a stop payment, "
-                "voided #1038 and issued replacement check #1070 today for the same amount. The replacement is in the "
-                "ledger; please make sure the void of #1038 gets booked and that it comes off the outstanding list.",
+                "Northside Office Supply called: check #1038 ($310.00, 22 January) never arrived. "
+                "I placed a stop payment, "
+                "voided #1038 and issued replacement check #1070 today for the same amount. The "
+                "replacement is in the "
+                "ledger; please make sure the void of #1038 gets booked and that it comes off the "
+                "outstanding list.",
             ),
             ("p", "- L.O."),
         ],

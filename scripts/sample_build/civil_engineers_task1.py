@@ -148,7 +148,8 @@ def build(task_dir: Path) -> None:
             ("h1", "Bayline Ready-Mix Supply - material price list"),
             (
                 "p",
-                "Effective 1 January 2024 until further notice. Prices delivered to site, excluding tax.",
+                "Effective 1 January 2024 until further notice. Prices delivered to site, "
+                "excluding tax.",
             ),
             (
                 "table",
@@ -236,12 +237,15 @@ Accounts team, Bayline Ready-Mix Supply
             ("p", "From: Estimating. To: Project Manager. Date: 12 February 2024."),
             (
                 "p",
-                "Using the supplier's January 2024 price list, the cheapest mix meeting 41.5 MPa at 28 days is Mix 4 "
-                "(M-04) at about $99.38 per m3. Mixes M-06 and M-09 were set aside because their results are not in MPa.",
+                "Using the supplier's January 2024 price list, the cheapest mix meeting 41.5 MPa "
+                "at 28 days is Mix 4 "
+                "(M-04) at about $99.38 per m3. Mixes M-06 and M-09 were set aside because their "
+                "results are not in MPa.",
             ),
             (
                 "p",
-                "Volume: 832.55 m3 per the pour schedule total. With the ordering allowance the order would be about "
+                "Volume: 832.55 m3 per the pour schedule total. With the ordering allowance the "
+                "order would be about "
                 "866 m3, roughly $86,000 of materials.",
             ),
             ("p", "To be confirmed once the specification revision is issued."),

@@ -239,7 +239,8 @@ def build(task_dir: Path) -> None:
             ("h1", "Fernleaf Paper Goods - accounting rules (from Dana Kim, CPA)"),
             (
                 "bullet",
-                "Accrual basis: revenue in the month the order is placed (order date, shop time zone); expenses in the "
+                "Accrual basis: revenue in the month the order is placed (order date, shop time "
+                "zone); expenses in the "
                 "month of the invoice or service date, not the payment date.",
             ),
             ("bullet", "Only paid orders count. Cancelled orders and test orders are not revenue."),
@@ -249,21 +250,26 @@ def build(task_dir: Path) -> None:
             ),
             (
                 "bullet",
-                "Product sales are recorded gross; discounts are shown separately. Shipping charged to customers is "
+                "Product sales are recorded gross; discounts are shown separately. Shipping "
+                "charged to customers is "
                 "shipping income.",
             ),
             (
                 "bullet",
-                "Refunds reduce revenue in the month the refund is issued, whatever month the order was placed; "
-                "record the product portion only (any sales tax refunded reduces the tax liability).",
+                "Refunds reduce revenue in the month the refund is issued, whatever month the "
+                "order was placed; "
+                "record the product portion only (any sales tax refunded reduces the tax "
+                "liability).",
             ),
             (
                 "bullet",
-                "Cost of goods sold = units of paid orders x landed unit cost. Refunded items are not restocked.",
+                "Cost of goods sold = units of paid orders x landed unit cost. Refunded items are "
+                "not restocked.",
             ),
             (
                 "bullet",
-                "Payment processing fees are an expense of the month of the charge; fees on refunded charges are not "
+                "Payment processing fees are an expense of the month of the charge; fees on "
+                "refunded charges are not "
                 "returned by the processor.",
             ),
         ],
@@ -279,7 +285,8 @@ def build_search(task_dir: Path) -> None:
             ("h1", "Payflow merchant fee schedule - 2024"),
             (
                 "p",
-                "Applies to US merchants on the Standard plan. Fees are charged per successful charge on the full charged "
+                "Applies to US merchants on the Standard plan. Fees are charged per successful "
+                "charge on the full charged "
                 "amount (items, shipping and tax).",
             ),
             (

@@ -153,16 +153,19 @@ def build(task_dir: Path) -> None:
             ("h1", "Keystone Custody Services - Account statement"),
             (
                 "p",
-                "Account: Okafor family joint (xxxx-4471). Statement period: 1 Dec 2009 - 31 Dec 2009.",
+                "Account: Okafor family joint (xxxx-4471). Statement period: 1 Dec 2009 - 31 Dec "
+                "2009.",
             ),
             ("table", table),
             (
                 "p",
-                "* Price as of 11/30/2009: year-end price not received from the pricing vendor at statement cut-off.",
+                "* Price as of 11/30/2009: year-end price not received from the pricing vendor at "
+                "statement cut-off.",
             ),
             (
                 "p",
-                "Dividends and interest are paid to the money market sweep and are reported on the annual tax statement.",
+                "Dividends and interest are paid to the money market sweep and are reported on the "
+                "annual tax statement.",
             ),
         ],
         title="Account statement December 2009",
@@ -176,22 +179,28 @@ def build(task_dir: Path) -> None:
             ("h2", "Objectives"),
             (
                 "p",
-                "Long-term growth with moderate risk; the clients add savings and take occasional withdrawals.",
+                "Long-term growth with moderate risk; the clients add savings and take occasional "
+                "withdrawals.",
             ),
             ("h2", "Constraints"),
             (
                 "bullet",
-                "Concentration: no single security may exceed 35% of total account value (securities plus cash) "
-                "at year end. Any breach must be disclosed to the clients in the annual letter together with a "
+                "Concentration: no single security may exceed 35% of total account value "
+                "(securities plus cash) "
+                "at year end. Any breach must be disclosed to the clients in the annual letter "
+                "together with a "
                 "rebalancing proposal.",
             ),
             ("bullet", "Liquidity: keep at least $5,000 in cash."),
             ("h2", "Performance measurement"),
             (
                 "p",
-                "Returns are reported net of commissions using the Modified Dietz method for the calendar year: "
-                "R = (EMV - BMV - F) / (BMV + sum(w_i x F_i)), where F is net external cash flows (deposits positive, "
-                "withdrawals negative; trades are not external flows) and w_i = (days from the flow date to 31 December) "
+                "Returns are reported net of commissions using the Modified Dietz method for the "
+                "calendar year: "
+                "R = (EMV - BMV - F) / (BMV + sum(w_i x F_i)), where F is net external cash flows "
+                "(deposits positive, "
+                "withdrawals negative; trades are not external flows) and w_i = (days from the "
+                "flow date to 31 December) "
                 "/ 365. Values use the firm's month-end closing prices.",
             ),
         ],

@@ -127,7 +127,8 @@ def build(task_dir: Path) -> None:
             ("h1", "Riverview Hotel Pittsburgh - guest folio"),
             (
                 "p",
-                "Guest: Jordan Reyes. Arrival 06/10/2024, departure 06/12/2024. Room 1412. Rate: 159.00 per night.",
+                "Guest: Jordan Reyes. Arrival 06/10/2024, departure 06/12/2024. Room 1412. Rate: "
+                "159.00 per night.",
             ),
             (
                 "table",
@@ -225,11 +226,13 @@ def build(task_dir: Path) -> None:
             ),
             (
                 "p",
-                "Customers visited: Allegheny Instruments, Keystone Fabrication, Three Rivers Labs, Erie Precision.",
+                "Customers visited: Allegheny Instruments, Keystone Fabrication, Three Rivers "
+                "Labs, Erie Precision.",
             ),
             (
                 "p",
-                "Amazon charge on 14 June was a personal order placed on the wrong card by mistake.",
+                "Amazon charge on 14 June was a personal order placed on the wrong card by "
+                "mistake.",
             ),
         ],
         title="Trip itinerary",
@@ -259,26 +262,33 @@ def build_search(task_dir: Path) -> None:
             ("h2", "3. Meals"),
             (
                 "p",
-                "3.1 Individual meals while travelling are reimbursed at actual cost up to $75.00 per traveller per day "
-                "(breakfast, lunch, dinner and tips combined). Amounts above the daily limit are not reimbursable.",
+                "3.1 Individual meals while travelling are reimbursed at actual cost up to $75.00 "
+                "per traveller per day "
+                "(breakfast, lunch, dinner and tips combined). Amounts above the daily limit are "
+                "not reimbursable.",
             ),
             (
                 "p",
-                "3.2 Client entertainment is reimbursed at actual cost and does not count toward the daily meal limit. The "
+                "3.2 Client entertainment is reimbursed at actual cost and does not count toward "
+                "the daily meal limit. The "
                 "report must list every attendee (name and company) and the business purpose.",
             ),
             ("h2", "4. Lodging"),
             (
                 "p",
-                "4.1 Room and room taxes are reimbursable. Personal incidentals (in-room movies, minibar, spa, laundry on "
+                "4.1 Room and room taxes are reimbursable. Personal incidentals (in-room movies, "
+                "minibar, spa, laundry on "
                 "stays under five nights) are not.",
             ),
             ("h2", "5. Personal vehicle"),
             (
                 "p",
-                "5.1 Business miles driven in a personal vehicle are reimbursed at the IRS standard business mileage rate in "
-                "effect on the date of travel. Personal detours and commuting are excluded. Fuel, maintenance and "
-                "insurance for a personal vehicle are covered by the mileage rate and are not reimbursed separately.",
+                "5.1 Business miles driven in a personal vehicle are reimbursed at the IRS "
+                "standard business mileage rate in "
+                "effect on the date of travel. Personal detours and commuting are excluded. Fuel, "
+                "maintenance and "
+                "insurance for a personal vehicle are covered by the mileage rate and are not "
+                "reimbursed separately.",
             ),
             (
                 "p",
@@ -287,8 +297,10 @@ def build_search(task_dir: Path) -> None:
             ("h2", "6. Corporate card"),
             (
                 "p",
-                "6.1 All corporate card charges must appear on the expense report. Non-reimbursable or personal charges on "
-                "the corporate card are owed by the employee and are deducted from the reimbursement due to the employee.",
+                "6.1 All corporate card charges must appear on the expense report. "
+                "Non-reimbursable or personal charges on "
+                "the corporate card are owed by the employee and are deducted from the "
+                "reimbursement due to the employee.",
             ),
         ],
         title="Travel and expense policy 2024",

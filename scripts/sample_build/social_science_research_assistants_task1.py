@@ -213,18 +213,22 @@ def build(task_dir: Path) -> None:
             ("h1", "Crime rates by state, 2009"),
             (
                 "p",
-                "Rate per 100,000 population. Source: U.S. Department of Justice, Federal Bureau of Investigation, "
-                "Crime in the United States 2009 (Uniform Crime Reports), as tabulated in the Statistical Abstract of "
+                "Rate per 100,000 population. Source: U.S. Department of Justice, Federal Bureau "
+                "of Investigation, "
+                "Crime in the United States 2009 (Uniform Crime Reports), as tabulated in the "
+                "Statistical Abstract of "
                 "the United States (a).",
             ),
             ("table", pdf_rows),
             (
                 "p",
-                "(a) Violent crimes are murder and nonnegligent manslaughter, forcible rape, robbery and aggravated assault.",
+                "(a) Violent crimes are murder and nonnegligent manslaughter, forcible rape, "
+                "robbery and aggravated assault.",
             ),
             (
                 "p",
-                "(b) The forcible rape data of the Illinois and Minnesota state UCR programs do not comply with national "
+                "(b) The forcible rape data of the Illinois and Minnesota state UCR programs do "
+                "not comply with national "
                 "UCR guidelines; their violent crime rates are shown without forcible rape.",
             ),
         ],
@@ -265,7 +269,8 @@ def build(task_dir: Path) -> None:
             ("h1", "State Context Study - codebook (state file, 2009)"),
             (
                 "p",
-                "One record per state plus the District of Columbia (51 records). Key: state_name; state_code is the "
+                "One record per state plus the District of Columbia (51 records). Key: state_name; "
+                "state_code is the "
                 "USPS two-letter code.",
             ),
             (
@@ -305,16 +310,20 @@ def build(task_dir: Path) -> None:
             ("h2", "Analysis rules"),
             (
                 "bullet",
-                "The analysis sample is the 50 states. The District of Columbia stays in the database but is "
-                "excluded from all summary statistics (it is a single city and an extreme outlier on the crime measures).",
+                "The analysis sample is the 50 states. The District of Columbia stays in the "
+                "database but is "
+                "excluded from all summary statistics (it is a single city and an extreme outlier "
+                "on the crime measures).",
             ),
             (
                 "bullet",
-                "Correlations are Pearson correlations on the analysis sample, reported to three decimals.",
+                "Correlations are Pearson correlations on the analysis sample, reported to three "
+                "decimals.",
             ),
             (
                 "bullet",
-                "Values are stored exactly as published (one decimal; urban two decimals). Never impute a missing "
+                "Values are stored exactly as published (one decimal; urban two decimals). Never "
+                "impute a missing "
                 "value: look it up in the source.",
             ),
         ],

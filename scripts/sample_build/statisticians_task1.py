@@ -186,7 +186,8 @@ def build(task_dir: Path) -> None:
             ("h2", "1. Scope"),
             (
                 "p",
-                "All scheduled passenger departures from the reporting airport in the period, by operating carrier.",
+                "All scheduled passenger departures from the reporting airport in the period, by "
+                "operating carrier.",
             ),
             ("h2", "2. Flight status"),
             ("bullet", "Cancelled: no actual departure time recorded."),
@@ -196,26 +197,32 @@ def build(task_dir: Path) -> None:
             ),
             (
                 "bullet",
-                "Completed: departed and arrived at the scheduled destination (arrival delay recorded).",
+                "Completed: departed and arrived at the scheduled destination (arrival delay "
+                "recorded).",
             ),
             ("h2", "3. On-time arrival"),
             (
                 "p",
-                "A completed flight is on time when it arrives less than 15 minutes after its scheduled arrival "
-                "time (arrival delay under 15 minutes; early arrivals count as on time). This matches the US DOT "
-                "definition. The on-time rate is on-time arrivals divided by completed flights. Cancelled and "
+                "A completed flight is on time when it arrives less than 15 minutes after its "
+                "scheduled arrival "
+                "time (arrival delay under 15 minutes; early arrivals count as on time). This "
+                "matches the US DOT "
+                "definition. The on-time rate is on-time arrivals divided by completed flights. "
+                "Cancelled and "
                 "diverted flights are excluded from the rate and reported separately.",
             ),
             ("h2", "4. Ranking"),
             (
                 "p",
-                "Carriers are ranked only if they completed at least 500 flights in the quarter; others are "
+                "Carriers are ranked only if they completed at least 500 flights in the quarter; "
+                "others are "
                 "shown in the table but marked as not ranked.",
             ),
             ("h2", "5. Data quality"),
             (
                 "p",
-                "Duplicate records (same date, carrier, flight number and scheduled departure) are removed before "
+                "Duplicate records (same date, carrier, flight number and scheduled departure) are "
+                "removed before "
                 "any count. Dates and times must be normalised across source systems.",
             ),
             ("h2", "Change log"),
@@ -226,12 +233,14 @@ def build(task_dir: Path) -> None:
                     [
                         "1.0",
                         "2012-01-16",
-                        "On time = arrival at or before schedule (arrival delay <= 0); cancelled flights counted as not on time.",
+                        "On time = arrival at or before schedule (arrival delay <= 0); cancelled "
+                        "flights counted as not on time.",
                     ],
                     [
                         "2.1",
                         "2013-06-20",
-                        "Adopt DOT 15-minute threshold; exclude cancelled and diverted flights from the rate; ranking threshold 500.",
+                        "Adopt DOT 15-minute threshold; exclude cancelled and diverted flights "
+                        "from the rate; ranking threshold 500.",
                     ],
                 ],
             ),
@@ -260,7 +269,8 @@ def build(task_dir: Path) -> None:
             {
                 "title": "On-time rate by carrier, Q3 2013",
                 "table": table[:8],
-                "notes": "Definition used: on time = arrived at or before the scheduled time; cancelled flights count as not on time.",
+                "notes": "Definition used: on time = arrived at or before the scheduled time; "
+                "cancelled flights count as not on time.",
             },
             {"title": "On-time rate by carrier, Q3 2013 (cont.)", "table": [table[0]] + table[8:]},
             {

@@ -114,20 +114,24 @@ def build(task_dir: Path) -> None:
             ("h2", "1. H02 corticosteroids - generic entry"),
             (
                 "p",
-                "Generic competition starts January 2008. Decision: from January 2008 the H02 forecast of record is "
-                "last year's actual for the same month (0% growth) instead of +4%. July-December 2007 stay as forecast. "
+                "Generic competition starts January 2008. Decision: from January 2008 the H02 "
+                "forecast of record is "
+                "last year's actual for the same month (0% growth) instead of +4%. July-December "
+                "2007 stay as forecast. "
                 "Demand planning to update the workbook (action: R. Singh).",
             ),
             ("h2", "2. A10 anti-diabetics - supplier change"),
             (
                 "p",
-                "New importer from January 2008: replenishment lead time rises from 1 month to 2 months. Growth "
+                "New importer from January 2008: replenishment lead time rises from 1 month to 2 "
+                "months. Growth "
                 "assumption stays at +12%.",
             ),
             ("h2", "3. Planning parameters (unchanged unless stated)"),
             (
                 "bullet",
-                "MAPE = mean over months of |forecast - actual| / actual. Target: 10% or better per product.",
+                "MAPE = mean over months of |forecast - actual| / actual. Target: 10% or better "
+                "per product.",
             ),
             (
                 "bullet",
@@ -135,8 +139,10 @@ def build(task_dir: Path) -> None:
             ),
             (
                 "bullet",
-                "Safety stock = 1.65 x RMSE of the last 12 monthly forecast errors x square root of the lead time "
-                "in months (95% cycle service level); reset once a year after the fiscal-year review.",
+                "Safety stock = 1.65 x RMSE of the last 12 monthly forecast errors x square root "
+                "of the lead time "
+                "in months (95% cycle service level); reset once a year after the fiscal-year "
+                "review.",
             ),
             ("bullet", "Lead times: A10 2 months (from January 2008), H02 1 month."),
         ],

@@ -175,7 +175,8 @@ def test_sets_in_folder(tmp_path: Path):
             "rubrics[0].index: must be a rubric index of main/clerks/task1 (0..1), got 5",
         ),
         (
-            '{"rubrics": [{"index": 0, "criteria": [true, true]}, {"index": 0, "criteria": [true, true]}]}',
+            '{"rubrics": [{"index": 0, "criteria": [true, true]}, {"index": 0, "criteria": [true, '
+            "true]}]}",
             "rubrics[1].index: rubric 0 listed twice",
         ),
         (
@@ -256,7 +257,8 @@ def test_cli_sets_folder_with_the_checks_judge(tmp_path: Path):
     criterion decided by a regex check. Sets (file out.txt; expected verdicts; check verdicts):
       s1 'hello world 42'  expected T T | T   checks P P | P   (3 right)
       s2 'hello there'     expected T F | F   checks P F | F   (3 right)
-      s3 'HELLO wrld 42'   expected T T | T   checks P F | P   (a reader forgives the typo; the regex does not)
+      s3 'HELLO wrld 42'   expected T T | T   checks P F | P   (a reader forgives the typo; the
+      regex does not)
     Confusion (pass positive): TP 6, FN 1, FP 0, TN 2 -> accuracy 8/9, precision 1,
     recall 6/7, F1 12/13. Scores: expected 1, 0, 1; checks 1, 0, 0 (s3: rubric 0 fails, so
     rubric 1 fails by its requires) -> mean |diff| 1/3, micro 4/6 vs 2/6.

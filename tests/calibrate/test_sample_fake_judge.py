@@ -85,7 +85,8 @@ def calibrated(tmp_path_factory: pytest.TempPathFactory):
             p = tmp / f"{model}.toml"
             p.write_text(
                 f'[judge]\nmodel = "{model}"\napi_base = "{srv.base_url}"\napi_key = "test"\n'
-                f'mode = "{mode}"\ndecide = "llm"\nbackoff_base = 0\nbackoff_max = 0\ntimeout = 30\n'
+                f'mode = "{mode}"\ndecide = "llm"\nbackoff_base = 0\nbackoff_max = 0\ntimeout = '
+                "30\n"
                 "concurrency = 4\n"
             )
             cfgs += ["--judge-config", str(p)]

@@ -127,12 +127,14 @@ def soffice_draw(tmp_path_factory) -> str:
     ok = _can_convert(
         tmp_path_factory.mktemp("probe-draw"),
         "p.svg",
-        '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="20"><rect width="20" height="20" fill="red"/></svg>',
+        '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="20"><rect width="20" '
+        'height="20" fill="red"/></svg>',
         "png",
     )
     if not ok:
         pytest.skip(
-            "LibreOffice Draw is not installed (apt: libreoffice-draw-nogui); SVG rendering unavailable"
+            "LibreOffice Draw is not installed (apt: libreoffice-draw-nogui); SVG rendering "
+            "unavailable"
         )
     return SOFFICE
 
@@ -144,6 +146,7 @@ def soffice_writer(tmp_path_factory) -> str:
         pytest.skip("LibreOffice (soffice) is not installed; CI installs it with scripts/setup.sh")
     if not _can_convert(tmp_path_factory.mktemp("probe-writer"), "p.txt", "probe", "odt"):
         pytest.skip(
-            "LibreOffice Writer is not installed (apt: libreoffice-writer-nogui); doc/odt/rtf unavailable"
+            "LibreOffice Writer is not installed (apt: libreoffice-writer-nogui); doc/odt/rtf "
+            "unavailable"
         )
     return SOFFICE

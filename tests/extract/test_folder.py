@@ -29,7 +29,8 @@ def test_deterministic_order_and_headers(tmp_path):
     assert fe.text == (
         "=== FILE: B.txt ===\nupper\n\n"
         "=== FILE: a.txt ===\nalpha\n\n"
-        "=== FILE: b_dir/inner/c.csv ===\n[table: 2 rows × 2 columns; delimiter comma; encoding utf-8; first row: x, y]\nx,y\n1,2\n\n"
+        "=== FILE: b_dir/inner/c.csv ===\n[table: 2 rows × 2 columns; delimiter comma; encoding "
+        "utf-8; first row: x, y]\nx,y\n1,2\n\n"
         "=== FILE: b_dir/z.md ===\nzulu\n"
     )
     assert fe.truncated is False

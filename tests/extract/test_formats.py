@@ -68,9 +68,12 @@ def test_docx_headings_tables_textboxes_headers_images(tmp_path):
     )
     p._p.append(
         parse_xml(
-            f'<w:r {ns}><mc:AlternateContent><mc:Choice Requires="wps"><w:drawing><wps:txbx><w:txbxContent>'
-            "<w:p><w:r><w:t>Callout: savings of 4.2%</w:t></w:r></w:p></w:txbxContent></wps:txbx></w:drawing>"
-            "</mc:Choice><mc:Fallback><w:pict><v:textbox><w:txbxContent><w:p><w:r><w:t>Callout: savings of 4.2%</w:t>"
+            f"<w:r {ns}><mc:AlternateContent><mc:Choice "
+            'Requires="wps"><w:drawing><wps:txbx><w:txbxContent>'
+            "<w:p><w:r><w:t>Callout: savings of "
+            "4.2%</w:t></w:r></w:p></w:txbxContent></wps:txbx></w:drawing>"
+            "</mc:Choice><mc:Fallback><w:pict><v:textbox><w:txbxContent><w:p><w:r><w:t>Callout: "
+            "savings of 4.2%</w:t>"
             "</w:r></w:p></w:txbxContent></v:textbox></w:pict></mc:Fallback></mc:AlternateContent></w:r>"
         )
     )
@@ -95,8 +98,8 @@ def test_docx_headings_tables_textboxes_headers_images(tmp_path):
     assert "We reviewed 14 invoices." in t
     assert "- First bullet" in t
     assert (
-        "| Vendor | Amount | Status |\n|---|---|---|\n| Acme \\| Co | 1,250.00 | paid |\n| Globex | 980.10 | overdue |"
-        in t
+        "| Vendor | Amount | Status |\n|---|---|---|\n| Acme \\| Co | 1,250.00 | paid |\n| Globex "
+        "| 980.10 | overdue |" in t
     )
     assert t.count("Callout: savings of 4.2%") == 1  # text box read once (fallback skipped)
     assert "[text box]\nCallout: savings of 4.2%" in t
@@ -342,8 +345,8 @@ def test_csv_delimiter_encoding_and_summary(tmp_path):
     ext = extract(p)
     assert ext.kind == "csv"
     assert (
-        "[table: 3 rows × 3 columns; delimiter semicolon; encoding cp1252; first row: name, city, amount]"
-        in ext.text
+        "[table: 3 rows × 3 columns; delimiter semicolon; encoding cp1252; first row: name, city, "
+        "amount]" in ext.text
     )
     assert "José;Málaga;1.200,50" in ext.text
     assert any("not UTF-8; decoded as cp1252" in d.message for d in ext.warnings)
@@ -389,7 +392,8 @@ def test_json_pretty_printed_and_invalid_json_kept(tmp_path):
     jl.write_text('{"id": 1}\n{"id": 2}\nnot json\n', encoding="utf-8")
     ext = extract(jl)
     assert ext.text.startswith(
-        "[extraction warning: 1 line(s) are not valid JSON (first: line 3)]\n[jsonl: 2 records, 1 invalid lines]\n"
+        "[extraction warning: 1 line(s) are not valid JSON (first: line 3)]\n[jsonl: 2 records, 1 "
+        "invalid lines]\n"
     )
 
 
@@ -397,7 +401,8 @@ def test_html_rendered_without_scripts(tmp_path):
     p = tmp_path / "memo.html"
     p.write_text(
         "<html><head><title>Memo</title><style>p{color:red}</style><script>steal()</script></head>"
-        "<body><h1>Decision</h1><p>Approve <b>option B</b> (see <a href='https://example.org/x'>annex</a>).</p>"
+        "<body><h1>Decision</h1><p>Approve <b>option B</b> (see <a "
+        "href='https://example.org/x'>annex</a>).</p>"
         "<ul><li>cost 12k</li><li>risk low</li></ul>"
         "<table><tr><th>Option</th><th>Cost</th></tr><tr><td>B</td><td>12,000</td></tr></table></body></html>",
         encoding="utf-8",
@@ -448,7 +453,8 @@ def test_large_image_is_downscaled(tmp_path):
 def test_svg_text_and_rendering(tmp_path, soffice_draw):
     p = tmp_path / "chart.svg"
     p.write_text(
-        '<svg xmlns="http://www.w3.org/2000/svg" width="120" height="60"><rect width="120" height="60" '
+        '<svg xmlns="http://www.w3.org/2000/svg" width="120" height="60"><rect width="120" '
+        'height="60" '
         'fill="blue"/><text x="5" y="30">Share 61%</text></svg>',
         encoding="utf-8",
     )
@@ -460,7 +466,8 @@ def test_svg_text_and_rendering(tmp_path, soffice_draw):
     assert Image.open(io.BytesIO(ext.images[0].data)).size[0] >= 100
 
 
-# ----------------------------------------------------------------------------- archives, legacy, other
+# ----------------------------------------------------------------------------- archives, legacy,
+# other
 
 
 def test_zip_listed_and_members_extracted(tmp_path):

@@ -224,8 +224,8 @@ def test_auto_engine_falls_back_to_formulas_without_libreoffice(tmp_path, monkey
     assert wv.get("Sales", "D7") == 113
     messages = [d.message for d in wv.diagnostics]
     assert (
-        "values recalculated with the formulas package (LibreOffice disabled by JOBBENCH_SOFFICE=none)"
-        in messages
+        "values recalculated with the formulas package (LibreOffice disabled by "
+        "JOBBENCH_SOFFICE=none)" in messages
     )
     assert not any("not installed" in m for m in messages)  # disabled, which is not "not installed"
     # asking for LibreOffice explicitly also falls back, with a warning

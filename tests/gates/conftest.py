@@ -28,7 +28,8 @@ Reference files:
 
 Deliverables (save them in the output folder):
 - reconciliation.csv with one row per vendor and the columns vendor, invoiced, paid, difference.
-- summary.md: a short memo stating the total overpayment in US dollars and which vendor was paid twice.
+- summary.md: a short memo stating the total overpayment in US dollars and which vendor was paid \
+twice.
 
 If the sources conflict, explain which one you trust and why.
 """
@@ -96,7 +97,8 @@ def base_rubrics() -> dict[str, Any]:
                 "files": ["reconciliation.csv"],
                 "criterion": [
                     "The file reconciliation.csv lists the vendor Acme Supplies.",
-                    "The file reconciliation.csv reports a difference of $1,250.00 for Acme Supplies.",
+                    "The file reconciliation.csv reports a difference of $1,250.00 for Acme "
+                    "Supplies.",
                 ],
                 "checks": [
                     {"kind": "regex", "pattern": "Acme Supplies", "file": "reconciliation.csv"},
@@ -127,7 +129,8 @@ def base_rubrics() -> dict[str, Any]:
                 "rubric": "Does the memo resolve the conflict with the accounts payable note?",
                 "weight": 2,
                 "criterion": [
-                    "The memo summary.md says that the accounts payable note understates the duplicate amount.",
+                    "The memo summary.md says that the accounts payable note understates the "
+                    "duplicate amount.",
                     "The memo summary.md says the ledger is the source it trusts.",
                 ],
                 "checks": [

@@ -73,7 +73,8 @@ def test_a2_folder_mention_counts(tmp_path: Path, fx) -> None:
         (
             lambda r: r["rubrics"][2]["criterion"].__setitem__(
                 0,
-                "The memo summary_v2.md says that the accounts payable note understates the duplicate amount.",
+                "The memo summary_v2.md says that the accounts payable note understates the "
+                "duplicate amount.",
             ),
             "rubrics[2].criterion[0]",
         ),
@@ -99,7 +100,10 @@ def test_a3_wildcard_glob_described_by_folder_or_format(tmp_path: Path, fx) -> N
     spec.rubrics["rubrics"][0]["files"] = ["charts/*.png", "*.xlsx"]
     found = [f.where for f in audit_task(fx.write_task(tmp_path / "bad", spec)) if f.rule == "A3"]
     assert found == ["rubrics[0].files[0]", "rubrics[0].files[1]"]
-    spec.instructions += "\nAlso put one chart per vendor in a charts/ folder and the figures in an Excel workbook.\n"
+    spec.instructions += (
+        "\nAlso put one chart per vendor in a charts/ folder and the figures in an Excel "
+        "workbook.\n"
+    )
     assert audit_task(fx.write_task(tmp_path / "good", spec)) == []
 
 
@@ -118,7 +122,8 @@ def test_a4_deliverable_not_graded(tmp_path: Path, fx) -> None:
 def test_a5_rubric_text_leak(tmp_path: Path, fx) -> None:
     spec = fx.clean_spec()
     spec.workspace["memo_from_ap.md"] = fx.AP_MEMO + (
-        "\nReviewer checklist: the memo summary.md says that the accounts payable note understates the "
+        "\nReviewer checklist: the memo summary.md says that the accounts payable note understates "
+        "the "
         "duplicate amount.\n"
     )
     found = [f for f in audit_task(fx.write_task(tmp_path, spec)) if f.rule == "A5"]

@@ -37,7 +37,8 @@ CASES: dict[str, list[tuple[str, str, object]]] = {
     "SC2": [
         (
             "It says that the accounts payable note understates the duplicate amount.",
-            "The memo summary.md says that the accounts payable note understates the duplicate amount.",
+            "The memo summary.md says that the accounts payable note understates the duplicate "
+            "amount.",
             "keep",
         ),
         (
@@ -76,7 +77,8 @@ CASES: dict[str, list[tuple[str, str, object]]] = {
         ),
         (
             "The memo summary.md gives a good explanation of the conflict.",
-            "The memo summary.md gives an explanation of the conflict (which source is wrong and why).",
+            "The memo summary.md gives an explanation of the conflict (which source is wrong and "
+            "why).",
             "keep",
         ),
     ],
@@ -108,7 +110,8 @@ CASES: dict[str, list[tuple[str, str, object]]] = {
     ],
     "UN3": [
         (
-            "The memo summary.md states the overpayment is $1,250.00 and identifies Acme Supplies as the vendor.",
+            "The memo summary.md states the overpayment is $1,250.00 and identifies Acme Supplies "
+            "as the vendor.",
             "The memo summary.md identifies Acme Supplies and Birch Logistics as vendors.",
             "keep",
         ),
@@ -116,7 +119,8 @@ CASES: dict[str, list[tuple[str, str, object]]] = {
     "UN4": [
         (
             "The memo summary.md gives the duplicate share of March payments as 36.9%.",
-            "The memo summary.md gives the duplicate share of March payments as 36.9% (rounded to one decimal).",
+            "The memo summary.md gives the duplicate share of March payments as 36.9% (rounded to "
+            "one decimal).",
             "keep",
         ),
     ],
@@ -231,11 +235,15 @@ def test_units_ranges_years_and_indexes() -> None:
 
 
 def test_asides_do_not_make_a_criterion_compound() -> None:
-    text = "mix_evaluation.csv gives M-06 a 28-day strength of 41.54 MPa (6,025 psi converted; within 0.05 MPa)."
+    text = (
+        "mix_evaluation.csv gives M-06 a 28-day strength of 41.54 MPa (6,025 psi converted; within "
+        "0.05 MPa)."
+    )
     assert lint_text(text, rules=["UN3", "UN4"]) == []
     assert (
         lint_text(
-            "The memo warns that the Q3 2013 figures use the v1.0 definition and are not comparable.",
+            "The memo warns that the Q3 2013 figures use the v1.0 definition and are not "
+            "comparable.",
             rules=["UN3"],
         )
         == []

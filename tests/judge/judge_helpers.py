@@ -1,4 +1,5 @@
-"""Helpers for judge tests (imported by the test modules): tiny tasks on disk and a scripted judge that answers from
+"""Helpers for judge tests (imported by the test modules): tiny tasks on disk and a scripted judge
+that answers from
 a table keyed by criterion text (driving the real openai client over HTTP)."""
 
 from __future__ import annotations

@@ -16,7 +16,10 @@ from jobbench.judge import JudgeCache, grade_run
 from jobbench.records import Usage
 from jobbench.testing import FakeOpenAIServer, ScriptedReply
 
-REPORT = "Revenue: $1,234.50\nThe variance is 20.2% above plan.\nWe recommend Vendor B because it is cheaper."
+REPORT = (
+    "Revenue: $1,234.50\nThe variance is 20.2% above plan.\nWe recommend Vendor B because it is "
+    "cheaper."
+)
 RUBRICS = [
     {
         "rubric": "Revenue figure",
@@ -157,7 +160,8 @@ def test_cache_entries_keep_their_usage_and_old_caches_still_open(tmp_path: Path
     path = tmp_path / "old.sqlite"
     con = sqlite3.connect(path)  # the schema written before the call count was stored
     con.execute(
-        "CREATE TABLE replies (key TEXT PRIMARY KEY, model TEXT, created_at TEXT, payload TEXT NOT NULL, "
+        "CREATE TABLE replies (key TEXT PRIMARY KEY, model TEXT, created_at TEXT, payload TEXT NOT "
+        "NULL, "
         "input_tokens INTEGER, cached_input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL)"
     )
     payload = {

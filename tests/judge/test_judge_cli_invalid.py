@@ -90,8 +90,8 @@ def test_grade_run_names_a_task_that_became_invalid(tmp_path: Path) -> None:
         in res.output
     )
     assert (
-        f"{bad.id}/a@-/epoch-1: task {bad.id} is invalid in the dataset (1 problem(s); see `jobbench validate`); not graded"
-        in res.output
+        f"{bad.id}/a@-/epoch-1: task {bad.id} is invalid in the dataset (1 problem(s); see "
+        "`jobbench validate`); not graded" in res.output
     )
     assert "not in the dataset" not in res.output
     assert (run / "grades" / "checks" / f"{good.id}/a@-/epoch-1.json").is_file()

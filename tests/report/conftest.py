@@ -14,7 +14,8 @@ run-a (epochs 2, judge key ``checks``):
   beta@m2   T1: 10/40, 0 -> 0.125 | T2: 1, 1 | T3: 0.5, infra_error -> 0.5 | T4: 1, 1
             micro = (5+60+50+20)/220 = 135/220; macro = 2.625/4 = 0.65625
 run-b (epochs 1):
-  gamma (model "-")  T1: 1 | T2: no_deliverable -> 0 | T3: ungraded (missing) | T4: unjudged (missing)
+  gamma (model "-")  T1: 1 | T2: no_deliverable -> 0 | T3: ungraded (missing) | T4: unjudged
+  (missing)
             micro = 40/220; macro = 0.25
 Effort: alpha trials 100 s, 10 turns, $0.10; beta trials 240 s, 24 turns, $0.30 (ratio 2.4).
 """

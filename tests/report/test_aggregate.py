@@ -120,9 +120,11 @@ def test_groups_categories_and_occupations(run_a):
 
 def test_chain_breaks(run_a):
     data = build_report([run_a], n_resamples=200)
-    # alpha: T1e1 R3 [P,F] -> 2; T2e1 R2 [F,P] -> 1; T2e2 R2 [F,F] -> 1; T3e1 R1 [F,F] -> 1, R2 [P,F] -> 2
+    # alpha: T1e1 R3 [P,F] -> 2; T2e1 R2 [F,P] -> 1; T2e2 R2 [F,F] -> 1; T3e1 R1 [F,F] -> 1, R2
+    # [P,F] -> 2
     assert _cfg(data, "alpha@m1").chain_breaks == {"criterion 1": 3, "criterion 2": 2}
-    # beta: T1e1 R2 [P,F] -> 2, R3 [F,P] -> 1; T1e2 R1 -> 1, R2 -> 1, R3 [P,F] -> 2; T3e1 R2 [F,P] -> 1
+    # beta: T1e1 R2 [P,F] -> 2, R3 [F,P] -> 1; T1e2 R1 -> 1, R2 -> 1, R3 [P,F] -> 2; T3e1 R2 [F,P]
+    # -> 1
     assert _cfg(data, "beta@m2").chain_breaks == {"criterion 1": 4, "criterion 2": 2}
 
 

@@ -18,7 +18,8 @@ from jobbench.report import write_report
 CHROMIUM = Path("/usr/bin/chromium")
 pytestmark = pytest.mark.skipif(
     not CHROMIUM.exists(),
-    reason="/usr/bin/chromium is absent (install: apt-get install -y --no-install-recommends chromium)",
+    reason="/usr/bin/chromium is absent (install: apt-get install -y --no-install-recommends "
+    "chromium)",
 )
 FLAGS = [
     "--headless",

@@ -25,7 +25,10 @@ _spec.loader.exec_module(fx)
 T1, T2, T3, T4 = fx.T1, fx.T2, fx.T3, fx.T4
 P, F = fx.P, fx.F
 
-CSP = "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'"
+CSP = (
+    "default-src 'none'; img-src data:; style-src 'unsafe-inline'; base-uri 'none'; form-action "
+    "'none'"
+)
 PAGES = {  # written by hand: task id -> page file name
     T1: "main.biostatisticians.task1.html",
     T2: "main.civil_engineers.task1.html",

@@ -114,11 +114,13 @@ def test_flags_refused_files_and_missing_sandbox_are_warned_everywhere(
 
     warnings = "\n".join(data.warnings)
     assert (
-        f"alpha@m1: 1 trial(s) flagged by the judge for possible prompt injection: {ids[T1]} (out.txt): a "
+        f"alpha@m1: 1 trial(s) flagged by the judge for possible prompt injection: {ids[T1]} "
+        "(out.txt): a "
         "deliverable may be trying to steer the judge"
     ) in warnings
     assert (
-        f"alpha@m1: 1 trial(s) with refused deliverable files (those files were not graded; the rest of each trial was): {ids[T2]} "
+        "alpha@m1: 1 trial(s) with refused deliverable files (those files were not graded; the "
+        f"rest of each trial was): {ids[T2]} "
         "(link.txt: symlink refused (points to /etc/passwd); big.bin: 200000000 bytes"
     ) in warnings
     assert "sec: 1 of 4 trial(s) ran WITHOUT a sandbox" in warnings and ids[T3] in warnings
@@ -275,15 +277,18 @@ def test_grade_flags_are_classified_by_prefix(tmp_path: Path, dataset: Path):
     warnings = data.warnings
     inj = [w for w in warnings if "prompt injection" in w]
     assert inj == [
-        f"alpha@m1: 1 trial(s) flagged by the judge for possible prompt injection: {ids[T3]} (memo.txt): "
+        f"alpha@m1: 1 trial(s) flagged by the judge for possible prompt injection: {ids[T3]} "
+        "(memo.txt): "
         "a deliverable may be trying to steer the judge; check these grades by hand"
     ]
     assert (
-        f"alpha@m1: 2 trial(s) with deliverables the extractor could not read (corrupt, mislabelled or "
+        "alpha@m1: 2 trial(s) with deliverables the extractor could not read (corrupt, "
+        "mislabelled or "
         f"unsupported; graded on what could be read): {ids[T1]} (broken.xlsx); {ids[T3]} (memo.txt)"
     ) in warnings
     assert (
-        f"alpha@m1: 1 trial(s) with refused deliverable files (those files were not graded; the rest of each trial was): "
+        "alpha@m1: 1 trial(s) with refused deliverable files (those files were not graded; the "
+        "rest of each trial was): "
         f"{ids[T2]} (link.txt: refused when graded)"
     ) in warnings
     assert f"alpha@m1: 1 trial(s) with other judge flags: {ids[T4]} (odd_flag:x)" in warnings
@@ -308,6 +313,7 @@ def test_grade_flags_are_classified_by_prefix(tmp_path: Path, dataset: Path):
     table = html.split('<table class="integrity">', 1)[1].split("</table>", 1)[0]
     assert '<th class="n">trials with deliverables the extractor could not read</th>' in table
     assert (
-        '<td>alpha@m1</td><td class="n">1</td><td class="n">2</td><td class="n">1</td><td class="n">1</td>'
+        '<td>alpha@m1</td><td class="n">1</td><td class="n">2</td><td class="n">1</td><td '
+        'class="n">1</td>'
         '<td class="n">0</td><td>bwrap: 4</td>'
     ) in table

@@ -74,7 +74,8 @@ def test_interval_agrees_with_exact_enumeration():
     for scores, weights in ((BETA, MAX), (ALPHA, MAX), (BETA, None), (ALPHA, None)):
         exact = _exact_distribution(scores, weights)
         iv = bootstrap_ci(scores, weights, n_resamples=20_000, seed=3)
-        # Monte Carlo quantile lies between the exact 1.5 % and 3.5 % (resp. 96.5 %, 98.5 %) quantiles.
+        # Monte Carlo quantile lies between the exact 1.5 % and 3.5 % (resp. 96.5 %, 98.5 %)
+        # quantiles.
         assert (
             _exact_quantile(exact, 0.015) - 1e-12 <= iv.low <= _exact_quantile(exact, 0.035) + 1e-12
         )

@@ -56,7 +56,8 @@ p.add_argument("--workspace", required=True)
 p.add_argument("--output", required=True)
 a = p.parse_args()
 text = (Path(a.workspace) / "TASK_INSTRUCTIONS.txt").read_text()
-time.sleep(float(Path(a.workspace, "delay.txt").read_text()) if Path(a.workspace, "delay.txt").exists() else 0)
+time.sleep(float(Path(a.workspace, "delay.txt").read_text()) if Path(a.workspace, \
+"delay.txt").exists() else 0)
 (Path(a.output) / "memo.md").write_text("# Memo\\nThe approved vendor is Acme Supplies.\\n")
 """
 
@@ -87,7 +88,8 @@ def build_dataset(root: Path, *, delay: float = 0.0) -> Path:
     t1 = split / OCC / "task1"
     (t1 / "task_folder").mkdir(parents=True)
     (t1 / "task_folder" / "TASK_INSTRUCTIONS.txt").write_text(
-        "Compute the net amount (income minus expenses) per month from ledger.xlsx and save net.csv "
+        "Compute the net amount (income minus expenses) per month from ledger.xlsx and save "
+        "net.csv "
         "with columns month,net.\nReference Files: ledger.xlsx\n"
     )
     wb = openpyxl.Workbook()
@@ -123,7 +125,8 @@ def build_dataset(root: Path, *, delay: float = 0.0) -> Path:
     (t1 / "solution" / "answers.txt").write_text(SECRET + "\n")
     (t1 / "files_required_to_search").mkdir()
     (t1 / "files_required_to_search" / "expense_policy.txt").write_text(
-        "Expense policy 2024: travel expenses above 500 dollars need written approval from the controller.\n"
+        "Expense policy 2024: travel expenses above 500 dollars need written approval from the "
+        "controller.\n"
     )
     (t1 / "files_required_to_search" / "holiday_calendar.txt").write_text(
         "Office holidays: New Year, Independence Day, Thanksgiving.\n"

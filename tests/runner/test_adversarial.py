@@ -70,19 +70,23 @@ try:
     os.symlink("../task_folder/TASK_INSTRUCTIONS.txt", os.path.join(out, "instr_link.txt"))
 except OSError:
     pass
-r = subprocess.run(["unshare", "-Urm", "sh", "-c", "cat /proc/1/root" + os.path.join(task, "RUBRICS.json")],
+target = "/proc/1/root" + os.path.join(task, "RUBRICS.json")
+r = subprocess.run(["unshare", "-Urm", "sh", "-c", "cat " + target],
                    capture_output=True, text=True)
-report["unshare_proc_root"] = ("READ: " + r.stdout[:100]) if r.returncode == 0 and r.stdout else "DENIED: unshare"
+read_ok = r.returncode == 0 and r.stdout
+report["unshare_proc_root"] = ("READ: " + r.stdout[:100]) if read_ok else "DENIED: unshare"
 found = []
 skip = ("/proc", "/sys", "/usr", sys.prefix, sys.base_prefix)
 for dirpath, dirnames, filenames in os.walk("/"):
     dirnames[:] = [d for d in dirnames if not os.path.join(dirpath, d).startswith(skip)]
     for n in filenames:
         p = os.path.join(dirpath, n)
-        if n in ("RUBRICS.json", "task_card.md", "solve.py", "answers.txt", "trial.json", "lock.json"):
+        if n in ("RUBRICS.json", "task_card.md", "solve.py", "answers.txt", "trial.json",
+                 "lock.json"):
             found.append(p)
         try:
-            if os.path.isfile(p) and os.path.getsize(p) < 1_000_000 and SECRET.encode() in open(p, "rb").read():
+            small = os.path.isfile(p) and os.path.getsize(p) < 1_000_000
+            if small and SECRET.encode() in open(p, "rb").read():
                 found.append(p)
         except OSError:
             pass

@@ -239,8 +239,10 @@ import json, os, re, sys, time
 from pathlib import Path
 cfg = json.loads((Path(__file__).parent / "fake.json").read_text())
 keep = ["IS_SANDBOX", "ANTHROPIC_API_KEY", "CODEX_API_KEY", "OPENAI_API_KEY", "OPENCODE_PERMISSION",
-        "OPENCODE_CONFIG_CONTENT", "CLAUDE_CODE_MAX_OUTPUT_TOKENS", "HOME", "JOBBENCH_API_KEY", "ANTHROPIC_BASE_URL"]
-print(json.dumps({"type": "fake.argv", "argv": sys.argv[1:], "env": {k: os.environ[k] for k in keep if k in os.environ}}),
+        "OPENCODE_CONFIG_CONTENT", "CLAUDE_CODE_MAX_OUTPUT_TOKENS", "HOME", "JOBBENCH_API_KEY", \
+"ANTHROPIC_BASE_URL"]
+print(json.dumps({"type": "fake.argv", "argv": sys.argv[1:], "env": {k: os.environ[k] for k in \
+keep if k in os.environ}}),
       flush=True)
 prompt = " ".join(sys.argv[1:])
 out = re.search(r"Output directory: (\\S+)", prompt).group(1)
@@ -814,7 +816,8 @@ def test_timeout_without_any_model_response_after_network_notices_is_infra(tmp_p
         {"type": "turn.started"},
         {
             "type": "error",
-            "message": "Reconnecting... waiting for network (Connection failed: error sending request)",
+            "message": "Reconnecting... waiting for network (Connection failed: error sending "
+            "request)",
         },
     ]
     exe = fake_cli(tmp_path, "codex", lines=lines, sleep=60)

@@ -454,7 +454,8 @@ def test_real_openclaw_end_to_end(tmp_path, monkeypatch):
     monkeypatch.setenv("JOBBENCH_API_KEY", "sk-local-openclaw")
 
     def script(api: str, req: dict) -> Turn:
-        # OpenClaw 2026.9.6 calls a custom openai-completions provider with streamed Chat Completions
+        # OpenClaw 2026.9.6 calls a custom openai-completions provider with streamed Chat
+        # Completions
         assert api == "chat" and req.get("stream") is True
         assert req["stream_options"] == {"include_usage": True}
         names = [t["function"]["name"] for t in req.get("tools", [])]

@@ -230,7 +230,8 @@ def test_skip_invalid_records_the_tasks_and_the_report_counts_them_missing(
     )
     summary = json.loads((run_dir / "report" / "summary.json").read_text())
     conf = summary["configurations"][0]
-    # oracle solves task2 (1 of 1 point); the invalid task1 counts 0 of 1 point: micro 1/2, macro 1/2
+    # oracle solves task2 (1 of 1 point); the invalid task1 counts 0 of 1 point: micro 1/2, macro
+    # 1/2
     assert conf["overall"]["tasks"] == 2 and conf["overall"]["tasks_scored"] == 1
     assert conf["overall"]["missing_tasks"] == [bad]
     assert (

@@ -171,7 +171,10 @@ def test_bwrap_network_policy(ws):
             pass
 
     threading.Thread(target=accept, daemon=True).start()
-    probe = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3); print('connected')"
+    probe = (
+        f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=3); "
+        "print('connected')"
+    )
     try:
         closed = Sandbox(ws.workspace, backend="bwrap", network=False).run(["python3", "-c", probe])
         assert closed.exit_code != 0 and "connected" not in closed.stdout
@@ -219,7 +222,8 @@ def test_bwrap_memory_and_process_limits(ws):
     )
     assert r.exit_code != 0 and "allocated" not in r.stdout and "MemoryError" in r.stderr
     spawn = (
-        "import subprocess\nps = []\nfor i in range(60):\n    try:\n        ps.append(subprocess.Popen(['sleep', '5']))\n"
+        "import subprocess\nps = []\nfor i in range(60):\n    try:\n        "
+        "ps.append(subprocess.Popen(['sleep', '5']))\n"
         "    except OSError:\n        break\nprint(len(ps))\n"
     )
     r = sb.run(["python3", "-c", spawn], limits=Limits(max_processes=20, timeout=30))

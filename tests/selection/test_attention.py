@@ -1,4 +1,5 @@
-"""`jobbench attention`: attention counts, capability sources, correlations vs an independent computation."""
+"""`jobbench attention`: attention counts, capability sources, correlations vs an independent
+computation."""
 
 from __future__ import annotations
 
@@ -215,7 +216,8 @@ def test_leaderboard_correlations_match_independent_computation(
             assert result[target]["spearman"]["high"] == pytest.approx(cuts[-1], abs=1e-9)
     gpt52 = out["results"][1]
     assert len(gpt52["slugs"]) == 34 and gpt52["missing"] == ["petroleum_engineers"]
-    # published values of this computation (GPT-5.4, Codex CLI): YC Pearson -0.173, papers Pearson +0.013
+    # published values of this computation (GPT-5.4, Codex CLI): YC Pearson -0.173, papers Pearson
+    # +0.013
     r = out["results"][0]
     assert (round(r["companies"]["pearson"]["r"], 3), round(r["papers"]["pearson"]["r"], 3)) == (
         -0.173,

@@ -202,6 +202,7 @@ def test_occupation_missing_from_task_metadata(mini_data: Path, tmp_path: Path) 
     res = _invoke("select", mini_data, tmp_path)
     assert res.exit_code == 2, res.output
     assert (
-        f"error: {path}, column 'Occupation (O*NET-SOC Title)': occupation 'Delta Agents' of the rating files "
+        f"error: {path}, column 'Occupation (O*NET-SOC Title)': occupation 'Delta Agents' of the "
+        "rating files "
         "has no row here"
     ) in res.stderr

@@ -54,12 +54,12 @@ def test_validate_invalid_lists_every_problem(fixtures: Path) -> None:
     assert len(lines) == 32
     # rich markup in messages is printed literally
     assert (
-        "invalid/dataset/main/Lawyers_Old: occupation slug 'Lawyers_Old' must match [a-z0-9][a-z0-9_-]*"
-        in lines
+        "invalid/dataset/main/Lawyers_Old: occupation slug 'Lawyers_Old' must match "
+        "[a-z0-9][a-z0-9_-]*" in lines
     )
     assert (
-        "invalid/dataset/main/lawyers/task5/RUBRICS.json: rubrics[0].weight: must be a finite number ≥ 0, got true"
-        in lines
+        "invalid/dataset/main/lawyers/task5/RUBRICS.json: rubrics[0].weight: must be a finite "
+        "number ≥ 0, got true" in lines
     )
 
 

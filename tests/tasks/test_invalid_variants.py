@@ -22,7 +22,8 @@ EXPECTED: dict[str, list[str]] = {
     "task4": [f"{L}/task4/RUBRICS.json: rubrics[0].weight: must be a finite number ≥ 0, got NaN"],
     "task5": [f"{L}/task5/RUBRICS.json: rubrics[0].weight: must be a finite number ≥ 0, got true"],
     "task6": [
-        f"{L}/task6/RUBRICS.json: rubrics: weights sum to 0; at least one rubric needs a positive weight"
+        f"{L}/task6/RUBRICS.json: rubrics: weights sum to 0; at least one rubric needs a positive "
+        "weight"
     ],
     "task7": [f"{L}/task7/task_folder/TASK_INSTRUCTIONS.txt: missing"],
     "task8": [f"{L}/task8/task_card.md: missing"],
@@ -41,14 +42,17 @@ EXPECTED: dict[str, list[str]] = {
         "they must align (use null where a criterion has no check)"
     ],
     "task12": [
-        f'{L}/task12/RUBRICS.json: rubrics[0].checks[0].kind: unknown check kind "spreadsheet_formula" '
+        f"{L}/task12/RUBRICS.json: rubrics[0].checks[0].kind: unknown check kind "
+        '"spreadsheet_formula" '
         f"(known: {KINDS})"
     ],
     "task13": [
-        f'{L}/task13/RUBRICS.json: rubrics[0].files[1]: must stay inside the deliverables, got "../solution/*"'
+        f"{L}/task13/RUBRICS.json: rubrics[0].files[1]: must stay inside the deliverables, got "
+        '"../solution/*"'
     ],
     "task14": [
-        f'{L}/task14/RUBRICS.json: rubrics[0].checks[0].file: must be a glob inside the deliverables, got "/etc/passwd"'
+        f"{L}/task14/RUBRICS.json: rubrics[0].checks[0].file: must be a glob inside the "
+        'deliverables, got "/etc/passwd"'
     ],
     "task15": [
         f"{L}/task15/RUBRICS.json: invalid JSON at line 1 column 63: "
@@ -62,15 +66,19 @@ EXPECTED: dict[str, list[str]] = {
     "task19": [f"{L}/task19/RUBRICS.json: missing"],
     "task20": [f'{L}/task20/RUBRICS.json: rubrics[1].id: duplicate id "a" (also rubrics[0])'],
     "task21": [
-        f'{L}/task21/RUBRICS.json: rubrics[0].checks[0].value: Input should be a valid number, got "14"',
-        f'{L}/task21/RUBRICS.json: rubrics[0].checks[0].tolerance: unknown field for check kind "number"',
+        f"{L}/task21/RUBRICS.json: rubrics[0].checks[0].value: Input should be a valid number, got "
+        '"14"',
+        f"{L}/task21/RUBRICS.json: rubrics[0].checks[0].tolerance: unknown field for check kind "
+        '"number"',
     ],
     "task22": [
-        f'{L}/task22/RUBRICS.json: evaluation_rubrics[0].weight: must be a finite number ≥ 0, got "5"'
+        f"{L}/task22/RUBRICS.json: evaluation_rubrics[0].weight: must be a finite number ≥ 0, got "
+        '"5"'
     ],
     "task23": [f"{L}/task23/task_folder: missing (the agent's workspace directory)"],
     "task24": [
-        f'{L}/task24/RUBRICS.json: rubrics[0].criterion: must be a non-empty list of strings, got "The memo states 14 March 2025."',
+        f"{L}/task24/RUBRICS.json: rubrics[0].criterion: must be a non-empty list of strings, got "
+        '"The memo states 14 March 2025."',
         f'{L}/task24/RUBRICS.json: rubrics[0].vision: must be true or false, got "yes"',
     ],
 }
@@ -80,7 +88,8 @@ NAMING = [
     "(N = 1, 2, … without leading zeros); skipped",
     f"{L}/task01: warning: looks like a task directory but is not named taskN "
     "(N = 1, 2, … without leading zeros); skipped",
-    "invalid/dataset/main/Lawyers_Old: occupation slug 'Lawyers_Old' must match [a-z0-9][a-z0-9_-]*",
+    "invalid/dataset/main/Lawyers_Old: occupation slug 'Lawyers_Old' must match "
+    "[a-z0-9][a-z0-9_-]*",
 ]
 
 
@@ -117,8 +126,10 @@ def test_whole_invalid_dataset_collects_everything(fixtures: Path) -> None:
 def test_duplicate_task_ids_drop_both_copies(fixtures: Path) -> None:
     ds = load_dataset("duplicate")
     assert [str(p) for p in ds.problems] == [
-        "duplicate/dataset/lawyers/task1: duplicate task id main/lawyers/task1 (also duplicate/main/lawyers/task1)",
-        "duplicate/main/lawyers/task1: duplicate task id main/lawyers/task1 (also duplicate/dataset/lawyers/task1)",
+        "duplicate/dataset/lawyers/task1: duplicate task id main/lawyers/task1 (also "
+        "duplicate/main/lawyers/task1)",
+        "duplicate/main/lawyers/task1: duplicate task id main/lawyers/task1 (also "
+        "duplicate/dataset/lawyers/task1)",
     ]
     assert [t.id for t in ds.tasks] == ["main/lawyers/task2"]
 

@@ -86,7 +86,8 @@ def test_weights_keep_exact_values() -> None:
 
 def test_ids_and_default_id_collisions() -> None:
     assert msgs({"rubrics": [ok(id="1"), ok()]}) == [
-        'R.json: rubrics[0].id: id "1" is also the default id of rubrics[1], which has no id; choose a non-numeric id'
+        'R.json: rubrics[0].id: id "1" is also the default id of rubrics[1], which has no id; '
+        "choose a non-numeric id"
     ]
     rubrics, _, problems = parse_rubrics({"rubrics": [ok(id="1"), ok(id="first")]}, F)
     assert problems == [] and [r.id for r in rubrics] == ["1", "first"]
@@ -103,12 +104,14 @@ def test_requires_resolution() -> None:
     assert problems == [] and rubrics[2].requires == [1, 0]
     assert msgs({"rubrics": [ok(requires=[0]), ok(requires=[True]), ok(requires="b")]}) == [
         "R.json: rubrics[0].requires[0]: a rubric cannot require itself",
-        "R.json: rubrics[1].requires[0]: unknown rubric true (give an existing id or a 0-based index below 3)",
+        "R.json: rubrics[1].requires[0]: unknown rubric true (give an existing id or a 0-based "
+        "index below 3)",
         'R.json: rubrics[2].requires: must be a list of rubric ids or indexes, got "b"',
     ]
     # a string never resolves to an index: "0" is not an id here
     assert msgs({"rubrics": [ok(), ok(requires=["0"])]}) == [
-        'R.json: rubrics[1].requires[0]: unknown rubric "0" (give an existing id or a 0-based index below 2)'
+        'R.json: rubrics[1].requires[0]: unknown rubric "0" (give an existing id or a 0-based '
+        "index below 2)"
     ]
 
 
@@ -120,7 +123,8 @@ def test_long_chains_and_long_cycles_without_recursion() -> None:
     cycle = [ok(requires=[n - 1])] + chain[1:]
     (m,) = msgs({"rubrics": cycle})
     assert m.startswith(
-        "R.json: rubrics[0].requires: requires chain forms a cycle: rubrics[0] → rubrics[4999] → rubrics[4998]"
+        "R.json: rubrics[0].requires: requires chain forms a cycle: rubrics[0] → rubrics[4999] → "
+        "rubrics[4998]"
     )
     assert m.endswith("rubrics[1] → rubrics[0]") and m.count("→") == n
 
@@ -128,8 +132,10 @@ def test_long_chains_and_long_cycles_without_recursion() -> None:
 def test_two_separate_cycles_are_both_reported() -> None:
     doc = {"rubrics": [ok(requires=[1]), ok(requires=[0]), ok(requires=[3]), ok(requires=[2])]}
     assert msgs(doc) == [
-        "R.json: rubrics[0].requires: requires chain forms a cycle: rubrics[0] → rubrics[1] → rubrics[0]",
-        "R.json: rubrics[2].requires: requires chain forms a cycle: rubrics[2] → rubrics[3] → rubrics[2]",
+        "R.json: rubrics[0].requires: requires chain forms a cycle: rubrics[0] → rubrics[1] → "
+        "rubrics[0]",
+        "R.json: rubrics[2].requires: requires chain forms a cycle: rubrics[2] → rubrics[3] → "
+        "rubrics[2]",
     ]
 
 
@@ -140,7 +146,8 @@ def test_two_separate_cycles_are_both_reported() -> None:
         (
             {"pattern": "x"},
             [
-                "R.json: rubrics[0].checks[0].kind: missing (known kinds: number, regex, file_exists, "
+                "R.json: rubrics[0].checks[0].kind: missing (known kinds: number, regex, "
+                "file_exists, "
                 "xlsx_cell, csv_value, sqlite_query, json_path)"
             ],
         ),
@@ -155,7 +162,8 @@ def test_two_separate_cycles_are_both_reported() -> None:
         (
             {"kind": "regex", "pattern": "("},
             [
-                "R.json: rubrics[0].checks[0].pattern: invalid regular expression: missing ), unterminated subpattern at position 0"
+                "R.json: rubrics[0].checks[0].pattern: invalid regular expression: missing ), "
+                "unterminated subpattern at position 0"
             ],
         ),
         (
@@ -170,19 +178,22 @@ def test_two_separate_cycles_are_both_reported() -> None:
         (
             {"kind": "json_path", "path": "a.b", "expect": {"equals": 1, "contains": "x"}},
             [
-                "R.json: rubrics[0].checks[0].expect: exactly one of equals, any_of, contains must be given"
+                "R.json: rubrics[0].checks[0].expect: exactly one of equals, any_of, contains must "
+                "be given"
             ],
         ),
         (
             {"kind": "csv_value", "column": "rent", "aggregate": "median", "expect": {"equals": 1}},
             [
-                "R.json: rubrics[0].checks[0].aggregate: Input should be 'sum', 'mean', 'min', 'max', 'count' or 'nunique', got \"median\""
+                "R.json: rubrics[0].checks[0].aggregate: Input should be 'sum', 'mean', 'min', "
+                "'max', 'count' or 'nunique', got \"median\""
             ],
         ),
         (
             {"kind": "file_exists", "file": "a/../../b"},
             [
-                'R.json: rubrics[0].checks[0].file: must be a glob inside the deliverables, got "a/../../b"'
+                "R.json: rubrics[0].checks[0].file: must be a glob inside the deliverables, got "
+                '"a/../../b"'
             ],
         ),
         (
@@ -192,7 +203,8 @@ def test_two_separate_cycles_are_both_reported() -> None:
         (
             {"kind": "regex", "pattern": "x", "min_count": 0},
             [
-                "R.json: rubrics[0].checks[0].min_count: Input should be greater than or equal to 1, got 0"
+                "R.json: rubrics[0].checks[0].min_count: Input should be greater than or equal to "
+                "1, got 0"
             ],
         ),
     ],
@@ -293,7 +305,8 @@ def test_bom_accepted_and_non_utf8_json_and_deep_nesting(
         load_task(t)
     assert (
         str(info.value)
-        == "main/lawyers/task1/RUBRICS.json: not valid UTF-8 (invalid continuation byte at byte 28, line 1)"
+        == "main/lawyers/task1/RUBRICS.json: not valid UTF-8 (invalid continuation byte at byte "
+        "28, line 1)"
     )
     (t / "RUBRICS.json").write_text("[" * 200_000)
     with pytest.raises(TaskLoadError) as info:
@@ -336,6 +349,7 @@ def test_public_dataset_dir_beside_raw_easy_dir(
 def test_weight_total_must_be_finite() -> None:
     # each weight is finite, but 7 × 1e308 overflows to inf: s_t would be undefined
     assert msgs({"rubrics": [ok(weight=1e308)] * 7}) == [
-        "R.json: rubrics: weights sum to infinity; use smaller weights (the total must be a finite number)"
+        "R.json: rubrics: weights sum to infinity; use smaller weights (the total must be a finite "
+        "number)"
     ]
     assert msgs({"rubrics": [ok(weight=1e308)]}) == []

@@ -40,7 +40,8 @@ SCHEMA_REJECTS = {
     "task22",
     "task24",
 }
-# rules only the loader can check: NaN (not JSON), requires targets, cycles, checks length, unique ids
+# rules only the loader can check: NaN (not JSON), requires targets, cycles, checks length, unique
+# ids
 LOADER_ONLY = {"task4", "task9", "task10", "task11", "task20"}
 # the RUBRICS.json is fine; the task is invalid for other reasons (files, cards, encoding)
 RUBRICS_FINE = {"task7", "task8", "task16", "task17", "task18", "task23"}
