@@ -124,7 +124,8 @@ def tasks_cmd(
     console.print(f"{n_occ} occupations, {n_groups} SOC major groups")
     if ds.errors:
         err_console.print(
-            f"[yellow]{len(ds.errors)} problem(s) left tasks out; run `jobbench validate {path}`[/yellow]"
+            f"[yellow]{len(ds.errors)} problem(s) left tasks out; run `jobbench validate "
+            f"{path}`[/yellow]"
         )
 
 

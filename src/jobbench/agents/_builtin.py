@@ -36,9 +36,12 @@ from ._base import Agent, AgentContext, AgentResult, InfraError
 from ._search import SearchIndex
 
 SYSTEM_PROMPT = (
-    "You are a careful professional working on a desk task in a Linux workspace. You act only through the "
-    "tools provided. Shell and Python commands run in an isolated sandbox without internet access, with the "
-    "Python packages installed on the machine (such as openpyxl). Inspect the files, do the work, save the "
+    "You are a careful professional working on a desk task in a Linux workspace. You act only "
+    "through the "
+    "tools provided. Shell and Python commands run in an isolated sandbox without internet access, "
+    "with the "
+    "Python packages installed on the machine (such as openpyxl). Inspect the files, do the work, "
+    "save the "
     "final deliverables in the output directory, then call finish."
 )
 
@@ -47,7 +50,8 @@ TOOLS: list[dict[str, Any]] = [
         "type": "function",
         "function": {
             "name": "bash",
-            "description": "Run a bash command in the workspace (no network). Returns exit code, stdout and stderr.",
+            "description": "Run a bash command in the workspace (no network). Returns exit code, "
+            "stdout and stderr.",
             "parameters": {
                 "type": "object",
                 "properties": {
@@ -65,7 +69,8 @@ TOOLS: list[dict[str, Any]] = [
         "type": "function",
         "function": {
             "name": "python",
-            "description": "Run a Python 3 program in the workspace (no network). Print what you need to see.",
+            "description": "Run a Python 3 program in the workspace (no network). Print what you "
+            "need to see.",
             "parameters": {
                 "type": "object",
                 "properties": {
@@ -83,7 +88,8 @@ TOOLS: list[dict[str, Any]] = [
         "type": "function",
         "function": {
             "name": "read_file",
-            "description": "Read a file as text. Spreadsheets, PDFs, Word, PowerPoint, notebooks and databases are "
+            "description": "Read a file as text. Spreadsheets, PDFs, Word, PowerPoint, notebooks "
+            "and databases are "
             "converted to text.",
             "parameters": {
                 "type": "object",
@@ -117,7 +123,8 @@ TOOLS: list[dict[str, Any]] = [
         "type": "function",
         "function": {
             "name": "list_files",
-            "description": "List files under a directory of the workspace, recursively, with sizes in bytes.",
+            "description": "List files under a directory of the workspace, recursively, with sizes "
+            "in bytes.",
             "parameters": {
                 "type": "object",
                 "properties": {
@@ -133,8 +140,10 @@ TOOLS: list[dict[str, Any]] = [
         "type": "function",
         "function": {
             "name": "search",
-            "description": "Search a document collection by keywords (offline web search). Give `query` to get "
-            "results with ids and snippets; give `download` (a result id such as R2, or its name) to "
+            "description": "Search a document collection by keywords (offline web search). Give "
+            "`query` to get "
+            "results with ids and snippets; give `download` (a result id such as R2, or its name) "
+            "to "
             "copy that document into task_folder/search_downloads/.",
             "parameters": {
                 "type": "object",
@@ -146,7 +155,8 @@ TOOLS: list[dict[str, Any]] = [
         "type": "function",
         "function": {
             "name": "finish",
-            "description": "Call when the deliverables are saved in the output directory. Ends the task.",
+            "description": "Call when the deliverables are saved in the output directory. Ends the "
+            "task.",
             "parameters": {
                 "type": "object",
                 "properties": {
@@ -161,7 +171,10 @@ TOOLS: list[dict[str, Any]] = [
     },
 ]
 
-NUDGE = "Continue with the task using the tools. When the deliverables are saved in the output directory, call finish."
+NUDGE = (
+    "Continue with the task using the tools. When the deliverables are saved in the output "
+    "directory, call finish."
+)
 
 
 class ToolError(Exception):
@@ -227,7 +240,8 @@ class WorkspaceTools:
             raise ToolError(f"{path}: not a regular file")
         if st.st_size > self.max_read_bytes:
             raise ToolError(
-                f"{path}: {st.st_size} bytes is too large to read whole; inspect it with bash or python"
+                f"{path}: {st.st_size} bytes is too large to read whole; inspect it with bash or "
+                "python"
             )
         ex = extract(
             host,
@@ -566,7 +580,8 @@ class BuiltinAgent(Agent):
                 ctx.trajectory.emit("finish", summary=args.get("summary", ""))
             else:
                 raise ToolError(
-                    f"unknown tool {name!r}; available: {', '.join(t['function']['name'] for t in TOOLS)}"
+                    f"unknown tool {name!r}; available: "
+                    f"{', '.join(t['function']['name'] for t in TOOLS)}"
                 )
         except ToolError as exc:
             output = f"ERROR: {exc}"

@@ -21,7 +21,8 @@ Event formats the parsers are based on (recorded-format fixtures in tests/runner
   result message as documented by Anthropic and mirrored by the ``claude-codes`` crate 2.1.x.
   Anthropic's ``input_tokens`` excludes cache reads and writes; we add them back so that
   ``Usage.input_tokens`` counts every prompt token.
-* Codex CLI ``codex exec --json`` (0.101 era, unchanged in 0.171): ``thread.started`` (``thread_id``),
+* Codex CLI ``codex exec --json`` (0.101 era, unchanged in 0.171): ``thread.started``
+(``thread_id``),
   ``turn.started``, ``item.started/updated/completed`` (``item.type`` ``agent_message``,
   ``reasoning``, ``command_execution``, ``file_change``, …), ``turn.completed``
   (``usage``: ``input_tokens`` incl. ``cached_input_tokens``, ``output_tokens``),
@@ -69,9 +70,13 @@ from ._protocol import (
 )
 
 _INFRA_RE = re.compile(
-    r"\b(408|429|500|502|503|504|529)\b|rate.?limit|overloaded|too many requests|connection (error|reset|refused|closed)"
-    r"|connection failed|waiting for network|ECONNRESET|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|getaddrinfo|stream disconnected|network error|unauthori[sz]ed"
-    r"|invalid (x-)?api.?key|authentication|credit balance|quota|service unavailable|internal server error",
+    r"\b(408|429|500|502|503|504|529)\b|rate.?limit|overloaded|too many requests|connection "
+    r"(error|reset|refused|closed)"
+    r"|connection failed|waiting for "
+    r"network|ECONNRESET|ECONNREFUSED|ENOTFOUND|EAI_AGAIN|getaddrinfo|stream disconnected|network "
+    r"error|unauthori[sz]ed"
+    r"|invalid (x-)?api.?key|authentication|credit balance|quota|service unavailable|internal "
+    r"server error",
     re.IGNORECASE,
 )
 
@@ -721,7 +726,8 @@ class CodexAgent(CliAgent):
                 "-c",
                 'model_provider="jobbench"',
                 "-c",
-                f'model_providers.jobbench={{name="JobBench endpoint", base_url={json.dumps(self.endpoint)}, '
+                f'model_providers.jobbench={{name="JobBench endpoint", '
+                f"base_url={json.dumps(self.endpoint)}, "
                 'env_key="JOBBENCH_API_KEY", wire_api="responses"}',
             ]
         effort = ctx.settings.reasoning_effort

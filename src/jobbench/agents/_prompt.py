@@ -45,11 +45,14 @@ def standard_prompt(
         "",
         "How to work:",
         f"1. Read {task_folder}/TASK_INSTRUCTIONS.txt first.",
-        "2. Open the reference files it lists (they are in the task folder). Use tools or code that suit each "
-        "format; spreadsheets, documents, PDFs, databases and notebooks usually need a parser rather than a plain "
+        "2. Open the reference files it lists (they are in the task folder). Use tools or code "
+        "that suit each "
+        "format; spreadsheets, documents, PDFs, databases and notebooks usually need a parser "
+        "rather than a plain "
         "text read.",
         "3. Do the task exactly as the instructions ask.",
-        f"4. Save only the final deliverables in {output_dir}, with the file names and formats the instructions "
+        f"4. Save only the final deliverables in {output_dir}, with the file names and formats the "
+        "instructions "
         "ask for. Do not leave drafts, scratch files or intermediate data there.",
         "",
         "Rules:",
@@ -68,6 +71,7 @@ def standard_prompt(
     )
     if search_tool:
         lines.append(
-            "- Some reference material may not be in the task folder; use the search tool to look for it."
+            "- Some reference material may not be in the task folder; use the search tool to look "
+            "for it."
         )
     return "\n".join(lines) + "\n"

@@ -19,7 +19,8 @@ from pathlib import Path
 
 TOKEN_RE = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
 STOP = frozenset(
-    "a an and are as at be by for from has have in is it its of on or that the this to was were with".split()
+    "a an and are as at be by for from has have in is it its of on or that the this to was were "
+    "with".split()
 )
 
 

@@ -260,7 +260,8 @@ def scan_folder(folder: Path) -> tuple[list[Entry], list[str]]:
 
 _BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # every line break str.splitlines knows
 _HEADER_LIKE = re.compile(
-    rf"(?:^|(?<=[{_BREAKS}]))(?=[^\S{_BREAKS}]*[\u200b-\u200d\u2060\ufeff]*[^\S{_BREAKS}]*[=\uff1d]{{2,}}"
+    rf"(?:^|(?<=[{_BREAKS}]))(?=[^\S{_BREAKS}]*[\u200b-\u200d\u2060\ufeff]*[^\S{_BREAKS}]*[=\uff1d]"
+    rf"{{2,}}"
     rf"[^\S{_BREAKS}]*FILE[^\S{_BREAKS}]*[:\uff1a])",
     re.IGNORECASE,
 )
@@ -341,7 +342,8 @@ def folder_text(
         f" and {len(affected) - 10} more" if len(affected) > 10 else ""
     )
     marker = (
-        f"\n[... truncated: {tail_start - head_end:,} of {total:,} characters of the deliverable folder "
+        f"\n[... truncated: {tail_start - head_end:,} of {total:,} characters of the deliverable "
+        "folder "
         f"omitted here (folder budget {budget:,}); files cut or omitted: {names} ...]\n"
     )
     return text[:head_end] + marker + text[tail_start:], True
@@ -377,7 +379,8 @@ def extract_dir(
     Returns:
         A :class:`FolderExtraction` whose ``text`` has a ``=== FILE: rel/path ===`` header
         per file (see :func:`folder_text`: header-like lines inside a file are escaped with
-        a leading backslash). At most ``limits.max_files`` files are extracted; the rest are listed as
+        a leading backslash). At most ``limits.max_files`` files are extracted; the rest are listed
+        as
         skipped.
 
     Raises:

@@ -144,11 +144,13 @@ def extract_source(source: Source, ctx: Context) -> tuple[str, str]:
                 pass  # a .zip that is really an Office file: read it as that
             elif kind == "zip":
                 ctx.error(
-                    f"not a valid {ext_kind} file: a zip archive without the {ext_kind} parts; listed as an archive"
+                    f"not a valid {ext_kind} file: a zip archive without the {ext_kind} parts; "
+                    "listed as an archive"
                 )
             else:
                 ctx.warn(
-                    f"content is {kind.upper()} but the name ends in {label}; read as {kind.upper()}"
+                    f"content is {kind.upper()} but the name ends in {label}; read as "
+                    f"{kind.upper()}"
                 )
         elif ext_kind not in ZIP_KINDS and ext_kind is not None:
             ctx.warn(
@@ -218,7 +220,8 @@ def extract_source(source: Source, ctx: Context) -> tuple[str, str]:
             from ._text import extract_text
 
             ctx.warn(
-                f"RTF shown as raw markup ({soffice_unavailable_reason() or 'LibreOffice unavailable'})"
+                "RTF shown as raw markup "
+                f"({soffice_unavailable_reason() or 'LibreOffice unavailable'})"
             )
             return "text", extract_text(source, ctx)
         return _unsupported(source, ctx)
@@ -301,8 +304,8 @@ def run_one(
         kind = ctx.kind
         detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
         ctx.error(
-            f"could not read this {kind} file (corrupt or unsupported variant): {type(exc).__name__}"
-            + (f": {detail}" if detail else "")
+            f"could not read this {kind} file (corrupt or unsupported variant): "
+            f"{type(exc).__name__}" + (f": {detail}" if detail else "")
         )
     if ctx.images_dropped:
         ctx.warn(

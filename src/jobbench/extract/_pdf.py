@@ -115,7 +115,8 @@ def extract_pdf(source: Source, ctx: Context) -> str:
             tail_n = limit - head_n
             selected = list(range(head_n)) + list(range(n - tail_n, n))
             ctx.warn(
-                f"PDF has {n} pages; read pages 1–{head_n} and {n - tail_n + 1}–{n} (page limit {limit})"
+                f"PDF has {n} pages; read pages 1–{head_n} and {n - tail_n + 1}–{n} (page limit "
+                f"{limit})"
             )
             ctx.truncated = True
         else:

@@ -54,7 +54,8 @@ def _declared_entries(source: Source) -> int | None:
     entries, cd_size = struct.unpack("<HI", tail[pos + 10 : pos + 16])
     if cd_size != 0xFFFFFFFF and cd_size > MAX_CENTRAL_DIRECTORY:
         raise Refused(
-            f"zip central directory of {human_bytes(cd_size)} refused (limit {human_bytes(MAX_CENTRAL_DIRECTORY)})"
+            f"zip central directory of {human_bytes(cd_size)} refused (limit "
+            f"{human_bytes(MAX_CENTRAL_DIRECTORY)})"
         )
     if entries != 0xFFFF:
         return entries
@@ -108,7 +109,8 @@ def check_zip(source: Source, limits: ExtractLimits, *, what: str = "archive") -
             ratio = info.file_size / max(info.compress_size, 1)
             raise Refused(
                 f"{what} refused as a possible zip bomb: member {info.filename!r} inflates "
-                f"{ratio:,.0f}:1 to {human_bytes(info.file_size)} (ratio limit {limits.zip_max_ratio:g}:1)"
+                f"{ratio:,.0f}:1 to {human_bytes(info.file_size)} (ratio limit "
+                f"{limits.zip_max_ratio:g}:1)"
             )
     if total > (1 << 20) and total > limits.zip_max_ratio * max(source.size, 1):
         raise Refused(

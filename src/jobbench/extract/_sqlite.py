@@ -68,14 +68,16 @@ def _render(con: sqlite3.Connection, ctx: Context) -> str:
         pass
     con.text_factory = lambda b: b.decode("utf-8", "replace")
     objects = con.execute(
-        "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER BY type, name"
+        "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE name NOT LIKE 'sqlite_%' ORDER "
+        "BY type, name"
     ).fetchall()
     tables = [o for o in objects if o[0] == "table"]
     views = [o for o in objects if o[0] == "view"]
     others = [o for o in objects if o[0] not in ("table", "view")]
     out = [
         note(
-            f"SQLite database: {len(tables)} table(s), {len(views)} view(s), {len(others)} index(es)/trigger(s)"
+            f"SQLite database: {len(tables)} table(s), {len(views)} view(s), {len(others)} "
+            "index(es)/trigger(s)"
         )
     ]
     schema = [o[3].strip() + ";" for o in objects if o[3]]

@@ -108,7 +108,8 @@ def extract_csv(source: Source, ctx: Context, *, default_delimiter: str = ",") -
     n_cols = max((len(r) for r in rows[:1000]), default=0)
     head = ", ".join(h.strip() for h in header[:50]) + (" …" if len(header) > 50 else "")
     summary = (
-        f"[table: {count} × {n_cols} columns; delimiter {_DELIMITER_NAMES.get(delim, repr(delim))}; "
+        f"[table: {count} × {n_cols} columns; delimiter "
+        f"{_DELIMITER_NAMES.get(delim, repr(delim))}; "
         f"encoding {enc}; first row: {head}]"
     )
     return note(summary) + "\n" + text

@@ -1,7 +1,8 @@
 """The extraction worker: a child process that parses untrusted files one at a time.
 
 Run as ``python -m jobbench.extract._worker MEMORY_MB [TMPDIR]``; every temporary file
-(copies for LibreOffice, its profiles) goes under TMPDIR, which the parent removes. It limits its own address space
+(copies for LibreOffice, its profiles) goes under TMPDIR, which the parent removes. It limits its
+own address space
 (RLIMIT_AS soft limit), then reads length-prefixed JSON requests on stdin and answers on
 the original stdout (stray library output is sent to stderr). The parent kills it (its
 whole process group) when a file exceeds its time budget; LibreOffice conversions it

@@ -654,8 +654,10 @@ def read_workbook(
                     failures.append(
                         (
                             "warning",
-                            f"formulas recalculation skipped: {n_formulas:,} formula cells exceed its limit of "
-                            f"{limits.formulas_max_cells:,} (install LibreOffice to recalculate large workbooks)",
+                            f"formulas recalculation skipped: {n_formulas:,} formula cells exceed "
+                            "its limit of "
+                            f"{limits.formulas_max_cells:,} (install LibreOffice to recalculate "
+                            "large workbooks)",
                         )
                     )
                     continue
@@ -669,7 +671,8 @@ def read_workbook(
                 failures.append(
                     (
                         None,
-                        f"{'LibreOffice' if candidate == 'libreoffice' else 'formulas'} recalculation "
+                        f"{'LibreOffice' if candidate == 'libreoffice' else 'formulas'} "
+                        "recalculation "
                         f"failed: {type(exc).__name__}: {str(exc)[:300]}",
                     )
                 )
@@ -776,7 +779,8 @@ def read_workbook(
                 level="warning",
                 message=(
                     f"volatile functions in {len(volatile_cells)} cell(s), not recalculated: "
-                    f"{_eg(volatile_cells)}; these cells show the value cached in the file, or none "
+                    f"{_eg(volatile_cells)}; these cells show the value cached in the file, or "
+                    "none "
                     "when the file has none"
                 ),
             )
@@ -801,12 +805,14 @@ def read_workbook(
             Diagnostic(
                 level="warning",
                 message=(
-                    f"{n_dependent} formula cell(s) depend on those cells and also show their cached value "
+                    f"{n_dependent} formula cell(s) depend on those cells and also show their "
+                    "cached value "
                     "(none when the file has none)"
                     + (
                         ""
                         if complete
-                        else " (dependency analysis stopped at its work limit: every formula cell with a "
+                        else " (dependency analysis stopped at its work limit: every formula cell "
+                        "with a "
                         "cached value shows it)"
                     )
                 ),
@@ -819,7 +825,8 @@ def read_workbook(
                 message=(
                     "workbook contains macros (vbaProject.bin), never run"
                     + (
-                        f"; {len(macro_cells)} cell(s) that recalculate only to an error show their cached value: "
+                        f"; {len(macro_cells)} cell(s) that recalculate only to an error show "
+                        "their cached value: "
                         f"{_eg(macro_cells)}"
                         if macro_cells
                         else ""
@@ -833,7 +840,8 @@ def read_workbook(
             Diagnostic(
                 level="warning",
                 message=(
-                    f"{len(stale)} formula cell(s) had stale cached values, recalculated values are shown (e.g. {eg})"
+                    f"{len(stale)} formula cell(s) had stale cached values, recalculated values "
+                    f"are shown (e.g. {eg})"
                 ),
             )
         )
@@ -843,7 +851,8 @@ def read_workbook(
                 Diagnostic(
                     level="warning",
                     message=(
-                        f"{missing} of {n_formulas} formula cell(s) have no cached value and could not be recalculated "
+                        f"{missing} of {n_formulas} formula cell(s) have no cached value and could "
+                        "not be recalculated "
                         "(shown empty)"
                     ),
                 )
@@ -853,7 +862,8 @@ def read_workbook(
                 Diagnostic(
                     level="info",
                     message=(
-                        f"{missing} of {n_formulas} formula cell(s) had no cached value (workbook saved without "
+                        f"{missing} of {n_formulas} formula cell(s) had no cached value (workbook "
+                        "saved without "
                         "calculation, e.g. written by a script); recalculated values are shown"
                     ),
                 )

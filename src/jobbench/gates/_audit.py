@@ -392,7 +392,8 @@ def audit_task(task: Task, config: AuditConfig | None = None) -> list[Finding]:
         findings.append(
             make_finding(
                 "A3",
-                f"{where.split('.')[-1]} {what} {g!r} matches no deliverable named in the instructions"
+                f"{where.split('.')[-1]} {what} {g!r} matches no deliverable named in the "
+                "instructions"
                 + (f" (instructions name: {', '.join(declared)})" if declared else ""),
                 task_id=tid,
                 file=rubrics_path,
@@ -408,7 +409,8 @@ def audit_task(task: Task, config: AuditConfig | None = None) -> list[Finding]:
             findings.append(
                 make_finding(
                     "A3",
-                    f"names {n!r}, which is neither a workspace file nor a deliverable named in the instructions",
+                    f"names {n!r}, which is neither a workspace file nor a deliverable named in "
+                    "the instructions",
                     task_id=tid,
                     file=rubrics_path,
                     where=where,
@@ -585,7 +587,8 @@ def audit_task(task: Task, config: AuditConfig | None = None) -> list[Finding]:
                 findings.append(
                     make_finding(
                         "A6",
-                        f"{rel!r} holds {share:.0%} of the {rn}-word sequences of reference deliverable {label}",
+                        f"{rel!r} holds {share:.0%} of the {rn}-word sequences of reference "
+                        f"deliverable {label}",
                         task_id=tid,
                         file=display_path(task.workspace_dir / rel),
                         where=rel,

@@ -80,7 +80,10 @@ def gate_cmd(
     reference_threshold: float = typer.Option(
         0.8,
         "--reference-threshold",
-        help="Share of a reference deliverable's 8-word sequences in a workspace file that counts as a leak.",
+        help=(
+            "Share of a reference deliverable's 8-word sequences in a workspace file that counts "
+            "as a leak."
+        ),
     ),
     solve_threshold: float = typer.Option(
         0.9, "--solve-threshold", help="Minimum task reachability in the solve trial."

@@ -41,7 +41,8 @@ DECOY_SCORE_LIMIT = 0.6
 wrong (sample-split rule: decoys score below 60 %)."""
 
 Evaluate = Callable[..., Any]
-"""``evaluate(check, deliverables_dir, extraction=None) -> CheckResult(passed, detail, evidence)``."""
+"""``evaluate(check, deliverables_dir, extraction=None)`` returning
+``CheckResult(passed, detail, evidence)``."""
 
 
 def resolve_evaluate() -> Evaluate:

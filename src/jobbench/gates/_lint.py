@@ -67,8 +67,11 @@ def _q(text: str) -> str:
 # --- self-contained -----------------------------------------------------------------------
 
 _BACKREF = _rx(
-    r"\bas (?:stated|mentioned|noted|described|shown|discussed|defined|specified|given|listed|required|explained)"
-    r"\s+(?:above|before|earlier|previously|in (?:the )?(?:previous|prior|preceding|above|earlier|last))\b",
+    r"\bas "
+    r"(?:stated|mentioned|noted|described|shown|discussed|defined|specified|given|listed|required|e"
+    r"xplained)"
+    r"\s+(?:above|before|earlier|previously|in (?:the "
+    r")?(?:previous|prior|preceding|above|earlier|last))\b",
     r"\b(?:see|as|from) above\b",
     r"\bthe above\b",
     r"\babove[- ]mentioned\b",
@@ -171,12 +174,14 @@ def dangling_pronoun(text: str, ctx: LintContext) -> list[str]:
 
 _GRADED = _rx(
     r"\bto what (?:extent|degree)\b",
-    r"\bhow (?:well|good|thoroughly|clearly|effectively|accurately|completely|convincingly|strongly)\b",
+    r"\bhow "
+    r"(?:well|good|thoroughly|clearly|effectively|accurately|completely|convincingly|strongly)\b",
     r"\bon a (?:\d+[- ]point |\d+\s*(?:-|–|to)\s*\d+ )?scale\b",
     r"\b(?:scale|score|rating|rated|rate) (?:of|from) \d+\s*(?:-|–|to)\s*\d+\b",
     r"\b\d+\s*(?:-|–|to)\s*\d+\s*(?:point )?scale\b",
     r"\bpartial(?:ly)?\b",
-    r"\b(?:mostly|somewhat|largely|more or less|to some degree|to a (?:large|great|certain) (?:extent|degree))\b",
+    r"\b(?:mostly|somewhat|largely|more or less|to some degree|to a (?:large|great|certain) "
+    r"(?:extent|degree))\b",
     r"\bas (?:much|many|well|clearly|thoroughly|fully) as possible\b",
     r"\b(?:rate|grade|score|assess|evaluate|judge) (?:the quality|how|the degree|the extent)\b",
     r"\bthe (?:better|more|higher)\b[^.;]*\bthe (?:better|higher|more)\b",
@@ -206,7 +211,9 @@ _VAGUE_ADJ = _rx(
     r"\bsufficient\b",
     r"\bsuitable\b",
     r"\bproper\b",
-    r"\bwell[- ](?:written|organi[sz]ed|structured|formatted|presented|reasoned|supported|explained|justified|argued|designed)\b",
+    r"\bwell[- "
+    r"](?:written|organi[sz]ed|structured|formatted|presented|reasoned|supported|explained|justifi"
+    r"ed|argued|designed)\b",
     r"\bhigh[- ]quality\b",
     r"\bnice\b",
     r"\bpolished\b",
@@ -257,8 +264,10 @@ _TERMS_OF_ART = _rx(
     r"\bclear (?:title|and convincing)\b",
     r"\bmak(?:e|es|ing) (?:it )?clear\b",
     r"\bclear(?:ly)? erroneous\b",
-    r"\bprofessional (?:engineer|engineers|liability|services|service|fees|fee|license|licence|licensure|"
-    r"development|association|certification|corporation|employer|organization|organisation|conduct rules)\b",
+    r"\bprofessional "
+    r"(?:engineer|engineers|liability|services|service|fees|fee|license|licence|licensure|"
+    r"development|association|certification|corporation|employer|organization|organisation|conduct "
+    r"rules)\b",
     r"\breasonable (?:doubt|person|accommodation|assurance)\b",
     r"\badequate (?:yearly|annual) progress\b",
     r"\bstrong (?:password|authentication)\b",
@@ -544,7 +553,8 @@ _TOLERANCE = _rx(
 
 
 _DIMENSIONLESS = re.compile(
-    r"\b(?:rate|rates|ratio|ratios|share|fraction|proportion|correlation|coefficient|r|rho|index|score|factor|"
+    r"\b(?:rate|rates|ratio|ratios|share|fraction|proportion|correlation|coefficient|r|rho|index|sc"
+    r"ore|factor|"
     r"multiplier|odds|probability|p-value|p|w/cm|w/c|elasticity|beta|alpha|r2|r-squared)\b"
     r"(?:(?!\band\b)[^.;,\d]){0,30}$",
     re.IGNORECASE,
@@ -655,9 +665,12 @@ def approximate_without_bound(text: str, ctx: LintContext) -> list[str]:
 
 
 _CLAIM_VERBS = re.compile(
-    r"\b(?:states?|identif(?:y|ies)|lists?|reports?|includes?|contains?|shows?|mentions?|notes?|explains?|"
-    r"recommends?|flags?|gives?|provides?|calculates?|computes?|uses?|names?|cites?|concludes?|attributes?|"
-    r"excludes?|records?|sums?|totals?|highlights?|describes?|specifies|specify|proposes?|is|are|was|were|"
+    r"\b(?:states?|identif(?:y|ies)|lists?|reports?|includes?|contains?|shows?|mentions?|notes?|exp"
+    r"lains?|"
+    r"recommends?|flags?|gives?|provides?|calculates?|computes?|uses?|names?|cites?|concludes?|attr"
+    r"ibutes?|"
+    r"excludes?|records?|sums?|totals?|highlights?|describes?|specifies|specify|proposes?|is|are|wa"
+    r"s|were|"
     r"equals?|matches|match|has|have)\b",
     re.IGNORECASE,
 )
@@ -711,8 +724,10 @@ _QUOTED = re.compile(
 
 
 _LABEL_BEFORE = re.compile(
-    r"(?:\btitled|\bentitled|\blabell?ed|\blabel|\bnamed|\bcalled|\bheading|\bheader|\bheaded|\bcaption(?:ed)?|"
-    r"\bcolumn|\bsheet|\btab|\bworksheet|\bfield|\bexact(?:ly)?|\bverbatim|\bliteral(?:ly)?|\bphrase|\bwords?|"
+    r"(?:\btitled|\bentitled|\blabell?ed|\blabel|\bnamed|\bcalled|\bheading|\bheader|\bheaded|\bcap"
+    r"tion(?:ed)?|"
+    r"\bcolumn|\bsheet|\btab|\bworksheet|\bfield|\bexact(?:ly)?|\bverbatim|\bliteral(?:ly)?|\bphras"
+    r"e|\bwords?|"
     r"\btext|\bstring|\bwording|\breads|\bspelled|\bsubject line|\btitle)\s*(?:of|as|to|is|:)?\s*$",
     re.IGNORECASE,
 )
@@ -743,7 +758,8 @@ def literal_label_trap(text: str, ctx: LintContext) -> list[str]:
 _POSITION = _rx(
     r"\b(?:in|at) cell [A-Z]{1,3}\d+\b",
     r"\bcell [A-Z]{1,3}\d+\b",
-    r"\b(?:first|second|third|last|top|bottom|opening|final|closing) (?:line|row|sentence|paragraph|page|column|"
+    r"\b(?:first|second|third|last|top|bottom|opening|final|closing) "
+    r"(?:line|row|sentence|paragraph|page|column|"
     r"cell|bullet|heading|slide|word|section)s?\b",
     r"\b(?:begins|starts|opens|ends) with\b",
     r"\bat the (?:top|bottom|start|beginning|end)\b",

@@ -262,7 +262,10 @@ def _review_rubric(
     err = None
     missing = [j for j in range(len(rubric.criteria)) if j not in seen]
     if missing:
-        err = f"rubrics[{rubric.index}]: the model gave no verdict on criteria {', '.join(map(str, missing))}"
+        err = (
+            f"rubrics[{rubric.index}]: the model gave no verdict on criteria "
+            f"{', '.join(map(str, missing))}"
+        )
     return findings, len(seen), err, usage
 
 

@@ -101,7 +101,8 @@ def check_oracle_null(
                         findings.append(
                             make_finding(
                                 "O1",
-                                f"{g.grade.trial_id}: {_verdict_line(g, rg.index, cv.criterion_index)}",
+                                f"{g.grade.trial_id}: "
+                                f"{_verdict_line(g, rg.index, cv.criterion_index)}",
                                 task_id=tid,
                                 file=file,
                                 where=f"rubrics[{rg.index}].criterion[{cv.criterion_index}]",
@@ -144,7 +145,8 @@ def check_oracle_null(
                 findings.append(
                     make_finding(
                         "N1",
-                        f"{g.grade.trial_id}: rubric {rg.index} (weight {rg.weight:g}) passes with no deliverables",
+                        f"{g.grade.trial_id}: rubric {rg.index} (weight {rg.weight:g}) passes with "
+                        "no deliverables",
                         task_id=tid,
                         file=file,
                         where=f"rubrics[{rg.index}]",

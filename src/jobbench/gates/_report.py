@@ -116,6 +116,10 @@ class GateReport(BaseModel):
         return data
 
 
+_RESULT_WORDS = {EXIT_FAIL: "FAIL", EXIT_INFRA: "ERROR", EXIT_OK: "PASS"}
+"""The word of a gate report's result line for its exit code (other codes: "NO TASKS")."""
+
+
 def _cell(text: str) -> str:
     return md_text(text)
 
@@ -132,7 +136,7 @@ def render_markdown(report: GateReport, *, max_findings: int = 200) -> str:
         + (" · strict" if report.strict else "")
         + f" · jobbench {report.harness_version} · {report.created_at}",
         "",
-        f"**Result: {'FAIL' if report.exit_code == EXIT_FAIL else 'ERROR' if report.exit_code == EXIT_INFRA else 'PASS' if report.exit_code == EXIT_OK else 'NO TASKS'}**"
+        f"**Result: {_RESULT_WORDS.get(report.exit_code, 'NO TASKS')}**"
         f" ({n_fail} task(s) failing, exit code {report.exit_code})",
         "",
     ]
@@ -151,7 +155,8 @@ def render_markdown(report: GateReport, *, max_findings: int = 200) -> str:
         if s.reachability is not None:
             lines.append(
                 f"Dataset reachability {s.reachability:.1%} (Σ reached / Σ criteria; mean of tasks "
-                f"{s.mean_task_reachability:.1%}) over runs {', '.join(s.runs)}, judge `{s.judge_key}`; "
+                f"{s.mean_task_reachability:.1%}) over runs {', '.join(s.runs)}, judge "
+                f"`{s.judge_key}`; "
                 f"{len(s.flagged)} task(s) under {s.threshold:.0%}."
             )
         else:

@@ -229,15 +229,18 @@ def export_review(dataset: Dataset, out: Path, context: ReviewContext | None = N
     for line in (
         ["JobBench rubric review"],
         [
-            f"exported {_dt.datetime.now(_dt.UTC).isoformat(timespec='seconds')} from {display_path(dataset.root)}"
+            f"exported {_dt.datetime.now(_dt.UTC).isoformat(timespec='seconds')} from "
+            f"{display_path(dataset.root)}"
         ],
         [""],
         ["criteria sheet: set decision to keep, edit or prune (empty = keep)."],
         [
-            "edit: write the new criterion in 'edited text'. prune: the criterion is removed from its rubric."
+            "edit: write the new criterion in 'edited text'. prune: the criterion is removed from "
+            "its rubric."
         ],
         [
-            "rubrics sheet: prune removes a whole rubric item (refused if another kept rubric requires it)."
+            "rubrics sheet: prune removes a whole rubric item (refused if another kept rubric "
+            "requires it)."
         ],
         ["A rubric may not lose all its criteria; prune the rubric instead."],
         ["Apply with: jobbench review apply PATH THIS_FILE  (re-export after applying)."],
@@ -421,7 +424,8 @@ def apply_review(
             or not 0 <= j < len(t.rubrics[r].criteria)
         ):
             problems.append(
-                f"{loc}: rubric {row['rubric']!r} / criterion {row['criterion']!r} does not exist in {tid}"
+                f"{loc}: rubric {row['rubric']!r} / criterion {row['criterion']!r} does not exist "
+                f"in {tid}"
             )
             continue
         current = t.rubrics[r].criteria[j].text
@@ -438,7 +442,8 @@ def apply_review(
             decision = "keep"
         if decision not in CRITERION_DECISIONS:
             problems.append(
-                f"{loc}: decision {row['decision']!r} is not one of {', '.join(CRITERION_DECISIONS)}"
+                f"{loc}: decision {row['decision']!r} is not one of "
+                f"{', '.join(CRITERION_DECISIONS)}"
             )
             continue
         if decision == "edit" and not text:

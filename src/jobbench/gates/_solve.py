@@ -256,7 +256,8 @@ def solve_gate_results(
             findings.append(
                 make_finding(
                     "S1",
-                    f"{t.reached}/{t.criteria} criteria reached ({t.reachability:.1%}) over {t.trials} trial(s) "
+                    f"{t.reached}/{t.criteria} criteria reached ({t.reachability:.1%}) over "
+                    f"{t.trials} trial(s) "
                     f"by {', '.join(t.agents)}; threshold {result.threshold:.0%}",
                     task_id=t.task_id,
                     file=file,

@@ -276,7 +276,8 @@ def _probe_worker(
         try:
             scratch.relative_to(os.path.abspath(forbidden))
             problems.append(
-                f"its scratch directory {scratch} is inside {label} {forbidden}; set JOBBENCH_SCRATCH "
+                f"its scratch directory {scratch} is inside {label} {forbidden}; set "
+                "JOBBENCH_SCRATCH "
                 "on the workers to a node-local directory"
             )
         except ValueError:
@@ -307,7 +308,8 @@ def _describe(exc: BaseException | None) -> str:
         return "unknown failure"
     if type(exc).__name__ == "KilledWorker":
         return (
-            f"the worker running this job died every time it was tried ({exc}); a worker dies when it is "
+            f"the worker running this job died every time it was tried ({exc}); a worker dies when "
+            "it is "
             "killed, runs out of memory or loses its node"
         )
     return f"{type(exc).__name__}: {exc}"
@@ -414,7 +416,8 @@ class DaskExecutor(Executor):
             self.client.wait_for_workers(1, timeout=self.worker_timeout)
         except TimeoutError as exc:
             raise ExecutorError(
-                f"no Dask worker joined the scheduler{' at ' + self.address if self.address else ''} "
+                "no Dask worker joined the "
+                f"scheduler{' at ' + self.address if self.address else ''} "
                 f"within {self.worker_timeout:.0f} s; start workers or check the cluster"
             ) from exc
         self.scratch_root = str(scratch_root) if scratch_root else None
@@ -445,13 +448,17 @@ class DaskExecutor(Executor):
                     seen = self._read_probe(probe_dir / info["probe_file"])
                     if seen is None or seen.get("nonce") != nonce:
                         problems.append(
-                            f"{who} wrote {probe_dir / info['probe_file']} but this client cannot read it: the run "
-                            f"directory {run_dir} is not on storage shared by the client and the workers (mount "
-                            "the same shared directory at the same path everywhere, e.g. --runs-dir on NFS/Lustre)"
+                            f"{who} wrote {probe_dir / info['probe_file']} but this client cannot "
+                            "read it: the run "
+                            f"directory {run_dir} is not on storage shared by the client and the "
+                            "workers (mount "
+                            "the same shared directory at the same path everywhere, e.g. "
+                            "--runs-dir on NFS/Lustre)"
                         )
                 if info["version"] != __version__:
                     problems.append(
-                        f"{who} runs JobBench {info['version']}, this client {__version__}; install the "
+                        f"{who} runs JobBench {info['version']}, this client {__version__}; "
+                        "install the "
                         "same version everywhere"
                     )
             good = {a: i for a, i in infos.items() if not isinstance(i, BaseException)}
@@ -470,7 +477,8 @@ class DaskExecutor(Executor):
         notes = []
         if backend == "none" and sandbox == "auto":
             notes.append(
-                "NO SANDBOX on the Dask workers (bubblewrap missing or not working there): agents run as "
+                "NO SANDBOX on the Dask workers (bubblewrap missing or not working there): agents "
+                "run as "
                 "plain subprocesses; install bubblewrap on every worker for real runs"
             )
         return Preparation(backend=backend, workers=list(good.values()), notes=notes)
@@ -495,7 +503,8 @@ class DaskExecutor(Executor):
                 i = infos[a]
                 problems.append(
                     f"worker {a} (host {i['host']}): bubblewrap does not work there "
-                    f"({i.get('sandbox_error') or i.get('backend')}); the sandbox must exist on every "
+                    f"({i.get('sandbox_error') or i.get('backend')}); the sandbox must exist on "
+                    "every "
                     "worker (install bubblewrap, e.g. scripts/setup.sh)"
                 )
             return "bwrap"
@@ -504,7 +513,8 @@ class DaskExecutor(Executor):
         if len(without) == len(infos):
             return "none"
         problems.append(
-            f"bubblewrap works on some workers but not on {', '.join(without)}; one run must use one "
+            f"bubblewrap works on some workers but not on {', '.join(without)}; one run must use "
+            "one "
             "sandbox everywhere: install bubblewrap on every worker, or pass --sandbox none"
         )
         return "none"

@@ -246,12 +246,15 @@ class _TaskLocator:
         out = []
         for tid, cands in self.ambiguous.items():
             out.append(
-                f"task {tid}: ambiguous in {self.copy}: {len(cands)} tasks named {'/'.join(tid.split('/')[1:])} "
-                f"({', '.join(str(c) for c in cands)}) and not exactly one has the run's task digest; skipped"
+                f"task {tid}: ambiguous in {self.copy}: {len(cands)} tasks named "
+                f"{'/'.join(tid.split('/')[1:])} "
+                f"({', '.join(str(c) for c in cands)}) and not exactly one has the run's task "
+                "digest; skipped"
             )
         for tid, d in self.different.items():
             out.append(
-                f"task {tid}: exported into {d}, whose files differ from the version the run used (digest)"
+                f"task {tid}: exported into {d}, whose files differ from the version the run used "
+                "(digest)"
             )
         return out
 
@@ -267,8 +270,10 @@ def _check_something_matches(trials: list[TrialRecord], locate: _TaskLocator, co
     shown = ", ".join(ids[:5]) + (f", … {len(ids) - 5} more" if len(ids) > 5 else "")
     why = "; ".join(locate.notes())
     raise RunConfigError(
-        f"none of the run's {len(ids)} task(s) ({shown}) is in {copy} (looked for <split>/<occupation>/taskN, then "
-        f"<occupation>/taskN under any split folder){': ' + why if why else ''}; nothing was written. Is it a copy of "
+        f"none of the run's {len(ids)} task(s) ({shown}) is in {copy} (looked for "
+        "<split>/<occupation>/taskN, then "
+        f"<occupation>/taskN under any split folder){': ' + why if why else ''}; nothing was "
+        "written. Is it a copy of "
         "the dataset the run used (its root, a split folder, or an occupation folder)?"
     )
 

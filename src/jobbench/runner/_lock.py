@@ -135,7 +135,8 @@ def merge_lock(
     for tid, entry in bad.items():
         if tid in tasks:
             warnings.append(
-                f"task {tid} was run before and is now invalid; its earlier trials are left out of the "
+                f"task {tid} was run before and is now invalid; its earlier trials are left out of "
+                "the "
                 "report"
             )
             del tasks[tid]
@@ -157,8 +158,10 @@ def merge_lock(
         if others:
             how = "without a sandbox" if sandbox == "none" else f"in sandbox {sandbox}"
             warnings.append(
-                f"this invocation runs {pending} trial(s) {how} while earlier trials of this run used "
-                f"{', '.join(others)}: the run mixes sandbox settings (each trial.json records its own; "
+                f"this invocation runs {pending} trial(s) {how} while earlier trials of this run "
+                "used "
+                f"{', '.join(others)}: the run mixes sandbox settings (each trial.json records its "
+                "own; "
                 "the report warns); use another --run-name to keep them apart"
             )
         used = sorted(set(used) | {sandbox})

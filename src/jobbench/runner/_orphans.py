@@ -56,7 +56,8 @@ class Sweep:
             return None
         pids = ", ".join(str(p) for p, _ in self.killed[:10])
         return (
-            f"killed {len(self.killed)} leftover sandbox process(es) of an interrupted run (pid {pids}); "
+            f"killed {len(self.killed)} leftover sandbox process(es) of an interrupted run (pid "
+            f"{pids}); "
             "their scratch directories were removed"
         )
 

@@ -14,7 +14,10 @@ from pathlib import Path
 
 import typer
 
-DATA_DIR_HELP = "Data directory with the layout of `jobbench selection fetch` [default: $JOBBENCH_DATA_DIR or data/selection]."
+DATA_DIR_HELP = (
+    "Data directory with the layout of `jobbench selection fetch` [default: $JOBBENCH_DATA_DIR or "
+    "data/selection]."
+)
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
@@ -381,8 +384,10 @@ def register(app: typer.Typer) -> None:
         z = figures.zones
         print(
             f"WORKBank: {figures.n_tasks} tasks over {figures.n_occupations} occupations; "
-            f"{figures.pct_desire_gt3:.1f} % of tasks with mean desire > 3; zones Green Light {z['Green Light']}, "
-            f"Red Light {z['Red Light']}, R&D Opportunity {z['R&D Opportunity']}, Low Priority {z['Low Priority']}."
+            f"{figures.pct_desire_gt3:.1f} % of tasks with mean desire > 3; zones Green Light "
+            f"{z['Green Light']}, "
+            f"Red Light {z['Red Light']}, R&D Opportunity {z['R&D Opportunity']}, Low Priority "
+            f"{z['Low Priority']}."
         )
         print()
         print(sel_md)
@@ -494,7 +499,8 @@ def register(app: typer.Typer) -> None:
             raise _fail(f"--level must be in (0, 1), got {level}")
         root = data_dir
         if root is None and not os.environ.get(DATA_DIR_ENV) and not default_data_dir().exists():
-            # A leaderboard inside a fetched layout (<root>/jobbench/leaderboard.json) brings its data dir.
+            # A leaderboard inside a fetched layout (<root>/jobbench/leaderboard.json) brings its
+            # data dir.
             for lb in leaderboard:
                 cand = lb.resolve().parent.parent
                 if (
@@ -590,12 +596,15 @@ def register(app: typer.Typer) -> None:
                 + "  ".join(f"{c:<24}" for c in cells).rstrip()
             )
         print(
-            f"attention: distinct arXiv papers / YC companies mapped to {'all' if rated is None else 'the rated'} "
+            "attention: distinct arXiv papers / YC companies mapped to "
+            f"{'all' if rated is None else 'the rated'} "
             f"tasks of each occupation ({p.papers}, {p.companies})."
         )
         print(
-            "note: the public WORKBank mappings list about 1,200 papers and 1,600 companies, fewer than the "
-            "JobBench paper's 2,932 papers and 2,089 companies (paper: r = -0.15 papers, -0.34 companies), "
+            "note: the public WORKBank mappings list about 1,200 papers and 1,600 companies, fewer "
+            "than the "
+            "JobBench paper's 2,932 papers and 2,089 companies (paper: r = -0.15 papers, -0.34 "
+            "companies), "
             "so these figures differ from the paper's."
         )
         if any(r.missing for r in results):
@@ -630,7 +639,8 @@ def register(app: typer.Typer) -> None:
             None, "--hf-revision", help="Revision of SALT-NLP/WORKBank."
         ),
     ) -> None:
-        """Download WORKBank (Hugging Face), its external mappings, OEWS (BLS), O*NET and the leaderboard.
+        """Download WORKBank (Hugging Face), its external mappings, OEWS (BLS), O*NET and the
+        leaderboard.
 
         Fails at once, writing nothing, when no source can be reached.
         """
@@ -661,7 +671,8 @@ def register(app: typer.Typer) -> None:
                 print(f"FAILED  {f.path}: {f.error}")
         if not report.ok:
             raise _fail(
-                "some files could not be fetched (see above); download them by hand (docs/selection.md)",
+                "some files could not be fetched (see above); download them by hand "
+                "(docs/selection.md)",
                 1,
             )
 

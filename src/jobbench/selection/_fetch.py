@@ -40,7 +40,10 @@ from .._io import atomic_write_bytes, atomic_write_json, atomic_write_text
 from ._errors import DataFileError
 
 HF_REPO = "SALT-NLP/WORKBank"
-WORKBANK_GIT = "https://raw.githubusercontent.com/SALT-NLP/workbank/6845ff511612c930419d25f300d9580290659003/external_data/"
+WORKBANK_GIT = (
+    "https://raw.githubusercontent.com/SALT-NLP/workbank/6845ff511612c930419d25f300d9580290659003/e"
+    "xternal_data/"
+)
 LEADERBOARD_URL = (
     "https://raw.githubusercontent.com/Job-Bench/Job-Bench.github.io/"
     "3b41b4db9451dffd2892c6ccbe8c895742fe17e7/src/data/leaderboard.json"
@@ -93,7 +96,8 @@ class FetchItem(BaseModel):
 
 _WB = "CC BY 4.0 (WORKBank codebook); cite Shao et al. 2025, arXiv:2506.06576"
 _ONET = (
-    "CC BY 4.0: This data includes information from the O*NET Database by the U.S. Department of Labor, "
+    "CC BY 4.0: This data includes information from the O*NET Database by the U.S. Department of "
+    "Labor, "
     "Employment and Training Administration (USDOL/ETA). Used under the CC BY 4.0 license."
 )
 
@@ -406,7 +410,8 @@ def fetch(
             detail = "; ".join(f"{h}: {r}" for h, r in hosts.items())
             raise FetchOfflineError(
                 f"offline: no data source can be reached ({detail}). Nothing was written to {out}. "
-                "Connect to the internet, or download the files listed in docs/selection.md by hand "
+                "Connect to the internet, or download the files listed in docs/selection.md by "
+                "hand "
                 "and pass their paths (--data-dir or per-file options)."
             )
     for item in todo:

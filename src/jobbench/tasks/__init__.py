@@ -2,7 +2,8 @@
 
 Public API:
     :func:`load_dataset`, :func:`load_task`, :func:`discover_task_dirs`,
-    :func:`parse_rubrics`, :func:`rubrics_schema`, :func:`task_digest`, :class:`Task`, :class:`Rubric`,
+    :func:`parse_rubrics`, :func:`rubrics_schema`, :func:`task_digest`, :class:`Task`,
+    :class:`Rubric`,
     :class:`Criterion`, :class:`Dataset`, :class:`Problem`, :class:`TaskLoadError`,
     :func:`warnings_report`,
     the one ``expected.json`` reader (:func:`read_expected`),

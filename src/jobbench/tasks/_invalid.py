@@ -5,7 +5,8 @@ or a grading pass records about the tasks it could not use.
 every configuration's score); with ``--skip-invalid`` it runs the valid tasks and records
 the invalid ones in ``lock.json`` so that the report counts them as missing (0)::
 
-    "invalid_tasks": {"<split>/<occupation>/taskN": {"problems": ["<file>: <json path>: <message>", ...],
+    "invalid_tasks": {"<split>/<occupation>/taskN": {"problems": ["<file>: <json path>: <message>",
+    ...],
                                                      "max_points": 10.0}},
     "dataset_problems": ["<file>: <message>", ...]     # errors outside any task directory
 
@@ -191,7 +192,8 @@ def invalid_message(
         + "; a task left out silently would change every configuration's score:"
     )
     tail = (
-        f"fix them (`jobbench validate` lists them too), or pass --skip-invalid to {verb} only the valid tasks "
+        f"fix them (`jobbench validate` lists them too), or pass --skip-invalid to {verb} only the "
+        "valid tasks "
         f"({consequence})"
     )
     return "\n".join([head] + [f"  {line}" for line in invalid.lines()] + [tail])

@@ -436,7 +436,8 @@ def pull_dataset(
     if _offline():
         raise DatasetPullError(
             f"offline mode is on (HF_HUB_OFFLINE is set): cannot download {repo_id}. Unset "
-            "HF_HUB_OFFLINE, or copy a dataset by other means and check it with `jobbench validate`."
+            "HF_HUB_OFFLINE, or copy a dataset by other means and check it with `jobbench "
+            "validate`."
         )
     if dest.exists() and not dest.is_dir():
         raise DatasetPullError(f"{dest}: exists and is not a directory")
