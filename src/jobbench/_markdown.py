@@ -26,7 +26,8 @@ def md_text(text: object) -> str:
     ``leaderboard.md`` (task ids, occupation names, run names and paths, labels, messages).
 
     ``<``, ``>`` and ``&`` become HTML entities (no raw HTML reaches a renderer); the
-    backslash, the backtick, ``[``, ``]`` and ``|`` get a backslash (no code span, link or table cell can be
+    backslash, the backtick, ``[``, ``]`` and ``|`` get a backslash (no code span, link or table
+    cell can be
     opened); line breaks become spaces. ``*`` and ``_`` are left (at most emphasis).
     """
     return str(text).translate(_MD_ESCAPES)

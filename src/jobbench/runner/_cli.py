@@ -156,7 +156,8 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
     except Exception as exc:  # the trials are saved; grading can be redone alone
         console.print(
             f"[red]Grading failed:[/red] {escape(type(exc).__name__)}: {escape(str(exc))}. "
-            f"The trials are saved in {escape(str(run_dir))}; `jobbench grade {escape(str(run_dir))}` "
+            f"The trials are saved in {escape(str(run_dir))}; `jobbench grade "
+            f"{escape(str(run_dir))}` "
             "redoes it.",
             soft_wrap=True,
             highlight=False,
@@ -194,8 +195,10 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
         labels = sorted({c.label for c in data.configs if c.incomplete_trials.get("judge_error")})
         err.print(
             f"[yellow]{len(failed)} trial(s) have incomplete grades (judge_error): the figures of "
-            f"{escape(', '.join(labels) or 'some configurations')} are provisional. Grading is incomplete; "
-            "run the same command again to retry only those (finished trials and complete grades are "
+            f"{escape(', '.join(labels) or 'some configurations')} are provisional. Grading is "
+            "incomplete; "
+            "run the same command again to retry only those (finished trials and complete grades "
+            "are "
             "kept).[/yellow]",
             soft_wrap=True,
             highlight=False,
@@ -240,7 +243,8 @@ class _Progress:
                 BarColumn(),
                 MofNCompleteColumn(),
                 TextColumn(
-                    "running {task.fields[running]} · failed {task.fields[failed]} · no deliverable "
+                    "running {task.fields[running]} · failed {task.fields[failed]} · no "
+                    "deliverable "
                     "{task.fields[empty]}"
                 ),
                 TextColumn("elapsed"),
@@ -642,7 +646,8 @@ def register(app: typer.Typer) -> None:
             if executor is not None:
                 executor.abort()
             err.print(
-                "\n[yellow]Interrupted.[/yellow] Finished trials are saved; run the same command to resume."
+                "\n[yellow]Interrupted.[/yellow] Finished trials are saved; run the same command "
+                "to resume."
             )
             err.file.flush()
             os._exit(130)
@@ -678,7 +683,8 @@ def register(app: typer.Typer) -> None:
         infra = sum(c.get("infra_error", 0) for c in summary.status_counts().values())
         if infra:
             err.print(
-                f"[yellow]{infra} trial(s) ended with infrastructure errors (not scored as agent failures); "
+                f"[yellow]{infra} trial(s) ended with infrastructure errors (not scored as agent "
+                "failures); "
                 "run the same command again to retry them.[/yellow]"
             )
             code = code or 1
@@ -754,7 +760,8 @@ def register(app: typer.Typer) -> None:
             )
         for t in s.missing_tasks:
             err.print(
-                f"[yellow]warning:[/yellow] task {escape(str(t))} is not in {escape(str(dataset_copy))}; skipped"
+                f"[yellow]warning:[/yellow] task {escape(str(t))} is not in "
+                f"{escape(str(dataset_copy))}; skipped"
             )
         for p in s.problems:
             err.print(f"[yellow]warning:[/yellow] {escape(str(p))}")
