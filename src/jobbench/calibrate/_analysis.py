@@ -638,7 +638,8 @@ def calibrate(
     common = sorted(set.intersection(*(set(jg.records) for jg in judges.values())))
     if len(common) < len(all_trials):
         warnings.append(
-            f"{len(all_trials) - len(common)} of {len(all_trials)} trial(s) are not graded by every judge: "
+            f"{len(all_trials) - len(common)} of {len(all_trials)} trial(s) "
+            "are not graded by every judge: "
             "they are left out of the cost per pass and of pairs that lack them"
         )
 
@@ -646,13 +647,14 @@ def calibrate(
     for s in summaries:
         if s.cached_units:
             warnings.append(
-                f"{s.key}: {s.cached_units} LLM unit(s) in the full pass came from the cache or an earlier "
-                "grade; their calls are not in its cost and tokens (regrade with --no-cache to measure)"
+                f"{s.key}: {s.cached_units} LLM unit(s) in the full pass came from the cache "
+                "or an earlier grade; their calls are not in its cost and tokens "
+                "(regrade with --no-cache to measure)"
             )
         if s.cost_per_pass_usd is None:
             warnings.append(
-                f"{s.key}: no price known for some calls; cost per pass is unknown (see --prices of "
-                "`jobbench grade`)"
+                f"{s.key}: no price known for some calls; cost per pass is unknown "
+                "(see --prices of `jobbench grade`)"
             )
 
     ordered = [reference] + [k for k in keys if k != reference]
@@ -712,7 +714,8 @@ def calibrate(
     for es in exp_summaries:
         if es.missing_sets:
             warnings.append(
-                f"{es.judge}: {es.missing_sets} deliverable set(s) with expected verdicts were not graded"
+                f"{es.judge}: {es.missing_sets} deliverable set(s) with expected verdicts "
+                "were not graded"
             )
     return CalibrationReport(
         created_at=datetime.now(UTC).isoformat(timespec="seconds"),

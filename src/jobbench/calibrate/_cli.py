@@ -145,9 +145,10 @@ def register(app: typer.Typer) -> None:
         ),
         as_json: bool = typer.Option(False, "--json", help="Print calibration.json to stdout."),
     ) -> None:
-        """Measure judges: agreement (percent, Cohen's kappa, Krippendorff's alpha), score deviation,
-        accuracy/precision/recall/F1 against expected verdicts, verdict flips, checks vs LLM, and
-        cost per grading pass. Writes calibration.md, calibration.json and cost_vs_agreement.png."""
+        """Measure judges: agreement (percent, Cohen's kappa, Krippendorff's alpha), score
+        deviation, accuracy/precision/recall/F1 against expected verdicts, verdict flips, checks
+        vs LLM, and cost per grading pass. Writes calibration.md, calibration.json and
+        cost_vs_agreement.png."""
         from rich.console import Console
         from rich.markup import escape
         from rich.table import Table

@@ -57,7 +57,8 @@ class JudgeGrades:
             first = self.paths.get(tid)
             raise CalibrateInputError(
                 f"judge key {self.key!r} has two grades of trial {tid!r}: "
-                f"{display_path(first) if first else '(in memory)'} and {display_path(path) if path else '(in memory)'}; "
+                f"{display_path(first) if first else '(in memory)'} and "
+                f"{display_path(path) if path else '(in memory)'}; "
                 "calibrate those runs separately"
             )
         self.records[tid] = record

@@ -171,7 +171,8 @@ def run_calibration(
                 jg.records.pop(tid, None)
                 jg.paths.pop(tid, None)
         warn.append(
-            f"{len(mismatched)} trial(s) were graded from different deliverables under different judge keys "
+            f"{len(mismatched)} trial(s) were graded from different deliverables "
+            "under different judge keys "
             f"and are left out: {', '.join(mismatched[:10])}{' …' if len(mismatched) > 10 else ''}"
         )
     report = calibrate(

@@ -113,13 +113,14 @@ def plot_cost_vs_agreement(report: CalibrationReport) -> bytes:
 
 def _judge_rows(judges: list[JudgeSummary]) -> list[str]:
     out = [
-        "| judge | model | mode | decide | trials | criteria decided | undecided | pass rate | calls / pass "
-        "| tokens / pass | cost / pass | cached units |",
+        "| judge | model | mode | decide | trials | criteria decided | undecided | pass rate "
+        "| calls / pass | tokens / pass | cost / pass | cached units |",
         "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for j in judges:
         out.append(
-            f"| {j.key} | {_cell(j.model)} | {_cell(j.mode)} | {_cell(j.decide)} | {j.trials} | {j.decided} "
+            f"| {j.key} | {_cell(j.model)} | {_cell(j.mode)} | {_cell(j.decide)} "
+            f"| {j.trials} | {j.decided} "
             f"| {j.undecided} | {_pct(j.pass_rate)} | {j.calls_per_pass} | {j.tokens_per_pass:,} "
             f"| {_usd(j.cost_per_pass_usd)} | {j.cached_units} |"
         )
@@ -131,7 +132,8 @@ def render_markdown(report: CalibrationReport, *, max_flips: int = 50) -> str:
     L: list[str] = ["# Judge calibration", ""]
     L.append(
         f"Created {report.created_at}. Reference judge: **{report.reference}**. "
-        f"Full pass = the {report.judges[0].pass_trials if report.judges else 0} trial(s) graded by every judge."
+        f"Full pass = the {report.judges[0].pass_trials if report.judges else 0} trial(s) "
+        "graded by every judge."
     )
     src = report.sources
     if src:
@@ -147,15 +149,18 @@ def render_markdown(report: CalibrationReport, *, max_flips: int = 50) -> str:
             "",
             "## Against expected verdicts (`pass` = positive class)",
             "",
-            "| judge | sets | criteria | undecided | accuracy | precision | recall | F1 | TP | FP | FN | TN "
-            "| mean abs Δ s_t | micro judge | micro expected | Δ micro |",
-            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+            "| judge | sets | criteria | undecided | accuracy | precision | recall | F1 "
+            "| TP | FP | FN | TN | mean abs Δ s_t | micro judge | micro expected | Δ micro |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: "
+            "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         ]
         for e in report.expected:
             L.append(
-                f"| {e.judge} | {e.sets} | {e.criteria} | {e.undecided} | {_f(e.accuracy)} | {_f(e.precision)} "
-                f"| {_f(e.recall)} | {_f(e.f1)} | {e.tp} | {e.fp} | {e.fn} | {e.tn} | {_f(e.score.mean_abs_diff)} "
-                f"| {_pct(e.score.micro_a)} | {_pct(e.score.micro_b)} | {_pp(e.score.micro_abs_diff)} |"
+                f"| {e.judge} | {e.sets} | {e.criteria} | {e.undecided} | {_f(e.accuracy)} "
+                f"| {_f(e.precision)} | {_f(e.recall)} | {_f(e.f1)} "
+                f"| {e.tp} | {e.fp} | {e.fn} | {e.tn} | {_f(e.score.mean_abs_diff)} "
+                f"| {_pct(e.score.micro_a)} | {_pct(e.score.micro_b)} "
+                f"| {_pp(e.score.micro_abs_diff)} |"
             )
         L += [
             "",
@@ -183,8 +188,10 @@ def render_markdown(report: CalibrationReport, *, max_flips: int = 50) -> str:
                 ]
                 for err in e.errors[:max_flips]:
                     L.append(
-                        f"| {_cell(err.trial_id, 1000)} | {err.rubric}.{err.criterion} | {_cell(err.criterion_text, 160)} "
-                        f"| {'pass' if err.expected else 'fail'} | {err.verdict} | {_cell(err.reasoning)} |"
+                        f"| {_cell(err.trial_id, 1000)} | {err.rubric}.{err.criterion} "
+                        f"| {_cell(err.criterion_text, 160)} "
+                        f"| {'pass' if err.expected else 'fail'} | {err.verdict} "
+                        f"| {_cell(err.reasoning)} |"
                     )
                 if len(e.errors) > max_flips:
                     L.append(
@@ -196,13 +203,14 @@ def render_markdown(report: CalibrationReport, *, max_flips: int = 50) -> str:
             "",
             "## Agreement between judges (per criterion)",
             "",
-            "| judge a | judge b | criteria | agree | percent agreement | Cohen's κ | Krippendorff's α "
-            "| a pass/b fail | a fail/b pass | undecided a | undecided b |",
+            "| judge a | judge b | criteria | agree | percent agreement | Cohen's κ "
+            "| Krippendorff's α | a pass/b fail | a fail/b pass | undecided a | undecided b |",
             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         ]
         for p in report.pairs:
             L.append(
-                f"| {p.a} | {p.b} | {p.criteria_both} | {p.agree} | {_pct(p.percent_agreement)} | {_f(p.kappa)} "
+                f"| {p.a} | {p.b} | {p.criteria_both} | {p.agree} "
+                f"| {_pct(p.percent_agreement)} | {_f(p.kappa)} "
                 f"| {_f(p.alpha)} | {p.table.get('pass/fail', 0)} | {p.table.get('fail/pass', 0)} "
                 f"| {p.undecided_a} | {p.undecided_b} |"
             )
@@ -210,20 +218,23 @@ def render_markdown(report: CalibrationReport, *, max_flips: int = 50) -> str:
         if len(o.judges) > 2:
             L += [
                 "",
-                f"All {len(o.judges)} judges: Krippendorff's α = {_f(o.alpha)} over {o.units} criteria; "
+                f"All {len(o.judges)} judges: Krippendorff's α = {_f(o.alpha)} "
+                f"over {o.units} criteria; "
                 f"all agree on {_pct(o.all_agree)}.",
             ]
         L += [
             "",
             "## Score deviation",
             "",
-            "| judge a | judge b | trials | mean abs Δ s_t | max abs Δ s_t | micro a | micro b | Δ micro | Δ micro (relative) |",
+            "| judge a | judge b | trials | mean abs Δ s_t | max abs Δ s_t | micro a | micro b "
+            "| Δ micro | Δ micro (relative) |",
             "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         ]
         for p in report.pairs:
             s = p.score
             L.append(
-                f"| {p.a} | {p.b} | {s.trials} | {_f(s.mean_abs_diff)} | {_f(s.max_abs_diff)} | {_pct(s.micro_a, 2)} "
+                f"| {p.a} | {p.b} | {s.trials} | {_f(s.mean_abs_diff)} | {_f(s.max_abs_diff)} "
+                f"| {_pct(s.micro_a, 2)} "
                 f"| {_pct(s.micro_b, 2)} | {_pp(s.micro_abs_diff)} | {_pct(s.micro_rel_diff, 2)} |"
             )
         for p in report.pairs:
@@ -237,7 +248,8 @@ def render_markdown(report: CalibrationReport, *, max_flips: int = 50) -> str:
                 ]
                 for t in p.score.per_task:
                     L.append(
-                        f"| {_cell(t.task_id, 1000)} | {t.trials} | {_f(t.score_a)} | {_f(t.score_b)} | {_f(t.mean_abs_diff)} |"
+                        f"| {_cell(t.task_id, 1000)} | {t.trials} | {_f(t.score_a)} "
+                        f"| {_f(t.score_b)} | {_f(t.mean_abs_diff)} |"
                     )
 
     if report.flips:
@@ -246,7 +258,8 @@ def render_markdown(report: CalibrationReport, *, max_flips: int = 50) -> str:
         for fl in report.flips[:max_flips]:
             exp = "" if fl.expected is None else f" (expected: {'pass' if fl.expected else 'fail'})"
             L.append(
-                f"- **{_cell(fl.trial_id, 1000)}** rubric {fl.rubric}, criterion {fl.criterion}{exp}: {_cell(fl.criterion_text, 200)}"
+                f"- **{_cell(fl.trial_id, 1000)}** rubric {fl.rubric}, "
+                f"criterion {fl.criterion}{exp}: {_cell(fl.criterion_text, 200)}"
             )
             for k in keys:
                 v = fl.verdicts.get(k)
@@ -260,7 +273,8 @@ def render_markdown(report: CalibrationReport, *, max_flips: int = 50) -> str:
             "",
             "## Programmatic checks vs LLM (same criteria, `second_opinion`)",
             "",
-            "| judge | criteria | agree | percent agreement | Cohen's κ | check pass/LLM fail | check fail/LLM pass | undecided |",
+            "| judge | criteria | agree | percent agreement | Cohen's κ "
+            "| check pass/LLM fail | check fail/LLM pass | undecided |",
             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
         ]
         for c in report.checks_vs_llm:
@@ -273,8 +287,10 @@ def render_markdown(report: CalibrationReport, *, max_flips: int = 50) -> str:
         for c in report.checks_vs_llm:
             for d in c.disagreements[:max_flips]:
                 L.append(
-                    f"- {c.judge} {_cell(d.trial_id, 1000)} rubric {d.rubric}, criterion {d.criterion}: check **{_cell(d.check_verdict)}** "
-                    f"({_cell(d.check_detail, 160)}), LLM **{_cell(d.llm_verdict)}** ({_cell(d.llm_reasoning, 200)})"
+                    f"- {c.judge} {_cell(d.trial_id, 1000)} rubric {d.rubric}, "
+                    f"criterion {d.criterion}: check **{_cell(d.check_verdict)}** "
+                    f"({_cell(d.check_detail, 160)}), LLM **{_cell(d.llm_verdict)}** "
+                    f"({_cell(d.llm_reasoning, 200)})"
                 )
 
     L += ["", f"![cost vs agreement]({PLOT_FILE})", ""]

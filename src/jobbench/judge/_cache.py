@@ -48,9 +48,9 @@ class JudgeCache:
         )
         self._con.execute("PRAGMA journal_mode=WAL")
         self._con.execute(
-            "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, model TEXT, created_at TEXT, "
-            "payload TEXT NOT NULL, input_tokens INTEGER, cached_input_tokens INTEGER, output_tokens INTEGER, "
-            "cost_usd REAL, calls INTEGER)"
+            "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, model TEXT, "
+            "created_at TEXT, payload TEXT NOT NULL, input_tokens INTEGER, "
+            "cached_input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL, calls INTEGER)"
         )
         columns = {row[1] for row in self._con.execute("PRAGMA table_info(replies)")}
         if "calls" not in columns:  # a cache written before usage kept its call count
@@ -101,8 +101,9 @@ class JudgeCache:
         u = usage or {}
         with self._lock:
             self._con.execute(
-                "INSERT OR REPLACE INTO replies (key, model, created_at, payload, input_tokens, cached_input_tokens, "
-                "output_tokens, cost_usd, calls) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "INSERT OR REPLACE INTO replies (key, model, created_at, payload, input_tokens, "
+                "cached_input_tokens, output_tokens, cost_usd, calls) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     key,
                     model,
@@ -119,11 +120,12 @@ class JudgeCache:
     def stats(self) -> dict[str, Any]:
         """``{"path", "entries", "bytes", "models": {model: {"entries", "calls", "input_tokens",
         "output_tokens", "cost_usd"}}}`` — calls, tokens and cost are what the stored replies
-        cost originally (what a full regrade saves; ``calls`` counts only entries that stored it)."""
+        cost originally (what a full regrade saves; ``calls`` counts only entries that stored
+        it)."""
         with self._lock:
             rows = self._con.execute(
-                "SELECT model, COUNT(*), SUM(input_tokens), SUM(output_tokens), SUM(cost_usd), SUM(calls) "
-                "FROM replies GROUP BY model"
+                "SELECT model, COUNT(*), SUM(input_tokens), SUM(output_tokens), SUM(cost_usd), "
+                "SUM(calls) FROM replies GROUP BY model"
             ).fetchall()
         models = {
             m: {

@@ -181,7 +181,8 @@ def register(app: typer.Typer, make_executor: Callable[..., Any] | None = None) 
             raise typer.Exit(2) from exc
         if cfg.decide is not None and cfg.decide != "checks" and not cfg.model:
             err.print(
-                "[red]error:[/red] --decide auto/llm needs a judge model (--judge-model or JUDGE_MODEL)"
+                "[red]error:[/red] --decide auto/llm needs a judge model "
+                "(--judge-model or JUDGE_MODEL)"
             )
             raise typer.Exit(2)
         show = progress and sys.stderr.isatty()
@@ -190,8 +191,8 @@ def register(app: typer.Typer, make_executor: Callable[..., Any] | None = None) 
         if executor_name != "local":
             if not is_run:
                 err.print(
-                    "[red]error:[/red] --executor applies to run directories only (a dataset in the public "
-                    "layout is graded in this process)"
+                    "[red]error:[/red] --executor applies to run directories only "
+                    "(a dataset in the public layout is graded in this process)"
                 )
                 raise typer.Exit(2)
             if make_executor is None:
@@ -228,7 +229,8 @@ def register(app: typer.Typer, make_executor: Callable[..., Any] | None = None) 
                     raise typer.Exit(2) from exc
                 if not any((d / "model_output").is_dir() for _, _, d in found):
                     err.print(
-                        f"[red]error:[/red] {escape(display_path(target))}: neither a run directory (no lock.json) nor "
+                        f"[red]error:[/red] {escape(display_path(target))}: "
+                        "neither a run directory (no lock.json) nor "
                         "a dataset with <task>/model_output/<label>/ folders"
                     )
                     raise typer.Exit(2)
@@ -349,7 +351,8 @@ def _warn_skipped_invalid(target: Path, err, strict: bool = False) -> None:  # n
     if not invalid:
         return
     err.print(
-        f"[yellow]warning:[/yellow] --skip-invalid: {len(invalid.tasks)} invalid task(s) not graded "
+        f"[yellow]warning:[/yellow] --skip-invalid: {len(invalid.tasks)} invalid task(s) "
+        "not graded "
         f"({invalid.count} problem(s)):",
         highlight=False,
     )
@@ -471,6 +474,6 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str]) -> None:  
     )
     if any(r["judge_error"] for r in rows):
         con.print(
-            "[yellow]some trials have judge_error verdicts and no score; run the same command again to "
-            "retry only those[/yellow]"
+            "[yellow]some trials have judge_error verdicts and no score; "
+            "run the same command again to retry only those[/yellow]"
         )

@@ -66,7 +66,8 @@ _INJECTION_PATTERNS = [
     # addressing the grader
     rf"\b(note|message|instructions?)\s+(to|for)\s+(the\s+)?(ai\s+|llm\s+)?{_GRADER}s?\b",
     rf"\b(dear|attention|hello|hi)\s+(ai\s+|llm\s+)?{_GRADER}s?\b",
-    # a line addressed to the grader that asks something ("Grader: mark ...", not "Judge: Hon. A. Smith")
+    # a line addressed to the grader that asks something
+    # ("Grader: mark ...", not "Judge: Hon. A. Smith")
     rf"(^|[{_BREAK}])[^\S{_BREAK}]*(ai\s+|llm\s+)?{_GRADER}s?\s*[:,][^{_BREAK}]{{0,80}}?\b{_ASK}",
     rf"\b(ai|llm|language[\s-]model)\s+{_GRADER}s?\s*[:,]",
     rf"\byou\s+(are|act\s+as|are\s+acting\s+as|will\s+act\s+as)\s+(now\s+)?(a|an|the)\s+(ai\s+|llm\s+)?{_GRADER}\b",

@@ -587,7 +587,8 @@ class Grader:
             missing = self._missing(unit)
             unit.error = f"no valid verdict for {', '.join(missing)}"
             note = (
-                f"Note: your previous reply did not contain a valid verdict for {', '.join(missing)}. "
+                "Note: your previous reply did not contain a valid verdict for "
+                f"{', '.join(missing)}. "
                 "Reply again with the complete JSON object in the requested shape."
             )
             messages = unit.messages[:-1] + [
@@ -679,8 +680,8 @@ class Grader:
                     if cfg.strict_evidence and verdict == "pass" and not found and not unit.images:
                         verdict = "fail"
                         reasoning = (
-                            "[strict evidence: the quoted evidence was not found in the deliverables] "
-                            + reasoning
+                            "[strict evidence: the quoted evidence was not found "
+                            "in the deliverables] " + reasoning
                         )
                         extra["strict_override"] = True
                     cv = CriterionVerdict(
@@ -884,7 +885,8 @@ class Grader:
                             call_bar,
                             advance=1,
                             description=(
-                                f"judging ({spent.calls} calls, {spent.input_tokens + spent.output_tokens:,} tokens{cost})"
+                                f"judging ({spent.calls} calls, "
+                                f"{spent.input_tokens + spent.output_tokens:,} tokens{cost})"
                             ),
                         )
 

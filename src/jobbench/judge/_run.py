@@ -117,7 +117,8 @@ def grade_run(
             if trial.task_id in invalid:
                 skipped.append(
                     f"{trial.trial_id}: task {trial.task_id} is invalid in the dataset "
-                    f"({len(invalid[trial.task_id])} problem(s); see `jobbench validate`); not graded"
+                    f"({len(invalid[trial.task_id])} problem(s); see `jobbench validate`); "
+                    "not graded"
                 )
             else:
                 skipped.append(f"{trial.trial_id}: task {trial.task_id} not in the dataset")
@@ -146,8 +147,9 @@ def grade_run(
             changed = sorted(set(manifest).symmetric_difference(recorded))
             names = sorted({path for path, _ in changed})
             print(
-                f"warning: {display_path(deliverables_dir)}: {len(names)} deliverable(s) differ from those "
-                f"recorded when the trial ran ({', '.join(names[:5])}{' …' if len(names) > 5 else ''}); "
+                f"warning: {display_path(deliverables_dir)}: {len(names)} deliverable(s) "
+                "differ from those recorded when the trial ran "
+                f"({', '.join(names[:5])}{' …' if len(names) > 5 else ''}); "
                 "grading the files as they are now",
                 file=sys.stderr,
             )
@@ -240,8 +242,8 @@ def explain_invalid_tasks(
     hit = sorted(t for t in invalid.tasks if t in trial_tasks)
     for tid in hit:
         err.print(
-            f"[yellow]warning:[/yellow] task {escape(tid)} is invalid in the dataset now, so its trials are not "
-            "graded; fix it and grade again:",
+            f"[yellow]warning:[/yellow] task {escape(tid)} is invalid in the dataset now, "
+            "so its trials are not graded; fix it and grade again:",
             highlight=False,
         )
         for p in invalid.tasks[tid]:

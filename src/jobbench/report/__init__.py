@@ -4,7 +4,8 @@ Public API:
     :func:`report` (build and write, the library call; the package itself is callable),
     :func:`write_report` (the contract entry point), :func:`build_report` (figures without
     writing), :func:`load_run`, :func:`judge_keys`, :func:`resolve_judge_key`,
-    :class:`ReportData`, :class:`ConfigView`, :class:`RunData`, :class:`ReportInputError`, :class:`ReportWriteError`,
+    :class:`ReportData`, :class:`ConfigView`, :class:`RunData`, :class:`ReportInputError`,
+    :class:`ReportWriteError`,
     :data:`REPORT_FILES`, :func:`write_data` (write an already built report) and
     :func:`print_summary` (the terminal task table and leaderboard).
 """

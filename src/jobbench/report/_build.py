@@ -322,8 +322,8 @@ def build_report(
     warnings: list[str] = []
     if key is None:
         warnings.append(
-            "no grades found in any run (grades/<judge-key>/ is empty): every graded figure is missing; "
-            "run `jobbench grade` first"
+            "no grades found in any run (grades/<judge-key>/ is empty): "
+            "every graded figure is missing; run `jobbench grade` first"
         )
     names = [r.name for r in runs]
     for r in runs:
@@ -409,11 +409,13 @@ def build_report(
             )
         if o.tasks_missing:
             warnings.append(
-                f"{c.label}: {o.tasks_missing} of {o.tasks} task(s) missing, counted as 0 in micro and macro"
+                f"{c.label}: {o.tasks_missing} of {o.tasks} task(s) missing, "
+                "counted as 0 in micro and macro"
             )
         if o.tasks_unknown_max:
             warnings.append(
-                f"{c.label}: maximum unknown for {len(o.tasks_unknown_max)} task(s) (no dataset and no "
+                f"{c.label}: maximum unknown for {len(o.tasks_unknown_max)} task(s) "
+                "(no dataset and no "
                 f"grade): left out of micro: {', '.join(o.tasks_unknown_max[:10])}"
             )
         stale = [t.trial_id for t in c.trials if t.task_digest_matches is False]
@@ -425,7 +427,8 @@ def build_report(
     task_sets = {frozenset(t.task_id for t in c.tasks) for c in configs}
     if len(task_sets) > 1:
         warnings.append(
-            "configurations were run on different task sets: compare micro/macro only together with "
+            "configurations were run on different task sets: "
+            "compare micro/macro only together with "
             "the task counts (paired comparisons use shared tasks only)"
         )
     task_ids = list(dict.fromkeys(t for r in runs for t in r.task_ids))
@@ -465,7 +468,8 @@ def _integrity_warnings(runs: list[RunData], configs: list[ConfigView]) -> list[
         bare = [t.trial_id for t in trials if t.sandbox == "none"]
         if bare:
             out.append(
-                f"{run.name}: {len(bare)} of {len(trials)} trial(s) ran WITHOUT a sandbox (the agent could "
+                f"{run.name}: {len(bare)} of {len(trials)} trial(s) ran WITHOUT a sandbox "
+                "(the agent could "
                 "read rubrics, solutions and other trials; not comparable with sandboxed results): "
                 + _listing(bare)
             )
@@ -473,8 +477,10 @@ def _integrity_warnings(runs: list[RunData], configs: list[ConfigView]) -> list[
         boxed = {k: n for k, n in kinds.items() if k != "none"}
         if boxed and kinds.get("none"):
             out.append(
-                f"{run.name}: mixes sandboxed ({', '.join(f'{k}: {n}' for k, n in sorted(boxed.items()))}) "
-                f"and unsandboxed (none: {kinds['none']}) trials; its figures mix two security settings"
+                f"{run.name}: mixes sandboxed "
+                f"({', '.join(f'{k}: {n}' for k, n in sorted(boxed.items()))}) "
+                f"and unsandboxed (none: {kinds['none']}) trials; "
+                "its figures mix two security settings"
             )
     for c in configs:
         issues = c.trial_issues()
@@ -488,19 +494,21 @@ def _integrity_warnings(runs: list[RunData], configs: list[ConfigView]) -> list[
 
         if inj := listed("injection"):
             out.append(
-                f"{c.label}: {len(inj)} trial(s) flagged by the judge for possible prompt injection: "
+                f"{c.label}: {len(inj)} trial(s) flagged by the judge "
+                "for possible prompt injection: "
                 + _listing(inj)
                 + ": a deliverable may be trying to steer the judge; check these grades by hand"
             )
         if bad := listed("unreadable"):
             out.append(
-                f"{c.label}: {len(bad)} trial(s) with deliverables the extractor could not read (corrupt, "
+                f"{c.label}: {len(bad)} trial(s) with deliverables the extractor could not read "
+                "(corrupt, "
                 "mislabelled or unsupported; graded on what could be read): " + _listing(bad)
             )
         if refused := listed("refused"):
             out.append(
-                f"{c.label}: {len(refused)} trial(s) with refused deliverable files (those files were not graded; the rest of each trial was): "
-                + _listing(refused)
+                f"{c.label}: {len(refused)} trial(s) with refused deliverable files "
+                "(those files were not graded; the rest of each trial was): " + _listing(refused)
             )
         if other := listed("other"):
             out.append(
@@ -526,7 +534,9 @@ def _provisional_warnings(configs: list[ConfigView]) -> list[str]:
     if total["infra_error"]:
         how.append("the same `jobbench run` command re-runs infrastructure failures")
     return [
-        f"{sum(total.values())} trial(s) have incomplete grades or results ({desc}): the figures of "
-        f"{', '.join(c.label for c in flagged)} are provisional (marked *): a task without a scored trial "
+        f"{sum(total.values())} trial(s) have incomplete grades or results ({desc}): "
+        "the figures of "
+        f"{', '.join(c.label for c in flagged)} are provisional (marked *): "
+        "a task without a scored trial "
         f"counts 0 until it is retried; {'; '.join(how)}"
     ]

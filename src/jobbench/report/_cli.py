@@ -158,8 +158,8 @@ def register(app: typer.Typer) -> None:
             "instead of the table.",
         ),
     ) -> None:
-        """Write leaderboard.md/.csv, results.jsonl, summary.json and report.html (with drilldowns/ when
-        paged) for RUN [RUN…]."""
+        """Write leaderboard.md/.csv, results.jsonl, summary.json and report.html (with
+        drilldowns/ when paged) for RUN [RUN…]."""
         from rich.console import Console
         from rich.markup import escape
 
@@ -272,7 +272,8 @@ def register(app: typer.Typer) -> None:
         console = Console()
         if len(results) > 1:
             console.print(
-                f"Both runs have the configurations {', '.join(_short(ca) for ca, _, _ in results)}: "
+                "Both runs have the configurations "
+                f"{', '.join(_short(ca) for ca, _, _ in results)}: "
                 "each is compared with its namesake (--a/--b picks one pair).",
                 highlight=False,
             )
@@ -301,7 +302,8 @@ def register(app: typer.Typer) -> None:
             console.print(table)
             console.print(
                 f"{len(cmp.tasks)} shared task(s){' scored for both' if scored_only else ''}; "
-                f"A better on {cmp.macro.wins}, worse on {cmp.macro.losses}, tied on {cmp.macro.ties}. "
+                f"A better on {cmp.macro.wins}, worse on {cmp.macro.losses}, "
+                f"tied on {cmp.macro.ties}. "
                 f"Missing (count 0): A {len(cmp.missing_in_a)}, B {len(cmp.missing_in_b)}. "
                 f"Not shared: A {len(cmp.only_in_a)}, B {len(cmp.only_in_b)}. "
                 f"Paired bootstrap over tasks, {resamples:,} resamples, seed {seed}.",

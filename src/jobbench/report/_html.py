@@ -213,7 +213,8 @@ class _Drills:
             self.by_task.append(idx)
 
     def view(self, i: int, tr) -> dict:
-        """The drill-down of configuration ``i`` (position in ``data.configs``) on task result ``tr``."""
+        """The drill-down of configuration ``i`` (position in ``data.configs``) on task result
+        ``tr``."""
         c = self.data.configs[i]
         anchor = c.task_anchor(tr.task_id)
         task = c.run.tasks.get(tr.task_id)

@@ -122,7 +122,8 @@ def _load_dataset_tasks(run: RunData) -> None:
         ds = load_dataset(Path(root))
     except (FileNotFoundError, OSError) as exc:
         run.warnings.append(
-            f"{run.name}: dataset {root} not readable ({exc}); rubric and criterion texts are not shown"
+            f"{run.name}: dataset {root} not readable ({exc}); "
+            "rubric and criterion texts are not shown"
         )
         return
     by_id = {t.id: t for t in ds.tasks}
@@ -142,11 +143,13 @@ def _load_dataset_tasks(run: RunData) -> None:
     absent = [t for t in run.task_ids if t not in by_id and t not in run.invalid]
     if absent:
         run.warnings.append(
-            f"{run.name}: {len(absent)} task(s) of lock.json not in dataset {root}: {', '.join(absent[:10])}"
+            f"{run.name}: {len(absent)} task(s) of lock.json not in dataset {root}: "
+            f"{', '.join(absent[:10])}"
         )
     if changed:
         run.warnings.append(
-            f"{run.name}: {len(changed)} task(s) changed in the dataset since the run (digest differs): "
+            f"{run.name}: {len(changed)} task(s) changed in the dataset since the run "
+            "(digest differs): "
             f"{', '.join(changed[:10])}; texts shown are today's"
         )
 
@@ -227,7 +230,8 @@ def load_run(run_dir: Path | str, judge_key: str | None) -> RunData:
     if dropped:
         run.trials = [t for t in run.trials if t.record.task_id not in run.invalid]
         run.warnings.append(
-            f"{run.name}: {len(dropped)} trial(s) of task(s) now listed as invalid in lock.json are "
+            f"{run.name}: {len(dropped)} trial(s) of task(s) now listed as invalid "
+            "in lock.json are "
             f"left out (they ran on an earlier, valid version): {', '.join(dropped[:10])}"
         )
     if run.invalid:
@@ -236,7 +240,8 @@ def load_run(run_dir: Path | str, judge_key: str | None) -> RunData:
             for tid, entry in run.invalid.items()
         ]
         run.warnings.append(
-            f"{run.name}: {len(run.invalid)} task(s) were invalid and not run (--skip-invalid); each "
+            f"{run.name}: {len(run.invalid)} task(s) were invalid and not run "
+            "(--skip-invalid); each "
             "counts as missing (0) in micro and macro: "
             + "; ".join(listed[:10])
             + (f"; … {len(listed) - 10} more" if len(listed) > 10 else "")
@@ -250,7 +255,8 @@ def load_run(run_dir: Path | str, judge_key: str | None) -> RunData:
     extra = sorted({t.record.task_id for t in run.trials} - set(run.task_ids))
     if extra:
         run.warnings.append(
-            f"{run.name}: {len(extra)} trial task(s) not in lock.json, reported anyway: {', '.join(extra[:10])}"
+            f"{run.name}: {len(extra)} trial task(s) not in lock.json, reported anyway: "
+            f"{', '.join(extra[:10])}"
         )
         run.task_ids += extra
     _load_dataset_tasks(run)

@@ -40,7 +40,8 @@ class ReportWriteError(OSError):
         super().__init__(
             cause.errno,
             f"cannot write the report to {display_path(Path(out_dir))}: {what} "
-            f"({display_path(Path(str(where)))}); choose another directory (e.g. --out DIR) or make "
+            f"({display_path(Path(str(where)))}); "
+            "choose another directory (e.g. --out DIR) or make "
             "this one writable; no report file was left half-written",
         )
         self.out_dir = Path(out_dir)
@@ -61,7 +62,8 @@ def default_out_dir(run_dirs: list[Path]) -> Path:
         return RunDir(paths[0]).report_dir
     name = "+".join(p.name for p in paths)
     if len(name) > 100:
-        name = f"{paths[0].name}+{len(paths) - 1}-more-{hashlib.sha256(name.encode()).hexdigest()[:10]}"
+        digest = hashlib.sha256(name.encode()).hexdigest()[:10]
+        name = f"{paths[0].name}+{len(paths) - 1}-more-{digest}"
     return paths[0].parent / f"report-{name}"
 
 

@@ -115,7 +115,8 @@ def evaluate(check: CsvValueCheck, root: Path, extraction: FolderExtraction | No
         missing = [w for w in wanted if w not in header]
         if missing:
             reasons.append(
-                f"{rel}: no column(s) {', '.join(repr(m) for m in missing)} (columns: {_columns(rows[0])})"
+                f"{rel}: no column(s) {', '.join(repr(m) for m in missing)} "
+                f"(columns: {_columns(rows[0])})"
             )
             continue
         col = header.index(fold(check.column))

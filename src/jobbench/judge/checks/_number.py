@@ -44,8 +44,8 @@ def evaluate(check: NumberCheck, root: Path, extraction: FolderExtraction | None
         rel, tok_text = close_without_keyword
         return CheckResult(
             passed=False,
-            detail=f"{tok_text!r} in {rel} matches {check.value:g} but none of {check.near} is within "
-            f"{check.window} characters",
+            detail=f"{tok_text!r} in {rel} matches {check.value:g} "
+            f"but none of {check.near} is within {check.window} characters",
             file=rel,
         )
     return CheckResult(

@@ -3,9 +3,10 @@
 Safety: the query runs on a private copy of the database (with its ``-wal`` file when
 the deliverables hold one) in a temporary folder, so the deliverable folder is never
 written (SQLite creates ``-shm``/``-wal`` files beside a WAL-mode database even when it is
-opened read-only); the copy is opened with the URI ``mode=ro``, ``PRAGMA query_only`` is on, an authorizer allows only reading statements (no
-ATTACH, no PRAGMA, no writes), and a progress handler aborts a query after
-:data:`QUERY_SECONDS` seconds so a hostile deliverable cannot hang the judge.
+opened read-only); the copy is opened with the URI ``mode=ro``, ``PRAGMA query_only`` is
+on, an authorizer allows only reading statements (no ATTACH, no PRAGMA, no writes), and a
+progress handler aborts a query after :data:`QUERY_SECONDS` seconds so a hostile
+deliverable cannot hang the judge.
 """
 
 from __future__ import annotations
