@@ -1,4 +1,5 @@
-"""Plain-text outputs: ``leaderboard.md``, ``leaderboard.csv``, ``results.jsonl``, ``summary.json``."""
+"""Plain-text outputs: ``leaderboard.md``, ``leaderboard.csv``, ``results.jsonl``,
+``summary.json``."""
 
 from __future__ import annotations
 
@@ -94,7 +95,8 @@ def pass_k_text(c: ConfigView, k: int) -> str:
 def settings_text(data: ReportData) -> str:
     s = data.settings
     return (
-        f"{int(100 * s['confidence'])} % percentile bootstrap over tasks, {s['n_resamples']:,} resamples, "
+        f"{int(100 * s['confidence'])} % percentile bootstrap over tasks, {s['n_resamples']:,} "
+        "resamples, "
         f"seed {s['seed']}"
     )
 
@@ -111,13 +113,17 @@ def leaderboard_markdown(data: ReportData) -> str:
     lines = [
         "# JobBench leaderboard",
         "",
-        f"Runs: {md_text(', '.join(r.name for r in data.runs))}. Judge key: {md_text(data.judge_key or '(no grades)')}. "
+        f"Runs: {md_text(', '.join(r.name for r in data.runs))}. Judge key: "
+        f"{md_text(data.judge_key or '(no grades)')}. "
         f"Generated {data.generated_at} by jobbench {data.version}.",
         "",
-        f"* **{MICRO_LABEL}**: Σ over tasks of s_t × maximum / Σ maxima (the public leaderboard's overall score).",
+        f"* **{MICRO_LABEL}**: Σ over tasks of s_t × maximum / Σ maxima (the public leaderboard's "
+        "overall score).",
         f"* **{MACRO_LABEL}**.",
-        f"* s_t = Σ passed rubric weights / Σ weights, averaged over the scored epochs of the task; intervals: {settings_text(data)}.",
-        "* A trial without a complete grade (judge_error, unjudged, ungraded, infra_error) is never counted as 0; "
+        "* s_t = Σ passed rubric weights / Σ weights, averaged over the scored epochs of the "
+        f"task; intervals: {settings_text(data)}.",
+        "* A trial without a complete grade (judge_error, unjudged, ungraded, infra_error) is "
+        "never counted as 0; "
         "a task with no scored epoch is *missing* and counts 0, listed below.",
         "",
     ]
@@ -217,7 +223,8 @@ def leaderboard_markdown(data: ReportData) -> str:
     rows = [
         [c.label]
         + [
-            f"{pct(c.groups['soc_major_group'][g].micro.estimate)} ({c.groups['soc_major_group'][g].tasks})"
+            f"{pct(c.groups['soc_major_group'][g].micro.estimate)} "
+            f"({c.groups['soc_major_group'][g].tasks})"
             if g in c.groups["soc_major_group"]
             else "–"
             for g in soc
