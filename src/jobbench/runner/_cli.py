@@ -157,7 +157,8 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
                       "redoes it.", soft_wrap=True, highlight=False)
         return 1
     try:
-        data = build_report([run_dir], judge_key=config.key)
+        # a run whose every trial ended infra_error has no grades: the report still shows them
+        data = build_report([run_dir], judge_key=config.key, allow_ungraded=True)
         out = write_data(data, default_out_dir([run_dir]))
     except ReportWriteError as exc:  # an environment problem: nothing to retry until it is fixed
         Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}. The trials and grades are saved in "
