@@ -33,7 +33,8 @@ def gate_cmd(
     tasks: Optional[str] = typer.Option(None, "--tasks", help="Only task ids matching this glob."),
     runs: Optional[list[Path]] = typer.Option(None, "--runs", help="Graded run directory for the solve trial (repeatable)."),
     judge: Optional[str] = typer.Option(None, "--judge", help="Judge key under runs/<run>/grades/ (default: the only one)."),
-    include_oracle: bool = typer.Option(False, "--include-oracle", help="Count the oracle agent in the solve trial."),
+    include_oracle: bool = typer.Option(False, "--include-oracle", help="Count the oracle agent in the solve trial "
+                                        "(the null agent never counts)."),
     oracle_run: Optional[Path] = typer.Option(None, "--oracle-run", help="A graded run of the oracle and null agents."),
     run_oracle: Optional[Path] = typer.Option(None, "--run-oracle", help="Run the oracle and null agents into this new run directory (needs the runner)."),
     consistency: Optional[Path] = typer.Option(None, "--consistency", help="Grade this run's trials several times (judge cache off) and report verdict flips."),
@@ -90,7 +91,7 @@ def gate_cmd(
         gates=chosen, splits=split or None, task_glob=tasks,
         audit=AuditConfig(rubric_threshold=rubric_threshold, reference_threshold=reference_threshold),
         llm=llm_cfg, runs=list(runs or []), judge_key=judge, oracle_run=oracle_run, run_oracle_into=run_oracle,
-        exclude_agents=() if include_oracle else ("oracle",), solve_threshold=solve_threshold, strict=strict,
+        exclude_agents=("null",) if include_oracle else ("oracle", "null"), solve_threshold=solve_threshold, strict=strict,
         consistency_run=consistency, consistency_repeats=max(repeats, 2), judge_config=judge_cfg,
     )
     try:
