@@ -44,6 +44,11 @@ def register(app: typer.Typer) -> None:
         prices: Optional[Path] = typer.Option(None, "--prices", help="TOML price table merged over the defaults."),
         cache_path: Optional[Path] = typer.Option(None, "--cache-path", help="Verdict cache file."),
         no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the verdict cache."),
+        cache_share: Optional[str] = typer.Option(
+            None, "--judge-cache-share",
+            help="Share cached verdicts across endpoints under this name (env "
+                 "JOBBENCH_JUDGE_CACHE_SHARE; default: verdicts are cached per endpoint: base URL "
+                 "and the model id it reports)."),
         no_vision: bool = typer.Option(False, "--no-vision", help="Never attach images."),
         label: Optional[str] = typer.Option(None, "--label", help="Suffix of the judge key (keeps configs apart)."),
         run_label: Optional[str] = typer.Option(
@@ -93,6 +98,7 @@ def register(app: typer.Typer) -> None:
                 strict_evidence=strict_evidence or None, max_attempts=max_attempts, timeout=timeout, seed=seed,
                 response_format=response_format, prices_file=prices, cache_path=cache_path,
                 cache=False if no_cache else None, vision=False if no_vision else None, label=label,
+                cache_share=cache_share,
             )
         except (ValueError, FileNotFoundError) as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}")
