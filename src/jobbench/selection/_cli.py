@@ -389,7 +389,9 @@ def register(app: typer.Typer) -> None:
             report = _fetch.fetch(dest, force=force, timeout=timeout, probe_timeout=probe_timeout, only=only or None,
                                   items=_fetch.DEFAULT_ITEMS, hf_revision=hf_revision)
         except _fetch.FetchOfflineError as exc:
-            raise _fail(str(exc)) from None
+            from .._exitcodes import EXIT_OFFLINE
+
+            raise _fail(str(exc), EXIT_OFFLINE) from None
         except ValueError as exc:
             raise _fail(str(exc)) from None
         for f in report.files:

@@ -54,6 +54,7 @@ from ._problems import Problem, TaskLoadError, warnings_report
 from ._pull import (
     DEFAULT_REPO_ID,
     MANIFEST,
+    DatasetOfflineError,
     DatasetPullError,
     PulledFile,
     PullManifest,
@@ -108,6 +109,7 @@ __all__ = [
     "rubrics_schema",
     "DEFAULT_REPO_ID",
     "MANIFEST",
+    "DatasetOfflineError",
     "DatasetPullError",
     "PulledFile",
     "PullManifest",
