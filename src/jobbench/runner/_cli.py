@@ -295,7 +295,9 @@ def register(app: typer.Typer) -> None:
         split: Optional[list[str]] = typer.Option(
             None, "--split", help="Only these splits (repeatable), e.g. main or easy (default: "
             "every split of DATASET; main without DATASET)."),
-        tasks: Optional[str] = typer.Option(None, "--tasks", help="Only task ids matching this glob, e.g. '*/lawyers/*'."),
+        tasks: Optional[list[str]] = typer.Option(
+            None, "--tasks", help="Only task ids matching this glob, e.g. '*/lawyers/*' (once; a "
+            "repeated --tasks is refused, never last-wins)."),
         run_name: Optional[str] = typer.Option(None, "--run-name", help="Run directory name (default: derived from the "
                                                "dataset, agents and settings, so the same command resumes)."),
         runs_dir: Path = typer.Option(Path("runs"), "--runs-dir", help="Where run directories live."),
@@ -387,6 +389,25 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter("expected auto, bwrap or none", param_hint="--sandbox")
         if executor_name not in EXECUTORS:
             raise typer.BadParameter(f"expected one of {', '.join(EXECUTORS)}", param_hint="--executor")
+        if tasks and len(tasks) > 1:
+            raise typer.BadParameter(
+                f"given {len(tasks)} times ({', '.join(repr(t) for t in tasks)}); give one glob "
+                "(a glob such as '*/lawyers/*' or '*task[12]' can match several tasks)",
+                param_hint="--tasks")
+        task_glob = tasks[0] if tasks else None
+        for hint, value in (("--timeout", timeout), ("--memory-mb", memory_mb),
+                            ("--command-timeout", command_timeout)):
+            if value is not None and value <= 0:
+                raise typer.BadParameter(f"must be greater than 0, got {value}", param_hint=hint)
+        if not no_grade:  # a bad judge setting is named before the first trial, not after
+            from ..judge import load_judge_config
+
+            try:
+                load_judge_config()
+            except (ValueError, FileNotFoundError) as exc:
+                err.print(f"[red]error:[/red] judge configuration: {escape(str(exc))}",
+                          soft_wrap=True, highlight=False)
+                raise typer.Exit(2) from exc
         if executor_name == "dask" and not scheduler:
             raise typer.BadParameter("--executor dask needs --scheduler ADDRESS (or use --executor dask-local)",
                                      param_hint="--scheduler")
@@ -435,7 +456,7 @@ def register(app: typer.Typer) -> None:
         limits = AgentLimits(**given, max_total_tokens=max_tokens, max_cost_usd=max_cost,
                              command_timeout=command_timeout, memory_mb=memory_mb)
         config = RunConfig(dataset=dataset_path, agents=specs, run_dir=run_dir, epochs=epochs, splits=split or None,
-                           task_glob=tasks, max_trials=max_trials, limits=limits,
+                           task_glob=task_glob, max_trials=max_trials, limits=limits,
                            endpoint=Endpoint(base_url=base, api_key=key), pricing=pricing, sandbox=sandbox,  # type: ignore[arg-type]
                            keep_workspaces=keep_workspaces, infra_retries=infra_retries,
                            skip_invalid=skip_invalid, strict=strict, protocol=protocol)
