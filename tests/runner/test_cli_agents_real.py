@@ -462,7 +462,7 @@ def test_real_openclaw_graded_sample_run(tmp_path, monkeypatch):
     the scripted model writes the reference solution's deliverables through OpenClaw's
     ``exec`` tool, and the run grades them (checks) into a report row."""
     repo = Path(__file__).resolve().parents[2]
-    task = repo / "datasets" / "sample" / "online_merchants" / "task1"
+    task = repo / "datasets" / "sample" / "main" / "online_merchants" / "task1"
     ref = tmp_path / "reference"
     ref.mkdir()
     subprocess.run([sys.executable, str(task / "solution" / "solve.py"), "--workspace", str(task / "task_folder"),
@@ -482,11 +482,11 @@ def test_real_openclaw_graded_sample_run(tmp_path, monkeypatch):
     with FakeModelAPI(script) as srv:
         cmd = [sys.executable, "-m", "jobbench", "run", str(repo / "datasets" / "sample"), "--agent", "openclaw",
                "--model", "fake-model", "--api-base", srv.base_url, "--agent-bin", f"openclaw={openclaw_exe()}",
-               "--tasks", "*/online_merchants/*", "--runs-dir", str(tmp_path / "runs"), "--run-name", "oc",
+               "--tasks", "main/online_merchants/*", "--runs-dir", str(tmp_path / "runs"), "--run-name", "oc",
                "--no-progress", "--infra-retries", "0"]
         r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path)
     print("$ jobbench run datasets/sample --agent openclaw --model fake-model --api-base", srv.base_url,
-          "--tasks '*/online_merchants/*' …")
+          "--tasks 'main/online_merchants/*' …")
     print(r.stdout[-6000:])
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     rows = [json.loads(line) for line in (tmp_path / "runs" / "oc" / "report" / "results.jsonl").read_text()
@@ -496,5 +496,5 @@ def test_real_openclaw_graded_sample_run(tmp_path, monkeypatch):
     assert trial["status"] == "ok" and sorted(d["path"] for d in trial["deliverables"]) == [p.name for p in files]
     # the reference solution's deliverables score 100 % (docs/sample.md), through OpenClaw too
     assert [(row["agent"], row["task_id"], row["grade_status"], row["score"], row["points"], row["max_points"])
-            for row in rows] == [("openclaw", "sample/online_merchants/task1", "complete", 1.0, 42.0, 42.0)]
+            for row in rows] == [("openclaw", "main/online_merchants/task1", "complete", 1.0, 42.0, 42.0)]
     assert (rows[0]["agent_input_tokens"], rows[0]["agent_output_tokens"]) == (1000 + 1300, 30 + 12)

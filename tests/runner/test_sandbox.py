@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -240,3 +242,25 @@ def test_command_scratch_lives_in_tmp_root_and_is_removed(ws, tmp_path, monkeypa
     assert len(seen) == 1 and Path(seen[0][0]).parent == ws.private
     assert not Path(seen[0][0]).exists()
     assert list(system_tmp.iterdir()) == [] and list(ws.private.iterdir()) == []
+
+
+def test_sandbox_user_ids_are_exclusive_across_processes():
+    """Two harness processes never hand out the same sandbox uid (RLIMIT_NPROC is per uid)."""
+    from jobbench.sandbox._sandbox import UID_POOL
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "from jobbench.sandbox._sandbox import UID_POOL\n"
+         "import sys, time\nprint(UID_POOL.acquire(), UID_POOL.acquire(), flush=True)\n"
+         "sys.stdin.read()"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        theirs = {int(x) for x in holder.stdout.readline().split()}
+        assert len(theirs) == 2
+        mine = UID_POOL.acquire()
+        try:
+            assert mine not in theirs and mine >= UID_POOL.BASE
+        finally:
+            UID_POOL.release(mine)
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)

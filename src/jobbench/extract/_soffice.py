@@ -33,6 +33,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from ..sandbox import Lifeline
 from ._base import ExtractionError
 from ._limits import ENV_SOFFICE
 
@@ -209,14 +210,18 @@ def convert(src: Path, target: str, outdir: Path, *, timeout: float, limit_resou
         "SAL_USE_VCLPLUGIN": "svp",
     }
     broken = False
+    lifeline = Lifeline()
     try:
         proc = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-            start_new_session=True, preexec_fn=_limit_resources if limit_resources else None,
+            lifeline.wrap(cmd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE, env=env, start_new_session=True, pass_fds=lifeline.pass_fds,
+            preexec_fn=_limit_resources if limit_resources else None,
         )
     except OSError as exc:
+        lifeline.close()
         PROFILES.release(profile, broken=True)
         raise ExtractionError(f"could not start LibreOffice: {exc}") from exc
+    lifeline.started()
     ACTIVE_GROUPS.add(proc.pid)
     try:
         try:
@@ -231,6 +236,7 @@ def convert(src: Path, target: str, outdir: Path, *, timeout: float, limit_resou
             raise ExtractionError(f"LibreOffice timed out after {timeout:g} s") from None
     finally:
         ACTIVE_GROUPS.discard(proc.pid)
+        lifeline.close()
         try:  # leftovers of the group (oosplash → soffice.bin) must not outlive the call
             os.killpg(proc.pid, signal.SIGKILL)
         except OSError:

@@ -1,11 +1,12 @@
 """Leftovers of interrupted runs: sandbox processes still running in the scratch directory
 of a dead harness process, and the scratch directories themselves.
 
-A run killed with SIGKILL cannot clean up. Its sandboxes normally die with it
-(``bwrap --die-with-parent``), but the parent-death signal is tied to the thread that
-started the sandbox and has been seen to miss: a ``bwrap`` process (parent 1, no children)
-outlived a killed run by more than half an hour. So every run (and every resume, and every
-Dask worker before a trial) first sweeps the scratch root:
+A run killed with SIGKILL cannot clean up. Its sandboxes die with it (the lifeline of
+``jobbench/sandbox/_lifeline.py`` kills each sandbox's process group when the harness is gone,
+and ``bwrap --die-with-parent`` asks the kernel for the same), but a harness can also die
+while a scratch directory is being set up, and a sandbox started by an older version had only
+the parent-death signal, which has been seen to miss. So every run (and every resume, and
+every Dask worker before a trial) first sweeps the scratch root:
 
 1. a scratch directory ``<scratch_root>/jb-*`` is *stale* when the process named in its
    ``owner.pid`` no longer exists, or when ``owner.pid`` is missing or empty (the owner died

@@ -23,11 +23,13 @@ the same limits and timeout but **no isolation**; a loud warning says so.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
@@ -37,6 +39,8 @@ import warnings
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Literal
+
+from ._lifeline import Lifeline
 
 Backend = Literal["auto", "bwrap", "none"]
 
@@ -191,25 +195,74 @@ def resolve_backend(backend: Backend = "auto") -> str:
 
 class _UidPool:
     """Unprivileged user ids handed to concurrent sandboxes (one per running sandbox), so
-    RLIMIT_NPROC counts each trial's processes separately."""
+    RLIMIT_NPROC counts each trial's processes separately.
+
+    An id is exclusive across processes, not only threads: two ``jobbench run`` (or two
+    pytest-xdist workers) on one host would otherwise hand out the same ids, and one run's
+    sandbox processes would count against the other's process limit. Each acquired id holds
+    an exclusive ``flock`` on ``<LOCK_DIR>/<uid>.lock``, released with the id or by the kernel
+    when its process dies. ``LOCK_DIR`` is created root-only (mode 0700); if it exists but is
+    not a directory owned by the harness user with that mode, the ids fall back to being
+    exclusive within this process only (with a warning).
+    """
 
     BASE = 160_000
+    LOCK_DIR = Path("/run/lock/jobbench-uids") if Path("/run/lock").is_dir() \
+        else Path(tempfile.gettempdir()) / "jobbench-uids"
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._used: set[int] = set()
+        self._used: dict[int, int] = {}  # uid -> lock file descriptor (-1: not locked)
+
+    def _lock_dir(self) -> Path | None:
+        d = self.LOCK_DIR
+        try:
+            d.mkdir(mode=0o700, exist_ok=True)
+            st = os.lstat(d)
+        except OSError:
+            return None
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
+            warnings.warn(f"{d} is not a private directory of this user; sandbox user ids are "
+                          "exclusive within this process only", RuntimeWarning, stacklevel=3)
+            return None
+        return d
+
+    def _try_lock(self, d: Path | None, uid: int) -> int | None:
+        """An exclusive lock on ``uid`` (its descriptor, -1 without a lock dir), None if held."""
+        if d is None:
+            return -1
+        fd = os.open(d / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC,
+                     0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return None
+        return fd
 
     def acquire(self) -> int:
+        """The lowest free id at or above :data:`BASE`.
+
+        Raises:
+            OSError: the lock directory exists but a lock file in it cannot be opened.
+        """
         with self._lock:
+            d = self._lock_dir()
             n = 0
-            while self.BASE + n in self._used:
+            while True:
+                uid = self.BASE + n
+                if uid not in self._used:
+                    fd = self._try_lock(d, uid)
+                    if fd is not None:
+                        self._used[uid] = fd
+                        return uid
                 n += 1
-            self._used.add(self.BASE + n)
-            return self.BASE + n
 
     def release(self, uid: int) -> None:
         with self._lock:
-            self._used.discard(uid)
+            fd = self._used.pop(uid, -1)
+        if fd >= 0:
+            os.close(fd)  # closing the only descriptor drops the flock
 
 
 UID_POOL = _UidPool()
@@ -534,23 +587,26 @@ class Sandbox:
                  max_chars, cancel) -> SandboxResult:
         start = time.monotonic()
         stream = on_line is not None
+        lifeline = Lifeline()
         with open(stderr_path, "wb") as err_f, open(stdout_path, "wb") as out_f:
             try:
                 proc = subprocess.Popen(
-                    argv,
+                    lifeline.wrap(argv),
                     cwd=run_cwd,
                     env=env,
                     stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                     stdout=subprocess.PIPE if stream else out_f,
                     stderr=err_f,
                     start_new_session=True,
-                    pass_fds=(status_w,) if status_w >= 0 else (),
+                    pass_fds=((status_w,) if status_w >= 0 else ()) + lifeline.pass_fds,
                 )
             except OSError as exc:
+                lifeline.close()
                 if status_w >= 0:
                     os.close(status_w)
                     os.close(status_r)
                 raise SandboxError(f"cannot start {argv[0]}: {exc}") from exc
+            lifeline.started()
             if status_w >= 0:
                 os.close(status_w)
             with _active_lock:
@@ -583,6 +639,7 @@ class Sandbox:
             finally:
                 # the command may have left background processes in its group
                 _kill_group(proc)
+                lifeline.close()
                 with _active_lock:
                     _active.discard(proc)
             if reader is not None:
