@@ -11,18 +11,41 @@ runner = CliRunner()
 
 
 def _run(tmp_path, dataset, *extra, env=None):
-    r = runner.invoke(app, ["run", str(dataset), "--runs-dir", str(tmp_path / "runs"), "--run-name", "x",
-                            "--no-progress", *extra], env={"COLUMNS": "300", **(env or {})})
+    r = runner.invoke(
+        app,
+        [
+            "run",
+            str(dataset),
+            "--runs-dir",
+            str(tmp_path / "runs"),
+            "--run-name",
+            "x",
+            "--no-progress",
+            *extra,
+        ],
+        env={"COLUMNS": "300", **(env or {})},
+    )
     return r, " ".join(r.output.split())
 
 
-@pytest.mark.parametrize("option,value", [("--timeout", "0"), ("--timeout", "-5"),
-                                          ("--memory-mb", "0"), ("--memory-mb", "-1"),
-                                          ("--command-timeout", "0")])
+@pytest.mark.parametrize(
+    "option,value",
+    [
+        ("--timeout", "0"),
+        ("--timeout", "-5"),
+        ("--memory-mb", "0"),
+        ("--memory-mb", "-1"),
+        ("--command-timeout", "0"),
+    ],
+)
 def test_non_positive_limits_are_refused(tmp_path, dataset, option, value):
     r, text = _run(tmp_path, dataset, option, value)
     assert r.exit_code == 2, r.output
-    assert option in text and f"must be greater than 0, got {float(value) if 'timeout' in option else int(value)}" in text
+    assert (
+        option in text
+        and f"must be greater than 0, got {float(value) if 'timeout' in option else int(value)}"
+        in text
+    )
     assert not (tmp_path / "runs" / "x" / "trials").exists()
 
 
@@ -47,7 +70,10 @@ def test_bad_judge_settings_are_refused_before_the_first_trial(tmp_path, dataset
     monkeypatch.setenv("JOBBENCH_JUDGE_TIMEOUT", "abc")
     r, text = _run(tmp_path, dataset)
     assert r.exit_code == 2, r.output
-    assert "judge configuration: invalid judge setting from environment variable JOBBENCH_JUDGE_TIMEOUT" in text
+    assert (
+        "judge configuration: invalid judge setting from environment variable JOBBENCH_JUDGE_TIMEOUT"
+        in text
+    )
     assert not list((tmp_path / "runs").rglob("trial.json"))
     monkeypatch.delenv("JOBBENCH_JUDGE_TIMEOUT")
     bad = tmp_path / "judge.toml"

@@ -36,8 +36,9 @@ def _alive(pid: int) -> bool:
 
 def test_command_dies_when_the_harness_is_sigkilled():
     env = dict(os.environ, PYTHONPATH=str(SRC))
-    harness = subprocess.Popen([sys.executable, "-c", HARNESS], stdout=subprocess.PIPE, env=env,
-                               text=True)
+    harness = subprocess.Popen(
+        [sys.executable, "-c", HARNESS], stdout=subprocess.PIPE, env=env, text=True
+    )
     watchdog = int(harness.stdout.readline())
     deadline = time.monotonic() + 10
     children: list[int] = []
@@ -70,8 +71,10 @@ def _run(argv: list[str]) -> int:
 def test_exit_status_passes_through():
     assert _run([sys.executable, "-c", "raise SystemExit(3)"]) == 3
     assert _run(["true"]) == 0
-    assert _run([sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"]) \
+    assert (
+        _run([sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGTERM)"])
         == -signal.SIGTERM
+    )
 
 
 def test_a_missing_command_exits_127():
@@ -80,8 +83,9 @@ def test_a_missing_command_exits_127():
 
 def test_closing_the_lifeline_stops_a_running_command():
     line = Lifeline()
-    proc = subprocess.Popen(line.wrap(["sleep", "300"]), pass_fds=line.pass_fds,
-                            start_new_session=True)
+    proc = subprocess.Popen(
+        line.wrap(["sleep", "300"]), pass_fds=line.pass_fds, start_new_session=True
+    )
     line.started()
     time.sleep(0.3)
     line.close()

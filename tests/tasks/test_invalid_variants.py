@@ -54,7 +54,9 @@ EXPECTED: dict[str, list[str]] = {
         f"{L}/task15/RUBRICS.json: invalid JSON at line 1 column 63: "
         "Expecting property name enclosed in double quotes"
     ],
-    "task16": [f"{L}/task16/task_card.md: not valid UTF-8 (invalid continuation byte at byte 26, line 2)"],
+    "task16": [
+        f"{L}/task16/task_card.md: not valid UTF-8 (invalid continuation byte at byte 26, line 2)"
+    ],
     "task17": [f"{L}/task17/task_folder/TASK_INSTRUCTIONS.txt: is empty"],
     "task18": [f"{L}/task18/task_card.md: is empty"],
     "task19": [f"{L}/task19/RUBRICS.json: missing"],
@@ -81,8 +83,9 @@ NAMING = [
     "invalid/dataset/main/Lawyers_Old: occupation slug 'Lawyers_Old' must match [a-z0-9][a-z0-9_-]*",
 ]
 # with --strict, a misnamed task directory is an error, not a skip
-NAMING_STRICT = [m.replace(": warning:", ":").replace("; skipped (--strict", " (--strict")
-                 for m in NAMING]
+NAMING_STRICT = [
+    m.replace(": warning:", ":").replace("; skipped (--strict", " (--strict") for m in NAMING
+]
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED, key=lambda n: int(n[4:])))
@@ -106,8 +109,9 @@ def test_problem_fields_are_separate(fixtures: Path) -> None:
 
 def test_whole_invalid_dataset_collects_everything(fixtures: Path) -> None:
     ds = load_dataset("invalid", strict=True)
-    expected = NAMING_STRICT + [m for name in sorted(EXPECTED, key=lambda n: int(n[4:]))
-                                for m in EXPECTED[name]]
+    expected = NAMING_STRICT + [
+        m for name in sorted(EXPECTED, key=lambda n: int(n[4:])) for m in EXPECTED[name]
+    ]
     assert [str(p) for p in ds.problems] == expected
     assert ds.tasks == []
     assert not ds.ok
@@ -130,9 +134,16 @@ def test_filters_apply_to_discovery_warnings(fixtures: Path) -> None:
     assert ds.problems == [] and ds.tasks == []
 
 
-EXTENSION_RULES = {"task9": "requires", "task10": "requires", "task11": "checks",
-                   "task12": "checks", "task13": "files", "task14": "checks", "task20": "id",
-                   "task21": "checks"}
+EXTENSION_RULES = {
+    "task9": "requires",
+    "task10": "requires",
+    "task11": "checks",
+    "task12": "checks",
+    "task13": "files",
+    "task14": "checks",
+    "task20": "id",
+    "task21": "checks",
+}
 """Variants whose only problems are malformed extension keys: tolerant loading loads them."""
 NOTE = "as the public tools ignore it (--strict refuses the file)"
 
@@ -150,15 +161,22 @@ def test_tolerant_loading_warns_about_extension_rules_and_loads_those_tasks(fixt
                 continue
             head, _, message = m.partition(": rubrics")
             where, _, text = ("rubrics" + message).partition(": ")
-            rubrics = "rubrics[0], rubrics[2], rubrics[1]" if name == "task10" else (
-                "rubrics[0], rubrics[1]" if name == "task20" else where.split(".")[0])
-            expected.append(f"{head}: {where}: warning: {text}; `{rules[name]}` ignored for "
-                            f"{rubrics}, {NOTE}")
+            rubrics = (
+                "rubrics[0], rubrics[2], rubrics[1]"
+                if name == "task10"
+                else ("rubrics[0], rubrics[1]" if name == "task20" else where.split(".")[0])
+            )
+            expected.append(
+                f"{head}: {where}: warning: {text}; `{rules[name]}` ignored for {rubrics}, {NOTE}"
+            )
     assert warned == expected
     # errors left: every rule of the public format (and task24's criterion)
     assert [str(p) for p in ds.errors] == [NAMING[2]] + [
-        m for name in sorted(EXPECTED, key=lambda n: int(n[4:])) if name not in EXTENSION_RULES
-        for m in EXPECTED[name] if ".vision:" not in m
+        m
+        for name in sorted(EXPECTED, key=lambda n: int(n[4:]))
+        if name not in EXTENSION_RULES
+        for m in EXPECTED[name]
+        if ".vision:" not in m
     ]
 
 
@@ -186,5 +204,7 @@ def test_misnamed_task_directory_is_an_error_when_strict(tmp_path: Path) -> None
     tolerant = load_dataset(tmp_path / "ds")
     assert [t.id for t in tolerant.tasks] == ["main/lawyers/task1"] and not find_invalid(tolerant)
     strict = find_invalid(load_dataset(tmp_path / "ds", strict=True))
-    assert strict and any("task01" in line and "is not named taskN" in line and "--strict refuses" in line
-                          for line in strict.lines())
+    assert strict and any(
+        "task01" in line and "is not named taskN" in line and "--strict refuses" in line
+        for line in strict.lines()
+    )

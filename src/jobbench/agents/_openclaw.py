@@ -51,8 +51,7 @@ from typing import Any, ClassVar, Literal
 from ..records import Usage
 from ..sandbox import Limits, Mount, SandboxError
 from ._base import AgentContext, AgentResult, InfraError
-from ._cli_agents import (CliAgent, EventParser, install_mounts, missing_executable_hint,
-                          npm_package)
+from ._cli_agents import CliAgent, EventParser, install_mounts, missing_executable_hint, npm_package
 
 #: Node.js versions openclaw 2026.9.6 runs on (``engines.node`` of its package.json:
 #: ``>=24.16.0 <25 || >=26.1.0``; under Node 20 it exits with "node:sqlite is unavailable").

@@ -139,11 +139,16 @@ class FolderExtraction(BaseModel):
         deliverable``, naming the files present and why each does not count."""
         if any(f.gradeable for f in self.files):
             return None
-        why = {"empty": "empty or whitespace only", "refused": "refused, not read",
-               "skipped": "not extracted"}
+        why = {
+            "empty": "empty or whitespace only",
+            "refused": "refused, not read",
+            "skipped": "not extracted",
+        }
         present = [f"{f.path} ({why.get(f.kind, f.kind)})" for f in self.files]
-        present += [f"{entry.rsplit(': ', 1)[0]} ({entry.rsplit(': ', 1)[-1]}, not a deliverable)"
-                    for entry in self.ignored]
+        present += [
+            f"{entry.rsplit(': ', 1)[0]} ({entry.rsplit(': ', 1)[-1]}, not a deliverable)"
+            for entry in self.ignored
+        ]
         if not present:
             return "no gradeable deliverable: the folder holds no file"
         more = f" and {len(present) - 10} more" if len(present) > 10 else ""

@@ -73,7 +73,11 @@ def _render(con: sqlite3.Connection, ctx: Context) -> str:
     tables = [o for o in objects if o[0] == "table"]
     views = [o for o in objects if o[0] == "view"]
     others = [o for o in objects if o[0] not in ("table", "view")]
-    out = [note(f"SQLite database: {len(tables)} table(s), {len(views)} view(s), {len(others)} index(es)/trigger(s)")]
+    out = [
+        note(
+            f"SQLite database: {len(tables)} table(s), {len(views)} view(s), {len(others)} index(es)/trigger(s)"
+        )
+    ]
     schema = [o[3].strip() + ";" for o in objects if o[3]]
     if schema:
         out.append(note("Schema:") + "\n" + "\n".join(schema))

@@ -48,8 +48,12 @@ def served_model_id(config: JudgeConfig, timeout: float = 10.0) -> str | None:
         import openai
 
         api_key = config.api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
-        client = openai.OpenAI(base_url=config.api_base, api_key=api_key, max_retries=0,
-                               timeout=min(timeout, config.timeout))
+        client = openai.OpenAI(
+            base_url=config.api_base,
+            api_key=api_key,
+            max_retries=0,
+            timeout=min(timeout, config.timeout),
+        )
         entries: list[Any] = list(client.models.list().data)
         match = [e for e in entries if getattr(e, "id", None) == config.model]
         if not match and len(entries) == 1:

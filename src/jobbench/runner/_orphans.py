@@ -55,8 +55,10 @@ class Sweep:
         if not self.killed:
             return None
         pids = ", ".join(str(p) for p, _ in self.killed[:10])
-        return (f"killed {len(self.killed)} leftover sandbox process(es) of an interrupted run (pid {pids}); "
-                "their scratch directories were removed")
+        return (
+            f"killed {len(self.killed)} leftover sandbox process(es) of an interrupted run (pid {pids}); "
+            "their scratch directories were removed"
+        )
 
 
 def _owner_alive(pid: int) -> bool:
@@ -151,7 +153,7 @@ def _is_zombie(pid: int) -> bool:
     except OSError:
         return True  # gone
     # the state follows the command name, which is in parentheses and may hold spaces
-    return stat[stat.rfind(b")") + 2:][:1] in (b"Z", b"X")
+    return stat[stat.rfind(b")") + 2 :][:1] in (b"Z", b"X")
 
 
 def _kill(pid: int) -> None:
@@ -201,4 +203,10 @@ def sweep_scratch(scratch_root: Path | None = None) -> Sweep:
     return sweep
 
 
-__all__ = ["Sweep", "kill_orphaned_sandboxes", "sandbox_processes", "stale_scratch_dirs", "sweep_scratch"]
+__all__ = [
+    "Sweep",
+    "kill_orphaned_sandboxes",
+    "sandbox_processes",
+    "stale_scratch_dirs",
+    "sweep_scratch",
+]

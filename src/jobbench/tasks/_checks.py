@@ -18,7 +18,7 @@ Expected values (:class:`Expect`) are shared by the kinds that read a value:
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -66,7 +66,7 @@ class Expect(BaseModel):
     rel_tol: float = Field(default=0.0, ge=0)
 
     @model_validator(mode="after")
-    def _one_target(self) -> "Expect":
+    def _one_target(self) -> Expect:
         given = [x is not None for x in (self.equals, self.any_of, self.contains)]
         if sum(given) != 1:
             raise ValueError("exactly one of equals, any_of, contains must be given")
@@ -140,7 +140,7 @@ class XlsxCellCheck(_CheckBase):
     expect: Expect
 
     @model_validator(mode="after")
-    def _cell_or_find(self) -> "XlsxCellCheck":
+    def _cell_or_find(self) -> XlsxCellCheck:
         if (self.cell is None) == (self.find is None):
             raise ValueError("exactly one of cell, find must be given")
         if self.cell is not None and not A1_RE.fullmatch(self.cell):
@@ -183,15 +183,7 @@ class JsonPathCheck(_CheckBase):
 
 
 Check = Annotated[
-    Union[
-        NumberCheck,
-        RegexCheck,
-        FileExistsCheck,
-        XlsxCellCheck,
-        CsvValueCheck,
-        SqliteQueryCheck,
-        JsonPathCheck,
-    ],
+    NumberCheck | RegexCheck | FileExistsCheck | XlsxCellCheck | CsvValueCheck | SqliteQueryCheck | JsonPathCheck,
     Field(discriminator="kind"),
 ]
 """Any programmatic check, discriminated by ``kind``."""

@@ -9,11 +9,12 @@ import os
 import re
 import sqlite3
 import zipfile
-from xml.etree.ElementTree import ParseError as XmlParseError
-from xml.parsers.expat import ExpatError
+from collections.abc import Iterable
 from datetime import date, datetime, time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
+from xml.etree.ElementTree import ParseError as XmlParseError
+from xml.parsers.expat import ExpatError
 
 from pydantic import BaseModel
 
@@ -120,7 +121,9 @@ def glob_match(rel: str, pattern: str | None) -> bool:
     return False
 
 
-def select_files(root: Path, pattern: str | None, extensions: Iterable[str] | None = None) -> list[str]:
+def select_files(
+    root: Path, pattern: str | None, extensions: Iterable[str] | None = None
+) -> list[str]:
     """Deliverables under ``root`` matching ``pattern``; with no pattern, those whose
     extension (lower-case, with dot) is in ``extensions`` (all files when None)."""
     files = list_deliverables(root)
@@ -132,7 +135,9 @@ def select_files(root: Path, pattern: str | None, extensions: Iterable[str] | No
     return [f for f in files if Path(f).suffix.lower() in exts]
 
 
-def texts_for(root: Path, pattern: str | None, extraction: FolderExtraction | None) -> list[tuple[str, str]]:
+def texts_for(
+    root: Path, pattern: str | None, extraction: FolderExtraction | None
+) -> list[tuple[str, str]]:
     """``[(rel_path, content)]`` of the deliverables matching ``pattern``.
 
     ``content`` is the file's own text, :meth:`jobbench.extract.Extraction.content`: the
@@ -146,7 +151,11 @@ def texts_for(root: Path, pattern: str | None, extraction: FolderExtraction | No
     :func:`jobbench.extract.extract`.
     """
     if extraction is not None:
-        out = [(f.path, f.content()) for f in extraction.files if glob_match(f.path, pattern) and f.text]
+        out = [
+            (f.path, f.content())
+            for f in extraction.files
+            if glob_match(f.path, pattern) and f.text
+        ]
         return [(rel, text) for rel, text in out if text.strip()]
     from ...extract import extract
 
@@ -178,10 +187,19 @@ def show(value: Any) -> str:
     """A value as a person would read it in a cell (``2024`` not ``2024.0``)."""
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
-    if isinstance(value, float) and math.isfinite(value) and value == int(value) and abs(value) < 1e15:
+    if (
+        isinstance(value, float)
+        and math.isfinite(value)
+        and value == int(value)
+        and abs(value) < 1e15
+    ):
         return str(int(value))
     if isinstance(value, datetime):
-        return value.isoformat(sep=" ") if (value.hour or value.minute or value.second) else value.date().isoformat()
+        return (
+            value.isoformat(sep=" ")
+            if (value.hour or value.minute or value.second)
+            else value.date().isoformat()
+        )
     if isinstance(value, (date, time)):
         return value.isoformat()
     if value is None:
@@ -209,7 +227,11 @@ def _one(value: Any, target: float | str, expect: Expect) -> bool:
         return True
     # a numeric-looking string target ("1,234") against a number
     t_num, v_num = parse_number(str(target)), as_number(value)
-    return t_num is not None and v_num is not None and close(v_num, t_num, expect.abs_tol, expect.rel_tol)
+    return (
+        t_num is not None
+        and v_num is not None
+        and close(v_num, t_num, expect.abs_tol, expect.rel_tol)
+    )
 
 
 def expect_matches(value: Any, expect: Expect) -> bool:

@@ -63,7 +63,11 @@ def read_table(path: Path) -> list[list[str]]:
             delim = csv.Sniffer().sniff(text[:20_000], delimiters=",;\t|").delimiter
         except csv.Error:
             delim = ","
-    rows = [row for row in csv.reader(io.StringIO(text, newline=""), delimiter=delim) if any(c.strip() for c in row)]
+    rows = [
+        row
+        for row in csv.reader(io.StringIO(text, newline=""), delimiter=delim)
+        if any(c.strip() for c in row)
+    ]
     if not rows:
         raise ValueError("no non-blank row")
     return rows
@@ -110,13 +114,19 @@ def evaluate(check: CsvValueCheck, root: Path, extraction: FolderExtraction | No
         wanted = [fold(check.column)] + [fold(k) for k in check.where]
         missing = [w for w in wanted if w not in header]
         if missing:
-            reasons.append(f"{rel}: no column(s) {', '.join(repr(m) for m in missing)} (columns: {_columns(rows[0])})")
+            reasons.append(
+                f"{rel}: no column(s) {', '.join(repr(m) for m in missing)} (columns: {_columns(rows[0])})"
+            )
             continue
         col = header.index(fold(check.column))
         conds = [(header.index(fold(k)), v) for k, v in check.where.items()]
         body = [r + [""] * (len(header) - len(r)) for r in rows[1:]]
         matching = [r for r in body if all(_eq(r[i], v) for i, v in conds)]
-        cond_text = (" where " + ", ".join(f"{k}={v!r}" for k, v in check.where.items())) if check.where else ""
+        cond_text = (
+            (" where " + ", ".join(f"{k}={v!r}" for k, v in check.where.items()))
+            if check.where
+            else ""
+        )
         if check.aggregate is None:
             if not matching:
                 reasons.append(f"{rel}: no row{cond_text}")
@@ -142,6 +152,11 @@ def evaluate(check: CsvValueCheck, root: Path, extraction: FolderExtraction | No
                 fn = {"sum": sum, "mean": statistics.fmean, "min": min, "max": max}[check.aggregate]
                 value = float(fn(nums))  # type: ignore[operator]
         if expect_matches(value, check.expect):
-            return CheckResult(passed=True, detail=f"{label} = {show(value)!r}", evidence=f"{label} = {show(value)}", file=rel)
+            return CheckResult(
+                passed=True,
+                detail=f"{label} = {show(value)!r}",
+                evidence=f"{label} = {show(value)}",
+                file=rel,
+            )
         reasons.append(f"{label} = {show(value)!r}, expected {describe_expect(check.expect)}")
     return CheckResult(passed=False, detail="; ".join(reasons))

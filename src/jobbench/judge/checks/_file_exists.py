@@ -9,7 +9,9 @@ from ...tasks import FileExistsCheck
 from ._common import DELIVERABLE_ERRORS, CheckResult, select_files
 
 
-def evaluate(check: FileExistsCheck, root: Path, extraction: FolderExtraction | None) -> CheckResult:
+def evaluate(
+    check: FileExistsCheck, root: Path, extraction: FolderExtraction | None
+) -> CheckResult:
     """Pass when some regular file (symlinks never count) matching ``check.file`` has at
     least ``min_bytes`` bytes."""
     matches = select_files(root, check.file)
@@ -25,7 +27,13 @@ def evaluate(check: FileExistsCheck, root: Path, extraction: FolderExtraction | 
         return CheckResult(passed=False, detail=f"no readable deliverable matches {check.file!r}")
     for rel, size in sizes.items():
         if size >= check.min_bytes:
-            return CheckResult(passed=True, detail=f"{rel} exists ({size} bytes ≥ {check.min_bytes})",
-                               evidence=rel, file=rel)
+            return CheckResult(
+                passed=True,
+                detail=f"{rel} exists ({size} bytes ≥ {check.min_bytes})",
+                evidence=rel,
+                file=rel,
+            )
     listing = ", ".join(f"{r} ({s} bytes)" for r, s in sizes.items())
-    return CheckResult(passed=False, detail=f"matching file(s) smaller than {check.min_bytes} bytes: {listing}")
+    return CheckResult(
+        passed=False, detail=f"matching file(s) smaller than {check.min_bytes} bytes: {listing}"
+    )

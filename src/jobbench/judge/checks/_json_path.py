@@ -86,8 +86,12 @@ def resolve(doc: Any, steps: list[str | int]) -> list[Any]:
 def _json_text(data: bytes) -> str:
     """Decode a JSON file: UTF-16/UTF-32 when it starts with their byte-order mark (as
     Windows tools write it), else UTF-8 with or without BOM (UnicodeDecodeError otherwise)."""
-    for bom, enc in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-                     (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+    for bom, enc in (
+        (codecs.BOM_UTF32_LE, "utf-32"),
+        (codecs.BOM_UTF32_BE, "utf-32"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
         if data.startswith(bom):
             return data.decode(enc)
     return data.decode("utf-8-sig")
@@ -119,8 +123,15 @@ def evaluate(check: JsonPathCheck, root: Path, extraction: FolderExtraction | No
             continue
         for v in values:
             if not isinstance(v, (dict, list)) and expect_matches(v, check.expect):
-                return CheckResult(passed=True, detail=f"{rel}: {check.path} = {show(v)!r}",
-                                   evidence=f"{check.path} = {json.dumps(v, ensure_ascii=False)}", file=rel)
-        shown = ", ".join(repr(show(v)) if not isinstance(v, (dict, list)) else type(v).__name__ for v in values[:5])
+                return CheckResult(
+                    passed=True,
+                    detail=f"{rel}: {check.path} = {show(v)!r}",
+                    evidence=f"{check.path} = {json.dumps(v, ensure_ascii=False)}",
+                    file=rel,
+                )
+        shown = ", ".join(
+            repr(show(v)) if not isinstance(v, (dict, list)) else type(v).__name__
+            for v in values[:5]
+        )
         reasons.append(f"{rel}: {check.path} = {shown}, expected {describe_expect(check.expect)}")
     return CheckResult(passed=False, detail="; ".join(reasons))

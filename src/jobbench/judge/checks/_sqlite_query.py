@@ -103,7 +103,9 @@ def _copy_regular(src: Path, dst: Path) -> None:
             shutil.copyfileobj(f_in, f_out, 1 << 20)
 
 
-def evaluate(check: SqliteQueryCheck, root: Path, extraction: FolderExtraction | None) -> CheckResult:
+def evaluate(
+    check: SqliteQueryCheck, root: Path, extraction: FolderExtraction | None
+) -> CheckResult:
     """Run ``check.query`` on every matching deliverable that is a SQLite 3 database
     (default: any file with the SQLite header); pass when the first column of the first row
     of one of them matches ``check.expect``. A query that fails on the deliverable (missing
@@ -128,7 +130,13 @@ def evaluate(check: SqliteQueryCheck, root: Path, extraction: FolderExtraction |
             reasons.append(f"{rel}: query returned no rows")
             continue
         if expect_matches(value, check.expect):
-            return CheckResult(passed=True, detail=f"{rel}: query returned {show(value)!r}",
-                               evidence=f"{check.query} → {show(value)}", file=rel)
-        reasons.append(f"{rel}: query returned {show(value)!r}, expected {describe_expect(check.expect)}")
+            return CheckResult(
+                passed=True,
+                detail=f"{rel}: query returned {show(value)!r}",
+                evidence=f"{check.query} → {show(value)}",
+                file=rel,
+            )
+        reasons.append(
+            f"{rel}: query returned {show(value)!r}, expected {describe_expect(check.expect)}"
+        )
     return CheckResult(passed=False, detail="; ".join(reasons))

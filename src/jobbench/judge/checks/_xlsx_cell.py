@@ -12,7 +12,16 @@ from typing import Any
 
 from ...extract import FolderExtraction
 from ...tasks import XlsxCellCheck
-from ._common import CheckResult, describe_expect, expect_matches, fold, no_file, select_files, show, unreadable
+from ._common import (
+    CheckResult,
+    describe_expect,
+    expect_matches,
+    fold,
+    no_file,
+    select_files,
+    show,
+    unreadable,
+)
 
 XLSX_EXTENSIONS = (".xlsx", ".xlsm")
 _A1 = re.compile(r"^\$?([A-Za-z]{1,3})\$?([0-9]+)$")
@@ -89,7 +98,11 @@ def evaluate(check: XlsxCellCheck, root: Path, extraction: FolderExtraction | No
             continue
         where = f"{rel} {sheet}!{ref}"
         if expect_matches(value, check.expect):
-            return CheckResult(passed=True, detail=f"{where} = {show(value)!r} ({wb.engine})",
-                               evidence=f"{sheet}!{ref} = {show(value)}", file=rel)
+            return CheckResult(
+                passed=True,
+                detail=f"{where} = {show(value)!r} ({wb.engine})",
+                evidence=f"{sheet}!{ref} = {show(value)}",
+                file=rel,
+            )
         reasons.append(f"{where} = {show(value)!r}, expected {describe_expect(check.expect)}")
     return CheckResult(passed=False, detail="; ".join(reasons))
