@@ -46,9 +46,7 @@ def _ext(name: str) -> str:
 @app.command("tasks")
 def tasks_cmd(
     path: Path = typer.Argument(..., help="Dataset root, split, occupation or task directory."),
-    split: list[str] | None = typer.Option(
-        None, "--split", help="Only these splits (repeatable)."
-    ),
+    split: list[str] | None = typer.Option(None, "--split", help="Only these splits (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """Summarise tasks per occupation: tasks, rubrics, criteria, total weight, file formats."""

@@ -90,9 +90,7 @@ def register(app: typer.Typer) -> None:
             help="A folder of <name>/deliverables/ + "
             "<name>/expected.json sets for the task given by --task.",
         ),
-        task: Path | None = typer.Option(
-            None, "--task", help="The task folder the --sets answer."
-        ),
+        task: Path | None = typer.Option(None, "--task", help="The task folder the --sets answer."),
         judge_config: list[Path] | None = typer.Option(
             None,
             "--judge-config",
@@ -119,9 +117,7 @@ def register(app: typer.Typer) -> None:
             None, "--concurrency", help="Parallel LLM calls per judge."
         ),
         max_attempts: int | None = typer.Option(None, "--max-attempts", help="Tries per call."),
-        timeout: float | None = typer.Option(
-            None, "--timeout", help="Seconds per HTTP request."
-        ),
+        timeout: float | None = typer.Option(None, "--timeout", help="Seconds per HTTP request."),
         prices: Path | None = typer.Option(
             None, "--prices", help="TOML price table merged over the defaults."
         ),

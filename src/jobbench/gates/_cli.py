@@ -30,9 +30,7 @@ def gate_cmd(
         help="Comma-separated gates (validate,audit,lint,llm,decoy,oracle,solve,consistency). "
         "Default: validate,audit,lint,decoy plus those whose inputs you give.",
     ),
-    split: list[str] | None = typer.Option(
-        None, "--split", help="Only these splits (repeatable)."
-    ),
+    split: list[str] | None = typer.Option(None, "--split", help="Only these splits (repeatable)."),
     tasks: str | None = typer.Option(None, "--tasks", help="Only task ids matching this glob."),
     runs: list[Path] | None = typer.Option(
         None, "--runs", help="Graded run directory for the solve trial (repeatable)."
@@ -191,9 +189,7 @@ review_app = typer.Typer(
 def review_export_cmd(
     path: Path = typer.Argument(..., help="Dataset root, split, occupation or task directory."),
     out: Path = typer.Option(Path("review.xlsx"), "--out", "-o", help="Workbook to write."),
-    split: list[str] | None = typer.Option(
-        None, "--split", help="Only these splits (repeatable)."
-    ),
+    split: list[str] | None = typer.Option(None, "--split", help="Only these splits (repeatable)."),
     tasks: str | None = typer.Option(None, "--tasks", help="Only task ids matching this glob."),
     runs: list[Path] | None = typer.Option(
         None, "--runs", help="Graded runs: solve-trial pass counts (repeatable)."

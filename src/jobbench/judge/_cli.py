@@ -317,9 +317,7 @@ def register(app: typer.Typer) -> None:
         cache_path: Path | None = typer.Option(
             None, "--cache-path", help="Cache file (default: the judge's)."
         ),
-        model: str | None = typer.Option(
-            None, "--model", help="Only this judge model's entries."
-        ),
+        model: str | None = typer.Option(None, "--model", help="Only this judge model's entries."),
     ) -> None:
         """Delete cached judge replies (all, or one model's)."""
         from ._cache import JudgeCache

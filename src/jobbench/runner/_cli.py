@@ -421,9 +421,7 @@ def register(app: typer.Typer) -> None:
         memory_mb: int | None = typer.Option(
             4096, "--memory-mb", help="Address-space limit of sandboxed commands, MiB."
         ),
-        temperature: float | None = typer.Option(
-            None, "--temperature", help="Model temperature."
-        ),
+        temperature: float | None = typer.Option(None, "--temperature", help="Model temperature."),
         reasoning_effort: str | None = typer.Option(
             None, "--reasoning-effort", help="e.g. low, medium, high, xhigh."
         ),

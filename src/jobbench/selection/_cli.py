@@ -116,9 +116,7 @@ def register(app: typer.Typer) -> None:
             min=1,
             help="Keep occupations ranked at most this by exposure.",
         ),
-        top: int | None = typer.Option(
-            35, "--top", min=1, help="Number of occupations to select."
-        ),
+        top: int | None = typer.Option(35, "--top", min=1, help="Number of occupations to select."),
         select_all: bool = typer.Option(
             False, "--all", help="Select every eligible occupation (ignore --top)."
         ),

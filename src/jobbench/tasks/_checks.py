@@ -183,7 +183,13 @@ class JsonPathCheck(_CheckBase):
 
 
 Check = Annotated[
-    NumberCheck | RegexCheck | FileExistsCheck | XlsxCellCheck | CsvValueCheck | SqliteQueryCheck | JsonPathCheck,
+    NumberCheck
+    | RegexCheck
+    | FileExistsCheck
+    | XlsxCellCheck
+    | CsvValueCheck
+    | SqliteQueryCheck
+    | JsonPathCheck,
     Field(discriminator="kind"),
 ]
 """Any programmatic check, discriminated by ``kind``."""
