@@ -105,6 +105,8 @@ class FakeOpenAIServer:
     Args:
         script: a sequence of replies consumed in order (an exhausted script answers 500
             with an explanatory body), or a function ``request_json -> ScriptedReply``.
+        models: the entries ``GET …/models`` lists (default one, ``{"id": "fake-model"}``);
+            None entries list nothing and answer 404 (an endpoint without the route).
 
     Attributes:
         base_url: ``http://127.0.0.1:<port>/v1``, for ``openai.OpenAI(base_url=…)``.
@@ -112,7 +114,10 @@ class FakeOpenAIServer:
         bodies: the raw bytes of the same request bodies (for byte-for-byte comparisons).
     """
 
-    def __init__(self, script: Script):
+    def __init__(self, script: Script, models: list[dict[str, Any]] | None | str = "default"):
+        self.models: list[dict[str, Any]] | None = (
+            [{"id": "fake-model", "object": "model"}] if models == "default" else models
+        )  # type: ignore[assignment]
         self._fn: Callable[[dict[str, Any]], ScriptedReply]
         if callable(script):
             self._fn = script  # type: ignore[assignment]
@@ -153,15 +158,9 @@ class FakeOpenAIServer:
                     pass
 
             def do_GET(self) -> None:  # noqa: N802
-                if self.path.rstrip("/").endswith("/models"):
-                    self._send(
-                        ScriptedReply(
-                            body={
-                                "object": "list",
-                                "data": [{"id": "fake-model", "object": "model"}],
-                            }
-                        )
-                    )
+                if self.path.rstrip("/").endswith("/models") and outer.models is not None:
+                    data = [{"object": "model", **m} for m in outer.models]
+                    self._send(ScriptedReply(body={"object": "list", "data": data}))
                 else:
                     self._send(ScriptedReply(status=404, body={"error": {"message": "not found"}}))
 

@@ -139,3 +139,38 @@ def test_solve_gate_in_report(example) -> None:
     assert rep.exit_code == 1
     md = render_markdown(rep)
     assert "Dataset reachability 87.5%" in md and "mean of tasks 86.7%" in md
+
+
+def test_oracle_and_null_runs_are_explained_not_scored_zero(example, rb, tmp_path) -> None:
+    # the same oracle+null run given as --oracle-run and --runs: neither agent is an attempt
+    # at solving, so no task gets a 0 % reachability; each is skipped with the reason and
+    # what to pass instead
+    ds_root, _, (t1, t2) = example
+    run = tmp_path / "runs" / "O"
+    rb.write_lock(run, ds_root, [t1, t2])
+    for t in (t1, t2):
+        rb.add_trial(run, t, "oracle", "-", 1, {}, default="pass")
+        rb.add_trial(run, t, "null", "-", 1, {}, default="fail")
+    st = solve_trial([run])
+    assert st.tasks == [] and st.reachability is None
+    assert st.unattempted == [t1.id, t2.id]
+    assert st.excluded == {t1.id: ["null@-", "oracle@-"], t2.id: ["null@-", "oracle@-"]}
+    rep = run_gates(ds_root, GateOptions(gates=[], runs=[run]))
+    g = rep.tasks[0].gates["solve"]
+    assert g.status == "skip"
+    assert g.reason.startswith(
+        "only trials of null@-, oracle@- were given, and they do not count: "
+        "the oracle passes by construction"
+    )
+    assert g.reason.endswith(
+        "pass graded runs of the agents under study with --runs "
+        "(--include-oracle counts the oracle)"
+    )
+    assert rep.exit_code == 0
+    assert any(
+        n.startswith("solve trial: every graded trial given is the oracle's or the null")
+        for n in rep.notes
+    )
+    # --include-oracle counts what the user passed (the null agent never counts)
+    st = solve_trial([run], exclude_agents=("null",))
+    assert [(t.reached, t.criteria, t.trials) for t in st.tasks] == [(6, 6, 1), (10, 10, 1)]

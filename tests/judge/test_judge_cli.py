@@ -203,3 +203,46 @@ def test_error_messages_keep_square_brackets(tmp_path: Path) -> None:
         app, ["grade", str(odd)], env={"JUDGE_MODEL": "", "JOBBENCH_JUDGE_MODEL": ""}
     )
     assert res.exit_code == 2 and f"{odd}: neither a run directory" in res.output.replace("\n", "")
+
+
+def test_grade_summary_says_who_decided(tmp_path: Path) -> None:
+    # every criterion has a check: --decide auto sends nothing to the judge, and says so
+    rubrics = [
+        {
+            "rubric": "File",
+            "weight": 1,
+            "criterion": ["Has a CSV"],
+            "checks": [{"kind": "file_exists", "file": "*.csv"}],
+        },
+        {
+            "rubric": "Memo",
+            "weight": 1,
+            "criterion": ["Has a memo"],
+            "checks": [{"kind": "file_exists", "file": "*.md"}],
+        },
+    ]
+    task = make_task(tmp_path, rubrics)
+    run = make_run(
+        tmp_path / "run",
+        tmp_path / "dataset",
+        [{"task": task, "agent": "oracle", "model": "-", "epoch": 1, "files": {"t.csv": "a\n1\n"}}],
+    )
+    runner = CliRunner()
+    with FakeOpenAIServer(
+        TableJudge({"Has a CSV": ("pass", ""), "Has a memo": ("fail", "")})
+    ) as srv:
+        res = runner.invoke(app, ["grade", str(run), "--no-progress"], env=_env(srv, tmp_path))
+        assert res.exit_code == 0, res.output
+        assert srv.calls == 0
+        assert (
+            "2 criteria decided by checks, 0 sent to the judge (use --decide llm to ask the judge)"
+        ) in res.output
+        res = runner.invoke(
+            app,
+            ["grade", str(run), "--no-progress", "--decide", "llm", "--json"],
+            env=_env(srv, tmp_path),
+        )
+        assert res.exit_code == 0, res.output
+        assert srv.calls == 2  # one rubric-mode call per rubric
+    summary = json.loads(res.output)
+    assert (summary["criteria_decided_by_checks"], summary["criteria_sent_to_judge"]) == (0, 2)

@@ -828,3 +828,29 @@ def test_timeout_without_any_model_response_after_network_notices_is_infra(tmp_p
     exe = fake_cli(tmp_path / "b", "codex", lines=lines + [CODEX_OK[-1]], sleep=60)
     rec, *_ = run_one(tmp_path / "b", dataset, "codex", "m", exe, timeout=1.5)
     assert rec.status == TrialStatus.agent_timeout
+
+
+def test_cli_prefix_is_honoured_and_the_missing_cli_error_says_how_to_name_it(
+    tmp_path, monkeypatch
+):
+    from jobbench.agents import make_agent
+
+    for var in ("JOBBENCH_CODEX_BIN", "JOBBENCH_OPENCODE_BIN", "JOBBENCH_CLI_PREFIX"):
+        monkeypatch.delenv(var, raising=False)
+    assert make_agent("codex").executable == "codex"  # looked up on PATH at trial start
+    bin_dir = tmp_path / "prefix" / "node_modules" / ".bin"
+    bin_dir.mkdir(parents=True)
+    make_executable(bin_dir / "codex", "#!/bin/sh\n")
+    monkeypatch.setenv("JOBBENCH_CLI_PREFIX", str(tmp_path / "prefix"))
+    assert make_agent("codex").executable == str(bin_dir / "codex")
+    # a prefix without that CLI falls back to PATH; the per-CLI variable wins over the prefix
+    assert make_agent("opencode").executable == "opencode"
+    monkeypatch.setenv("JOBBENCH_CODEX_BIN", "/opt/codex")
+    assert make_agent("codex").executable == "/opt/codex"
+    with pytest.raises(Exception) as exc:
+        install_mounts(Path("no-such-codex"), "codex")
+    msg = str(exc.value)
+    assert msg.startswith(
+        "agent executable no-such-codex not found on PATH (name it with "
+        "--agent-bin codex=PATH or JOBBENCH_CODEX_BIN, or set JOBBENCH_CLI_PREFIX"
+    )

@@ -67,3 +67,54 @@ def test_run_with_unwritable_report_folder_exits_2_and_keeps_trials_and_grades(
     monkeypatch.undo()
     r = runner.invoke(app, ["report", str(run_dir), "--resamples", "50"])
     assert r.exit_code == 0 and (run_dir / "report" / "report.html").is_file()
+
+
+def test_run_whose_every_trial_is_infra_error_still_writes_a_report(tmp_path, dataset, monkeypatch):
+    # the agent CLI is missing: every trial ends infra_error, nothing is graded, and the run
+    # still leaves a report that shows the trials (no ReportInputError about missing grades)
+    for name in (
+        "JUDGE_MODEL",
+        "JUDGE_API_BASE",
+        "JOBBENCH_JUDGE_MODEL",
+        "JOBBENCH_JUDGE_CONFIG",
+        "JOBBENCH_CLI_PREFIX",
+    ):
+        monkeypatch.delenv(name, raising=False)
+    r = runner.invoke(
+        app,
+        [
+            "run",
+            str(dataset),
+            "--runs-dir",
+            str(tmp_path / "runs"),
+            "--run-name",
+            "infra",
+            "--no-progress",
+            "--agent",
+            "codex",
+            "--model",
+            "gpt-x",
+            "--agent-bin",
+            "codex=no-such-codex-binary",
+            "--infra-retries",
+            "0",
+        ],
+        env={"COLUMNS": "300"},
+    )
+    run_dir = tmp_path / "runs" / "infra"
+    text = " ".join(r.output.split())
+    assert r.exit_code == 1, r.output
+    assert (
+        "Reporting failed" not in text
+        and "ReportInputError" not in text
+        and "Traceback" not in text
+    )
+    assert "2 trial(s) ended with infrastructure errors" in text
+    # the missing-executable message tells how to point at the CLI
+    assert (
+        "agent executable no-such-codex-binary not found on PATH" in text and "--agent-bin" in text
+    )
+    leaderboard = (run_dir / "report" / "leaderboard.md").read_text()
+    assert "| codex@gpt-x | infra |" in leaderboard and "2 infra_error" in leaderboard
+    assert (run_dir / "report" / "report.html").is_file()
+    assert not (run_dir / "grades" / "checks").exists()  # nothing was graded

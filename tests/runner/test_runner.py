@@ -269,12 +269,38 @@ def test_default_dataset_resolution(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert default_dataset() == tmp_path / "datasets" / "sample"
     monkeypatch.chdir(tmp_path / "datasets")
-    repo_sample = Path(jobbench.__file__).resolve().parents[2] / "datasets" / "sample"
-    if repo_sample.is_dir():
-        assert default_dataset() == repo_sample
-    else:
-        with pytest.raises(FileNotFoundError, match="pass a DATASET path"):
-            default_dataset()
+    # elsewhere: the sample shipped in the package (in a checkout, jobbench/_datasets/sample
+    # links to the repository's datasets/sample)
+    packaged = Path(jobbench.__file__).resolve().parent / "_datasets" / "sample"
+    assert default_dataset() == packaged.resolve()
+    assert (default_dataset() / "main").is_dir() and (default_dataset() / "easy").is_dir()
+
+
+def test_the_sample_is_package_data():
+    # a wheel ships every file of datasets/sample as jobbench/_datasets/sample/** (scripts/
+    # check_wheel_install.sh builds one, installs it into a fresh venv and runs `jobbench run`)
+    import tomllib
+
+    root = Path(jobbench.__file__).resolve().parents[2]
+    link = root / "src" / "jobbench" / "_datasets" / "sample"
+    assert link.is_symlink() and link.resolve() == (root / "datasets" / "sample").resolve()
+    data = tomllib.loads((root / "pyproject.toml").read_text())
+    assert "_datasets/sample/**/*" in data["tool"]["setuptools"]["package-data"]["jobbench"]
+    import glob
+
+    # setuptools expands package-data patterns with glob(recursive=True) under the package
+    base = root / "src" / "jobbench"
+    listed = {
+        Path(f).relative_to(base / "_datasets" / "sample").as_posix()
+        for f in glob.glob(str(base / "_datasets/sample/**/*"), recursive=True)
+        if Path(f).is_file()
+    }
+    on_disk = {
+        p.relative_to(root / "datasets" / "sample").as_posix()
+        for p in (root / "datasets" / "sample").rglob("*")
+        if p.is_file()
+    }
+    assert len(on_disk) > 100 and listed == on_disk
 
 
 def test_cli_run_keeps_trials_when_grading_fails(tmp_path, dataset, monkeypatch):

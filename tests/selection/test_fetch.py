@@ -39,7 +39,7 @@ def no_network(monkeypatch: pytest.MonkeyPatch):
 def test_offline_fails_fast_and_writes_nothing(no_network, tmp_path: Path) -> None:
     out = tmp_path / "data"
     res = runner.invoke(app, ["selection", "fetch", "--out", str(out), "--probe-timeout", "2"])
-    assert res.exit_code == 2, res.output
+    assert res.exit_code == 3, res.output  # the offline exit code, as `dataset pull`
     err = res.stderr
     assert "offline: no data source can be reached" in err
     for host in (

@@ -50,7 +50,7 @@ def test_validate_invalid_lists_every_problem(fixtures: Path) -> None:
     r = runner.invoke(app, ["validate", "invalid", "--strict"], terminal_width=400)
     assert r.exit_code == 1
     lines = r.stdout.strip().splitlines()
-    assert lines[-1] == "0 valid task(s); 29 error(s); 2 warning(s)"
+    assert lines[-1] == "0 valid task(s); 31 error(s)"  # --strict: misnamed task dirs are errors
     assert len(lines) == 32
     # rich markup in messages is printed literally
     assert (

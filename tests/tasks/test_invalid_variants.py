@@ -85,11 +85,15 @@ EXPECTED: dict[str, list[str]] = {
 
 NAMING = [
     f"{L}/Task2: warning: looks like a task directory but is not named taskN "
-    "(N = 1, 2, … without leading zeros); skipped",
+    "(N = 1, 2, … without leading zeros); skipped (--strict refuses it)",
     f"{L}/task01: warning: looks like a task directory but is not named taskN "
-    "(N = 1, 2, … without leading zeros); skipped",
+    "(N = 1, 2, … without leading zeros); skipped (--strict refuses it)",
     "invalid/dataset/main/Lawyers_Old: occupation slug 'Lawyers_Old' must match "
     "[a-z0-9][a-z0-9_-]*",
+]
+# with --strict, a misnamed task directory is an error, not a skip
+NAMING_STRICT = [
+    m.replace(": warning:", ":").replace("; skipped (--strict", " (--strict") for m in NAMING
 ]
 
 
@@ -114,13 +118,13 @@ def test_problem_fields_are_separate(fixtures: Path) -> None:
 
 def test_whole_invalid_dataset_collects_everything(fixtures: Path) -> None:
     ds = load_dataset("invalid", strict=True)
-    expected = NAMING + [
+    expected = NAMING_STRICT + [
         m for name in sorted(EXPECTED, key=lambda n: int(n[4:])) for m in EXPECTED[name]
     ]
     assert [str(p) for p in ds.problems] == expected
     assert ds.tasks == []
     assert not ds.ok
-    assert [p.severity for p in ds.problems].count("warning") == 2
+    assert [p.severity for p in ds.problems].count("warning") == 0
 
 
 def test_duplicate_task_ids_drop_both_copies(fixtures: Path) -> None:
@@ -155,7 +159,9 @@ EXTENSION_RULES = {
 NOTE = "as the public tools ignore it (--strict refuses the file)"
 
 
-def test_tolerant_loading_warns_about_extension_rules_and_loads_those_tasks(fixtures: Path) -> None:
+def test_tolerant_loading_warns_about_extension_rules_and_loads_those_tasks(
+    fixtures: Path,
+) -> None:
     ds = load_dataset("invalid")
     assert sorted(t.number for t in ds.tasks) == sorted(int(n[4:]) for n in EXTENSION_RULES)
     warned = [str(p) for p in ds.warnings if "/RUBRICS.json" in p.file]
@@ -196,3 +202,22 @@ def test_tolerant_task_loses_only_the_malformed_extension(fixtures: Path) -> Non
     assert all(c.check is None for r in t11.rubrics for c in r.criteria)
     t13 = load_task(Path(L) / "task13")
     assert t13.rubrics[0].files is None
+
+
+def test_misnamed_task_directory_is_an_error_when_strict(tmp_path: Path) -> None:
+    import shutil
+
+    from jobbench.tasks import find_invalid, load_dataset
+
+    sample = Path(__file__).resolve().parents[2] / "datasets" / "sample" / "main"
+    occ = sorted(p for p in sample.iterdir() if p.is_dir())[0]
+    dest = tmp_path / "ds" / "main" / "lawyers"
+    shutil.copytree(occ / "task1", dest / "task01")
+    shutil.copytree(occ / "task1", dest / "task1")
+    tolerant = load_dataset(tmp_path / "ds")
+    assert [t.id for t in tolerant.tasks] == ["main/lawyers/task1"] and not find_invalid(tolerant)
+    strict = find_invalid(load_dataset(tmp_path / "ds", strict=True))
+    assert strict and any(
+        "task01" in line and "is not named taskN" in line and "--strict refuses" in line
+        for line in strict.lines()
+    )

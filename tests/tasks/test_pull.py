@@ -517,4 +517,51 @@ def test_cli_pull_uses_hf_endpoint(hub, tmp_path: Path, monkeypatch: pytest.Monk
     assert r.exit_code == 0 and r.stdout.strip() == "3 valid task(s); valid"
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     r = runner.invoke(app, ["dataset", "pull", "--dest", "data2"], terminal_width=400)
-    assert r.exit_code == 1 and "offline mode is on" in r.stderr
+    assert r.exit_code == 3 and "offline mode is on" in r.stderr  # as `selection fetch` offline
+
+
+def test_cli_unreachable_hub_exits_3_and_other_failures_exit_1(
+    hub_env, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # one convention for "the network is unreachable": exit 3, as `jobbench selection fetch`
+    from typer.testing import CliRunner
+
+    from jobbench.cli import app
+
+    monkeypatch.chdir(tmp_path)
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    r = CliRunner().invoke(
+        app,
+        [
+            "dataset",
+            "pull",
+            "--dest",
+            "d",
+            "--endpoint",
+            f"http://127.0.0.1:{port}",
+            "--timeout",
+            "2",
+        ],
+        terminal_width=400,
+    )
+    assert r.exit_code == 3, r.output
+    assert "cannot reach the Hugging Face Hub" in r.stderr and not (tmp_path / "d").exists()
+    (tmp_path / "f").write_text("x")  # a destination that is a file: not a network problem
+    r = CliRunner().invoke(
+        app,
+        [
+            "dataset",
+            "pull",
+            "--dest",
+            "f",
+            "--endpoint",
+            f"http://127.0.0.1:{port}",
+            "--timeout",
+            "2",
+        ],
+        terminal_width=400,
+    )
+    assert r.exit_code == 1 and "exists and is not a directory" in r.stderr

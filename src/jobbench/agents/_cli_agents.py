@@ -310,7 +310,9 @@ class OpenCodeParser(EventParser):
             self._set_error(msg or json.dumps(ev)[:500])
 
 
-def install_mounts(executable: Path) -> tuple[Path, list[Mount], list[str]]:
+def install_mounts(
+    executable: Path, agent: str | None = None
+) -> tuple[Path, list[Mount], list[str]]:
     """Read-only mounts a CLI needs inside the sandbox: its install directory (for an npm
     package, the whole ``node_modules`` directory holding it, because the native binary
     lives in a sibling platform package) and, for a script, its interpreter's installation;
@@ -318,6 +320,7 @@ def install_mounts(executable: Path) -> tuple[Path, list[Mount], list[str]]:
 
     Args:
         executable: the CLI (a path or a name on the host PATH).
+        agent: the adapter's name, for the hint in the error (``--agent-bin NAME=PATH``).
 
     Returns:
         ``(real executable path, mounts, PATH entries to prepend)``.
@@ -327,7 +330,10 @@ def install_mounts(executable: Path) -> tuple[Path, list[Mount], list[str]]:
     """
     found = shutil.which(str(executable))
     if found is None:
-        raise InfraError(f"agent executable {executable} not found on PATH")
+        raise InfraError(
+            f"agent executable {executable} not found on PATH "
+            f"({missing_executable_hint(agent or str(executable))})"
+        )
     real = Path(os.path.realpath(found))
     mounts: list[Mount] = []
     path_dirs: list[str] = []
@@ -370,6 +376,33 @@ def install_mounts(executable: Path) -> tuple[Path, list[Mount], list[str]]:
     return real, mounts, path_dirs
 
 
+def missing_executable_hint(agent: str) -> str:
+    """How to name the CLI of adapter ``agent`` when it is not found (part of the
+    ``infra_error`` message)."""
+    var = f"JOBBENCH_{agent.upper().replace('-', '_')}_BIN"
+    return (
+        f"name it with --agent-bin {agent}=PATH or {var}, or set JOBBENCH_CLI_PREFIX to "
+        "the npm prefix holding node_modules/.bin/ (scripts/verify_cli_agents.sh installs "
+        "there)"
+    )
+
+
+def default_cli_executable(agent: str, default: str) -> str:
+    """The executable of adapter ``agent`` when none is given: ``$JOBBENCH_<AGENT>_BIN``,
+    else ``$JOBBENCH_CLI_PREFIX/node_modules/.bin/<default>`` when that file is executable
+    (the npm prefix scripts/verify_cli_agents.sh installs into), else ``default`` (looked up
+    on PATH when the trial starts)."""
+    env_var = f"JOBBENCH_{agent.upper().replace('-', '_')}_BIN"
+    if os.environ.get(env_var):
+        return os.environ[env_var]
+    prefix = os.environ.get("JOBBENCH_CLI_PREFIX")
+    if prefix:
+        candidate = Path(prefix, "node_modules", ".bin", default)
+        if candidate.is_file() and os.access(candidate, os.X_OK):
+            return str(candidate)
+    return default
+
+
 def npm_package(executable: Path) -> tuple[Path, dict[str, Any]] | None:
     """The npm package that holds ``executable`` (a real path, symlinks resolved): the
     nearest ancestor directory inside a ``node_modules`` tree with a ``package.json``.
@@ -408,8 +441,9 @@ class CliAgent(Agent):
     """Common machinery of the CLI adapters.
 
     Args:
-        executable: CLI path or name (default: ``default_executable`` on PATH, or the
-            ``JOBBENCH_<NAME>_BIN`` environment variable).
+        executable: CLI path or name (default: :func:`default_cli_executable`: the
+            ``JOBBENCH_<NAME>_BIN`` environment variable, else the CLI under
+            ``$JOBBENCH_CLI_PREFIX/node_modules/.bin/``, else ``default_executable`` on PATH).
         mounts: extra host paths to bind read-only (at the same path) inside the sandbox.
         env: extra environment variable names to pass through from the harness.
         home_seed: a directory copied into the trial's fresh HOME before the run (e.g. a
@@ -436,8 +470,9 @@ class CliAgent(Agent):
         home_seed: Path | None = None,
         api_base: str | None = None,
     ) -> None:
-        env_var = f"JOBBENCH_{self.name.upper().replace('-', '_')}_BIN"
-        self.executable = str(executable or os.environ.get(env_var) or self.default_executable)
+        self.executable = str(
+            executable or default_cli_executable(self.name, self.default_executable)
+        )
         self.extra_mounts = [Path(p) for p in (mounts or [])]
         self.extra_env = list(env or [])
         self.home_seed = home_seed
@@ -500,7 +535,7 @@ class CliAgent(Agent):
     def run(self, ctx: AgentContext) -> AgentResult:
         if not ctx.model:
             return AgentResult(status="agent_error", error=f"{self.name} needs --model")
-        real, mounts, path_dirs = install_mounts(Path(self.executable))
+        real, mounts, path_dirs = install_mounts(Path(self.executable), self.name)
         mounts += [Mount(Path(os.path.abspath(p)), os.path.abspath(p)) for p in self.extra_mounts]
         if self.home_seed is not None:
             shutil.copytree(self.home_seed, ctx.workspace.home, dirs_exist_ok=True, symlinks=True)

@@ -51,7 +51,7 @@ from typing import Any, ClassVar, Literal
 from ..records import Usage
 from ..sandbox import Limits, Mount, SandboxError
 from ._base import AgentContext, AgentResult, InfraError
-from ._cli_agents import CliAgent, EventParser, install_mounts, npm_package
+from ._cli_agents import CliAgent, EventParser, install_mounts, missing_executable_hint, npm_package
 
 #: Node.js versions openclaw 2026.9.6 runs on (``engines.node`` of its package.json:
 #: ``>=24.16.0 <25 || >=26.1.0``; under Node 20 it exits with "node:sqlite is unavailable").
@@ -398,7 +398,7 @@ class OpenClawAgent(CliAgent):
         if found is None:
             raise InfraError(
                 f"agent executable {self.executable} not found on PATH (install the npm package "
-                "openclaw, or name it with --agent-bin openclaw=PATH)"
+                f"openclaw, or {missing_executable_hint('openclaw')})"
             )
         pkg = npm_package(Path(os.path.realpath(found)))
         if pkg is None or pkg[1].get("name") != "openclaw":

@@ -39,7 +39,9 @@ def gate_cmd(
         None, "--judge", help="Judge key under runs/<run>/grades/ (default: the only one)."
     ),
     include_oracle: bool = typer.Option(
-        False, "--include-oracle", help="Count the oracle agent in the solve trial."
+        False,
+        "--include-oracle",
+        help="Count the oracle agent in the solve trial (the null agent never counts).",
     ),
     oracle_run: Path | None = typer.Option(
         None, "--oracle-run", help="A graded run of the oracle and null agents."
@@ -156,7 +158,7 @@ def gate_cmd(
         judge_key=judge,
         oracle_run=oracle_run,
         run_oracle_into=run_oracle,
-        exclude_agents=() if include_oracle else ("oracle",),
+        exclude_agents=("null",) if include_oracle else ("oracle", "null"),
         solve_threshold=solve_threshold,
         strict=strict,
         consistency_run=consistency,

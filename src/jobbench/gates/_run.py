@@ -24,7 +24,7 @@ from ._oracle import (
     run_self_consistency,
 )
 from ._report import GateReport, TaskGates
-from ._solve import SOLVE_THRESHOLD, solve_gate_results, solve_trial
+from ._solve import EXCLUDED_WHY, SOLVE_THRESHOLD, solve_gate_results, solve_trial
 
 STATIC_GATES: tuple[str, ...] = ("validate", "audit", "lint", "decoy")
 """Gates run by default: they need no agent run and no LLM."""
@@ -56,7 +56,8 @@ class GateOptions(BaseModel):
             deliverables also become reference answers of the audit's ``A6`` check.
         run_oracle_into: run the oracle and null agents into this new run directory (needs
             the runner stage).
-        exclude_agents: agents left out of the solve trial.
+        exclude_agents: agents left out of the solve trial (default the oracle and null
+            agents: neither is an attempt at solving).
         solve_threshold: task reachability threshold.
         consistency_run: a run whose finished trials are graded ``consistency_repeats``
             times (judge cache off) for the self-consistency gate.
@@ -76,7 +77,7 @@ class GateOptions(BaseModel):
     judge_key: str | None = None
     oracle_run: Path | None = None
     run_oracle_into: Path | None = None
-    exclude_agents: tuple[str, ...] = ("oracle",)
+    exclude_agents: tuple[str, ...] = ("oracle", "null")
     solve_threshold: float = SOLVE_THRESHOLD
     consistency_run: Path | None = None
     consistency_repeats: int = Field(default=3, ge=2)
@@ -263,6 +264,12 @@ def run_gates(
                     by_id[t.id].gates["solve"] = GateResult.errored("solve", str(exc))
             else:
                 report.solve = st
+                if st.excluded and not st.tasks:
+                    report.notes.append(
+                        "solve trial: every graded trial given is the oracle's or the null "
+                        f"agent's, which do not count ({EXCLUDED_WHY}); pass graded runs of the "
+                        "agents under study with --runs (--include-oracle counts the oracle)"
+                    )
                 files = {t.id: display_path(t.root / RUBRICS) for t in tasks}
                 results = solve_gate_results(st, files=files)
                 for t in tasks:

@@ -79,6 +79,8 @@ class SolveTrial(BaseModel):
             part of the figures).
         skipped: ``trial_id: reason`` for graded trials left out (stale task, excluded agent,
             criterion count mismatch).
+        excluded: task id → ``agent@model`` labels of its graded trials left out because
+            their agent is excluded (the oracle and the null agent by default).
     """
 
     runs: list[str]
@@ -90,6 +92,28 @@ class SolveTrial(BaseModel):
     flagged: list[str]
     unattempted: list[str] = Field(default_factory=list)
     skipped: list[str] = Field(default_factory=list)
+    excluded: dict[str, list[str]] = Field(default_factory=dict)
+
+    def explain_unattempted(self, task_id: str) -> str:
+        """Why ``task_id`` (one of :attr:`unattempted`) has no figure, and what to pass."""
+        who = self.excluded.get(task_id)
+        if not who:
+            return "no counted graded trial of this task"
+        return (
+            f"only trials of {', '.join(who)} were given, and they do not count: "
+            f"{EXCLUDED_WHY}; pass graded runs of the agents under study with --runs "
+            "(--include-oracle counts the oracle)"
+        )
+
+
+EXCLUDED_WHY = (
+    "the oracle passes by construction (its deliverables are the reference) and the "
+    "null agent writes nothing, so neither is an attempt at solving the task"
+)
+"""Why the solve trial leaves out the oracle and null agents by default."""
+
+DEFAULT_EXCLUDED = ("oracle", "null")
+"""Agents the solve trial leaves out by default (``--include-oracle`` keeps only ``null``)."""
 
 
 def _key(r: int, j: int) -> str:
@@ -101,7 +125,7 @@ def solve_trial(
     *,
     judge_key: str | None = None,
     dataset: Dataset | None = None,
-    exclude_agents: tuple[str, ...] = ("oracle",),
+    exclude_agents: tuple[str, ...] = DEFAULT_EXCLUDED,
     threshold: float = SOLVE_THRESHOLD,
     check_digests: bool = True,
 ) -> SolveTrial:
@@ -141,11 +165,13 @@ def solve_trial(
         graded += read_grades(r, key)
 
     skipped: list[str] = []
+    excluded: dict[str, set[str]] = defaultdict(set)
     per_task: dict[str, list[GradedTrial]] = defaultdict(list)
     for g in graded:
         tid = g.grade.task_id
         if g.agent in exclude_agents:
             skipped.append(f"{g.grade.trial_id}: agent {g.agent!r} excluded")
+            excluded[tid].add(f"{g.agent}@{g.model}")
             continue
         task = tasks.get(tid)
         if task is not None:
@@ -234,8 +260,9 @@ def solve_trial(
         reachability=micro,
         mean_task_reachability=macro,
         flagged=[t.task_id for t in results if t.flagged],
-        unattempted=sorted(locked - set(per_task)),
+        unattempted=sorted((locked | set(excluded)) - set(per_task)),
         skipped=skipped,
+        excluded={t: sorted(v) for t, v in sorted(excluded.items())},
     )
 
 
@@ -246,7 +273,7 @@ def solve_gate_results(
     never-passed criterion. ``files`` maps task id to its RUBRICS.json display path. Tasks in
     ``result.unattempted`` get a ``skip``."""
     out: dict[str, GateResult] = {
-        tid: GateResult.skipped("solve", "no counted graded trial of this task")
+        tid: GateResult.skipped("solve", result.explain_unattempted(tid))
         for tid in result.unattempted
     }
     for t in result.tasks:

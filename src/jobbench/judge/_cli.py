@@ -86,6 +86,13 @@ def register(app: typer.Typer, make_executor: Callable[..., Any] | None = None) 
         no_cache: bool = typer.Option(
             False, "--no-cache", help="Neither read nor write the verdict cache."
         ),
+        cache_share: str | None = typer.Option(
+            None,
+            "--judge-cache-share",
+            help="Share cached verdicts across endpoints under this name (env "
+            "JOBBENCH_JUDGE_CACHE_SHARE; default: verdicts are cached per endpoint: base URL "
+            "and the model id it reports).",
+        ),
         no_vision: bool = typer.Option(False, "--no-vision", help="Never attach images."),
         label: str | None = typer.Option(
             None, "--label", help="Suffix of the judge key (keeps configs apart)."
@@ -175,6 +182,7 @@ def register(app: typer.Typer, make_executor: Callable[..., Any] | None = None) 
                 cache=False if no_cache else None,
                 vision=False if no_vision else None,
                 label=label,
+                cache_share=cache_share,
             )
         except (ValueError, FileNotFoundError) as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}")
@@ -418,6 +426,7 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str]) -> None:  
             }
         )
     if as_json:
+        checks, judged = _decided_counts(records)
         print(
             json.dumps(
                 {
@@ -426,6 +435,8 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str]) -> None:  
                     "rows": rows,
                     "judge_usage": total.model_dump(),
                     "recorded_judge_usage": recorded.model_dump(),
+                    "criteria_decided_by_checks": checks,
+                    "criteria_sent_to_judge": judged,
                 },
                 indent=2,
             )
@@ -472,8 +483,40 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str]) -> None:  
         f"({total.cached_input_tokens} cached), {total.output_tokens} output tokens, cost {cost}; "
         f"{len(records) - kept} trial(s) graded now, {kept} kept (up to date)"
     )
+    con.print(_decided_line(records, cfg), highlight=False)
     if any(r["judge_error"] for r in rows):
         con.print(
             "[yellow]some trials have judge_error verdicts and no score; "
             "run the same command again to retry only those[/yellow]"
         )
+
+
+def _decided_counts(records) -> tuple[int, int]:  # noqa: ANN001
+    """``(criteria decided by a programmatic check, criteria sent to the LLM judge)`` over
+    the criterion verdicts of ``records`` (GradeRecord list): a verdict whose ``source`` is
+    ``check`` counts as the first, ``llm`` as the second (cached verdicts included),
+    ``none`` (unjudged) as neither."""
+    checks = judged = 0
+    for r in records:
+        for rubric in r.rubrics:
+            for c in rubric.criteria:
+                if c.source == "check":
+                    checks += 1
+                elif c.source == "llm":
+                    judged += 1
+    return checks, judged
+
+
+def _decided_line(records, cfg) -> str:  # noqa: ANN001
+    """The summary line saying who decided the criteria, e.g. ``"24 criteria decided by
+    checks, 0 sent to the judge (use --decide llm to ask the judge)"``; the hint appears
+    when a judge model is set, nothing was sent to it and checks decided something."""
+    checks, judged = _decided_counts(records)
+    line = f"{checks} criteria decided by checks, {judged} sent to the judge"
+    if cfg.model and judged == 0 and checks and cfg.effective_decide == "auto":
+        line += " (use --decide llm to ask the judge)"
+    elif not cfg.model and any(
+        c.source == "none" for r in records for rb in r.rubrics for c in rb.criteria
+    ):
+        line += " (no judge model: --judge-model M grades the criteria without a check)"
+    return line

@@ -11,7 +11,8 @@ api_key                     JOBBENCH_JUDGE_API_KEY     JUDGE_API_KEY
 mode, decide, concurrency,  JOBBENCH_JUDGE_<FIELD>     –
 timeout, max_attempts,      (upper case)
 seed, cache_path,
-prices_file, label
+cache_share, prices_file,
+label
 TOML config file            JOBBENCH_JUDGE_CONFIG      –
 ==========================  =========================  ==========================
 
@@ -69,6 +70,10 @@ class JudgeConfig(BaseModel):
         vision, max_images: attach images to rubrics that need them (≤ ``max_images``).
         cache, cache_path: the SQLite verdict cache (default
             ``$XDG_CACHE_HOME/jobbench/judge.sqlite``).
+        cache_share: a name that replaces the endpoint's identity (base URL and the model
+            id it reports) in every verdict-cache key, so endpoints serving the same
+            weights share cached verdicts on purpose (see ``jobbench.judge._endpoint``);
+            None = verdicts are cached per endpoint.
         prices_file: TOML merged over the default price table.
         label: free suffix of the judge key, to keep several configurations apart.
         max_chars_per_file: extraction cap per deliverable file (characters).
@@ -95,6 +100,7 @@ class JudgeConfig(BaseModel):
     max_images: int = Field(default=8, ge=0)
     cache: bool = True
     cache_path: Path | None = None
+    cache_share: str | None = Field(default=None, min_length=1)
     prices_file: Path | None = None
     label: str | None = None
     max_chars_per_file: int = Field(default=200_000, ge=1000)
@@ -189,6 +195,7 @@ _ENV_FIELDS = {
     "max_attempts": ("JOBBENCH_JUDGE_MAX_ATTEMPTS",),
     "seed": ("JOBBENCH_JUDGE_SEED",),
     "cache_path": ("JOBBENCH_JUDGE_CACHE",),
+    "cache_share": ("JOBBENCH_JUDGE_CACHE_SHARE",),
     "prices_file": ("JOBBENCH_JUDGE_PRICES",),
     "label": ("JOBBENCH_JUDGE_LABEL",),
 }

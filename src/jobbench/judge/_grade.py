@@ -39,6 +39,7 @@ from ..tasks import Rubric, Task
 from ._cache import JudgeCache, unit_key
 from ._client import JudgeCallError, JudgeClient
 from ._config import PROMPT_VERSION, JudgeConfig
+from ._endpoint import cache_key
 from ._evidence import detect_hidden_injection, detect_injection, evidence_found, normalise
 from ._images import ImageChoice, choose_images
 from ._jsonfix import recover_json
@@ -542,7 +543,7 @@ class Grader:
             for key in dict.fromkeys(
                 (unit.key, unit.base_key)
             ):  # a resumed unit may be cached whole
-                hit = self.cache.get_entry(key)
+                hit = self.cache.get_entry(cache_key(key, self.config))
                 if hit is not None:
                     unit.payload, original = hit
                     unit.cached = True
@@ -603,7 +604,12 @@ class Grader:
             total = sum((Usage(**r["usage"]) for r in unit.replies if "usage" in r), Usage())
             if total.calls and total.cost_usd is None:
                 total.cost_usd = self.prices.cost(self.config.model, total)
-            self.cache.put(unit.key, self.config.model or "", payload, total.model_dump())
+            self.cache.put(
+                cache_key(unit.key, self.config),
+                self.config.model or "",
+                payload,
+                total.model_dump(),
+            )
 
     def _missing(self, unit: Unit) -> list[str]:
         p = unit.payload or {}

@@ -62,6 +62,7 @@ def report(
     judge_key: str | None = None,
     out: str | os.PathLike[str] | None = None,
     write: bool = True,
+    allow_ungraded: bool = False,
 ) -> ReportResult:
     """Build the report of one or more runs (merged into one leaderboard) and write it.
 
@@ -70,6 +71,8 @@ def report(
         judge_key: grades to use (default: the only key of the runs).
         out: report directory (default: ``<run>/report`` for one run).
         write: False builds the figures only.
+        allow_ungraded: accept a ``judge_key`` graded in no run (a run whose every trial
+            ended ``infra_error``): its trials are reported as not scored.
 
     Returns:
         :class:`ReportResult`.
@@ -83,7 +86,7 @@ def report(
         dirs = [Path(run_dirs)]
     else:
         dirs = [Path(d) for d in run_dirs]
-    data = build_report(dirs, judge_key=judge_key)
+    data = build_report(dirs, judge_key=judge_key, allow_ungraded=allow_ungraded)
     if not write:
         return ReportResult(data=data, out_dir=None)
     out_dir = write_data(data, Path(out) if out else default_out_dir(dirs))

@@ -300,6 +300,7 @@ def build_report(
     n_resamples: int = DEFAULT_RESAMPLES,
     confidence: float = DEFAULT_CONFIDENCE,
     seed: int = DEFAULT_SEED,
+    allow_ungraded: bool = False,
 ) -> ReportData:
     """Read ``run_dirs`` and compute every figure of the report.
 
@@ -308,6 +309,8 @@ def build_report(
         judge_key: grades to use; None picks the only key (see
             :func:`jobbench.report.resolve_judge_key`).
         n_resamples, confidence, seed: bootstrap settings.
+        allow_ungraded: a ``judge_key`` with no grades in any run is accepted (its trials
+            are shown ungraded, with a warning) instead of refused.
 
     Raises:
         ReportInputError: unreadable runs, ambiguous judge key, no run given.
@@ -317,7 +320,7 @@ def build_report(
     paths = [Path(r).resolve() for r in run_dirs]
     if len(set(paths)) != len(paths):
         raise ReportInputError("the same run directory is given twice")
-    key = resolve_judge_key(paths, judge_key)
+    key = resolve_judge_key(paths, judge_key, allow_ungraded=allow_ungraded)
     runs = [load_run(p, key) for p in paths]
     warnings: list[str] = []
     if key is None:

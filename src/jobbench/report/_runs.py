@@ -27,12 +27,17 @@ def judge_keys(run_dir: Path) -> list[str]:
     return RunDir(run_dir).judge_keys()
 
 
-def resolve_judge_key(run_dirs: list[Path], judge_key: str | None = None) -> str | None:
+def resolve_judge_key(
+    run_dirs: list[Path], judge_key: str | None = None, allow_ungraded: bool = False
+) -> str | None:
     """Pick the judge key for a report over ``run_dirs``.
 
     Args:
         run_dirs: run directories.
         judge_key: the key asked for, or None for "the only one there is".
+        allow_ungraded: accept a ``judge_key`` graded in no run (``jobbench run`` whose every
+            trial ended ``infra_error``: nothing was graded, the report still shows the
+            trials); the report then warns that the runs have no grades under it.
 
     Returns:
         ``judge_key`` when given and graded in at least one run; else the only key found
@@ -46,7 +51,7 @@ def resolve_judge_key(run_dirs: list[Path], judge_key: str | None = None) -> str
     found = sorted({k for ks in per_run.values() for k in ks})
     listing = "; ".join(f"{r}: {', '.join(ks) or '(none)'}" for r, ks in per_run.items())
     if judge_key is not None:
-        if judge_key not in found:
+        if judge_key not in found and not allow_ungraded:
             raise ReportInputError(f"judge key {judge_key!r} has no grades (found: {listing})")
         return judge_key
     if len(found) > 1:

@@ -34,7 +34,10 @@ def parse_setting(text: str) -> tuple[str, Any]:
 
 
 def build_specs(
-    agent_opts: list[str], model_opts: list[str], settings, options: dict[str, dict[str, Any]]
+    agent_opts: list[str],
+    model_opts: list[str],
+    settings,
+    options: dict[str, dict[str, Any]],
 ):
     """:func:`jobbench.runner.agent_specs` with its errors as ``--agent``/``--model`` usage
     errors.
@@ -164,7 +167,8 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
         )
         return 1
     try:
-        built = report([run_dir], judge_key=config.key)
+        # a run whose every trial ended infra_error has no grades: the report still shows them
+        built = report([run_dir], judge_key=config.key, allow_ungraded=True)
         data, out = built.data, built.out_dir
         args.report = built
     except ReportWriteError as exc:  # an environment problem: nothing to retry until it is fixed
@@ -350,8 +354,11 @@ def register(app: typer.Typer) -> None:
             help="Only these splits (repeatable), e.g. main or easy (default: "
             "every split of DATASET; main without DATASET).",
         ),
-        tasks: str | None = typer.Option(
-            None, "--tasks", help="Only task ids matching this glob, e.g. '*/lawyers/*'."
+        tasks: list[str] | None = typer.Option(
+            None,
+            "--tasks",
+            help="Only task ids matching this glob, e.g. '*/lawyers/*' (once; a "
+            "repeated --tasks is refused, never last-wins).",
         ),
         run_name: str | None = typer.Option(
             None,
@@ -454,7 +461,9 @@ def register(app: typer.Typer) -> None:
             False, "--keep-workspaces", help="Keep trial scratch directories."
         ),
         no_progress: bool = typer.Option(
-            False, "--no-progress", help="Print one line per trial instead of a live display."
+            False,
+            "--no-progress",
+            help="Print one line per trial instead of a live display.",
         ),
         no_grade: bool = typer.Option(
             False, "--no-grade", help="Stop after collecting deliverables."
@@ -489,10 +498,16 @@ def register(app: typer.Typer) -> None:
             help="Dask scheduler address (tcp://host:8786) or scheduler file, for --executor dask.",
         ),
         dask_workers: int = typer.Option(
-            2, "--dask-workers", min=1, help="Worker processes of --executor dask-local."
+            2,
+            "--dask-workers",
+            min=1,
+            help="Worker processes of --executor dask-local.",
         ),
         dask_threads: int = typer.Option(
-            1, "--dask-threads", min=1, help="Trials at once per worker of --executor dask-local."
+            1,
+            "--dask-threads",
+            min=1,
+            help="Trials at once per worker of --executor dask-local.",
         ),
         as_json: bool = typer.Option(
             False,
@@ -529,6 +544,32 @@ def register(app: typer.Typer) -> None:
             raise typer.BadParameter(
                 f"expected one of {', '.join(EXECUTORS)}", param_hint="--executor"
             )
+        if tasks and len(tasks) > 1:
+            raise typer.BadParameter(
+                f"given {len(tasks)} times ({', '.join(repr(t) for t in tasks)}); give one glob "
+                "(a glob such as '*/lawyers/*' or '*task[12]' can match several tasks)",
+                param_hint="--tasks",
+            )
+        task_glob = tasks[0] if tasks else None
+        for hint, value in (
+            ("--timeout", timeout),
+            ("--memory-mb", memory_mb),
+            ("--command-timeout", command_timeout),
+        ):
+            if value is not None and value <= 0:
+                raise typer.BadParameter(f"must be greater than 0, got {value}", param_hint=hint)
+        if not no_grade:  # a bad judge setting is named before the first trial, not after
+            from ..judge import load_judge_config
+
+            try:
+                load_judge_config()
+            except (ValueError, FileNotFoundError) as exc:
+                err.print(
+                    f"[red]error:[/red] judge configuration: {escape(str(exc))}",
+                    soft_wrap=True,
+                    highlight=False,
+                )
+                raise typer.Exit(2) from exc
         if executor_name == "dask" and not scheduler:
             raise typer.BadParameter(
                 "--executor dask needs --scheduler ADDRESS (or use --executor dask-local)",
@@ -589,7 +630,7 @@ def register(app: typer.Typer) -> None:
             run_dir=run_dir,
             epochs=epochs,
             splits=split or None,
-            task_glob=tasks,
+            task_glob=task_glob,
             max_trials=max_trials,
             limits=limits,
             endpoint=Endpoint(base_url=base, api_key=key),
@@ -626,7 +667,9 @@ def register(app: typer.Typer) -> None:
                 )
                 note = "; -j is ignored: one trial per worker thread" if max_trials != 1 else ""
                 console.print(
-                    f"Executor: {executor.name} ({where}){note}", highlight=False, soft_wrap=True
+                    f"Executor: {executor.name} ({where}){note}",
+                    highlight=False,
+                    soft_wrap=True,
                 )
             with _Progress(not no_progress) as progress:
 

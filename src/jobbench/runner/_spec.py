@@ -37,11 +37,15 @@ class AgentSpec:
     def lock_entry(self) -> LockAgent:
         """The configuration as ``lock.json`` records it."""
         return LockAgent(
-            agent=self.agent, model=self.model or NO_MODEL, settings=self.settings.as_record()
+            agent=self.agent,
+            model=self.model or NO_MODEL,
+            settings=self.settings.as_record(),
         )
 
 
 DEFAULT_DATASET = Path("datasets") / "sample"
+PACKAGED_SAMPLE = Path("_datasets") / "sample"
+"""The sample's folder inside the installed package (pyproject.toml package data)."""
 DEFAULT_SPLIT = "main"
 """The split a run covers when neither a dataset nor splits are given (the bundled sample
 holds ``main`` and ``easy``)."""
@@ -58,23 +62,28 @@ class AgentSpecError(ValueError):
 
 
 def default_dataset() -> Path:
-    """``datasets/sample`` relative to the current directory, else relative to the
+    """``datasets/sample`` relative to the current directory, else the sample shipped inside
+    the package (``jobbench/_datasets/sample``: in a checkout, a symbolic link to the
+    repository's ``datasets/sample``; in a wheel, a copy of it), else relative to the
     repository holding the installed package (``src/jobbench`` → repository root).
 
     Raises:
-        FileNotFoundError: neither exists (the message names both places).
+        FileNotFoundError: none exists (the message names the places).
     """
     here = Path.cwd() / DEFAULT_DATASET
     if here.is_dir():
         return here
     import jobbench
 
+    packaged = (Path(jobbench.__file__).resolve().parent / PACKAGED_SAMPLE).resolve()
+    if packaged.is_dir():
+        return packaged
     repo = Path(jobbench.__file__).resolve().parents[2] / DEFAULT_DATASET
     if repo.is_dir():
         return repo
     raise FileNotFoundError(
-        f"no dataset given and the bundled sample split was not found at "
-        f"{here} or {repo}; pass a DATASET path"
+        f"no dataset given and the bundled sample split was not found at {here}, "
+        f"{packaged} or {repo}; pass a DATASET path"
     )
 
 

@@ -207,11 +207,16 @@ def resolve_backend(backend: Backend = "auto") -> str:
 
     ``auto`` (or the ``JOBBENCH_SANDBOX`` environment variable when set) uses bubblewrap when
     it works and otherwise falls back to ``none`` with a loud warning; ``bwrap`` raises
-    :class:`SandboxError` when bubblewrap does not work.
+    :class:`SandboxError` when bubblewrap does not work, and so does an unknown
+    ``JOBBENCH_SANDBOX`` value (the message names the variable).
     """
     global _warned_fallback
     if backend == "auto":
         backend = os.environ.get("JOBBENCH_SANDBOX", "auto") or "auto"  # type: ignore[assignment]
+        if backend not in ("auto", "bwrap", "none"):
+            raise SandboxError(
+                f"environment variable JOBBENCH_SANDBOX={backend!r}: expected auto, bwrap or none"
+            )
     if backend == "none":
         return "none"
     ok, info = bwrap_available()

@@ -659,7 +659,9 @@ def register(app: typer.Typer) -> None:
                 hf_revision=hf_revision,
             )
         except _fetch.FetchOfflineError as exc:
-            raise _fail(str(exc)) from None
+            from .._exitcodes import EXIT_OFFLINE
+
+            raise _fail(str(exc), EXIT_OFFLINE) from None
         except ValueError as exc:
             raise _fail(str(exc)) from None
         for f in report.files:

@@ -63,6 +63,7 @@ from ._problems import Problem, TaskLoadError, warnings_report
 from ._pull import (
     DEFAULT_REPO_ID,
     MANIFEST,
+    DatasetOfflineError,
     DatasetPullError,
     PulledFile,
     PullManifest,
@@ -122,6 +123,7 @@ __all__ = [
     "rubrics_schema",
     "DEFAULT_REPO_ID",
     "MANIFEST",
+    "DatasetOfflineError",
     "DatasetPullError",
     "PulledFile",
     "PullManifest",

@@ -47,8 +47,9 @@ def pull_cmd(
     from rich.console import Console
     from rich.markup import escape
 
+    from .._exitcodes import EXIT_OFFLINE
     from ._load import display_path
-    from ._pull import MANIFEST, DatasetPullError, pull_dataset
+    from ._pull import MANIFEST, DatasetOfflineError, DatasetPullError, pull_dataset
 
     out, err = Console(), Console(stderr=True)
     shown = display_path(dest)
@@ -68,7 +69,7 @@ def pull_cmd(
             )
     except DatasetPullError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
-        raise typer.Exit(1) from exc
+        raise typer.Exit(EXIT_OFFLINE if isinstance(exc, DatasetOfflineError) else 1) from exc
     except KeyboardInterrupt:
         err.print(f"[yellow]interrupted[/yellow]; {escape(shown)} is unchanged", soft_wrap=True)
         raise typer.Exit(130) from None

@@ -205,8 +205,13 @@ class _Occupation:
                         Problem(
                             file=display_path(d),
                             message="looks like a task directory but is not named taskN "
-                            "(N = 1, 2, … without leading zeros); skipped",
-                            severity="warning",
+                            "(N = 1, 2, … without leading zeros)"
+                            + (
+                                " (--strict refuses it)"
+                                if strict
+                                else "; skipped (--strict refuses it)"
+                            ),
+                            severity="error" if strict else "warning",
                         ),
                     )
                 )

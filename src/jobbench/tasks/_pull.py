@@ -75,6 +75,12 @@ class DatasetPullError(RuntimeError):
     and what to do."""
 
 
+class DatasetOfflineError(DatasetPullError):
+    """The Hub cannot be reached (no network, time-out, DNS/TLS failure) or
+    ``HF_HUB_OFFLINE`` is set; nothing was written. ``jobbench dataset pull`` exits with
+    :data:`jobbench._exitcodes.EXIT_OFFLINE` (3) for it, as ``jobbench selection fetch`` does."""
+
+
 class PulledFile(BaseModel):
     """One verified file of a pulled dataset.
 
@@ -323,7 +329,7 @@ def _resolve(api: Any, repo_id: str, revision: str, endpoint: str, timeout: floa
             f"the Hub at {endpoint} refused the request for {repo_id}: {_describe_http(exc)}"
         ) from exc
     except Exception as exc:  # connection refused, DNS, TLS, timeouts (types vary by version)
-        raise DatasetPullError(
+        raise DatasetOfflineError(
             f"cannot reach the Hugging Face Hub at {endpoint} ({type(exc).__name__}: {exc}); "
             "check the network, proxy and HF_ENDPOINT, or set HF_HUB_OFFLINE=1 to fail at once "
             "when offline"
@@ -434,7 +440,7 @@ def pull_dataset(
     dest = Path(os.path.abspath(dest))
     endpoint = (endpoint or os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
     if _offline():
-        raise DatasetPullError(
+        raise DatasetOfflineError(
             f"offline mode is on (HF_HUB_OFFLINE is set): cannot download {repo_id}. Unset "
             "HF_HUB_OFFLINE, or copy a dataset by other means and check it with `jobbench "
             "validate`."
