@@ -193,7 +193,7 @@ def test_grade_flags_are_classified_by_prefix(tmp_path: Path, dataset: Path):
                deliverables=[{"path": "link.txt", "sha256": "", "size": 0, "kind": "refused"}])
     _set_grade(run, ids[T3], flags=["prompt_injection:memo.txt", "extraction_error:memo.txt"],
                deliverables=[{"path": "memo.txt", "sha256": "0" * 64, "size": 9, "kind": "text"}])
-    _set_grade(run, ids[T4], flags=["odd_flag:x"])
+    _set_grade(run, ids[T4], flags=["odd_flag:x", "conflicting_values:0/1", "over_cap:files:61"])
     out = write_report([run], tmp_path / "out", n_resamples=100)
     data = build_report([run], n_resamples=100)
     warnings = data.warnings
@@ -205,6 +205,9 @@ def test_grade_flags_are_classified_by_prefix(tmp_path: Path, dataset: Path):
     assert (f"alpha@m1: 1 trial(s) with refused deliverable files (those files were not graded; the rest of each trial was): "
             f"{ids[T2]} (link.txt: refused when graded)") in warnings
     assert f"alpha@m1: 1 trial(s) with other judge flags: {ids[T4]} (odd_flag:x)" in warnings
+    assert (f"alpha@m1: 1 trial(s) flagged for enumeration or volume (a checked quantity stated with "
+            "disagreeing values, or deliverables past the documented caps; the checks failed those quantities): "
+            f"{ids[T4]} (conflicting_values:0/1; over_cap:files:61)") in warnings
     expected = {"trials_prompt_injection": 1, "trials_with_unreadable_files": 2, "trials_with_refused_files": 1,
                 "trials_other_flags": 1, "trials_without_sandbox": 0, "sandboxes": {"bwrap": 4}}
     assert data.config("alpha@m1").integrity == expected
@@ -221,3 +224,7 @@ def test_grade_flags_are_classified_by_prefix(tmp_path: Path, dataset: Path):
     assert "<th class=\"n\">trials with deliverables the extractor could not read</th>" in table
     assert ('<td>alpha@m1</td><td class="n">1</td><td class="n">2</td><td class="n">1</td><td class="n">1</td>'
             '<td class="n">0</td><td>bwrap: 4</td>') in table
+    # the enumeration/volume warning reaches every output
+    assert "flagged for enumeration or volume" in md and "conflicting_values:0/1" in md
+    assert "flagged for enumeration or volume" in html
+    assert any("flagged for enumeration or volume" in w for w in summary["warnings"])
