@@ -55,14 +55,15 @@ def _targets(check: Any) -> list[Any]:
 
 
 def candidates(check: Any, pool: list[float]) -> list[Any]:
-    """Every value the enumerator writes for ``check`` (right one included, order mixed)."""
+    """Every value the enumerator writes for ``check``, the right one first."""
     out: list[Any] = []
     for v in _targets(check):
         if isinstance(v, str):
             out += [v] + DISTRACTORS
             continue
         v = float(v)
-        grid = [v * 0.9, v * 0.99, v, v * 1.01, v * 1.1, round(v), round(v, 1), v - 1, v + 1]
+        # the right value first: "the first statement decides" would pass the whole grid
+        grid = [v, v * 0.9, v * 0.99, v * 1.01, v * 1.1, round(v), round(v, 1), v - 1, v + 1]
         if v == 0:
             grid += [0.01, -0.01, 1.0, -1.0]
         near = [x for x in pool if v and 0.5 <= x / v <= 2 and x != v][:5]
