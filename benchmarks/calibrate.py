@@ -29,9 +29,15 @@ SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "sample"
 def synthetic(root: Path, n_tasks: int, n_judges: int, agree: float, seed: int = 0) -> Path:
     rng = random.Random(seed)
     run = root / "run"
-    shapes = {f"main/occ{i % 35}/task{i // 35 + 1}": [(float(rng.choice([5, 10, 20])), rng.randint(2, 7))
-                                                      for _ in range(8)] for i in range(n_tasks)}
-    truth = {t: [[rng.random() < 0.5 for _ in range(n)] for _, n in rub] for t, rub in shapes.items()}
+    shapes = {
+        f"main/occ{i % 35}/task{i // 35 + 1}": [
+            (float(rng.choice([5, 10, 20])), rng.randint(2, 7)) for _ in range(8)
+        ]
+        for i in range(n_tasks)
+    }
+    truth = {
+        t: [[rng.random() < 0.5 for _ in range(n)] for _, n in rub] for t, rub in shapes.items()
+    }
     for j in range(n_judges):
         key = f"judge{j}.rubric.llm"
         for task_id, rub in shapes.items():
@@ -40,16 +46,44 @@ def synthetic(root: Path, n_tasks: int, n_judges: int, agree: float, seed: int =
             for r, (w, n) in enumerate(rub):
                 crits = []
                 for c in range(n):
-                    v = truth[task_id][r][c] if (j == 0 or rng.random() < agree) else not truth[task_id][r][c]
-                    crits.append(CriterionVerdict(rubric_index=r, criterion_index=c, verdict="pass" if v else "fail",
-                                                  source="llm", reasoning=f"judge {j} reasoning"))
-                rubrics.append(RubricGrade(index=r, id=str(r), weight=w, criteria=crits,
-                                           passed=all(x.verdict == "pass" for x in crits)))
+                    v = (
+                        truth[task_id][r][c]
+                        if (j == 0 or rng.random() < agree)
+                        else not truth[task_id][r][c]
+                    )
+                    crits.append(
+                        CriterionVerdict(
+                            rubric_index=r,
+                            criterion_index=c,
+                            verdict="pass" if v else "fail",
+                            source="llm",
+                            reasoning=f"judge {j} reasoning",
+                        )
+                    )
+                rubrics.append(
+                    RubricGrade(
+                        index=r,
+                        id=str(r),
+                        weight=w,
+                        criteria=crits,
+                        passed=all(x.verdict == "pass" for x in crits),
+                    )
+                )
             total = sum(w for w, _ in rub)
             passed = sum(g.weight for g in rubrics if g.passed)
-            rec = GradeRecord(trial_id=trial_id, task_id=task_id, judge={"key": key}, rubrics=rubrics,
-                              score=passed / total, max_score=total, passed_weight=passed, status="complete",
-                              usage=Usage(calls=8, input_tokens=40_000, output_tokens=2_000, cost_usd=0.01 * (j + 1)))
+            rec = GradeRecord(
+                trial_id=trial_id,
+                task_id=task_id,
+                judge={"key": key},
+                rubrics=rubrics,
+                score=passed / total,
+                max_score=total,
+                passed_weight=passed,
+                status="complete",
+                usage=Usage(
+                    calls=8, input_tokens=40_000, output_tokens=2_000, cost_usd=0.01 * (j + 1)
+                ),
+            )
             p = run / "grades" / key / f"{trial_id}.json"
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text(rec.model_dump_json())
@@ -67,14 +101,20 @@ def bench_synthetic(args: argparse.Namespace) -> None:
         write_calibration(report, Path(tmp) / "out")
         t3 = time.perf_counter()
     n_crit = report.overall.units
-    print(f"synthetic: {args.tasks} tasks, {n_crit} criteria, {args.judges} judges, agreement p={args.agree}")
+    print(
+        f"synthetic: {args.tasks} tasks, {n_crit} criteria, {args.judges} judges, agreement p={args.agree}"
+    )
     print(f"  read grades      {t1 - t0:7.3f} s")
-    print(f"  calibrate        {t2 - t1:7.3f} s   (alpha over all judges = {report.overall.alpha:.4f}, "
-          f"{len(report.flips)} flips)")
+    print(
+        f"  calibrate        {t2 - t1:7.3f} s   (alpha over all judges = {report.overall.alpha:.4f}, "
+        f"{len(report.flips)} flips)"
+    )
     print(f"  write md/json/png{t3 - t2:7.3f} s")
     for p in report.pairs:
-        print(f"  {p.a} vs {p.b}: agreement {p.percent_agreement:.4f}, kappa {p.kappa:.4f}, "
-              f"Δ micro {100 * (p.score.micro_abs_diff or 0):.2f} pp")
+        print(
+            f"  {p.a} vs {p.b}: agreement {p.percent_agreement:.4f}, kappa {p.kappa:.4f}, "
+            f"Δ micro {100 * (p.score.micro_abs_diff or 0):.2f} pp"
+        )
 
 
 def bench_sample() -> None:
@@ -93,39 +133,68 @@ def bench_sample() -> None:
 
         if tail.startswith("## Rubrics\n"):
             parts = re.split(r"^### Rubric (\d+)\n", tail, flags=re.M)
-            rubs = [{"index": int(i), "rubric_passed": True,
-                     "criteria": [{"index": int(j), "reasoning": "ok", "evidence": "", "verdict": "pass"}
-                                  for j in re.findall(r"^Criterion (\d+): ", body, flags=re.M)]}
-                    for i, body in zip(parts[1::2], parts[2::2])]
+            rubs = [
+                {
+                    "index": int(i),
+                    "rubric_passed": True,
+                    "criteria": [
+                        {"index": int(j), "reasoning": "ok", "evidence": "", "verdict": "pass"}
+                        for j in re.findall(r"^Criterion (\d+): ", body, flags=re.M)
+                    ],
+                }
+                for i, body in zip(parts[1::2], parts[2::2])
+            ]
             return chat_reply(json.dumps({"rubrics": rubs}))
-        crits = [{"index": int(j), "reasoning": "ok", "evidence": "", "verdict": "pass"}
-                 for j in re.findall(r"^Criterion (\d+): ", tail, flags=re.M)]
-        return chat_reply(json.dumps({"criteria": crits, "overall_reasoning": "ok", "rubric_passed": True}))
+        crits = [
+            {"index": int(j), "reasoning": "ok", "evidence": "", "verdict": "pass"}
+            for j in re.findall(r"^Criterion (\d+): ", tail, flags=re.M)
+        ]
+        return chat_reply(
+            json.dumps({"criteria": crits, "overall_reasoning": "ok", "rubric_passed": True})
+        )
 
     with tempfile.TemporaryDirectory() as tmp, FakeOpenAIServer(reply) as srv:
         cfgs = []
         for model, mode in (("bench-a", "rubric"), ("bench-b", "task")):
             p = Path(tmp) / f"{model}.toml"
-            p.write_text(f'model = "{model}"\napi_base = "{srv.base_url}"\napi_key = "x"\nmode = "{mode}"\n'
-                         'decide = "llm"\nconcurrency = 8\n')
+            p.write_text(
+                f'model = "{model}"\napi_base = "{srv.base_url}"\napi_key = "x"\nmode = "{mode}"\n'
+                'decide = "llm"\nconcurrency = 8\n'
+            )
             cfgs += ["--judge-config", str(p)]
         t0 = time.perf_counter()
-        res = CliRunner().invoke(app, ["calibrate", "--expected", str(SAMPLE), *cfgs, "--out", str(Path(tmp) / "o"),
-                                       "--no-progress"])
+        res = CliRunner().invoke(
+            app,
+            [
+                "calibrate",
+                "--expected",
+                str(SAMPLE),
+                *cfgs,
+                "--out",
+                str(Path(tmp) / "o"),
+                "--no-progress",
+            ],
+        )
         wall = time.perf_counter() - t0
         if res.exit_code != 0:
             print(res.output)
             return
         data = json.loads((Path(tmp) / "o" / "calibration.json").read_text())
-    print(f"sample end to end: {data['sources']['expected sets']} decoy sets, 2 judges, {srv.calls} calls, "
-          f"{wall:.2f} s wall")
+    print(
+        f"sample end to end: {data['sources']['expected sets']} decoy sets, 2 judges, {srv.calls} calls, "
+        f"{wall:.2f} s wall"
+    )
     for e in data["expected"]:
-        print(f"  {e['judge']}: accuracy of an always-pass judge {e['accuracy']:.3f} "
-              f"(= share of expected passes), F1 {e['f1']:.3f}")
+        print(
+            f"  {e['judge']}: accuracy of an always-pass judge {e['accuracy']:.3f} "
+            f"(= share of expected passes), F1 {e['f1']:.3f}"
+        )
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--tasks", type=int, default=130)
     ap.add_argument("--judges", type=int, default=3)
     ap.add_argument("--agree", type=float, default=0.9)

@@ -30,9 +30,17 @@ from jobbench.runner._executor import LocalExecutor
 SAMPLE = Path(__file__).resolve().parents[1] / "datasets" / "sample" / "main"
 
 
-def run_once(executor, runs: Path, name: str, agent: str, epochs: int, scratch: Path) -> tuple[int, float, Path]:
-    cfg = RunConfig(dataset=SAMPLE, agents=[AgentSpec(agent)], run_dir=runs / name, epochs=epochs,
-                    max_trials=getattr(executor, "max_trials", 1), scratch_root=scratch)
+def run_once(
+    executor, runs: Path, name: str, agent: str, epochs: int, scratch: Path
+) -> tuple[int, float, Path]:
+    cfg = RunConfig(
+        dataset=SAMPLE,
+        agents=[AgentSpec(agent)],
+        run_dir=runs / name,
+        epochs=epochs,
+        max_trials=getattr(executor, "max_trials", 1),
+        scratch_root=scratch,
+    )
     t0 = time.perf_counter()
     s = run_trials(cfg, executor=executor)
     dt = time.perf_counter() - t0
@@ -65,17 +73,22 @@ def main() -> None:
         dask = DaskExecutor(n_workers=2, threads_per_worker=1)
         dask.client.wait_for_workers(2)
         startup = time.perf_counter() - t0
-        executors = {"local pool, 1 trial": LocalExecutor(1), "local pool, 2 trials": LocalExecutor(2),
-                     "dask-local, 2 workers": dask}
+        executors = {
+            "local pool, 1 trial": LocalExecutor(1),
+            "local pool, 2 trials": LocalExecutor(2),
+            "dask-local, 2 workers": dask,
+        }
         rows: dict[tuple[str, str], list[float]] = {}
         grading: dict[str, list[float]] = {}
         n = 0
         try:
-            for rep in range(args.repeats):
+            for _rep in range(args.repeats):
                 for agent, epochs in (("null", args.null_epochs), ("oracle", args.oracle_epochs)):
                     for label, ex in executors.items():
                         n += 1
-                        count, dt, run_dir = run_once(ex, root / "runs", f"r{n}", agent, epochs, scratch)
+                        count, dt, run_dir = run_once(
+                            ex, root / "runs", f"r{n}", agent, epochs, scratch
+                        )
                         rows.setdefault((agent, label), []).append(count / dt)
                         if agent == "oracle" and label != "local pool, 2 trials":
                             g_label = "this process" if ex is not dask else "dask-local, 2 workers"
@@ -84,8 +97,10 @@ def main() -> None:
         finally:
             dask.close()
     print(f"Dask LocalCluster start-up (2 worker processes, until both joined): {startup:.2f} s")
-    print(f"\nTrial throughput over datasets/sample/main, trials/s: median (range) of "
-          f"{args.repeats} runs")
+    print(
+        f"\nTrial throughput over datasets/sample/main, trials/s: median (range) of "
+        f"{args.repeats} runs"
+    )
     print(f"{'agent':8} {'executor':24} trials/run  trials/s")
     for (agent, label), rates in rows.items():
         epochs = args.null_epochs if agent == "null" else args.oracle_epochs

@@ -40,8 +40,16 @@ def make_workbook(path: Path, rows: int) -> Path:
     ws.append(["id", "region", "units", "price", "revenue", "running total"])
     regions = ["North", "South", "East", "West"]
     for i in range(2, rows + 2):
-        ws.append([i - 1, regions[i % 4], (i * 7) % 50 + 1, round(1 + (i % 13) * 0.75, 2), f"=C{i}*D{i}",
-                   f"=F{i - 1}+E{i}" if i > 2 else f"=E{i}"])
+        ws.append(
+            [
+                i - 1,
+                regions[i % 4],
+                (i * 7) % 50 + 1,
+                round(1 + (i % 13) * 0.75, 2),
+                f"=C{i}*D{i}",
+                f"=F{i - 1}+E{i}" if i > 2 else f"=E{i}",
+            ]
+        )
     summary = wb.create_sheet("Summary")
     last = rows + 1
     summary.append(["Total revenue", f"=SUM(Data!E2:E{last})"])
@@ -64,7 +72,15 @@ def make_pdf(path: Path, pages: int) -> Path:
         rows = [["Region", "Units", "Price", "Revenue", "Note"]]
         for r in range(25):
             units, price = (p * 31 + r * 7) % 97 + 1, round(1 + (r % 9) * 1.25, 2)
-            rows.append([f"R{p}-{r}", str(units), f"{price:.2f}", f"{units * price:.2f}", "ok" if r % 3 else "check"])
+            rows.append(
+                [
+                    f"R{p}-{r}",
+                    str(units),
+                    f"{price:.2f}",
+                    f"{units * price:.2f}",
+                    "ok" if r % 3 else "check",
+                ]
+            )
         table = Table(rows)
         table.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.4, colors.black)]))
         story += [table, Paragraph(f"Page {p} closing remark.", styles["Normal"]), PageBreak()]
@@ -81,9 +97,11 @@ def make_csv(path: Path, megabytes: int) -> Path:
         chunk = []
         while written < target:
             line_no += 1
-            line = (f"{line_no},2024-{line_no % 12 + 1:02d}-{line_no % 28 + 1:02d},region-{line_no % 17},"
-                    f"product-{line_no % 101},{line_no % 40 + 1},{(line_no % 500) / 7:.4f},"
-                    f"{(line_no % 40 + 1) * (line_no % 500) / 7:.2f},\"note {line_no % 9}\"\n")
+            line = (
+                f"{line_no},2024-{line_no % 12 + 1:02d}-{line_no % 28 + 1:02d},region-{line_no % 17},"
+                f"product-{line_no % 101},{line_no % 40 + 1},{(line_no % 500) / 7:.4f},"
+                f'{(line_no % 40 + 1) * (line_no % 500) / 7:.2f},"note {line_no % 9}"\n'
+            )
             chunk.append(line)
             written += len(line)
             if len(chunk) >= 10_000:
@@ -118,12 +136,18 @@ def run_one(path: str, engine: str) -> dict:
 
 
 def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--cases", default="xlsx,pdf,csv")
     ap.add_argument("--engines", default="libreoffice,formulas", help="workbook engines to measure")
     ap.add_argument("--rows", type=int, default=50_000)
-    ap.add_argument("--formulas-rows", type=int, default=5_000,
-                    help="rows of the smaller workbook the formulas fallback is also measured on (0 = skip)")
+    ap.add_argument(
+        "--formulas-rows",
+        type=int,
+        default=5_000,
+        help="rows of the smaller workbook the formulas fallback is also measured on (0 = skip)",
+    )
     ap.add_argument("--pages", type=int, default=50)
     ap.add_argument("--csv-mb", type=int, default=100)
     ap.add_argument("--keep", type=Path, help="generate inputs here and keep them")
@@ -141,18 +165,26 @@ def main() -> int:
         if "xlsx" in cases:
             t0 = time.perf_counter()
             p = make_workbook(root / "workbook.xlsx", args.rows)
-            print(f"generated {p.name}: {args.rows:,} rows, {2 * args.rows + 3:,} formulas, "
-                  f"{p.stat().st_size / 1e6:.1f} MB in {time.perf_counter() - t0:.1f} s", flush=True)
+            print(
+                f"generated {p.name}: {args.rows:,} rows, {2 * args.rows + 3:,} formulas, "
+                f"{p.stat().st_size / 1e6:.1f} MB in {time.perf_counter() - t0:.1f} s",
+                flush=True,
+            )
             for engine in args.engines.split(","):
                 plan.append((f"xlsx {args.rows:,} rows ({engine})", p, engine))
             if "formulas" in args.engines and args.formulas_rows:
                 small = make_workbook(root / "workbook_small.xlsx", args.formulas_rows)
                 plan.append((f"xlsx {args.formulas_rows:,} rows (formulas)", small, "formulas"))
                 if "libreoffice" in args.engines:
-                    plan.append((f"xlsx {args.formulas_rows:,} rows (libreoffice)", small, "libreoffice"))
+                    plan.append(
+                        (f"xlsx {args.formulas_rows:,} rows (libreoffice)", small, "libreoffice")
+                    )
         if "pdf" in cases:
             p = make_pdf(root / "tables.pdf", args.pages)
-            print(f"generated {p.name}: {args.pages} pages, {p.stat().st_size / 1e6:.1f} MB", flush=True)
+            print(
+                f"generated {p.name}: {args.pages} pages, {p.stat().st_size / 1e6:.1f} MB",
+                flush=True,
+            )
             plan.append((f"pdf {args.pages} pages with tables", p, "auto"))
         if "csv" in cases:
             p = make_csv(root / "big.csv", args.csv_mb)
@@ -161,22 +193,31 @@ def main() -> int:
         rows = []
         for label, path, engine in plan:
             env = dict(os.environ, JOBBENCH_NO_CACHE="1")
-            proc = subprocess.run([sys.executable, __file__, "--run", str(path), engine], capture_output=True,
-                                  text=True, env=env)
+            proc = subprocess.run(
+                [sys.executable, __file__, "--run", str(path), engine],
+                capture_output=True,
+                text=True,
+                env=env,
+            )
             if proc.returncode != 0:
                 print(f"{label}: FAILED\n{proc.stderr[-2000:]}", flush=True)
                 continue
             r = json.loads(proc.stdout.strip().splitlines()[-1])
             rows.append((label, r))
-            print(f"{label}: {r['seconds']:.1f} s, parent peak {r['parent_peak_mb']:.0f} MB, "
-                  f"worker/child peak {r['worker_peak_mb']:.0f} MB, {r['chars']:,} chars"
-                  + (" (truncated)" if r["truncated"] else ""), flush=True)
+            print(
+                f"{label}: {r['seconds']:.1f} s, parent peak {r['parent_peak_mb']:.0f} MB, "
+                f"worker/child peak {r['worker_peak_mb']:.0f} MB, {r['chars']:,} chars"
+                + (" (truncated)" if r["truncated"] else ""),
+                flush=True,
+            )
             for d in r["diagnostics"]:
                 print(f"    {d}")
         print("\n| input | time (s) | parent peak RSS (MB) | worker/child peak RSS (MB) | chars |")
         print("|---|---:|---:|---:|---:|")
         for label, r in rows:
-            print(f"| {label} | {r['seconds']:.1f} | {r['parent_peak_mb']:.0f} | {r['worker_peak_mb']:.0f} | {r['chars']:,} |")
+            print(
+                f"| {label} | {r['seconds']:.1f} | {r['parent_peak_mb']:.0f} | {r['worker_peak_mb']:.0f} | {r['chars']:,} |"
+            )
     return 0
 
 

@@ -58,12 +58,24 @@ def _answer(req: dict[str, Any]) -> Any:
     item = lambda j: {"index": j, "reasoning": "ok", "evidence": "", "verdict": "pass"}  # noqa: E731
     if tail.startswith("## Rubrics"):
         parts = re.split(r"^### Rubric (\d+)\n", tail, flags=re.M)
-        body: dict[str, Any] = {"rubrics": [{"index": int(parts[i]), "criteria": [item(j) for j in crit(parts[i + 1])],
-                                             "rubric_passed": True} for i in range(1, len(parts), 2)]}
+        body: dict[str, Any] = {
+            "rubrics": [
+                {
+                    "index": int(parts[i]),
+                    "criteria": [item(j) for j in crit(parts[i + 1])],
+                    "rubric_passed": True,
+                }
+                for i in range(1, len(parts), 2)
+            ]
+        }
     elif "## Criterion to judge" in tail:
         body = {"reasoning": "ok", "evidence": "", "verdict": "pass"}
     else:
-        body = {"criteria": [item(j) for j in crit(tail)], "overall_reasoning": "ok", "rubric_passed": True}
+        body = {
+            "criteria": [item(j) for j in crit(tail)],
+            "overall_reasoning": "ok",
+            "rubric_passed": True,
+        }
     return chat_reply(json.dumps(body))
 
 
@@ -77,15 +89,31 @@ def _common(a: str, b: str) -> int:
 
 def _figures(prompts: list[str]) -> dict[str, float]:
     total = sum(len(p) for p in prompts)
-    shared = sum(max((_common(p, q) for q in prompts[:i]), default=0) for i, p in enumerate(prompts))
-    return {"calls": len(prompts), "tokens": total / CHARS_PER_TOKEN, "shared": shared / CHARS_PER_TOKEN,
-            "uncached": (total - shared) / CHARS_PER_TOKEN}
+    shared = sum(
+        max((_common(p, q) for q in prompts[:i]), default=0) for i, p in enumerate(prompts)
+    )
+    return {
+        "calls": len(prompts),
+        "tokens": total / CHARS_PER_TOKEN,
+        "shared": shared / CHARS_PER_TOKEN,
+        "uncached": (total - shared) / CHARS_PER_TOKEN,
+    }
 
 
-def measure(task, deliverables: Path, mode: str, decide: str = "llm") -> tuple[dict[str, float], list[dict]]:
+def measure(
+    task, deliverables: Path, mode: str, decide: str = "llm"
+) -> tuple[dict[str, float], list[dict]]:
     with FakeOpenAIServer(_answer) as srv:
-        cfg = JudgeConfig(model="gpt-4o-mini", api_base=srv.base_url, api_key="bench", mode=mode, decide=decide,
-                          cache=False, concurrency=1, backoff_base=0)
+        cfg = JudgeConfig(
+            model="gpt-4o-mini",
+            api_base=srv.base_url,
+            api_key="bench",
+            mode=mode,
+            decide=decide,
+            cache=False,
+            concurrency=1,
+            backoff_base=0,
+        )
         grader = Grader(cfg)
         grader.grade([TrialInput(trial_id="bench", task=task, deliverables_dir=deliverables)])
         reqs = list(srv.requests)
@@ -105,26 +133,45 @@ def public_layout(reqs: list[dict]) -> dict[str, float]:
 def synthetic_task(root: Path):
     d = root / "dataset" / "sample" / "accountants_and_auditors" / "task1"
     (d / "task_folder").mkdir(parents=True)
-    (d / "task_folder" / "TASK_INSTRUCTIONS.txt").write_text("Reconcile March cash and write a memo.")
+    (d / "task_folder" / "TASK_INSTRUCTIONS.txt").write_text(
+        "Reconcile March cash and write a memo."
+    )
     (d / "task_card.md").write_text("synthetic benchmark task")
     rubrics = []
     n = 0
     for r in range(8):
         k = [3, 4, 5, 4, 3, 4, 4, 3][r]
-        rubrics.append({"rubric": f"Question {r}: is part {r} of the reconciliation correct and justified?",
-                        "weight": 1 + r % 3,
-                        "criterion": [f"The memo states line item {n + j} with its amount and the source document "
-                                      f"that supports it, consistent with the bank statement." for j in range(k)]})
+        rubrics.append(
+            {
+                "rubric": f"Question {r}: is part {r} of the reconciliation correct and justified?",
+                "weight": 1 + r % 3,
+                "criterion": [
+                    f"The memo states line item {n + j} with its amount and the source document "
+                    f"that supports it, consistent with the bank statement."
+                    for j in range(k)
+                ],
+            }
+        )
         n += k
     (d / "RUBRICS.json").write_text(json.dumps({"rubrics": rubrics}))
     deliv = root / "deliverables"
     deliv.mkdir()
-    memo = "\n".join(f"Line item {i}: amount ${1000 + 37 * i:,}.{i % 100:02d}, per bank statement row {i}; "
-                     f"the ledger shows the same figure after adjustment {i}." for i in range(60))
+    memo = "\n".join(
+        f"Line item {i}: amount ${1000 + 37 * i:,}.{i % 100:02d}, per bank statement row {i}; "
+        f"the ledger shows the same figure after adjustment {i}."
+        for i in range(60)
+    )
     (deliv / "reconciliation_memo.md").write_text("# March cash reconciliation\n\n" + memo)
-    (deliv / "entries.csv").write_text("date,description,amount\n" + "\n".join(
-        f"2024-03-{1 + i % 28:02d},adjustment {i},{(-1) ** i * (12.5 * i):.2f}" for i in range(110)))
-    (deliv / "summary.json").write_text(json.dumps({"adjusted_balance": 25859.19, "difference": 0.0}))
+    (deliv / "entries.csv").write_text(
+        "date,description,amount\n"
+        + "\n".join(
+            f"2024-03-{1 + i % 28:02d},adjustment {i},{(-1) ** i * (12.5 * i):.2f}"
+            for i in range(110)
+        )
+    )
+    (deliv / "summary.json").write_text(
+        json.dumps({"adjusted_balance": 25859.19, "difference": 0.0})
+    )
     return load_task(d), deliv
 
 
@@ -163,10 +210,14 @@ def main() -> None:
 
     text_chars = len(extract_dir(deliv).text)
     print(f"task: {source}")
-    print(f"rubrics: {len(task.rubrics)}, criteria: {task.criterion_count}, "
-          f"extracted deliverable text: {text_chars:,} chars (~{text_chars // CHARS_PER_TOKEN:,} tokens), "
-          f"system prompt: ~{len(SYSTEM_PROMPT) // CHARS_PER_TOKEN} tokens")
-    print(f"token estimate: characters / {CHARS_PER_TOKEN}; one full grading pass, --decide llm, cache off\n")
+    print(
+        f"rubrics: {len(task.rubrics)}, criteria: {task.criterion_count}, "
+        f"extracted deliverable text: {text_chars:,} chars (~{text_chars // CHARS_PER_TOKEN:,} tokens), "
+        f"system prompt: ~{len(SYSTEM_PROMPT) // CHARS_PER_TOKEN} tokens"
+    )
+    print(
+        f"token estimate: characters / {CHARS_PER_TOKEN}; one full grading pass, --decide llm, cache off\n"
+    )
     rows = []
     rubric_reqs: list[dict] = []
     for mode in ("rubric", "task", "criterion", "official"):
@@ -183,13 +234,17 @@ def main() -> None:
     print("-" * len(head))
     for name, f in rows:
         per = f["tokens"] / f["calls"] if f["calls"] else 0
-        print(f"{name:32} {f['calls']:>5.0f} {f['tokens']:>11,.0f} {per:>9,.0f} {f['shared']:>14,.0f} {f['uncached']:>9,.0f}")
+        print(
+            f"{name:32} {f['calls']:>5.0f} {f['tokens']:>11,.0f} {per:>9,.0f} {f['shared']:>14,.0f} {f['uncached']:>9,.0f}"
+        )
     base = dict(rows)
     pub, ours = base["public layout (rubric first)"], base["rubric"]
-    print(f"\nSame calls and content as the public judge, but deliverables first: "
-          f"{ours['shared'] / ours['tokens']:.0%} of prompt tokens are a shared prefix "
-          f"(public layout: {pub['shared'] / pub['tokens']:.0%}); "
-          f"task mode sends {base['task']['tokens'] / pub['tokens']:.0%} of the public layout's prompt tokens.")
+    print(
+        f"\nSame calls and content as the public judge, but deliverables first: "
+        f"{ours['shared'] / ours['tokens']:.0%} of prompt tokens are a shared prefix "
+        f"(public layout: {pub['shared'] / pub['tokens']:.0%}); "
+        f"task mode sends {base['task']['tokens'] / pub['tokens']:.0%} of the public layout's prompt tokens."
+    )
     if tmp is not None:
         tmp.cleanup()
 

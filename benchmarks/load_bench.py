@@ -45,14 +45,23 @@ def build(root: Path, n_tasks: int) -> None:
         (t / "task_card.md").write_text("# Task card\n" + "Background. " * 200)
         rubrics = []
         for r in range(9):
-            crit = [f"The deliverable states fact {r}.{c} with the value {1000 + c * 7} units." for c in range(4)]
-            item = {"rubric": f"Does the deliverable get part {r} right? " * 3, "weight": 5 + r, "criterion": crit}
+            crit = [
+                f"The deliverable states fact {r}.{c} with the value {1000 + c * 7} units."
+                for c in range(4)
+            ]
+            item = {
+                "rubric": f"Does the deliverable get part {r} right? " * 3,
+                "weight": 5 + r,
+                "criterion": crit,
+            }
             if i % 3 == 0:
                 item["id"] = f"r{r}"
                 if r:
                     item["requires"] = [f"r{r - 1}"] if r % 2 else [r - 1]
                 item["checks"] = [
-                    {"kind": "number", "value": 1000 + c * 7, "abs_tol": 0.5} if c % 2 == 0 else None
+                    {"kind": "number", "value": 1000 + c * 7, "abs_tol": 0.5}
+                    if c % 2 == 0
+                    else None
                     for c in range(4)
                 ]
                 item["files"] = ["*.md", "*.xlsx"]
@@ -64,7 +73,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=int, default=1000)
     ap.add_argument("--repeat", type=int, default=5)
-    ap.add_argument("--profile", action="store_true", help="print the top functions by cumulative time")
+    ap.add_argument(
+        "--profile", action="store_true", help="print the top functions by cumulative time"
+    )
     args = ap.parse_args()
 
     root = Path(tempfile.mkdtemp(prefix="jobbench-load-bench-"))
@@ -89,9 +100,13 @@ def main() -> int:
         tracemalloc.stop()
         rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
-        print(f"load + validate {len(ds.tasks)} tasks ({criteria} criteria): best {best:.3f} s, "
-              f"median {median:.3f} s over {args.repeat} runs (target < 2 s: {'PASS' if median < 2 else 'FAIL'})")
-        print(f"peak Python allocations during one load: {peak / 2**20:.1f} MiB; process max RSS {rss:.0f} MiB")
+        print(
+            f"load + validate {len(ds.tasks)} tasks ({criteria} criteria): best {best:.3f} s, "
+            f"median {median:.3f} s over {args.repeat} runs (target < 2 s: {'PASS' if median < 2 else 'FAIL'})"
+        )
+        print(
+            f"peak Python allocations during one load: {peak / 2**20:.1f} MiB; process max RSS {rss:.0f} MiB"
+        )
         if args.profile:
             prof = cProfile.Profile()
             prof.enable()

@@ -40,12 +40,30 @@ def build(root: Path, n_trials: int, n_files: int) -> RunDir:
             p.parent.mkdir(parents=True, exist_ok=True)
             p.write_text("x")
         k = tid.split("/")
-        rd.write_trial(TrialRecord(trial_id=tid, task_id=task, task_digest="0" * 64,
-                                   agent="agent", model=k[3].split("@")[1],
-                                   epoch=int(k[4].split("-")[1]), status=TrialStatus.ok))
-        rd.write_grade("checks", GradeRecord(trial_id=tid, task_id=task, judge={}, rubrics=[],
-                                             score=1.0, max_score=1.0, passed_weight=1.0,
-                                             status="complete"))
+        rd.write_trial(
+            TrialRecord(
+                trial_id=tid,
+                task_id=task,
+                task_digest="0" * 64,
+                agent="agent",
+                model=k[3].split("@")[1],
+                epoch=int(k[4].split("-")[1]),
+                status=TrialStatus.ok,
+            )
+        )
+        rd.write_grade(
+            "checks",
+            GradeRecord(
+                trial_id=tid,
+                task_id=task,
+                judge={},
+                rubrics=[],
+                score=1.0,
+                max_score=1.0,
+                passed_weight=1.0,
+                status="complete",
+            ),
+        )
     return rd
 
 
@@ -63,8 +81,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         rd = build(Path(tmp), args.trials, args.files)
-        print(f"built {args.trials} trials × {args.files} deliverables in "
-              f"{time.perf_counter() - t0:.1f} s")
+        print(
+            f"built {args.trials} trials × {args.files} deliverables in "
+            f"{time.perf_counter() - t0:.1f} s"
+        )
         store, n1 = timed(lambda: len(rd.trials().records))
         grades, n2 = timed(lambda: len(rd.grades("checks").records))
         rglob, n3 = timed(lambda: sum(1 for _ in rd.trials_dir.rglob("trial.json")))

@@ -12,7 +12,9 @@ def test_cli_import_does_not_load_heavy_dependencies() -> None:
         "import sys, jobbench.cli\n"
         "print(sorted(m for m in ('openai', 'matplotlib', 'numpy', 'dask', 'pdfplumber') if m in sys.modules))"
     )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
     assert out.strip() == "[]"
 
 
@@ -22,4 +24,4 @@ def test_every_public_name_resolves(package: str) -> None:
     missing = [name for name in mod.__all__ if getattr(mod, name, None) is None]
     assert missing == []
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
-        getattr(mod, "not_a_name")
+        _ = mod.not_a_name

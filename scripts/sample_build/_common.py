@@ -13,9 +13,10 @@ import json
 import re
 import sqlite3
 import zipfile
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 FIXED_DT = datetime(2024, 1, 15, 9, 0, 0)
 """Timestamp written into every generated document's metadata."""
@@ -33,8 +34,16 @@ def _normalise_ooxml(path: Path) -> None:
         for name, data in items:
             if name == "docProps/core.xml":
                 text = data.decode("utf-8")
-                text = re.sub(r"(<dcterms:created[^>]*>)[^<]*(</dcterms:created>)", rf"\g<1>{stamp}\g<2>", text)
-                text = re.sub(r"(<dcterms:modified[^>]*>)[^<]*(</dcterms:modified>)", rf"\g<1>{stamp}\g<2>", text)
+                text = re.sub(
+                    r"(<dcterms:created[^>]*>)[^<]*(</dcterms:created>)",
+                    rf"\g<1>{stamp}\g<2>",
+                    text,
+                )
+                text = re.sub(
+                    r"(<dcterms:modified[^>]*>)[^<]*(</dcterms:modified>)",
+                    rf"\g<1>{stamp}\g<2>",
+                    text,
+                )
                 data = text.encode("utf-8")
             info = zipfile.ZipInfo(name, date_time=_ZIP_DT)
             info.compress_type = zipfile.ZIP_DEFLATED
@@ -49,7 +58,9 @@ def write_text(path: Path, text: str) -> None:
     path.write_bytes(text.encode("utf-8"))
 
 
-def write_csv(path: Path, header: Sequence[str], rows: Iterable[Sequence[Any]], *, crlf: bool = False) -> None:
+def write_csv(
+    path: Path, header: Sequence[str], rows: Iterable[Sequence[Any]], *, crlf: bool = False
+) -> None:
     """CSV with a header row; ``crlf`` mimics an export from a Windows tool."""
     path.parent.mkdir(parents=True, exist_ok=True)
     buf = io.StringIO()
@@ -144,7 +155,14 @@ def write_pptx(path: Path, slides: list[dict[str, Any]]) -> None:
                 body.add_paragraph().text = b
         if s.get("table"):
             rows = s["table"]
-            shape = slide.shapes.add_table(len(rows), len(rows[0]), Inches(0.5), Inches(1.6), Inches(9), Inches(0.4) * len(rows))
+            shape = slide.shapes.add_table(
+                len(rows),
+                len(rows[0]),
+                Inches(0.5),
+                Inches(1.6),
+                Inches(9),
+                Inches(0.4) * len(rows),
+            )
             for i, row in enumerate(rows):
                 for j, v in enumerate(row):
                     cell = shape.table.cell(i, j)
@@ -153,7 +171,12 @@ def write_pptx(path: Path, slides: list[dict[str, Any]]) -> None:
                         for r in p.runs:
                             r.font.size = Pt(12)
             if s.get("bullets"):
-                tb = slide.shapes.add_textbox(Inches(0.5), Inches(1.6) + Inches(0.4) * len(rows) + Inches(0.3), Inches(9), Inches(1))
+                tb = slide.shapes.add_textbox(
+                    Inches(0.5),
+                    Inches(1.6) + Inches(0.4) * len(rows) + Inches(0.3),
+                    Inches(9),
+                    Inches(1),
+                )
                 tb.text_frame.text = s["bullets"][0]
                 for b in s["bullets"][1:]:
                     tb.text_frame.add_paragraph().text = b
@@ -187,9 +210,15 @@ def write_pdf(path: Path, blocks: list[tuple[str, Any]], *, title: str = "") -> 
             story.append(Paragraph("• " + content, styles["BodyText"]))
         elif kind == "table":
             t = Table([[str(v) for v in row] for row in content], repeatRows=1)
-            t.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.5, colors.grey),
-                                   ("BACKGROUND", (0, 0), (-1, 0), colors.lightgrey),
-                                   ("FONTSIZE", (0, 0), (-1, -1), 8)]))
+            t.setStyle(
+                TableStyle(
+                    [
+                        ("GRID", (0, 0), (-1, -1), 0.5, colors.grey),
+                        ("BACKGROUND", (0, 0), (-1, 0), colors.lightgrey),
+                        ("FONTSIZE", (0, 0), (-1, -1), 8),
+                    ]
+                )
+            )
             story.append(t)
         elif kind == "space":
             story.append(Spacer(1, 8))
@@ -197,8 +226,15 @@ def write_pdf(path: Path, blocks: list[tuple[str, Any]], *, title: str = "") -> 
             raise ValueError(f"unknown pdf block kind {kind!r}")
         story.append(Spacer(1, 4))
     path.parent.mkdir(parents=True, exist_ok=True)
-    doc = SimpleDocTemplate(str(path), pagesize=letter, title=title, author=AUTHOR, creator=AUTHOR,
-                            producer=AUTHOR, invariant=1)
+    doc = SimpleDocTemplate(
+        str(path),
+        pagesize=letter,
+        title=title,
+        author=AUTHOR,
+        creator=AUTHOR,
+        producer=AUTHOR,
+        invariant=1,
+    )
     doc.build(story)
 
 
@@ -217,7 +253,9 @@ def write_png_chart(path: Path, draw) -> None:
     plt.close(fig)
 
 
-def write_sqlite(path: Path, script: str, tables: dict[str, tuple[Sequence[str], list[Sequence[Any]]]]) -> None:
+def write_sqlite(
+    path: Path, script: str, tables: dict[str, tuple[Sequence[str], list[Sequence[Any]]]]
+) -> None:
     """A fresh SQLite file: run ``script`` (DDL) then insert ``tables[name] = (cols, rows)``."""
     path.parent.mkdir(parents=True, exist_ok=True)
     if path.exists():
@@ -240,7 +278,9 @@ def load_solution(task_dir: Path):
     import importlib.util
 
     path = task_dir / "solution" / "solve.py"
-    spec = importlib.util.spec_from_file_location(f"solve_{task_dir.parent.name}_{task_dir.name}", path)
+    spec = importlib.util.spec_from_file_location(
+        f"solve_{task_dir.parent.name}_{task_dir.name}", path
+    )
     mod = importlib.util.module_from_spec(spec)
     assert spec.loader is not None
     spec.loader.exec_module(mod)

@@ -46,7 +46,10 @@ Thanks, Lena
 """
 
 START_BANK = 48215.60
-FEB_OUTSTANDING = [(1038, date(2024, 1, 22), "Northside Office Supply", 310.00), (1041, date(2024, 2, 27), "Greenline Nursery", 1250.00)]
+FEB_OUTSTANDING = [
+    (1038, date(2024, 1, 22), "Northside Office Supply", 310.00),
+    (1041, date(2024, 2, 27), "Greenline Nursery", 1250.00),
+]
 FEB_DIT = (date(2024, 2, 29), 3400.00)
 
 
@@ -62,16 +65,53 @@ def ledger():
     """All March items: dict(date, kind, ref, payee, amount, bank_date or None, gl: bool, gl_amount, dup)."""
     rng = random.Random(20240331)
     days = list(_business_days())
-    payees = ["Greenline Nursery", "Cascade Stone Supply", "City of Fairview - permits", "Pacific Irrigation Co.",
-              "Summit Equipment Rental", "Brightway Printing", "Office lease - Harbor Plaza", "Evergreen Mulch",
-              "Timberline Lumber", "Coastal Courier"]
-    clients = ["Riverside HOA", "Maple Ridge School District", "Dunmore Residence", "Westgate Mall LLC", "Fairview Parks Dept"]
+    payees = [
+        "Greenline Nursery",
+        "Cascade Stone Supply",
+        "City of Fairview - permits",
+        "Pacific Irrigation Co.",
+        "Summit Equipment Rental",
+        "Brightway Printing",
+        "Office lease - Harbor Plaza",
+        "Evergreen Mulch",
+        "Timberline Lumber",
+        "Coastal Courier",
+    ]
+    clients = [
+        "Riverside HOA",
+        "Maple Ridge School District",
+        "Dunmore Residence",
+        "Westgate Mall LLC",
+        "Fairview Parks Dept",
+    ]
     items = []
     # February carry-overs clearing in March.
-    items.append(dict(date=FEB_DIT[0], kind="deposit", ref="DEP", payee="Deposit 2/29", amount=FEB_DIT[1],
-                      bank_date=date(2024, 3, 1), gl=False, gl_amount=None, dup=False))
-    items.append(dict(date=FEB_OUTSTANDING[1][1], kind="check", ref="1041", payee=FEB_OUTSTANDING[1][2],
-                      amount=FEB_OUTSTANDING[1][3], bank_date=date(2024, 3, 4), gl=False, gl_amount=None, dup=False))
+    items.append(
+        dict(
+            date=FEB_DIT[0],
+            kind="deposit",
+            ref="DEP",
+            payee="Deposit 2/29",
+            amount=FEB_DIT[1],
+            bank_date=date(2024, 3, 1),
+            gl=False,
+            gl_amount=None,
+            dup=False,
+        )
+    )
+    items.append(
+        dict(
+            date=FEB_OUTSTANDING[1][1],
+            kind="check",
+            ref="1041",
+            payee=FEB_OUTSTANDING[1][2],
+            amount=FEB_OUTSTANDING[1][3],
+            bank_date=date(2024, 3, 4),
+            gl=False,
+            gl_amount=None,
+            dup=False,
+        )
+    )
     check_no = 1042
     for i, d in enumerate(days[:-2]):
         if check_no <= 1069:
@@ -81,40 +121,169 @@ def ledger():
                 amt = round(rng.uniform(120, 3800), 2)
                 if check_no == 1067:
                     amt = 418.30
-                items.append(dict(date=d, kind="check", ref=str(check_no), payee=rng.choice(payees), amount=amt,
-                                  bank_date=d + timedelta(days=rng.choice([1, 2, 3])), gl=True, gl_amount=None,
-                                  dup=check_no == 1067))
+                items.append(
+                    dict(
+                        date=d,
+                        kind="check",
+                        ref=str(check_no),
+                        payee=rng.choice(payees),
+                        amount=amt,
+                        bank_date=d + timedelta(days=rng.choice([1, 2, 3])),
+                        gl=True,
+                        gl_amount=None,
+                        dup=check_no == 1067,
+                    )
+                )
                 check_no += 1
         if i % 3 == 1:
             amt = round(rng.uniform(1500, 9500), -1)
-            items.append(dict(date=d, kind="deposit", ref="DEP", payee=rng.choice(clients), amount=amt, bank_date=d,
-                              gl=True, gl_amount=None, dup=False))
+            items.append(
+                dict(
+                    date=d,
+                    kind="deposit",
+                    ref="DEP",
+                    payee=rng.choice(clients),
+                    amount=amt,
+                    bank_date=d,
+                    gl=True,
+                    gl_amount=None,
+                    dup=False,
+                )
+            )
     # Specials.
     items += [
-        dict(date=date(2024, 3, 12), kind="deposit", ref="DEP", payee="Dunmore Residence (check 2207)", amount=1240.00,
-             bank_date=date(2024, 3, 12), gl=True, gl_amount=None, dup=False),
-        dict(date=date(2024, 3, 18), kind="bank_debit", ref="", payee="RETURNED ITEM - NSF CHECK 2207 DUNMORE", amount=1240.00,
-             bank_date=date(2024, 3, 18), gl=False, gl_amount=None, dup=False),
-        dict(date=date(2024, 3, 18), kind="bank_debit", ref="", payee="RETURNED ITEM FEE", amount=25.00,
-             bank_date=date(2024, 3, 18), gl=False, gl_amount=None, dup=False),
-        dict(date=date(2024, 3, 15), kind="check", ref="1070", payee="Northside Office Supply (replaces 1038)", amount=310.00,
-             bank_date=date(2024, 3, 19), gl=True, gl_amount=None, dup=False),
-        dict(date=date(2024, 3, 20), kind="bank_debit", ref="", payee="ACH DEBIT HARTWELL MUTUAL INS PREM", amount=862.15,
-             bank_date=date(2024, 3, 20), gl=False, gl_amount=None, dup=False),
-        dict(date=date(2024, 3, 22), kind="deposit", ref="DEP", payee="Westgate Mall LLC", amount=2450.00,
-             bank_date=date(2024, 3, 22), gl=True, gl_amount=2540.00, dup=False),
-        dict(date=date(2024, 3, 27), kind="check", ref="1071", payee="Summit Equipment Rental", amount=2150.00,
-             bank_date=None, gl=True, gl_amount=None, dup=False),
-        dict(date=date(2024, 3, 28), kind="check", ref="1072", payee="Coastal Courier", amount=96.40,
-             bank_date=None, gl=True, gl_amount=None, dup=False),
-        dict(date=date(2024, 3, 29), kind="check", ref="1073", payee="Timberline Lumber", amount=1308.75,
-             bank_date=None, gl=True, gl_amount=None, dup=False),
-        dict(date=date(2024, 3, 29), kind="deposit", ref="DEP", payee="Riverside HOA", amount=4125.00,
-             bank_date=None, gl=True, gl_amount=None, dup=False),
-        dict(date=date(2024, 3, 29), kind="bank_debit", ref="", payee="MONTHLY SERVICE FEE", amount=35.00,
-             bank_date=date(2024, 3, 29), gl=False, gl_amount=None, dup=False),
-        dict(date=date(2024, 3, 29), kind="bank_credit", ref="", payee="INTEREST PAID", amount=12.47,
-             bank_date=date(2024, 3, 29), gl=False, gl_amount=None, dup=False),
+        dict(
+            date=date(2024, 3, 12),
+            kind="deposit",
+            ref="DEP",
+            payee="Dunmore Residence (check 2207)",
+            amount=1240.00,
+            bank_date=date(2024, 3, 12),
+            gl=True,
+            gl_amount=None,
+            dup=False,
+        ),
+        dict(
+            date=date(2024, 3, 18),
+            kind="bank_debit",
+            ref="",
+            payee="RETURNED ITEM - NSF CHECK 2207 DUNMORE",
+            amount=1240.00,
+            bank_date=date(2024, 3, 18),
+            gl=False,
+            gl_amount=None,
+            dup=False,
+        ),
+        dict(
+            date=date(2024, 3, 18),
+            kind="bank_debit",
+            ref="",
+            payee="RETURNED ITEM FEE",
+            amount=25.00,
+            bank_date=date(2024, 3, 18),
+            gl=False,
+            gl_amount=None,
+            dup=False,
+        ),
+        dict(
+            date=date(2024, 3, 15),
+            kind="check",
+            ref="1070",
+            payee="Northside Office Supply (replaces 1038)",
+            amount=310.00,
+            bank_date=date(2024, 3, 19),
+            gl=True,
+            gl_amount=None,
+            dup=False,
+        ),
+        dict(
+            date=date(2024, 3, 20),
+            kind="bank_debit",
+            ref="",
+            payee="ACH DEBIT HARTWELL MUTUAL INS PREM",
+            amount=862.15,
+            bank_date=date(2024, 3, 20),
+            gl=False,
+            gl_amount=None,
+            dup=False,
+        ),
+        dict(
+            date=date(2024, 3, 22),
+            kind="deposit",
+            ref="DEP",
+            payee="Westgate Mall LLC",
+            amount=2450.00,
+            bank_date=date(2024, 3, 22),
+            gl=True,
+            gl_amount=2540.00,
+            dup=False,
+        ),
+        dict(
+            date=date(2024, 3, 27),
+            kind="check",
+            ref="1071",
+            payee="Summit Equipment Rental",
+            amount=2150.00,
+            bank_date=None,
+            gl=True,
+            gl_amount=None,
+            dup=False,
+        ),
+        dict(
+            date=date(2024, 3, 28),
+            kind="check",
+            ref="1072",
+            payee="Coastal Courier",
+            amount=96.40,
+            bank_date=None,
+            gl=True,
+            gl_amount=None,
+            dup=False,
+        ),
+        dict(
+            date=date(2024, 3, 29),
+            kind="check",
+            ref="1073",
+            payee="Timberline Lumber",
+            amount=1308.75,
+            bank_date=None,
+            gl=True,
+            gl_amount=None,
+            dup=False,
+        ),
+        dict(
+            date=date(2024, 3, 29),
+            kind="deposit",
+            ref="DEP",
+            payee="Riverside HOA",
+            amount=4125.00,
+            bank_date=None,
+            gl=True,
+            gl_amount=None,
+            dup=False,
+        ),
+        dict(
+            date=date(2024, 3, 29),
+            kind="bank_debit",
+            ref="",
+            payee="MONTHLY SERVICE FEE",
+            amount=35.00,
+            bank_date=date(2024, 3, 29),
+            gl=False,
+            gl_amount=None,
+            dup=False,
+        ),
+        dict(
+            date=date(2024, 3, 29),
+            kind="bank_credit",
+            ref="",
+            payee="INTEREST PAID",
+            amount=12.47,
+            bank_date=date(2024, 3, 29),
+            gl=False,
+            gl_amount=None,
+            dup=False,
+        ),
     ]
     return items
 
@@ -128,7 +297,10 @@ def build(task_dir: Path) -> None:
     write_text(ws / "TASK_INSTRUCTIONS.txt", INSTRUCTIONS)
     items = ledger()
 
-    bank = sorted((it for it in items if it["bank_date"]), key=lambda it: (it["bank_date"], it["kind"] != "deposit", it["ref"], it["amount"]))
+    bank = sorted(
+        (it for it in items if it["bank_date"]),
+        key=lambda it: (it["bank_date"], it["kind"] != "deposit", it["ref"], it["amount"]),
+    )
     bal = START_BANK
     rows = [["03/01/2024", "BEGINNING BALANCE", "", "", f"{bal:.2f}"]]
     for it in bank:
@@ -140,8 +312,21 @@ def build(task_dir: Path) -> None:
             desc = "DEPOSIT" if it["ref"] == "DEP" else it["payee"]
         else:
             desc = it["payee"]
-        rows.append([it["bank_date"].strftime("%m/%d/%Y"), desc, f"{-s:.2f}" if s < 0 else "", f"{s:.2f}" if s > 0 else "", f"{bal:.2f}"])
-    write_csv(ws / "bank_statement_2024-03.csv", ["Date", "Description", "Debit", "Credit", "Balance"], rows, crlf=True)
+        rows.append(
+            [
+                it["bank_date"].strftime("%m/%d/%Y"),
+                desc,
+                f"{-s:.2f}" if s < 0 else "",
+                f"{s:.2f}" if s > 0 else "",
+                f"{bal:.2f}",
+            ]
+        )
+    write_csv(
+        ws / "bank_statement_2024-03.csv",
+        ["Date", "Description", "Debit", "Credit", "Balance"],
+        rows,
+        crlf=True,
+    )
 
     gl_open = START_BANK + FEB_DIT[1] - sum(a for *_, a in FEB_OUTSTANDING)
     wb = new_workbook()
@@ -165,27 +350,52 @@ def build(task_dir: Path) -> None:
         sh.append([d, ref, it["payee"], debit, credit, f"=F{r - 1}+N(D{r})-N(E{r})"])
     save_workbook(wb, ws / "gl_1010_cash_2024-03.xlsx")
 
-    write_pdf(ws / "bank_rec_2024-02.pdf", [
-        ("h1", "Bank reconciliation - GL 1010 Operating - February 29, 2024"),
-        ("p", "Prepared by: K. Dunn. Reviewed by: L. Ortiz."),
-        ("table", [["Item", "Amount"],
-                   ["Balance per bank statement", f"{START_BANK:,.2f}"],
-                   ["Add: deposit in transit (2/29)", f"{FEB_DIT[1]:,.2f}"],
-                   ["Less: outstanding check #1038 (1/22, Northside Office Supply)", f"({FEB_OUTSTANDING[0][3]:,.2f})"],
-                   ["Less: outstanding check #1041 (2/27, Greenline Nursery)", f"({FEB_OUTSTANDING[1][3]:,.2f})"],
-                   ["Adjusted bank balance", f"{gl_open:,.2f}"],
-                   ["Balance per general ledger", f"{gl_open:,.2f}"],
-                   ["Difference", "0.00"]]),
-        ("p", "Note: #1038 is over 30 days old; follow up with the vendor if it has not cleared by the March reconciliation."),
-    ], title="Bank reconciliation February 2024")
+    write_pdf(
+        ws / "bank_rec_2024-02.pdf",
+        [
+            ("h1", "Bank reconciliation - GL 1010 Operating - February 29, 2024"),
+            ("p", "Prepared by: K. Dunn. Reviewed by: L. Ortiz."),
+            (
+                "table",
+                [
+                    ["Item", "Amount"],
+                    ["Balance per bank statement", f"{START_BANK:,.2f}"],
+                    ["Add: deposit in transit (2/29)", f"{FEB_DIT[1]:,.2f}"],
+                    [
+                        "Less: outstanding check #1038 (1/22, Northside Office Supply)",
+                        f"({FEB_OUTSTANDING[0][3]:,.2f})",
+                    ],
+                    [
+                        "Less: outstanding check #1041 (2/27, Greenline Nursery)",
+                        f"({FEB_OUTSTANDING[1][3]:,.2f})",
+                    ],
+                    ["Adjusted bank balance", f"{gl_open:,.2f}"],
+                    ["Balance per general ledger", f"{gl_open:,.2f}"],
+                    ["Difference", "0.00"],
+                ],
+            ),
+            (
+                "p",
+                "Note: #1038 is over 30 days old; follow up with the vendor if it has not cleared by the March reconciliation.",
+            ),
+        ],
+        title="Bank reconciliation February 2024",
+    )
 
-    write_docx(ws / "controller_note_2024-03-15.docx", [
-        ("p", "Note to file / accounting - 15 March 2024"),
-        ("p", "Northside Office Supply called: check #1038 ($310.00, 22 January) never arrived. I placed a stop payment, "
-              "voided #1038 and issued replacement check #1070 today for the same amount. The replacement is in the "
-              "ledger; please make sure the void of #1038 gets booked and that it comes off the outstanding list."),
-        ("p", "- L.O."),
-    ], title="Controller note")
+    write_docx(
+        ws / "controller_note_2024-03-15.docx",
+        [
+            ("p", "Note to file / accounting - 15 March 2024"),
+            (
+                "p",
+                "Northside Office Supply called: check #1038 ($310.00, 22 January) never arrived. I placed a stop payment, "
+                "voided #1038 and issued replacement check #1070 today for the same amount. The replacement is in the "
+                "ledger; please make sure the void of #1038 gets booked and that it comes off the outstanding list.",
+            ),
+            ("p", "- L.O."),
+        ],
+        title="Controller note",
+    )
 
 
 def build_decoys(task_dir: Path) -> None:

@@ -64,8 +64,12 @@ def build_one(name: str, root: Path) -> Path:
         for item in HAND_WRITTEN:
             s = src / item
             if s.is_dir():
-                shutil.copytree(s, dest / item, dirs_exist_ok=True,
-                                ignore=shutil.ignore_patterns("deliverables", "__pycache__"))
+                shutil.copytree(
+                    s,
+                    dest / item,
+                    dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("deliverables", "__pycache__"),
+                )
             elif s.is_file():
                 shutil.copy2(s, dest / item)
     for sub in ("task_folder", "files_required_to_search"):
@@ -91,7 +95,9 @@ def build_one(name: str, root: Path) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--out", type=Path, default=SAMPLE, help="dataset root to write (default: datasets/sample)")
+    ap.add_argument(
+        "--out", type=Path, default=SAMPLE, help="dataset root to write (default: datasets/sample)"
+    )
     ap.add_argument("--only", action="append", help="builder name(s) to run (default: all)")
     args = ap.parse_args(argv)
     for name in args.only or BUILDERS:

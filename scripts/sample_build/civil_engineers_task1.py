@@ -71,7 +71,15 @@ MIXES = [
 ]
 PSI_MIXES = {"M-06", "M-09"}
 PSI_PER_MPA = 145.038
-COMPONENTS = ["cement", "blast_furnace_slag", "fly_ash", "water", "superplasticizer", "coarse_aggregate", "fine_aggregate"]
+COMPONENTS = [
+    "cement",
+    "blast_furnace_slag",
+    "fly_ash",
+    "water",
+    "superplasticizer",
+    "coarse_aggregate",
+    "fine_aggregate",
+]
 
 
 def _tests() -> list[tuple[str, int, float, tuple]]:
@@ -103,28 +111,66 @@ def build(task_dir: Path) -> None:
             value, unit = f"{mpa * PSI_PER_MPA:,.0f}", "psi"
         else:
             value, unit = f"{mpa:.2f}", "MPa"
-        rows.append([mix_id, f"RM-{2300 + i * 7}", *[f"{x:g}" for x in props], age, value, unit,
-                     "QC Lab North" if i % 3 else "QC Lab South"])
-    write_csv(ws / "lab_mix_register.csv",
-              ["Mix ID", "Supplier ref", "Cement kg/m3", "GGBS slag kg/m3", "Fly ash kg/m3", "Water kg/m3",
-               "Superplasticizer kg/m3", "Coarse agg kg/m3", "Fine agg kg/m3", "Test age (days)", "Mean strength",
-               "Unit", "Lab"], rows)
+        rows.append(
+            [
+                mix_id,
+                f"RM-{2300 + i * 7}",
+                *[f"{x:g}" for x in props],
+                age,
+                value,
+                unit,
+                "QC Lab North" if i % 3 else "QC Lab South",
+            ]
+        )
+    write_csv(
+        ws / "lab_mix_register.csv",
+        [
+            "Mix ID",
+            "Supplier ref",
+            "Cement kg/m3",
+            "GGBS slag kg/m3",
+            "Fly ash kg/m3",
+            "Water kg/m3",
+            "Superplasticizer kg/m3",
+            "Coarse agg kg/m3",
+            "Fine agg kg/m3",
+            "Test age (days)",
+            "Mean strength",
+            "Unit",
+            "Lab",
+        ],
+        rows,
+    )
 
-    write_pdf(ws / "supplier_price_list_jan2024.pdf", [
-        ("h1", "Bayline Ready-Mix Supply - material price list"),
-        ("p", "Effective 1 January 2024 until further notice. Prices delivered to site, excluding tax."),
-        ("table", [["Material", "Price", "Unit"],
-                   ["Portland cement, Type I/II (bulk)", "150.00", "USD per tonne"],
-                   ["Ground granulated blast-furnace slag (GGBS)", "95.00", "USD per tonne"],
-                   ["Fly ash, Class F", "60.00", "USD per tonne"],
-                   ["Mixing water", "0.50", "USD per m3"],
-                   ["Superplasticizer (PCE), density 1.20 kg/L", "3.12", "USD per litre"],
-                   ["Coarse aggregate, 20 mm crushed", "22.00", "USD per tonne"],
-                   ["Fine aggregate, washed sand", "20.00", "USD per tonne"]]),
-        ("p", "Material cost only; batching, delivery and pump charges are quoted separately."),
-    ], title="Price list January 2024")
+    write_pdf(
+        ws / "supplier_price_list_jan2024.pdf",
+        [
+            ("h1", "Bayline Ready-Mix Supply - material price list"),
+            (
+                "p",
+                "Effective 1 January 2024 until further notice. Prices delivered to site, excluding tax.",
+            ),
+            (
+                "table",
+                [
+                    ["Material", "Price", "Unit"],
+                    ["Portland cement, Type I/II (bulk)", "150.00", "USD per tonne"],
+                    ["Ground granulated blast-furnace slag (GGBS)", "95.00", "USD per tonne"],
+                    ["Fly ash, Class F", "60.00", "USD per tonne"],
+                    ["Mixing water", "0.50", "USD per m3"],
+                    ["Superplasticizer (PCE), density 1.20 kg/L", "3.12", "USD per litre"],
+                    ["Coarse aggregate, 20 mm crushed", "22.00", "USD per tonne"],
+                    ["Fine aggregate, washed sand", "20.00", "USD per tonne"],
+                ],
+            ),
+            ("p", "Material cost only; batching, delivery and pump charges are quoted separately."),
+        ],
+        title="Price list January 2024",
+    )
 
-    write_text(ws / "supplier_email_2024-02-20.md", """\
+    write_text(
+        ws / "supplier_email_2024-02-20.md",
+        """\
 **From:** accounts@bayline-readymix.example
 **To:** procurement@harborstreet-pc.example
 **Date:** Tue, 20 Feb 2024 16:05
@@ -140,41 +186,75 @@ Orders already delivered are not affected.
 
 Regards,
 Accounts team, Bayline Ready-Mix Supply
-""")
+""",
+    )
 
     wb = new_workbook()
     sh = wb.active
     sh.title = "Pours"
-    sh.append(["Pour", "Element", "Planned date", "Length (m)", "Width (m)", "Thk (mm)", "Volume (m3)", "Status", "Notes"])
+    sh.append(
+        [
+            "Pour",
+            "Element",
+            "Planned date",
+            "Length (m)",
+            "Width (m)",
+            "Thk (mm)",
+            "Volume (m3)",
+            "Status",
+            "Notes",
+        ]
+    )
     pours = [
         ("P-01", "Level 1 slab, zone A", "2024-04-03", 42.0, 18.5, 250, "Scheduled", ""),
         ("P-02", "Level 1 slab, zone B", "2024-04-10", 38.0, 18.5, 250, "Scheduled", ""),
         ("P-03", "Ramp L1-L2", "2024-04-15", 24.0, 7.2, 0.3, "Scheduled", "300 mm ramp slab"),
         ("P-04", "Level 2 slab, zone A", "2024-04-22", 42.0, 18.5, 250, "Scheduled", ""),
         ("P-05", "Level 2 slab, zone B", "2024-04-29", 38.0, 18.5, 250, "Scheduled", ""),
-        ("P-06", "Level 2 slab, zone C", "TBD", 20.0, 18.5, 250, "Deferred", "Moved to phase 2 (RFI-031)"),
+        (
+            "P-06",
+            "Level 2 slab, zone C",
+            "TBD",
+            20.0,
+            18.5,
+            250,
+            "Deferred",
+            "Moved to phase 2 (RFI-031)",
+        ),
     ]
-    for i, (pour, el, date, l, w, t, status, note) in enumerate(pours, start=2):
-        sh.append([pour, el, date, l, w, t, f"=D{i}*E{i}*F{i}/1000", status, note])
+    for i, (pour, el, date, length, w, t, status, note) in enumerate(pours, start=2):
+        sh.append([pour, el, date, length, w, t, f"=D{i}*E{i}*F{i}/1000", status, note])
     last = 1 + len(pours)
     sh.append([])
     sh.append(["Total", "", "", "", "", "", f"=SUM(G2:G{last})", "", "all pours"])
     save_workbook(wb, ws / "pour_schedule.xlsx")
 
-    write_docx(ws / "estimate_memo_2024-02-12.docx", [
-        ("h1", "Memo: structural slab mix - preliminary recommendation"),
-        ("p", "From: Estimating. To: Project Manager. Date: 12 February 2024."),
-        ("p", "Using the supplier's January 2024 price list, the cheapest mix meeting 41.5 MPa at 28 days is Mix 4 "
-              "(M-04) at about $99.38 per m3. Mixes M-06 and M-09 were set aside because their results are not in MPa."),
-        ("p", "Volume: 832.55 m3 per the pour schedule total. With the ordering allowance the order would be about "
-              "866 m3, roughly $86,000 of materials."),
-        ("p", "To be confirmed once the specification revision is issued."),
-    ], title="Preliminary mix recommendation")
+    write_docx(
+        ws / "estimate_memo_2024-02-12.docx",
+        [
+            ("h1", "Memo: structural slab mix - preliminary recommendation"),
+            ("p", "From: Estimating. To: Project Manager. Date: 12 February 2024."),
+            (
+                "p",
+                "Using the supplier's January 2024 price list, the cheapest mix meeting 41.5 MPa at 28 days is Mix 4 "
+                "(M-04) at about $99.38 per m3. Mixes M-06 and M-09 were set aside because their results are not in MPa.",
+            ),
+            (
+                "p",
+                "Volume: 832.55 m3 per the pour schedule total. With the ordering allowance the order would be about "
+                "866 m3, roughly $86,000 of materials.",
+            ),
+            ("p", "To be confirmed once the specification revision is issued."),
+        ],
+        title="Preliminary mix recommendation",
+    )
 
 
 def build_search(task_dir: Path) -> None:
     sd = task_dir / "files_required_to_search"
-    write_text(sd / "spec_03_30_00_cast_in_place_concrete_revB.md", """\
+    write_text(
+        sd / "spec_03_30_00_cast_in_place_concrete_revB.md",
+        """\
 # Harbor Street Parking Structure - Project Specification
 ## Section 03 30 00 - Cast-in-place concrete (Revision B, issued 2024-02-26; supersedes Revision A)
 
@@ -192,8 +272,11 @@ def build_search(task_dir: Path) -> None:
 
 Order quantities shall include a **4 %** allowance over the net (neat) volume of the
 scheduled pours for waste and over-excavation.
-""")
-    write_text(sd / "spec_03_20_00_concrete_reinforcing.md", """\
+""",
+    )
+    write_text(
+        sd / "spec_03_20_00_concrete_reinforcing.md",
+        """\
 # Harbor Street Parking Structure - Project Specification
 ## Section 03 20 00 - Concrete reinforcing (Revision A)
 
@@ -201,7 +284,8 @@ scheduled pours for waste and over-excavation.
 2. Minimum concrete cover for slabs exposed to de-icing salts: 50 mm top, 40 mm bottom.
 3. Lap splices per the structural drawings; no splicing at mid-span of beams without approval.
 4. Epoxy-coated bars shall be stored on timber dunnage and handled with nylon slings.
-""")
+""",
+    )
 
 
 def build_decoys(task_dir: Path) -> None:
@@ -212,4 +296,6 @@ def build_decoys(task_dir: Path) -> None:
     sol = load_solution(task_dir)
     ws = task_dir / "task_folder"
     sol.write(sol.compute(ws, cement_price=150.0), decoy_dir(task_dir, "january_prices"))
-    sol.write(sol.compute(ws, drop_psi=True, sheet_total=True), decoy_dir(task_dir, "memo_shortcuts"))
+    sol.write(
+        sol.compute(ws, drop_psi=True, sheet_total=True), decoy_dir(task_dir, "memo_shortcuts")
+    )

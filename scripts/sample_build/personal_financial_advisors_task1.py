@@ -64,7 +64,9 @@ def prices():
 
     st = data.stocks()
     st = st[(st.date >= "2008-12-01") & (st.date <= "2009-12-01")]
-    return {(r.symbol, r.date.strftime("%Y-%m")): float(r.price) for r in st.itertuples(index=False)}
+    return {
+        (r.symbol, r.date.strftime("%Y-%m")): float(r.price) for r in st.itertuples(index=False)
+    }
 
 
 def build(task_dir: Path) -> None:
@@ -82,11 +84,16 @@ def build(task_dir: Path) -> None:
     sh.title = "Positions"
     sh.append(["Okafor family joint account - positions as of 31 Dec 2008"])
     sh.append(["Security", "Ticker", "Quantity", "Price 12/31/2008", "Market value"])
-    names = {"AAPL": "Apple Inc.", "MSFT": "Microsoft Corp.", "IBM": "Intl Business Machines", "GOOG": "Google Inc. Cl A",
-             "AMZN": "Amazon.com Inc."}
+    names = {
+        "AAPL": "Apple Inc.",
+        "MSFT": "Microsoft Corp.",
+        "IBM": "Intl Business Machines",
+        "GOOG": "Google Inc. Cl A",
+        "AMZN": "Amazon.com Inc.",
+    }
     for i, (sym, qty) in enumerate(START.items(), start=3):
         q = f"{qty} sh" if sym == "GOOG" else qty
-        sh.append([names[sym], sym, q, px[(sym, "2008-12")], f"=IFERROR(C{i}*D{i},\"check qty\")"])
+        sh.append([names[sym], sym, q, px[(sym, "2008-12")], f'=IFERROR(C{i}*D{i},"check qty")'])
     n = 2 + len(START)
     sh.append(["Cash (money market)", "CASH", None, None, START_CASH])
     sh.append(["Total", None, None, None, f"=SUM(E3:E{n + 1})"])
@@ -99,10 +106,23 @@ def build(task_dir: Path) -> None:
             amount = -(gross + fee) if action == "BUY" else gross - fee
         else:
             amount = cash
-        tx.append([date, action, sym, "" if qty is None else qty, "" if price is None else f"{price:.2f}",
-                   f"{fee:.2f}", f"{amount:.2f}"])
-    write_csv(ws / "transactions_2009.csv",
-              ["Trade Date", "Action", "Symbol", "Quantity", "Price", "Commission", "Net Amount"], tx, crlf=True)
+        tx.append(
+            [
+                date,
+                action,
+                sym,
+                "" if qty is None else qty,
+                "" if price is None else f"{price:.2f}",
+                f"{fee:.2f}",
+                f"{amount:.2f}",
+            ]
+        )
+    write_csv(
+        ws / "transactions_2009.csv",
+        ["Trade Date", "Action", "Symbol", "Quantity", "Price", "Commission", "Net Amount"],
+        tx,
+        crlf=True,
+    )
 
     # Custodian statement: IBM priced at the November close (pricing-feed lag).
     end = dict(START)
@@ -116,34 +136,67 @@ def build(task_dir: Path) -> None:
         p = px[(sym, "2009-11")] if sym == "IBM" else px[(sym, "2009-12")]
         mv = qty * p
         total += mv
-        table.append([f"{names[sym]} ({sym})" + (" *" if sym == "IBM" else ""), f"{qty:,}", f"{p:,.2f}", f"{mv:,.2f}"])
+        table.append(
+            [
+                f"{names[sym]} ({sym})" + (" *" if sym == "IBM" else ""),
+                f"{qty:,}",
+                f"{p:,.2f}",
+                f"{mv:,.2f}",
+            ]
+        )
     table.append(["Cash (money market)", "", "", f"{cash:,.2f}"])
     total += cash
     table.append(["Total account value", "", "", f"{total:,.2f}"])
-    write_pdf(ws / "custodian_statement_2009-12.pdf", [
-        ("h1", "Keystone Custody Services - Account statement"),
-        ("p", "Account: Okafor family joint (xxxx-4471). Statement period: 1 Dec 2009 - 31 Dec 2009."),
-        ("table", table),
-        ("p", "* Price as of 11/30/2009: year-end price not received from the pricing vendor at statement cut-off."),
-        ("p", "Dividends and interest are paid to the money market sweep and are reported on the annual tax statement."),
-    ], title="Account statement December 2009")
+    write_pdf(
+        ws / "custodian_statement_2009-12.pdf",
+        [
+            ("h1", "Keystone Custody Services - Account statement"),
+            (
+                "p",
+                "Account: Okafor family joint (xxxx-4471). Statement period: 1 Dec 2009 - 31 Dec 2009.",
+            ),
+            ("table", table),
+            (
+                "p",
+                "* Price as of 11/30/2009: year-end price not received from the pricing vendor at statement cut-off.",
+            ),
+            (
+                "p",
+                "Dividends and interest are paid to the money market sweep and are reported on the annual tax statement.",
+            ),
+        ],
+        title="Account statement December 2009",
+    )
 
-    write_docx(ws / "ips_okafor.docx", [
-        ("h1", "Investment Policy Statement - Okafor family joint account"),
-        ("p", "Adopted 3 March 2008; reviewed annually."),
-        ("h2", "Objectives"),
-        ("p", "Long-term growth with moderate risk; the clients add savings and take occasional withdrawals."),
-        ("h2", "Constraints"),
-        ("bullet", "Concentration: no single security may exceed 35% of total account value (securities plus cash) "
-                   "at year end. Any breach must be disclosed to the clients in the annual letter together with a "
-                   "rebalancing proposal."),
-        ("bullet", "Liquidity: keep at least $5,000 in cash."),
-        ("h2", "Performance measurement"),
-        ("p", "Returns are reported net of commissions using the Modified Dietz method for the calendar year: "
-              "R = (EMV - BMV - F) / (BMV + sum(w_i x F_i)), where F is net external cash flows (deposits positive, "
-              "withdrawals negative; trades are not external flows) and w_i = (days from the flow date to 31 December) "
-              "/ 365. Values use the firm's month-end closing prices."),
-    ], title="IPS Okafor")
+    write_docx(
+        ws / "ips_okafor.docx",
+        [
+            ("h1", "Investment Policy Statement - Okafor family joint account"),
+            ("p", "Adopted 3 March 2008; reviewed annually."),
+            ("h2", "Objectives"),
+            (
+                "p",
+                "Long-term growth with moderate risk; the clients add savings and take occasional withdrawals.",
+            ),
+            ("h2", "Constraints"),
+            (
+                "bullet",
+                "Concentration: no single security may exceed 35% of total account value (securities plus cash) "
+                "at year end. Any breach must be disclosed to the clients in the annual letter together with a "
+                "rebalancing proposal.",
+            ),
+            ("bullet", "Liquidity: keep at least $5,000 in cash."),
+            ("h2", "Performance measurement"),
+            (
+                "p",
+                "Returns are reported net of commissions using the Modified Dietz method for the calendar year: "
+                "R = (EMV - BMV - F) / (BMV + sum(w_i x F_i)), where F is net external cash flows (deposits positive, "
+                "withdrawals negative; trades are not external flows) and w_i = (days from the flow date to 31 December) "
+                "/ 365. Values use the firm's month-end closing prices.",
+            ),
+        ],
+        title="IPS Okafor",
+    )
 
 
 def build_decoys(task_dir: Path) -> None:

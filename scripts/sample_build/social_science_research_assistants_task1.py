@@ -51,16 +51,57 @@ Thanks - Elena
 """
 
 CODES = {
-    "Alabama": "AL", "Alaska": "AK", "Arizona": "AZ", "Arkansas": "AR", "California": "CA", "Colorado": "CO",
-    "Connecticut": "CT", "Delaware": "DE", "District of Columbia": "DC", "Florida": "FL", "Georgia": "GA",
-    "Hawaii": "HI", "Idaho": "ID", "Illinois": "IL", "Indiana": "IN", "Iowa": "IA", "Kansas": "KS",
-    "Kentucky": "KY", "Louisiana": "LA", "Maine": "ME", "Maryland": "MD", "Massachusetts": "MA",
-    "Michigan": "MI", "Minnesota": "MN", "Mississippi": "MS", "Missouri": "MO", "Montana": "MT",
-    "Nebraska": "NE", "Nevada": "NV", "New Hampshire": "NH", "New Jersey": "NJ", "New Mexico": "NM",
-    "New York": "NY", "North Carolina": "NC", "North Dakota": "ND", "Ohio": "OH", "Oklahoma": "OK",
-    "Oregon": "OR", "Pennsylvania": "PA", "Rhode Island": "RI", "South Carolina": "SC", "South Dakota": "SD",
-    "Tennessee": "TN", "Texas": "TX", "Utah": "UT", "Vermont": "VT", "Virginia": "VA", "Washington": "WA",
-    "West Virginia": "WV", "Wisconsin": "WI", "Wyoming": "WY",
+    "Alabama": "AL",
+    "Alaska": "AK",
+    "Arizona": "AZ",
+    "Arkansas": "AR",
+    "California": "CA",
+    "Colorado": "CO",
+    "Connecticut": "CT",
+    "Delaware": "DE",
+    "District of Columbia": "DC",
+    "Florida": "FL",
+    "Georgia": "GA",
+    "Hawaii": "HI",
+    "Idaho": "ID",
+    "Illinois": "IL",
+    "Indiana": "IN",
+    "Iowa": "IA",
+    "Kansas": "KS",
+    "Kentucky": "KY",
+    "Louisiana": "LA",
+    "Maine": "ME",
+    "Maryland": "MD",
+    "Massachusetts": "MA",
+    "Michigan": "MI",
+    "Minnesota": "MN",
+    "Mississippi": "MS",
+    "Missouri": "MO",
+    "Montana": "MT",
+    "Nebraska": "NE",
+    "Nevada": "NV",
+    "New Hampshire": "NH",
+    "New Jersey": "NJ",
+    "New Mexico": "NM",
+    "New York": "NY",
+    "North Carolina": "NC",
+    "North Dakota": "ND",
+    "Ohio": "OH",
+    "Oklahoma": "OK",
+    "Oregon": "OR",
+    "Pennsylvania": "PA",
+    "Rhode Island": "RI",
+    "South Carolina": "SC",
+    "South Dakota": "SD",
+    "Tennessee": "TN",
+    "Texas": "TX",
+    "Utah": "UT",
+    "Vermont": "VT",
+    "Virginia": "VA",
+    "Washington": "WA",
+    "West Virginia": "WV",
+    "Wisconsin": "WI",
+    "Wyoming": "WY",
 }
 COLS = ["violent", "murder", "hs_grad", "poverty", "single", "white", "urban"]
 
@@ -73,7 +114,13 @@ def source_rows() -> list[dict]:
     out = []
     for state, r in d.iterrows():
         state = state.strip()  # the statsmodels file has "Kansas " with a trailing space
-        out.append({"state_name": state, "state_code": CODES[state], **{c: round(float(r[c]), 2) for c in COLS}})
+        out.append(
+            {
+                "state_name": state,
+                "state_code": CODES[state],
+                **{c: round(float(r[c]), 2) for c in COLS},
+            }
+        )
     return out
 
 
@@ -81,19 +128,22 @@ def entered_rows() -> list[dict]:
     """The database as keyed by hand: the true records plus the planted errors."""
     rows = [dict(r) for r in source_rows()]
     by = {r["state_name"]: r for r in rows}
-    by["Alabama"]["violent"] = 495.9           # transposed digits (459.9)
-    by["Alaska"]["poverty"] = 90.0             # decimal slip (9.0)
-    by["Florida"]["murder"], by["Georgia"]["murder"] = by["Georgia"]["murder"], by["Florida"]["murder"]  # swapped
-    by["Illinois"]["hs_grad"] = None           # skipped cell
-    by["Texas"]["violent"] = 419.4             # transposed digits (491.4)
-    by["Nevada"]["state_code"] = "NE"          # wrong postal code (Nebraska's)
+    by["Alabama"]["violent"] = 495.9  # transposed digits (459.9)
+    by["Alaska"]["poverty"] = 90.0  # decimal slip (9.0)
+    by["Florida"]["murder"], by["Georgia"]["murder"] = (
+        by["Georgia"]["murder"],
+        by["Florida"]["murder"],
+    )  # swapped
+    by["Illinois"]["hs_grad"] = None  # skipped cell
+    by["Texas"]["violent"] = 419.4  # transposed digits (491.4)
+    by["Nevada"]["state_code"] = "NE"  # wrong postal code (Nebraska's)
     by["Wyoming"]["single"] = by["Wyoming"]["white"]  # value keyed from the neighbouring column
     out = []
     for r in rows:
         out.append(r)
         if r["state_name"] == "Ohio":
             dup = dict(r)
-            dup["urban"] = 56.31               # re-keyed in batch 3 with transposed digits
+            dup["urban"] = 56.31  # re-keyed in batch 3 with transposed digits
             out.append(dup)
     return out
 
@@ -104,8 +154,11 @@ def draft_stats(rows: list[dict]) -> dict:
 
     v = [r["violent"] for r in rows]
     pairs = [(r["poverty"], r["violent"]) for r in rows if r["poverty"] is not None]
-    return {"n": len(rows), "mean_violent": statistics.fmean(v),
-            "r": statistics.correlation([p for p, _ in pairs], [x for _, x in pairs])}
+    return {
+        "n": len(rows),
+        "mean_violent": statistics.fmean(v),
+        "r": statistics.correlation([p for p, _ in pairs], [x for _, x in pairs]),
+    }
 
 
 def build(task_dir: Path) -> None:
@@ -130,72 +183,160 @@ def build(task_dir: Path) -> None:
     for i, r in enumerate(rows, start=1):
         batch = 1 if i <= 18 else 2 if i <= 36 else 3
         table.append([i, r["state_code"], r["state_name"]] + [r[c] for c in COLS] + [batch])
-    log = [[1, "jpark", "2024-03-04", 18, "Alabama-Kentucky"],
-           [2, "jpark", "03/11/2024", 18, "Louisiana-Oklahoma (Ohio re-keyed in batch 3 after a crash)"],
-           [3, "jpark", "March 18, 2024", len(rows) - 36, "Oregon-Wyoming"]]
-    write_sqlite(ws / "study.db", schema, {
-        "states": (["id", "state_code", "state_name"] + COLS + ["batch"], table),
-        "entry_log": (["batch", "entered_by", "entered_on", "rows_entered", "note"], log),
-    })
+    log = [
+        [1, "jpark", "2024-03-04", 18, "Alabama-Kentucky"],
+        [
+            2,
+            "jpark",
+            "03/11/2024",
+            18,
+            "Louisiana-Oklahoma (Ohio re-keyed in batch 3 after a crash)",
+        ],
+        [3, "jpark", "March 18, 2024", len(rows) - 36, "Oregon-Wyoming"],
+    ]
+    write_sqlite(
+        ws / "study.db",
+        schema,
+        {
+            "states": (["id", "state_code", "state_name"] + COLS + ["batch"], table),
+            "entry_log": (["batch", "entered_by", "entered_on", "rows_entered", "note"], log),
+        },
+    )
 
     pdf_rows = [["State", "Violent crime", "Murder and nonnegligent manslaughter"]]
     for r in src:
         name = r["state_name"] + (" (b)" if r["state_name"] in ("Illinois", "Minnesota") else "")
         pdf_rows.append([name, f"{r['violent']:.1f}", f"{r['murder']:.1f}"])
-    write_pdf(ws / "crime_rates_2009_table.pdf", [
-        ("h1", "Crime rates by state, 2009"),
-        ("p", "Rate per 100,000 population. Source: U.S. Department of Justice, Federal Bureau of Investigation, "
-              "Crime in the United States 2009 (Uniform Crime Reports), as tabulated in the Statistical Abstract of "
-              "the United States (a)."),
-        ("table", pdf_rows),
-        ("p", "(a) Violent crimes are murder and nonnegligent manslaughter, forcible rape, robbery and aggravated assault."),
-        ("p", "(b) The forcible rape data of the Illinois and Minnesota state UCR programs do not comply with national "
-              "UCR guidelines; their violent crime rates are shown without forcible rape."),
-    ], title="Crime rates by state, 2009")
+    write_pdf(
+        ws / "crime_rates_2009_table.pdf",
+        [
+            ("h1", "Crime rates by state, 2009"),
+            (
+                "p",
+                "Rate per 100,000 population. Source: U.S. Department of Justice, Federal Bureau of Investigation, "
+                "Crime in the United States 2009 (Uniform Crime Reports), as tabulated in the Statistical Abstract of "
+                "the United States (a).",
+            ),
+            ("table", pdf_rows),
+            (
+                "p",
+                "(a) Violent crimes are murder and nonnegligent manslaughter, forcible rape, robbery and aggravated assault.",
+            ),
+            (
+                "p",
+                "(b) The forcible rape data of the Illinois and Minnesota state UCR programs do not comply with national "
+                "UCR guidelines; their violent crime rates are shown without forcible rape.",
+            ),
+        ],
+        title="Crime rates by state, 2009",
+    )
 
     csv_rows = []
     for r in sorted(src, key=lambda x: x["state_code"]):
-        csv_rows.append([r["state_name"].upper(), r["state_code"], f"{r['hs_grad']:.1f}%", f"{r['poverty']:.1f}",
-                         f"{r['single']:.1f}", f"{r['white']:.1f}", f"{r['urban']:.2f}"])
-    write_csv(ws / "acs_2009_state_indicators.csv",
-              ["Geography", "Geo code", "Pct HS graduate or higher", "Pct below poverty level",
-               "Pct single-parent family households", "Pct white alone", "Pct in urbanized areas (2010 Census)"],
-              csv_rows, crlf=True)
+        csv_rows.append(
+            [
+                r["state_name"].upper(),
+                r["state_code"],
+                f"{r['hs_grad']:.1f}%",
+                f"{r['poverty']:.1f}",
+                f"{r['single']:.1f}",
+                f"{r['white']:.1f}",
+                f"{r['urban']:.2f}",
+            ]
+        )
+    write_csv(
+        ws / "acs_2009_state_indicators.csv",
+        [
+            "Geography",
+            "Geo code",
+            "Pct HS graduate or higher",
+            "Pct below poverty level",
+            "Pct single-parent family households",
+            "Pct white alone",
+            "Pct in urbanized areas (2010 Census)",
+        ],
+        csv_rows,
+        crlf=True,
+    )
 
-    write_docx(ws / "codebook.docx", [
-        ("h1", "State Context Study - codebook (state file, 2009)"),
-        ("p", "One record per state plus the District of Columbia (51 records). Key: state_name; state_code is the "
-              "USPS two-letter code."),
-        ("table", [["Column", "Definition", "Unit", "Source"],
-                   ["violent", "Violent crime rate", "per 100,000 population", "FBI UCR 2009 (crime rate table)"],
-                   ["murder", "Murder and nonnegligent manslaughter rate", "per 100,000 population", "FBI UCR 2009 (crime rate table)"],
-                   ["hs_grad", "Persons 25+ with high school diploma or higher", "percent", "ACS 2009 1-year"],
-                   ["poverty", "Persons below the poverty level", "percent", "ACS 2009 1-year"],
-                   ["single", "Single-parent family households / all family households", "percent", "ACS 2009 1-year"],
-                   ["white", "White alone", "percent", "ACS 2009 1-year"],
-                   ["urban", "Population in urbanized areas", "percent", "2010 Census"],
-                   ["batch", "Data-entry batch (see entry_log)", "-", "-"]]),
-        ("h2", "Analysis rules"),
-        ("bullet", "The analysis sample is the 50 states. The District of Columbia stays in the database but is "
-                   "excluded from all summary statistics (it is a single city and an extreme outlier on the crime measures)."),
-        ("bullet", "Correlations are Pearson correlations on the analysis sample, reported to three decimals."),
-        ("bullet", "Values are stored exactly as published (one decimal; urban two decimals). Never impute a missing "
-                   "value: look it up in the source."),
-    ], title="State Context Study codebook")
+    write_docx(
+        ws / "codebook.docx",
+        [
+            ("h1", "State Context Study - codebook (state file, 2009)"),
+            (
+                "p",
+                "One record per state plus the District of Columbia (51 records). Key: state_name; state_code is the "
+                "USPS two-letter code.",
+            ),
+            (
+                "table",
+                [
+                    ["Column", "Definition", "Unit", "Source"],
+                    [
+                        "violent",
+                        "Violent crime rate",
+                        "per 100,000 population",
+                        "FBI UCR 2009 (crime rate table)",
+                    ],
+                    [
+                        "murder",
+                        "Murder and nonnegligent manslaughter rate",
+                        "per 100,000 population",
+                        "FBI UCR 2009 (crime rate table)",
+                    ],
+                    [
+                        "hs_grad",
+                        "Persons 25+ with high school diploma or higher",
+                        "percent",
+                        "ACS 2009 1-year",
+                    ],
+                    ["poverty", "Persons below the poverty level", "percent", "ACS 2009 1-year"],
+                    [
+                        "single",
+                        "Single-parent family households / all family households",
+                        "percent",
+                        "ACS 2009 1-year",
+                    ],
+                    ["white", "White alone", "percent", "ACS 2009 1-year"],
+                    ["urban", "Population in urbanized areas", "percent", "2010 Census"],
+                    ["batch", "Data-entry batch (see entry_log)", "-", "-"],
+                ],
+            ),
+            ("h2", "Analysis rules"),
+            (
+                "bullet",
+                "The analysis sample is the 50 states. The District of Columbia stays in the database but is "
+                "excluded from all summary statistics (it is a single city and an extreme outlier on the crime measures).",
+            ),
+            (
+                "bullet",
+                "Correlations are Pearson correlations on the analysis sample, reported to three decimals.",
+            ),
+            (
+                "bullet",
+                "Values are stored exactly as published (one decimal; urban two decimals). Never impute a missing "
+                "value: look it up in the source.",
+            ),
+        ],
+        title="State Context Study codebook",
+    )
 
     d = draft_stats(rows)
-    write_text(ws / "draft_findings_v1.md", f"""\
+    write_text(
+        ws / "draft_findings_v1.md",
+        f"""\
 # State Context Study - draft findings (v1, May 2024)
 
 *Circulated to co-authors 14 May 2024. Computed from study.db.*
 
-- States analysed: {d['n']}
-- Mean violent crime rate: {d['mean_violent']:.1f} per 100,000
-- Correlation between poverty rate and violent crime rate: r = {d['r']:.3f}
+- States analysed: {d["n"]}
+- Mean violent crime rate: {d["mean_violent"]:.1f} per 100,000
+- Correlation between poverty rate and violent crime rate: r = {d["r"]:.3f}
 
 Poverty shows only a weak association with violent crime at the state level, which motivates
 the neighbourhood-level models in section 4.
-""")
+""",
+    )
 
 
 def build_decoys(task_dir: Path) -> None:

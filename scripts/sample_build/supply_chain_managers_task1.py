@@ -70,10 +70,17 @@ def build(task_dir: Path) -> None:
     ws = task_dir / "task_folder"
     write_text(ws / "TASK_INSTRUCTIONS.txt", INSTRUCTIONS)
     a10, h02 = series("a10"), series("h02")
-    write_csv(ws / "scripts_a10_antidiabetic.csv", ["Month", "ATC", "Scripts (millions)"],
-              [[f"{ABBR[m - 1]}-{y}", "A10", f"{a10[(y, m)]:.6f}"] for y, m in MONTHS])
-    write_csv(ws / "scripts_h02_corticosteroid.csv", ["period_start", "atc_code", "scripts_000"],
-              [[f"{y}-{m:02d}-01", "H02", f"{h02[(y, m)] * 1000:.1f}"] for y, m in MONTHS], crlf=True)
+    write_csv(
+        ws / "scripts_a10_antidiabetic.csv",
+        ["Month", "ATC", "Scripts (millions)"],
+        [[f"{ABBR[m - 1]}-{y}", "A10", f"{a10[(y, m)]:.6f}"] for y, m in MONTHS],
+    )
+    write_csv(
+        ws / "scripts_h02_corticosteroid.csv",
+        ["period_start", "atc_code", "scripts_000"],
+        [[f"{y}-{m:02d}-01", "H02", f"{h02[(y, m)] * 1000:.1f}"] for y, m in MONTHS],
+        crlf=True,
+    )
 
     wb = new_workbook()
     asm = wb.active
@@ -89,37 +96,76 @@ def build(task_dir: Path) -> None:
     fc = wb.create_sheet("Forecast")
     fc.append(["Month", "A10 forecast (000)", "H02 forecast (000)"])
     for i, (y, m) in enumerate(MONTHS[24:], start=2):
-        fc.append([f"{y}-{m:02d}", f"=History!B{i}*(1+Assumptions!$B$2)", f"=History!C{i}*(1+Assumptions!$B$3)"])
+        fc.append(
+            [
+                f"{y}-{m:02d}",
+                f"=History!B{i}*(1+Assumptions!$B$2)",
+                f"=History!C{i}*(1+Assumptions!$B$3)",
+            ]
+        )
     fc.append(["Total", "=SUM(B2:B13)", "=SUM(C2:C13)"])
     save_workbook(wb, ws / "forecast_fy2008.xlsx")
 
-    write_docx(ws / "sop_minutes_2007-12-14.docx", [
-        ("h1", "S&OP meeting minutes - 14 December 2007"),
-        ("p", "Present: H. Park (chair), demand planning, procurement, finance, sales."),
-        ("h2", "1. H02 corticosteroids - generic entry"),
-        ("p", "Generic competition starts January 2008. Decision: from January 2008 the H02 forecast of record is "
-              "last year's actual for the same month (0% growth) instead of +4%. July-December 2007 stay as forecast. "
-              "Demand planning to update the workbook (action: R. Singh)."),
-        ("h2", "2. A10 anti-diabetics - supplier change"),
-        ("p", "New importer from January 2008: replenishment lead time rises from 1 month to 2 months. Growth "
-              "assumption stays at +12%."),
-        ("h2", "3. Planning parameters (unchanged unless stated)"),
-        ("bullet", "MAPE = mean over months of |forecast - actual| / actual. Target: 10% or better per product."),
-        ("bullet", "Bias = (sum of forecasts - sum of actuals) / sum of actuals; tolerance +/-5%."),
-        ("bullet", "Safety stock = 1.65 x RMSE of the last 12 monthly forecast errors x square root of the lead time "
-                   "in months (95% cycle service level); reset once a year after the fiscal-year review."),
-        ("bullet", "Lead times: A10 2 months (from January 2008), H02 1 month."),
-    ], title="S&OP minutes December 2007")
+    write_docx(
+        ws / "sop_minutes_2007-12-14.docx",
+        [
+            ("h1", "S&OP meeting minutes - 14 December 2007"),
+            ("p", "Present: H. Park (chair), demand planning, procurement, finance, sales."),
+            ("h2", "1. H02 corticosteroids - generic entry"),
+            (
+                "p",
+                "Generic competition starts January 2008. Decision: from January 2008 the H02 forecast of record is "
+                "last year's actual for the same month (0% growth) instead of +4%. July-December 2007 stay as forecast. "
+                "Demand planning to update the workbook (action: R. Singh).",
+            ),
+            ("h2", "2. A10 anti-diabetics - supplier change"),
+            (
+                "p",
+                "New importer from January 2008: replenishment lead time rises from 1 month to 2 months. Growth "
+                "assumption stays at +12%.",
+            ),
+            ("h2", "3. Planning parameters (unchanged unless stated)"),
+            (
+                "bullet",
+                "MAPE = mean over months of |forecast - actual| / actual. Target: 10% or better per product.",
+            ),
+            (
+                "bullet",
+                "Bias = (sum of forecasts - sum of actuals) / sum of actuals; tolerance +/-5%.",
+            ),
+            (
+                "bullet",
+                "Safety stock = 1.65 x RMSE of the last 12 monthly forecast errors x square root of the lead time "
+                "in months (95% cycle service level); reset once a year after the fiscal-year review.",
+            ),
+            ("bullet", "Lead times: A10 2 months (from January 2008), H02 1 month."),
+        ],
+        title="S&OP minutes December 2007",
+    )
 
-    write_pptx(ws / "fy2007_forecast_review.pptx", [
-        {"title": "FY2007 forecast review", "bullets": ["S&OP, July 2007", "Demand planning"]},
-        {"title": "Accuracy FY2007", "table": [["Product", "MAPE", "Bias", "RMSE (000)"],
-                                                ["A10", "9.4%", "+1.8%", "3,150"], ["H02", "7.9%", "+2.2%", "145"]]},
-        {"title": "Safety stock settings (current)", "table": [["Product", "Lead time", "Safety stock (000 scripts)"],
-                                                                ["A10", "1 month", f"{CURRENT_SS['A10']:,}"],
-                                                                ["H02", "1 month", f"{CURRENT_SS['H02']:,}"]],
-         "bullets": ["Rule: 1.65 x RMSE x sqrt(lead time in months)"]},
-    ])
+    write_pptx(
+        ws / "fy2007_forecast_review.pptx",
+        [
+            {"title": "FY2007 forecast review", "bullets": ["S&OP, July 2007", "Demand planning"]},
+            {
+                "title": "Accuracy FY2007",
+                "table": [
+                    ["Product", "MAPE", "Bias", "RMSE (000)"],
+                    ["A10", "9.4%", "+1.8%", "3,150"],
+                    ["H02", "7.9%", "+2.2%", "145"],
+                ],
+            },
+            {
+                "title": "Safety stock settings (current)",
+                "table": [
+                    ["Product", "Lead time", "Safety stock (000 scripts)"],
+                    ["A10", "1 month", f"{CURRENT_SS['A10']:,}"],
+                    ["H02", "1 month", f"{CURRENT_SS['H02']:,}"],
+                ],
+                "bullets": ["Rule: 1.65 x RMSE x sqrt(lead time in months)"],
+            },
+        ],
+    )
 
 
 def build_decoys(task_dir: Path) -> None:

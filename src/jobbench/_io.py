@@ -78,7 +78,11 @@ def append_jsonl(path: Path | str, obj: Any) -> None:
     which :func:`read_jsonl` skips."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    line = obj.model_dump_json() if isinstance(obj, BaseModel) else json.dumps(obj, ensure_ascii=False, default=str)
+    line = (
+        obj.model_dump_json()
+        if isinstance(obj, BaseModel)
+        else json.dumps(obj, ensure_ascii=False, default=str)
+    )
     with open(path, "a", encoding="utf-8") as f:
         f.write(line + "\n")
         f.flush()

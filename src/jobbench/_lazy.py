@@ -7,11 +7,14 @@ fast; each name is imported on first use and then cached in the package's global
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import import_module
-from typing import Any, Callable
+from typing import Any
 
 
-def lazy_attributes(package: str, names: dict[str, str]) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
+def lazy_attributes(
+    package: str, names: dict[str, str]
+) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
     """Build ``__getattr__`` and ``__dir__`` for ``package``.
 
     Args:

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 from collections import Counter, defaultdict
 from pathlib import Path
-from typing import Optional
 
 import typer
 from rich.console import Console
@@ -29,8 +28,9 @@ console = Console()
 err_console = Console(stderr=True)
 
 
-def _load_or_exit(path: Path, split: list[str] | None = None, tasks: str | None = None,
-                  strict: bool = False) -> Dataset:
+def _load_or_exit(
+    path: Path, split: list[str] | None = None, tasks: str | None = None, strict: bool = False
+) -> Dataset:
     try:
         return load_dataset(path, splits=split or None, task_glob=tasks, strict=strict)
     except FileNotFoundError as exc:
@@ -46,7 +46,7 @@ def _ext(name: str) -> str:
 @app.command("tasks")
 def tasks_cmd(
     path: Path = typer.Argument(..., help="Dataset root, split, occupation or task directory."),
-    split: Optional[list[str]] = typer.Option(None, "--split", help="Only these splits (repeatable)."),
+    split: list[str] | None = typer.Option(None, "--split", help="Only these splits (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
     """Summarise tasks per occupation: tasks, rubrics, criteria, total weight, file formats."""
@@ -78,22 +78,51 @@ def tasks_cmd(
             }
         )
     if as_json:
-        print(json.dumps({"tasks": [t.id for t in ds.tasks], "occupations": rows,
-                          "problems": [str(p) for p in ds.problems]}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "tasks": [t.id for t in ds.tasks],
+                    "occupations": rows,
+                    "problems": [str(p) for p in ds.problems],
+                },
+                indent=2,
+            )
+        )
         return
     table = Table(title=escape(f"{len(ds.tasks)} tasks in {path}"))
-    for col in ("split", "occupation", "SOC group", "tasks", "rubrics", "criteria", "weight", "files by format"):
-        table.add_column(col, justify="right" if col in {"tasks", "rubrics", "criteria", "weight"} else "left")
+    for col in (
+        "split",
+        "occupation",
+        "SOC group",
+        "tasks",
+        "rubrics",
+        "criteria",
+        "weight",
+        "files by format",
+    ):
+        table.add_column(
+            col, justify="right" if col in {"tasks", "rubrics", "criteria", "weight"} else "left"
+        )
     for r in rows:
         fmt = ", ".join(f"{k} {v}" for k, v in r["formats"].items())
-        table.add_row(r["split"], r["occupation"], r["soc_major_code"], str(r["tasks"]), str(r["rubrics"]),
-                      str(r["criteria"]), f"{r['total_weight']:g}", fmt)
+        table.add_row(
+            r["split"],
+            r["occupation"],
+            r["soc_major_code"],
+            str(r["tasks"]),
+            str(r["rubrics"]),
+            str(r["criteria"]),
+            f"{r['total_weight']:g}",
+            fmt,
+        )
     console.print(table)
     n_occ = len({r["occupation"] for r in rows})
     n_groups = len({r["soc_major_code"] for r in rows} - {"unknown"})
     console.print(f"{n_occ} occupations, {n_groups} SOC major groups")
     if ds.errors:
-        err_console.print(f"[yellow]{len(ds.errors)} problem(s) left tasks out; run `jobbench validate {path}`[/yellow]")
+        err_console.print(
+            f"[yellow]{len(ds.errors)} problem(s) left tasks out; run `jobbench validate {path}`[/yellow]"
+        )
 
 
 @app.command("validate")
@@ -101,15 +130,22 @@ def validate_cmd(
     path: Path = typer.Argument(..., help="Dataset root, split, occupation or task directory."),
     as_json: bool = typer.Option(False, "--json", help="Print problems as JSON."),
     strict: bool = typer.Option(
-        False, "--strict",
+        False,
+        "--strict",
         help="Refuse what the public tools tolerate and JobBench skips or ignores with a "
         "warning by default: taskN directories holding no task source, and extension keys "
-        "(id, requires, checks, files, vision) of the wrong shape."),
+        "(id, requires, checks, files, vision) of the wrong shape.",
+    ),
 ) -> None:
     """Validate tasks; list every problem with file and JSON path. Exit 1 if any error."""
     ds = _load_or_exit(path, strict=strict)
     if as_json:
-        print(json.dumps({"tasks": len(ds.tasks), "problems": [p.model_dump() for p in ds.problems]}, indent=2))
+        print(
+            json.dumps(
+                {"tasks": len(ds.tasks), "problems": [p.model_dump() for p in ds.problems]},
+                indent=2,
+            )
+        )
     else:
         for p in ds.problems:
             colour = "red" if p.severity == "error" else "yellow"
@@ -137,8 +173,16 @@ def _register_stages() -> None:
     from .selection._cli import register as selection_cli
     from .tasks._cli import register as tasks_cli
 
-    for register in (tasks_cli, extract_cli, judge_cli, runner_cli, report_cli, gates_cli,
-                     calibrate_cli, selection_cli):
+    for register in (
+        tasks_cli,
+        extract_cli,
+        judge_cli,
+        runner_cli,
+        report_cli,
+        gates_cli,
+        calibrate_cli,
+        selection_cli,
+    ):
         register(app)
 
 

@@ -45,7 +45,7 @@ class Usage(BaseModel):
     output_tokens: int = 0
     cost_usd: float | None = None
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         cost = None
         if self.cost_usd is not None or other.cost_usd is not None:
             cost = (self.cost_usd or 0.0) + (other.cost_usd or 0.0)

@@ -18,9 +18,10 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable
+from typing import Any
 
 
 @dataclass
@@ -66,7 +67,9 @@ def chat_reply(
                 "type": "function",
                 "function": {
                     "name": tc["name"],
-                    "arguments": tc["arguments"] if isinstance(tc["arguments"], str) else json.dumps(tc["arguments"]),
+                    "arguments": tc["arguments"]
+                    if isinstance(tc["arguments"], str)
+                    else json.dumps(tc["arguments"]),
                 },
             }
             for i, tc in enumerate(tool_calls)
@@ -151,7 +154,14 @@ class FakeOpenAIServer:
 
             def do_GET(self) -> None:  # noqa: N802
                 if self.path.rstrip("/").endswith("/models"):
-                    self._send(ScriptedReply(body={"object": "list", "data": [{"id": "fake-model", "object": "model"}]}))
+                    self._send(
+                        ScriptedReply(
+                            body={
+                                "object": "list",
+                                "data": [{"id": "fake-model", "object": "model"}],
+                            }
+                        )
+                    )
                 else:
                     self._send(ScriptedReply(status=404, body={"error": {"message": "not found"}}))
 
@@ -163,7 +173,11 @@ class FakeOpenAIServer:
                 except json.JSONDecodeError:
                     req = {"_raw": raw.decode(errors="replace")}
                 if not self.path.rstrip("/").endswith("/chat/completions"):
-                    self._send(ScriptedReply(status=404, body={"error": {"message": f"no route {self.path}"}}))
+                    self._send(
+                        ScriptedReply(
+                            status=404, body={"error": {"message": f"no route {self.path}"}}
+                        )
+                    )
                     return
                 with outer._lock:
                     outer.requests.append(req)
@@ -188,7 +202,7 @@ class FakeOpenAIServer:
         with self._lock:
             return len(self.requests)
 
-    def start(self) -> "FakeOpenAIServer":
+    def start(self) -> FakeOpenAIServer:
         self._thread.start()
         return self
 
@@ -196,7 +210,7 @@ class FakeOpenAIServer:
         self._server.shutdown()
         self._server.server_close()
 
-    def __enter__(self) -> "FakeOpenAIServer":
+    def __enter__(self) -> FakeOpenAIServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:

@@ -42,10 +42,14 @@ VERDICTS = {
 }
 SECOND = {BIG: {(TR1, 0, 0): P, (TR2, 0, 0): F}}
 USAGE = {
-    BIG: {TR1: Usage(calls=2, input_tokens=1000, output_tokens=100, cost_usd=0.02),
-          TR2: Usage(calls=1, input_tokens=500, output_tokens=50, cost_usd=0.01)},
-    CHEAP: {TR1: Usage(calls=2, input_tokens=1000, output_tokens=100, cost_usd=0.001),
-            TR2: Usage(calls=1, input_tokens=500, output_tokens=50, cost_usd=0.0005)},
+    BIG: {
+        TR1: Usage(calls=2, input_tokens=1000, output_tokens=100, cost_usd=0.02),
+        TR2: Usage(calls=1, input_tokens=500, output_tokens=50, cost_usd=0.01),
+    },
+    CHEAP: {
+        TR1: Usage(calls=2, input_tokens=1000, output_tokens=100, cost_usd=0.001),
+        TR2: Usage(calls=1, input_tokens=500, output_tokens=50, cost_usd=0.0005),
+    },
     CHECKS: {TR1: Usage(), TR2: Usage()},
 }
 IDENTITY = {
@@ -66,15 +70,28 @@ def make_dataset(root: Path) -> Path:
         (d / "task_folder").mkdir(parents=True)
         (d / "task_folder" / "TASK_INSTRUCTIONS.txt").write_text(f"Do {task_id}.\n")
         (d / "task_card.md").write_text("card\n")
-        rubrics = [{"rubric": f"Rubric {i} of {task_id}?", "weight": w,
-                    "criterion": [criterion_text(task_id, i, j) for j in range(n)]}
-                   for i, (w, n) in enumerate(rubs)]
+        rubrics = [
+            {
+                "rubric": f"Rubric {i} of {task_id}?",
+                "weight": w,
+                "criterion": [criterion_text(task_id, i, j) for j in range(n)],
+            }
+            for i, (w, n) in enumerate(rubs)
+        ]
         (d / "RUBRICS.json").write_text(json.dumps({"rubrics": rubrics}))
     return root
 
 
-def make_record(key: str, trial_id: str, verdicts: list[list[str]], *, usage: Usage | None = None,
-                second: dict | None = None, reasoning: str | None = None, sha: str = "a" * 64) -> GradeRecord:
+def make_record(
+    key: str,
+    trial_id: str,
+    verdicts: list[list[str]],
+    *,
+    usage: Usage | None = None,
+    second: dict | None = None,
+    reasoning: str | None = None,
+    sha: str = "a" * 64,
+) -> GradeRecord:
     task_id = trial_id.rsplit("/", 2)[0]
     weights = [w for w, _ in RUBRICS[task_id]]
     rubrics = []
@@ -82,11 +99,22 @@ def make_record(key: str, trial_id: str, verdicts: list[list[str]], *, usage: Us
         crits = []
         for j, v in enumerate(vs):
             source = "none" if v == U else ("check" if key == CHECKS else "llm")
-            cv = CriterionVerdict(rubric_index=i, criterion_index=j, verdict=v, source=source,
-                                  reasoning=reasoning or f"{key} says {v} on {i}.{j}", evidence=f"quote {i}.{j}")
+            cv = CriterionVerdict(
+                rubric_index=i,
+                criterion_index=j,
+                verdict=v,
+                source=source,
+                reasoning=reasoning or f"{key} says {v} on {i}.{j}",
+                evidence=f"quote {i}.{j}",
+            )
             so = (second or {}).get((trial_id, i, j))
             if so is not None:
-                cv.second_opinion = {"source": "check", "verdict": so, "detail": f"check detail {i}.{j}", "evidence": ""}
+                cv.second_opinion = {
+                    "source": "check",
+                    "verdict": so,
+                    "detail": f"check detail {i}.{j}",
+                    "evidence": "",
+                }
             crits.append(cv)
         passed = None if any(v in (U, E) for v in vs) else all(v == P for v in vs)
         rubrics.append(RubricGrade(index=i, id=str(i), weight=w, criteria=crits, passed=passed))
@@ -94,11 +122,18 @@ def make_record(key: str, trial_id: str, verdicts: list[list[str]], *, usage: Us
         score, status = None, "unjudged"
     else:
         score, status = sum(r.weight for r in rubrics if r.passed) / sum(weights), "complete"
-    return GradeRecord(trial_id=trial_id, task_id=task_id, judge=IDENTITY.get(key, {"key": key}),
-                       rubrics=rubrics, score=score, max_score=float(sum(weights)),
-                       passed_weight=float(sum(r.weight for r in rubrics if r.passed)),
-                       status=status, usage=usage or Usage(),
-                       deliverables=[GradedDeliverable(path="out.txt", sha256=sha, size=3)])
+    return GradeRecord(
+        trial_id=trial_id,
+        task_id=task_id,
+        judge=IDENTITY.get(key, {"key": key}),
+        rubrics=rubrics,
+        score=score,
+        max_score=float(sum(weights)),
+        passed_weight=float(sum(r.weight for r in rubrics if r.passed)),
+        status=status,
+        usage=usage or Usage(),
+        deliverables=[GradedDeliverable(path="out.txt", sha256=sha, size=3)],
+    )
 
 
 def write_record(run: Path, key: str, rec: GradeRecord) -> Path:
@@ -111,15 +146,21 @@ def write_record(run: Path, key: str, rec: GradeRecord) -> Path:
 def build_run(root: Path, dataset: Path) -> Path:
     run = root / "run-x"
     run.mkdir(parents=True)
-    (run / "lock.json").write_text(json.dumps({"dataset_root": str(dataset), "tasks": {}, "epochs": 1}))
+    (run / "lock.json").write_text(
+        json.dumps({"dataset_root": str(dataset), "tasks": {}, "epochs": 1})
+    )
     for key, per in VERDICTS.items():
         for tid, vs in per.items():
-            write_record(run, key, make_record(key, tid, vs, usage=USAGE[key][tid], second=SECOND.get(key)))
+            write_record(
+                run, key, make_record(key, tid, vs, usage=USAGE[key][tid], second=SECOND.get(key))
+            )
     return run
 
 
 @pytest.fixture(autouse=True)
-def _isolated_judge_env(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+def _isolated_judge_env(
+    monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """No user judge settings leak into tests, and no test writes to ~/.cache."""
     import os
 

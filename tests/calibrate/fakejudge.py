@@ -42,19 +42,28 @@ class Truth:
         for occ, task in sorted(self.tasks.items()):
             for d in sorted((task.root / "solution" / "decoys").iterdir()):
                 raw = json.loads((d / "expected.json").read_text())
-                verdicts = {(r["index"], j): v for r in raw["rubrics"] for j, v in enumerate(r["criteria"])}
+                verdicts = {
+                    (r["index"], j): v for r in raw["rubrics"] for j, v in enumerate(r["criteria"])
+                }
                 code = _code(i)
                 i += 1
                 (d / "deliverables" / MARKER).write_text(code + "\n")
                 self.sets[code] = (occ, d.name, verdicts)
         self.problems: list[str] = []
 
-    def answer(self, model: str, occ: str, decoy: str, verdicts: dict, r: int, j: int) -> dict[str, Any]:
+    def answer(
+        self, model: str, occ: str, decoy: str, verdicts: dict, r: int, j: int
+    ) -> dict[str, Any]:
         want = verdicts[(r, j)]
         if model == self.wrong_model and (occ, decoy, r, j) in self.errors:
             want = not want
         word = "pass" if want else "fail"
-        return {"index": j, "reasoning": f"{model} on {decoy} {r}.{j}: {word}", "evidence": "", "verdict": word}
+        return {
+            "index": j,
+            "reasoning": f"{model} on {decoy} {r}.{j}: {word}",
+            "evidence": "",
+            "verdict": word,
+        }
 
     def marker_of(self, occ: str, decoy: str) -> str:
         return next(c for c, (o, d, _) in self.sets.items() if (o, d) == (occ, decoy))
@@ -62,8 +71,14 @@ class Truth:
     def reply(self, req: dict[str, Any]) -> ScriptedReply:
         model = req.get("model", "")
         content = req["messages"][-1]["content"]
-        texts = [content] if isinstance(content, str) else [p["text"] for p in content if p.get("type") == "text"]
-        m = re.search(re.escape(f"=== FILE: {MARKER} ===") + r"\n(calibrationmarker[a-z]{2})", texts[0])
+        texts = (
+            [content]
+            if isinstance(content, str)
+            else [p["text"] for p in content if p.get("type") == "text"]
+        )
+        m = re.search(
+            re.escape(f"=== FILE: {MARKER} ===") + r"\n(calibrationmarker[a-z]{2})", texts[0]
+        )
         if not m or m.group(1) not in self.sets:
             self.problems.append("no marker in a prompt")
             return ScriptedReply(status=400, body={"error": {"message": "no marker"}})
@@ -77,17 +92,46 @@ class Truth:
                 r = int(idx)
                 asked = [int(j) for j in re.findall(r"^Criterion (\d+): ", body, flags=re.M)]
                 crits = [self.answer(model, occ, decoy, verdicts, r, j) for j in asked]
-                out.append({"index": r, "criteria": crits, "rubric_passed": all(c["verdict"] == "pass" for c in crits)})
-            return chat_reply(json.dumps({"rubrics": out}), prompt_tokens=PROMPT_TOKENS,
-                              completion_tokens=COMPLETION_TOKENS, model=model)
+                out.append(
+                    {
+                        "index": r,
+                        "criteria": crits,
+                        "rubric_passed": all(c["verdict"] == "pass" for c in crits),
+                    }
+                )
+            return chat_reply(
+                json.dumps({"rubrics": out}),
+                prompt_tokens=PROMPT_TOKENS,
+                completion_tokens=COMPLETION_TOKENS,
+                model=model,
+            )
         # rubric mode: '## Rubric\n<question>' then 'Criterion j: <text>' lines
-        lines = dict((int(j), t) for j, t in re.findall(r"^Criterion (\d+): (.*)$", tail, flags=re.M))
-        hits = [rb for rb in task.rubrics if tail.startswith(f"## Rubric\n{rb.question}")
-                and all(j < len(rb.criteria) and rb.criteria[j].text.startswith(t) for j, t in lines.items())]
+        lines = dict(
+            (int(j), t) for j, t in re.findall(r"^Criterion (\d+): (.*)$", tail, flags=re.M)
+        )
+        hits = [
+            rb
+            for rb in task.rubrics
+            if tail.startswith(f"## Rubric\n{rb.question}")
+            and all(
+                j < len(rb.criteria) and rb.criteria[j].text.startswith(t) for j, t in lines.items()
+            )
+        ]
         if len(hits) != 1:
-            self.problems.append(f"{occ}: cannot tell the rubric of a prompt ({len(hits)} candidates)")
+            self.problems.append(
+                f"{occ}: cannot tell the rubric of a prompt ({len(hits)} candidates)"
+            )
             return ScriptedReply(status=400, body={"error": {"message": "which rubric?"}})
         r = hits[0].index
         crits = [self.answer(model, occ, decoy, verdicts, r, j) for j in sorted(lines)]
-        body = {"criteria": crits, "overall_reasoning": "ok", "rubric_passed": all(c["verdict"] == "pass" for c in crits)}
-        return chat_reply(json.dumps(body), prompt_tokens=PROMPT_TOKENS, completion_tokens=COMPLETION_TOKENS, model=model)
+        body = {
+            "criteria": crits,
+            "overall_reasoning": "ok",
+            "rubric_passed": all(c["verdict"] == "pass" for c in crits),
+        }
+        return chat_reply(
+            json.dumps(body),
+            prompt_tokens=PROMPT_TOKENS,
+            completion_tokens=COMPLETION_TOKENS,
+            model=model,
+        )

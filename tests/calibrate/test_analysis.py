@@ -57,7 +57,9 @@ def test_cheap_vs_big(report):
     assert s.micro_abs_diff == pytest.approx(1 / 3)
     assert s.micro_rel_diff == pytest.approx(1.0)
     assert [(t.task_id, t.trials, t.score_a, t.score_b) for t in s.per_task] == [
-        (T1, 1, 0.0, pytest.approx(2 / 3)), (T2, 1, 0.0, 0.0)]
+        (T1, 1, 0.0, pytest.approx(2 / 3)),
+        (T2, 1, 0.0, 0.0),
+    ]
 
 
 def test_checks_vs_big_counts_only_criteria_both_decided(report):
@@ -87,8 +89,14 @@ def test_flips_carry_every_reasoning(report):
     f1 = report.flips[0]
     assert f1.criterion_text == "criterion 0.1 of main/clerks/task1"
     assert f1.expected is True
-    assert f1.verdicts[BIG].verdict == "pass" and f1.verdicts[BIG].reasoning == f"{BIG} says pass on 0.1"
-    assert f1.verdicts[CHEAP].verdict == "fail" and f1.verdicts[CHEAP].reasoning == f"{CHEAP} says fail on 0.1"
+    assert (
+        f1.verdicts[BIG].verdict == "pass"
+        and f1.verdicts[BIG].reasoning == f"{BIG} says pass on 0.1"
+    )
+    assert (
+        f1.verdicts[CHEAP].verdict == "fail"
+        and f1.verdicts[CHEAP].reasoning == f"{CHEAP} says fail on 0.1"
+    )
     assert f1.verdicts[CHECKS].verdict == "unjudged"
     assert report.flips[1].verdicts[CHECKS].verdict == "fail"
 
@@ -100,7 +108,13 @@ def test_checks_vs_llm_from_second_opinions(report):
     assert c.table == {"pass/pass": 1, "pass/fail": 0, "fail/pass": 1, "fail/fail": 0}
     assert c.kappa == pytest.approx(0.0)
     (d,) = c.disagreements
-    assert (d.trial_id, d.rubric, d.criterion, d.check_verdict, d.llm_verdict) == (TR2, 0, 0, "fail", "pass")
+    assert (d.trial_id, d.rubric, d.criterion, d.check_verdict, d.llm_verdict) == (
+        TR2,
+        0,
+        0,
+        "fail",
+        "pass",
+    )
     assert d.check_detail == "check detail 0.0"
 
 
@@ -110,7 +124,11 @@ def test_judges_and_cost_per_pass(report):
     assert (j[BIG].calls_per_pass, j[BIG].tokens_per_pass) == (3, 1650)
     assert j[BIG].cost_per_pass_usd == pytest.approx(0.03)
     assert j[CHEAP].cost_per_pass_usd == pytest.approx(0.0015)
-    assert (j[CHECKS].decided, j[CHECKS].undecided, j[CHECKS].pass_rate) == (2, 3, pytest.approx(0.5))
+    assert (j[CHECKS].decided, j[CHECKS].undecided, j[CHECKS].pass_rate) == (
+        2,
+        3,
+        pytest.approx(0.5),
+    )
     assert j[CHECKS].cost_per_pass_usd == 0.0 and j[CHECKS].calls_per_pass == 0
     assert j[CHECKS].by_source == {"check": 2, "none": 3}
     assert j[BIG].pass_trials == 2 and report.warnings == []
@@ -122,7 +140,10 @@ def test_expected_figures(report):
     assert (big.accuracy, big.precision, big.recall, big.f1) == (1.0, 1.0, 1.0, 1.0)
     assert big.errors == [] and big.score.mean_abs_diff == 0.0
     # expected scores: T1 rubric 0 passes (2 of 3 points), T2 rubric 0 fails
-    assert [(t.trial_id, t.expected_score) for t in big.per_trial] == [(TR1, pytest.approx(2 / 3)), (TR2, 0.0)]
+    assert [(t.trial_id, t.expected_score) for t in big.per_trial] == [
+        (TR1, pytest.approx(2 / 3)),
+        (TR2, 0.0),
+    ]
 
     cheap = e[CHEAP]
     # expected T T F | T F, cheap T F F | T F: TP 2, FN 1, FP 0, TN 2
@@ -132,7 +153,8 @@ def test_expected_figures(report):
     assert cheap.recall == pytest.approx(2 / 3)
     assert cheap.f1 == pytest.approx(0.8)  # 2*2 / (2*2 + 0 + 1)
     assert [(x.trial_id, x.rubric, x.criterion, x.expected, x.verdict) for x in cheap.errors] == [
-        (TR1, 0, 1, True, "fail")]
+        (TR1, 0, 1, True, "fail")
+    ]
     assert cheap.score.mean_abs_diff == pytest.approx(1 / 3)
     assert (cheap.score.micro_a, cheap.score.micro_b) == pytest.approx((0.0, 1 / 3))
 
@@ -152,7 +174,10 @@ def test_outputs(report, tmp_path: Path):
     assert again == report
     md = paths["markdown"].read_text()
     assert "| gpt-cheap.rubric.auto | gpt-big.rubric.llm | 5 | 4 | 80.0 % | 0.615 | 0.640 |" in md
-    assert "| gpt-cheap.rubric.auto | 2 | 5 | 0 | 0.800 | 1.000 | 0.667 | 0.800 | 2 | 0 | 1 | 2 |" in md
+    assert (
+        "| gpt-cheap.rubric.auto | 2 | 5 | 0 | 0.800 | 1.000 | 0.667 | 0.800 | 2 | 0 | 1 | 2 |"
+        in md
+    )
     assert f"{CHEAP} says fail on 0.1" in md and f"{BIG} says pass on 0.1" in md
     assert "Krippendorff's α = 0.389 over 5 criteria" in md
     assert paths["plot"].read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
@@ -161,7 +186,11 @@ def test_outputs(report, tmp_path: Path):
     xlabel, ylabel, pts = plot_axes(report)
     assert xlabel.startswith("judge cost per full grading pass")
     assert ylabel == "accuracy against expected verdicts"
-    assert pts == [(CHECKS, 0.0, 0.5), (BIG, pytest.approx(0.03), 1.0), (CHEAP, pytest.approx(0.0015), 0.8)]
+    assert pts == [
+        (CHECKS, 0.0, 0.5),
+        (BIG, pytest.approx(0.03), 1.0),
+        (CHEAP, pytest.approx(0.0015), 0.8),
+    ]
 
 
 def test_plot_without_expected_uses_agreement_and_tokens(run: Path):
@@ -179,8 +208,10 @@ def test_plot_without_expected_uses_agreement_and_tokens(run: Path):
 
 def test_cached_units_are_reported(run: Path):
     judges = read_run_grades([run], [BIG, CHEAP])
-    judges[CHEAP].records[TR1].units = [JudgeUnit(unit="r0", cached=True),
-                                        JudgeUnit(unit="r1", cached=False)]
+    judges[CHEAP].records[TR1].units = [
+        JudgeUnit(unit="r0", cached=True),
+        JudgeUnit(unit="r1", cached=False),
+    ]
     rep = calibrate(judges)
     assert {j.key: j.cached_units for j in rep.judges} == {BIG: 0, CHEAP: 1}
     assert any(w.startswith(f"{CHEAP}: 1 LLM unit(s)") for w in rep.warnings)

@@ -9,8 +9,8 @@ from jobbench.calibrate import (
     Confusion,
     ScorePoint,
     all_agree_rate,
-    coincidence_matrix,
     cohen_kappa,
+    coincidence_matrix,
     confusion,
     krippendorff_alpha,
     percent_agreement,
@@ -70,11 +70,11 @@ def test_kappa_edges():
 
 def test_alpha_three_judges_with_missing_values_by_hand():
     units = [
-        [P, P, P],        # m=3: o_pp += 3*2/(3-1) = 3
-        [P, F, None],     # m=2: o_pf += 1, o_fp += 1
-        [F, F, F],        # o_ff += 3
+        [P, P, P],  # m=3: o_pp += 3*2/(3-1) = 3
+        [P, F, None],  # m=2: o_pf += 1, o_fp += 1
+        [F, F, F],  # o_ff += 3
         [P, None, None],  # one value: not pairable
-        [F, F, P],        # m=3, counts f=2, p=1: o_ff += 2*1/2 = 1, o_fp += 2*1/2 = 1, o_pf += 1
+        [F, F, P],  # m=3, counts f=2, p=1: o_ff += 2*1/2 = 1, o_fp += 2*1/2 = 1, o_pf += 1
     ]
     o = coincidence_matrix(units)
     assert o == pytest.approx({(P, P): 3.0, (P, F): 2.0, (F, P): 2.0, (F, F): 4.0})
@@ -163,7 +163,12 @@ def test_confusion_edges():
 
 def test_score_deviation_by_hand():
     a = {"t1": ScorePoint(3, 4), "t2": ScorePoint(0, 2), "t3": ScorePoint(10, 10), "t4": None}
-    b = {"t1": ScorePoint(4, 4), "t2": ScorePoint(1, 2), "t3": ScorePoint(10, 10), "t4": ScorePoint(1, 1)}
+    b = {
+        "t1": ScorePoint(4, 4),
+        "t2": ScorePoint(1, 2),
+        "t3": ScorePoint(10, 10),
+        "t4": ScorePoint(1, 1),
+    }
     d = score_deviation(a, b)
     # paired: t1 (0.75 vs 1), t2 (0 vs 0.5), t3 (1 vs 1); t4 has no score from a
     assert d.n == 3

@@ -28,7 +28,9 @@ ERRORS = {
     ("civil_engineers", "january_prices", 2, 0): False,
     ("statisticians", "stale_v1_definition", 6, 1): True,
 }
-pytestmark = pytest.mark.skipif(not SAMPLE.is_dir(), reason="the sample split is not in this checkout")
+pytestmark = pytest.mark.skipif(
+    not SAMPLE.is_dir(), reason="the sample split is not in this checkout"
+)
 
 
 def _make_run(tmp: Path) -> tuple[Path, Truth, list[str]]:
@@ -39,22 +41,46 @@ def _make_run(tmp: Path) -> tuple[Path, Truth, list[str]]:
     run = tmp / "runs" / "decoys"
     trial_ids = []
     lock_tasks = {}
-    for occ, task in sorted(truth.tasks.items()):
+    for _occ, task in sorted(truth.tasks.items()):
         lock_tasks[task.id] = task_digest(task)
         for d in sorted((task.root / "solution" / "decoys").iterdir()):
             tid = f"{task.id}/decoy@{d.name}/epoch-1"
             trial_dir = run / "trials" / tid
             shutil.copytree(d / "deliverables", trial_dir / "deliverables")
             files = sorted(p for p in (trial_dir / "deliverables").rglob("*") if p.is_file())
-            manifest = [DeliverableFile(path=p.relative_to(trial_dir / "deliverables").as_posix(), size=p.stat().st_size,
-                                        sha256=sha256_file(p)) for p in files]
-            rec = TrialRecord(trial_id=tid, task_id=task.id, task_digest=lock_tasks[task.id], agent="decoy",
-                              model=d.name, epoch=1, status=TrialStatus.ok, deliverables=manifest)
+            manifest = [
+                DeliverableFile(
+                    path=p.relative_to(trial_dir / "deliverables").as_posix(),
+                    size=p.stat().st_size,
+                    sha256=sha256_file(p),
+                )
+                for p in files
+            ]
+            rec = TrialRecord(
+                trial_id=tid,
+                task_id=task.id,
+                task_digest=lock_tasks[task.id],
+                agent="decoy",
+                model=d.name,
+                epoch=1,
+                status=TrialStatus.ok,
+                deliverables=manifest,
+            )
             (trial_dir / "trial.json").write_text(rec.model_dump_json(indent=2))
             trial_ids.append(tid)
-    (run / "lock.json").write_text(json.dumps({
-        "harness_version": "test", "created_at": "2026-01-01T00:00:00Z", "dataset_root": str(root.parent),
-        "tasks": lock_tasks, "agents": [{"agent": "decoy", "model": "-", "settings": {}}], "epochs": 1, "config": {}}))
+    (run / "lock.json").write_text(
+        json.dumps(
+            {
+                "harness_version": "test",
+                "created_at": "2026-01-01T00:00:00Z",
+                "dataset_root": str(root.parent),
+                "tasks": lock_tasks,
+                "agents": [{"agent": "decoy", "model": "-", "settings": {}}],
+                "epochs": 1,
+                "config": {},
+            }
+        )
+    )
     return run, truth, trial_ids
 
 
@@ -63,10 +89,21 @@ def graded(tmp_path_factory: pytest.TempPathFactory):
     tmp = tmp_path_factory.mktemp("runjudges")
     run, truth, trial_ids = _make_run(tmp)
     with FakeOpenAIServer(truth.reply) as srv:
-        common = dict(api_base=srv.base_url, api_key="test", decide="llm", cache=False, backoff_base=0.0,
-                      backoff_max=0.0, timeout=30.0, concurrency=4)
-        configs = [JudgeConfig(), JudgeConfig(model="judge-right", mode="rubric", **common),
-                   JudgeConfig(model="judge-wrong", mode="task", **common)]
+        common = dict(
+            api_base=srv.base_url,
+            api_key="test",
+            decide="llm",
+            cache=False,
+            backoff_base=0.0,
+            backoff_max=0.0,
+            timeout=30.0,
+            concurrency=4,
+        )
+        configs = [
+            JudgeConfig(),
+            JudgeConfig(model="judge-right", mode="rubric", **common),
+            JudgeConfig(model="judge-wrong", mode="task", **common),
+        ]
         for cfg in configs:
             grade_run(run, cfg, progress=False)
     assert truth.problems == []
@@ -74,7 +111,9 @@ def graded(tmp_path_factory: pytest.TempPathFactory):
     assert keys == ["checks", "judge-right.rubric.llm", "judge-wrong.task.llm"]
     assert (run / "grades" / "checks.usage.json").is_file()  # written by the judge, not a grade
     out = tmp / "cal"
-    res = CliRunner().invoke(app, ["calibrate", str(run), "--reference", keys[1], "--out", str(out)])
+    res = CliRunner().invoke(
+        app, ["calibrate", str(run), "--reference", keys[1], "--out", str(out)]
+    )
     assert res.exit_code == 0, res.output
     return json.loads((out / "calibration.json").read_text()), run, truth, trial_ids, keys
 
@@ -95,15 +134,21 @@ def test_pairs_and_alpha_from_the_grade_files(graded):
     v = {k: _verdicts(run, k) for k in (checks, right, wrong)}
     crits = sorted(v[right])
     n_rubrics = sum(len(truth.tasks[o].rubrics) for o in TASKS)
-    assert len(trial_ids) == 4 and len(crits) == 2 * sum(t.criterion_count for t in truth.tasks.values())
+    assert len(trial_ids) == 4 and len(crits) == 2 * sum(
+        t.criterion_count for t in truth.tasks.values()
+    )
     pairs = {(p["a"], p["b"]): p for p in data["pairs"]}
     assert set(pairs) == {(checks, right), (wrong, right), (checks, wrong)}
 
     # wrong vs right: exactly the three scripted errors
     p = pairs[(wrong, right)]
     assert p["criteria_both"] == len(crits) and p["flips"] == 3
-    flips = {(f["trial_id"], f["rubric"], f["criterion"]) for f in data["flips"] if set(f["verdicts"]) >= {wrong, right}
-             and f["verdicts"][wrong]["verdict"] != f["verdicts"][right]["verdict"]}
+    flips = {
+        (f["trial_id"], f["rubric"], f["criterion"])
+        for f in data["flips"]
+        if set(f["verdicts"]) >= {wrong, right}
+        and f["verdicts"][wrong]["verdict"] != f["verdicts"][right]["verdict"]
+    }
     assert flips == {(f"sample/{o}/task1/decoy@{d}/epoch-1", r, c) for (o, d, r, c) in ERRORS}
 
     # checks (its own judge key) vs right: the same comparison as right's second opinions,
@@ -132,11 +177,26 @@ def test_regrade_reuses_grades_and_calibrate_says_so(graded, tmp_path: Path):
     data, run, truth, _, (checks, right, wrong) = graded
     before = {x["key"]: x["tokens_per_pass"] for x in data["judges"]}
     with FakeOpenAIServer(truth.reply) as srv:
-        grade_run(run, JudgeConfig(model="judge-right", mode="rubric", api_base=srv.base_url, api_key="t",
-                                   decide="llm", cache=False), progress=False)
+        grade_run(
+            run,
+            JudgeConfig(
+                model="judge-right",
+                mode="rubric",
+                api_base=srv.base_url,
+                api_key="t",
+                decide="llm",
+                cache=False,
+            ),
+            progress=False,
+        )
         assert srv.calls == 0
-    res = CliRunner().invoke(app, ["calibrate", str(run), "-k", right, "-k", wrong, "--json", "--out", str(tmp_path)])
+    res = CliRunner().invoke(
+        app, ["calibrate", str(run), "-k", right, "-k", wrong, "--json", "--out", str(tmp_path)]
+    )
     assert res.exit_code == 0, res.output
     again = json.loads(res.stdout)
-    assert {x["key"]: x["tokens_per_pass"] for x in again["judges"]} == {right: before[right], wrong: before[wrong]}
+    assert {x["key"]: x["tokens_per_pass"] for x in again["judges"]} == {
+        right: before[right],
+        wrong: before[wrong],
+    }
     assert all(x["cached_units"] == 0 for x in again["judges"])

@@ -40,12 +40,29 @@ PRICES = {"judge-right": (2.0, 8.0), "judge-wrong": (0.1, 0.4)}  # USD per 1M in
 CIVIL, STATS = "civil_engineers", "statisticians"
 # (occupation, decoy, rubric, criterion) -> the expected verdict judge-wrong contradicts
 ERRORS = {
-    (CIVIL, "january_prices", 4, 0): True,         # 'volume' (weight 6 of 40), no passing dependant: -6 points
-    (CIVIL, "january_prices", 2, 0): False,        # 'cost' stays failed through criterion 1: no score change
-    (STATS, "stale_v1_definition", 6, 1): True,    # 'files' (weight 2 of 30), nothing requires it: -2 points
+    (
+        CIVIL,
+        "january_prices",
+        4,
+        0,
+    ): True,  # 'volume' (weight 6 of 40), no passing dependant: -6 points
+    (
+        CIVIL,
+        "january_prices",
+        2,
+        0,
+    ): False,  # 'cost' stays failed through criterion 1: no score change
+    (
+        STATS,
+        "stale_v1_definition",
+        6,
+        1,
+    ): True,  # 'files' (weight 2 of 30), nothing requires it: -2 points
 }
 
-pytestmark = pytest.mark.skipif(not SAMPLE.is_dir(), reason="the sample split is not in this checkout")
+pytestmark = pytest.mark.skipif(
+    not SAMPLE.is_dir(), reason="the sample split is not in this checkout"
+)
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +72,9 @@ def calibrated(tmp_path_factory: pytest.TempPathFactory):
     shutil.copytree(SAMPLE / "main", root, ignore=shutil.ignore_patterns("__pycache__"))
     truth = Truth(root, ERRORS)
     prices = tmp / "prices.toml"
-    prices.write_text("".join(f'[models."{m}"]\ninput = {i}\noutput = {o}\n' for m, (i, o) in PRICES.items()))
+    prices.write_text(
+        "".join(f'[models."{m}"]\ninput = {i}\noutput = {o}\n' for m, (i, o) in PRICES.items())
+    )
     with pytest.MonkeyPatch.context() as mp, FakeOpenAIServer(truth.reply) as srv:
         for name in list(os.environ):  # module scope: the autouse isolation has not run yet
             if name.startswith(("JUDGE_", "JOBBENCH_JUDGE_")) or name == "OPENAI_API_KEY":
@@ -64,13 +83,27 @@ def calibrated(tmp_path_factory: pytest.TempPathFactory):
         cfgs = []
         for model, mode in (("judge-right", "rubric"), ("judge-wrong", "task")):
             p = tmp / f"{model}.toml"
-            p.write_text(f'[judge]\nmodel = "{model}"\napi_base = "{srv.base_url}"\napi_key = "test"\n'
-                         f'mode = "{mode}"\ndecide = "llm"\nbackoff_base = 0\nbackoff_max = 0\ntimeout = 30\n'
-                         'concurrency = 4\n')
+            p.write_text(
+                f'[judge]\nmodel = "{model}"\napi_base = "{srv.base_url}"\napi_key = "test"\n'
+                f'mode = "{mode}"\ndecide = "llm"\nbackoff_base = 0\nbackoff_max = 0\ntimeout = 30\n'
+                "concurrency = 4\n"
+            )
             cfgs += ["--judge-config", str(p)]
         out = tmp / "out"
-        res = CliRunner().invoke(app, ["calibrate", "--expected", str(root), *cfgs, "--prices", str(prices),
-                                       "--out", str(out), "--no-progress"])
+        res = CliRunner().invoke(
+            app,
+            [
+                "calibrate",
+                "--expected",
+                str(root),
+                *cfgs,
+                "--prices",
+                str(prices),
+                "--out",
+                str(out),
+                "--no-progress",
+            ],
+        )
         calls = srv.calls
     assert res.exit_code == 0, res.output
     assert truth.problems == []
@@ -92,7 +125,14 @@ def _raw_figures(root: Path) -> dict[str, Any]:
         rubrics += len(rub)
         max_points += sum(r["weight"] for r in rub)
         scores[(exp.parents[4].name, exp.parent.name)] = raw["score"]
-    return {"n": n, "p": positives, "rubrics": rubrics, "max_points": max_points, "scores": scores, "sets": len(scores)}
+    return {
+        "n": n,
+        "p": positives,
+        "rubrics": rubrics,
+        "max_points": max_points,
+        "scores": scores,
+        "sets": len(scores),
+    }
 
 
 def _judge(data: dict, key: str, section: str) -> dict:
@@ -120,7 +160,10 @@ def test_right_judge_scores_accuracy_one(calibrated):
         assert t["score"] == pytest.approx(t["expected_score"])
         assert t["expected_score"] == pytest.approx(raw["scores"][(occ, decoy)], abs=5e-5)
     md = (out / "calibration.md").read_text()
-    assert f"| {RIGHT} | 16 | {raw['n']} | 0 | 1.000 | 1.000 | 1.000 | 1.000 | {raw['p']} | 0 | 0 |" in md
+    assert (
+        f"| {RIGHT} | 16 | {raw['n']} | 0 | 1.000 | 1.000 | 1.000 | 1.000 | {raw['p']} | 0 | 0 |"
+        in md
+    )
     assert re.search(r"judge-right\.rubric\.llm\s+│\s+1\.000\s+│\s+1\.000\s+│\s+ref", output)
 
 
@@ -135,8 +178,15 @@ def test_wrong_judge_gets_exactly_the_lower_figures(calibrated):
     assert e["precision"] == pytest.approx((p - 2) / (p - 1))
     assert e["recall"] == pytest.approx((p - 2) / p)
     assert e["f1"] == pytest.approx(2 * (p - 2) / (2 * (p - 2) + 1 + 2))
-    got = {(x["trial_id"].split("/")[1], x["trial_id"].split("expected@decoys.")[1].split("/")[0], x["rubric"],
-            x["criterion"]): x["expected"] for x in e["errors"]}
+    got = {
+        (
+            x["trial_id"].split("/")[1],
+            x["trial_id"].split("expected@decoys.")[1].split("/")[0],
+            x["rubric"],
+            x["criterion"],
+        ): x["expected"]
+        for x in e["errors"]
+    }
     assert got == ERRORS
     # scores: january_prices loses 'volume' (6 of 40 points), stale_v1_definition 'files'
     # (2 of 30); the false pass sits in a rubric failed by its other criterion
@@ -155,7 +205,12 @@ def test_agreement_flips_and_cost(calibrated):
     (pair,) = data["pairs"]
     assert (pair["a"], pair["b"]) == (WRONG, RIGHT)
     assert pair["criteria_both"] == n and pair["agree"] == n - 3
-    assert pair["table"] == {"pass/pass": p - 2, "pass/fail": 1, "fail/pass": 2, "fail/fail": n - p - 1}
+    assert pair["table"] == {
+        "pass/pass": p - 2,
+        "pass/fail": 1,
+        "fail/pass": 2,
+        "fail/fail": n - p - 1,
+    }
     # kappa from the 2x2 table: p_o = (n-3)/n; wrong passes p-1, right passes p
     p_o = (n - 3) / n
     p_e = ((p - 1) * p + (n - p + 1) * (n - p)) / n**2
@@ -170,10 +225,19 @@ def test_agreement_flips_and_cost(calibrated):
         assert (occ, decoy, f["rubric"], f["criterion"]) in ERRORS
         want = "pass" if f["expected"] else "fail"
         other = "fail" if f["expected"] else "pass"
-        assert f["verdicts"][RIGHT]["reasoning"] == f"judge-right on {decoy} {f['rubric']}.{f['criterion']}: {want}"
-        assert f["verdicts"][WRONG]["reasoning"] == f"judge-wrong on {decoy} {f['rubric']}.{f['criterion']}: {other}"
+        assert (
+            f["verdicts"][RIGHT]["reasoning"]
+            == f"judge-right on {decoy} {f['rubric']}.{f['criterion']}: {want}"
+        )
+        assert (
+            f["verdicts"][WRONG]["reasoning"]
+            == f"judge-wrong on {decoy} {f['rubric']}.{f['criterion']}: {other}"
+        )
     md = (out / "calibration.md").read_text()
-    assert "judge-wrong on january_prices 4.0: fail" in md and "judge-right on january_prices 4.0: pass" in md
+    assert (
+        "judge-wrong on january_prices 4.0: fail" in md
+        and "judge-right on january_prices 4.0: pass" in md
+    )
     # one call per rubric vs one per task; every reply reports 1000 + 100 tokens
     right, wrong = _judge(data, RIGHT, "judges"), _judge(data, WRONG, "judges")
     assert right["calls_per_pass"] == raw["rubrics"] == 110

@@ -28,6 +28,8 @@ def _strip_times(x: Any) -> Any:
     if isinstance(x, list):
         return [_strip_times(v) for v in x]
     return x
+
+
 _CORE_TIMES = re.compile(rb"(<dcterms:(?:created|modified)\b[^>]*>)[^<]*(</dcterms:)")
 
 
@@ -83,7 +85,9 @@ def grade_records(run_dir: Path, config: Any = None) -> dict[str, dict[str, Any]
         trial = json.loads((run_dir / "trials" / d["trial_id"] / "trial.json").read_text())
         manifest = [(x["path"], x["sha256"]) for x in trial["deliverables"]]
         assert d["inputs_digest"] == inputs_digest(trial["task_digest"], manifest, config), p
-        d = _strip_times({k: v for k, v in d.items() if k not in GRADE_TIME_FIELDS and k != "inputs_digest"})
+        d = _strip_times(
+            {k: v for k, v in d.items() if k not in GRADE_TIME_FIELDS and k != "inputs_digest"}
+        )
         folder = run_dir / "trials" / d["trial_id"] / "deliverables"
         d["deliverables"] = _deliverables(d.get("deliverables", []), folder)
         out[d["trial_id"]] = d

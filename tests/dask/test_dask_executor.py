@@ -28,24 +28,51 @@ SAMPLE = ROOT / "datasets" / "sample"
 
 
 def _cli(args: list[str], tmp_path: Path, timeout: float = 240) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(SRC), JOBBENCH_SCRATCH=str(tmp_path / "scratch"),
-               XDG_CACHE_HOME=str(tmp_path / "cache"))
+    env = dict(
+        os.environ,
+        PYTHONPATH=str(SRC),
+        JOBBENCH_SCRATCH=str(tmp_path / "scratch"),
+        XDG_CACHE_HOME=str(tmp_path / "cache"),
+    )
     env.pop("JOBBENCH_JUDGE_CONFIG", None)
-    for k in ("JUDGE_MODEL", "JUDGE_API_BASE", "JUDGE_API_KEY", "JOBBENCH_JUDGE_MODEL", "JOBBENCH_JUDGE_API_BASE"):
+    for k in (
+        "JUDGE_MODEL",
+        "JUDGE_API_BASE",
+        "JUDGE_API_KEY",
+        "JOBBENCH_JUDGE_MODEL",
+        "JOBBENCH_JUDGE_API_BASE",
+    ):
         env.pop(k, None)
-    return subprocess.run([sys.executable, "-m", "jobbench.cli", *args], env=env, capture_output=True, text=True,
-                          timeout=timeout, cwd=tmp_path)
+    return subprocess.run(
+        [sys.executable, "-m", "jobbench.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=tmp_path,
+    )
 
 
 def test_sample_split_dask_local_gives_the_local_pool_grade_records(tmp_path):
     """`jobbench run` on datasets/sample/main: local pool (-j 2) vs --executor dask-local with two
     workers; trial and grade records are equal except for times (and zip member times)."""
     runs = tmp_path / "runs"
-    common = ["run", str(SAMPLE / "main"), "--agent", "oracle", "--agent", "null", "--runs-dir",
-              str(runs), "--no-progress"]
+    common = [
+        "run",
+        str(SAMPLE / "main"),
+        "--agent",
+        "oracle",
+        "--agent",
+        "null",
+        "--runs-dir",
+        str(runs),
+        "--no-progress",
+    ]
     local = _cli([*common, "--run-name", "local", "-j", "2"], tmp_path)
     assert local.returncode == 0, local.stdout + local.stderr
-    dask = _cli([*common, "--run-name", "dask", "--executor", "dask-local", "--dask-workers", "2"], tmp_path)
+    dask = _cli(
+        [*common, "--run-name", "dask", "--executor", "dask-local", "--dask-workers", "2"], tmp_path
+    )
     assert dask.returncode == 0, dask.stdout + dask.stderr
     assert "Executor: dask-local (2 worker process(es)" in dask.stdout
     assert "16 trial(s) run, 0 already finished (sandbox: bwrap)" in dask.stdout
@@ -63,7 +90,9 @@ def test_sample_split_dask_local_gives_the_local_pool_grade_records(tmp_path):
     assert (runs / "dask" / "report" / "leaderboard.md").is_file()
     assert not (runs / "dask" / ".jobbench-probe").exists()
 
-    again = _cli([*common, "--run-name", "dask", "--executor", "dask-local", "--dask-workers", "2"], tmp_path)
+    again = _cli(
+        [*common, "--run-name", "dask", "--executor", "dask-local", "--dask-workers", "2"], tmp_path
+    )
     assert again.returncode == 0, again.stdout + again.stderr
     assert "0 trial(s) run, 16 already finished" in again.stdout
     assert trial_records(runs / "dask") == t_dask
@@ -71,8 +100,13 @@ def test_sample_split_dask_local_gives_the_local_pool_grade_records(tmp_path):
 
 def test_resume_on_dask_reruns_exactly_what_the_local_pool_would(tmp_path, dask_executor):
     dataset = build_dataset(tmp_path / "data")
-    cfg = RunConfig(dataset=dataset, agents=[AgentSpec("oracle"), AgentSpec("null")], run_dir=tmp_path / "runs" / "r",
-                    epochs=2, scratch_root=tmp_path / "scratch")
+    cfg = RunConfig(
+        dataset=dataset,
+        agents=[AgentSpec("oracle"), AgentSpec("null")],
+        run_dir=tmp_path / "runs" / "r",
+        epochs=2,
+        scratch_root=tmp_path / "scratch",
+    )
     first = run_trials(cfg)
     assert first.ran == 8
     trials = sorted((cfg.run_dir / "trials").rglob("trial.json"))
@@ -81,11 +115,15 @@ def test_resume_on_dask_reruns_exactly_what_the_local_pool_would(tmp_path, dask_
         p.unlink()
     infra = trials[3]
     rec = TrialRecord.model_validate_json(infra.read_text())
-    infra.write_text(rec.model_copy(update={"status": TrialStatus.infra_error, "error": "x"}).model_dump_json())
+    infra.write_text(
+        rec.model_copy(update={"status": TrialStatus.infra_error, "error": "x"}).model_dump_json()
+    )
     kept = {p: p.read_bytes() for p in trials if p not in gone and p != infra}
 
     ids = []
-    second = run_trials(cfg, executor=dask_executor, on_event=lambda k, pt, r: ids.append((k, pt.trial_id)))
+    second = run_trials(
+        cfg, executor=dask_executor, on_event=lambda k, pt, r: ids.append((k, pt.trial_id))
+    )
     assert (second.ran, second.skipped) == (3, 5)
     redone = {str(p.parent.relative_to(cfg.run_dir / "trials")) for p in [*gone, infra]}
     assert {t for k, t in ids if k == "end"} == redone
@@ -103,11 +141,18 @@ def test_resume_on_dask_reruns_exactly_what_the_local_pool_would(tmp_path, dask_
     assert [g.score for g in graded if "/null@-/" in g.trial_id] == [0.0] * 4
 
 
-def test_cancel_stops_running_trials_on_the_workers_and_records_nothing_for_them(tmp_path, dask_executor):
+def test_cancel_stops_running_trials_on_the_workers_and_records_nothing_for_them(
+    tmp_path, dask_executor
+):
     dataset = build_dataset(tmp_path / "data", delay=60.0)  # task2's oracle would sleep a minute
     scratch = tmp_path / "scratch"
-    cfg = RunConfig(dataset=dataset, agents=[AgentSpec("oracle")], run_dir=tmp_path / "runs" / "c", epochs=2,
-                    scratch_root=scratch)
+    cfg = RunConfig(
+        dataset=dataset,
+        agents=[AgentSpec("oracle")],
+        run_dir=tmp_path / "runs" / "c",
+        epochs=2,
+        scratch_root=scratch,
+    )
     cancel = threading.Event()
     ends: dict[str, object] = {}
 
@@ -130,7 +175,9 @@ def test_cancel_stops_running_trials_on_the_workers_and_records_nothing_for_them
     assert str(scratch) not in ps, "the slow sandboxes must be killed"
     assert list(scratch.glob("jb-*")) == []
     idle = dask_executor.client.run(lambda dask_worker: len(dask_worker.state.executing))
-    assert set(idle.values()) == {0}, "no worker thread may still be running a trial of the cancelled run"
+    assert set(idle.values()) == {0}, (
+        "no worker thread may still be running a trial of the cancelled run"
+    )
 
 
 def test_llm_grading_on_dask_equals_grading_in_process(tmp_path, dask_executor):
@@ -143,27 +190,42 @@ def test_llm_grading_on_dask_equals_grading_in_process(tmp_path, dask_executor):
     from jobbench.testing import FakeOpenAIServer
 
     dataset = build_dataset(tmp_path / "data")
-    cfg = RunConfig(dataset=dataset, agents=[AgentSpec("oracle"), AgentSpec("null")], run_dir=tmp_path / "runs" / "a",
-                    scratch_root=tmp_path / "scratch")
+    cfg = RunConfig(
+        dataset=dataset,
+        agents=[AgentSpec("oracle"), AgentSpec("null")],
+        run_dir=tmp_path / "runs" / "a",
+        scratch_root=tmp_path / "scratch",
+    )
     run_trials(cfg)
     other = tmp_path / "runs" / "b"
     shutil.copytree(cfg.run_dir, other)
-    table = {"net.csv gives 900.25 for Jan": ("pass", "Jan,900.25"),
-             "net.csv gives 1210.25 for Mar": ("fail", "Mar,1210.25"),
-             "memo names Acme Supplies": ("pass", "Acme Supplies")}
+    table = {
+        "net.csv gives 900.25 for Jan": ("pass", "Jan,900.25"),
+        "net.csv gives 1210.25 for Mar": ("fail", "Mar,1210.25"),
+        "memo names Acme Supplies": ("pass", "Acme Supplies"),
+    }
     judge = TableJudge(table, usage=(120, 30, 0))
     with FakeOpenAIServer(judge) as srv:
-        jc = JudgeConfig(model="fake-judge", api_base=srv.base_url, api_key="test", decide="llm", cache=False)
+        jc = JudgeConfig(
+            model="fake-judge", api_base=srv.base_url, api_key="test", decide="llm", cache=False
+        )
         here = grade_run(cfg.run_dir, jc, progress=False)
         calls_here = srv.calls
         there = grade_run(other, jc, executor=dask_executor, progress=False)
         calls_there = srv.calls - calls_here
-    assert calls_here == calls_there == 3  # one call per rubric of the two oracle trials; null: none
+    assert (
+        calls_here == calls_there == 3
+    )  # one call per rubric of the two oracle trials; null: none
     assert [g.trial_id for g in there] == [g.trial_id for g in here]
     a, b = grade_records(cfg.run_dir, jc), grade_records(other, jc)
     assert a == b and len(a) == 4
     scores = {t.rsplit("/", 3)[1] + "/" + t.split("/")[-2]: g["score"] for t, g in b.items()}
-    assert scores == {"task1/oracle@-": 2 / 3, "task1/null@-": 0.0, "task2/oracle@-": 1.0, "task2/null@-": 0.0}
+    assert scores == {
+        "task1/oracle@-": 2 / 3,
+        "task1/null@-": 0.0,
+        "task2/oracle@-": 1.0,
+        "task2/null@-": 0.0,
+    }
     assert sum(g["usage"]["input_tokens"] for g in b.values()) == 3 * 120
 
 
@@ -172,15 +234,30 @@ def test_grade_cli_on_dask_local_equals_grading_in_process(tmp_path):
     grade RUN` in this process; --executor is refused for a public-layout dataset and
     `--executor dask` without a scheduler is a usage error (exit 2, nothing graded)."""
     dataset = build_dataset(tmp_path / "data")
-    cfg = RunConfig(dataset=dataset, agents=[AgentSpec("oracle"), AgentSpec("null")], run_dir=tmp_path / "runs" / "a",
-                    scratch_root=tmp_path / "scratch")
+    cfg = RunConfig(
+        dataset=dataset,
+        agents=[AgentSpec("oracle"), AgentSpec("null")],
+        run_dir=tmp_path / "runs" / "a",
+        scratch_root=tmp_path / "scratch",
+    )
     run_trials(cfg)
     other = tmp_path / "runs" / "b"
     shutil.copytree(cfg.run_dir, other)
     here = _cli(["grade", str(cfg.run_dir), "--no-progress", "--json"], tmp_path)
     assert here.returncode == 0, here.stdout + here.stderr
-    there = _cli(["grade", str(other), "--no-progress", "--json", "--executor", "dask-local", "--dask-workers", "1"],
-                 tmp_path)
+    there = _cli(
+        [
+            "grade",
+            str(other),
+            "--no-progress",
+            "--json",
+            "--executor",
+            "dask-local",
+            "--dask-workers",
+            "1",
+        ],
+        tmp_path,
+    )
     assert there.returncode == 0, there.stdout + there.stderr
     a, b = grade_records(cfg.run_dir), grade_records(other)
     assert len(a) == 4 and a == b
@@ -197,9 +274,19 @@ def test_a_worker_seeing_another_dataset_records_infra_error(tmp_path, dask_exec
     of the dataset): the worker refuses it, Dask retries, and the client records
     infra_error (never scored); the next invocation runs it again."""
     dataset = build_dataset(tmp_path / "data")
-    cfg = RunConfig(dataset=dataset, agents=[AgentSpec("oracle")], run_dir=tmp_path / "runs" / "m",
-                    scratch_root=tmp_path / "scratch")
-    task2 = dataset / "bookkeeping_accounting_and_auditing_clerks" / "task2" / "task_folder" / "TASK_INSTRUCTIONS.txt"
+    cfg = RunConfig(
+        dataset=dataset,
+        agents=[AgentSpec("oracle")],
+        run_dir=tmp_path / "runs" / "m",
+        scratch_root=tmp_path / "scratch",
+    )
+    task2 = (
+        dataset
+        / "bookkeeping_accounting_and_auditing_clerks"
+        / "task2"
+        / "task_folder"
+        / "TASK_INSTRUCTIONS.txt"
+    )
 
     def on_event(kind, pt, rec):
         if kind == "plan" and "/task2/" in pt.trial_id:
@@ -231,12 +318,18 @@ def test_worker_killed_mid_trial_is_retried_and_recorded_once(tmp_path):
 
     dataset = build_dataset(tmp_path / "data", delay=3.0)  # task2's oracle sleeps 3 s
     scratch = tmp_path / "scratch"
-    cfg = RunConfig(dataset=dataset, agents=[AgentSpec("oracle"), AgentSpec("null")], run_dir=tmp_path / "runs" / "k",
-                    epochs=2, scratch_root=scratch)
+    cfg = RunConfig(
+        dataset=dataset,
+        agents=[AgentSpec("oracle"), AgentSpec("null")],
+        run_dir=tmp_path / "runs" / "k",
+        epochs=2,
+        scratch_root=scratch,
+    )
     killed: dict[str, object] = {}
     stop = threading.Event()
 
     with DaskExecutor(n_workers=2, threads_per_worker=1, worker_timeout=60) as ex:
+
         def killer() -> None:
             while not stop.is_set() and not killed:
                 pids = {w["pid"] for w in ex.workers().values()}
@@ -246,8 +339,10 @@ def test_worker_killed_mid_trial_is_retried_and_recorded_once(tmp_path):
                     # whichever trial that worker picked up next. The oracle copies the task's
                     # solution into the private folder before it starts sleeping.
                     trial_dir = owner.parent
-                    if not ((trial_dir / "workspace" / "task_folder" / "delay.txt").exists()
-                            and (trial_dir / "private" / "solution").exists()):
+                    if not (
+                        (trial_dir / "workspace" / "task_folder" / "delay.txt").exists()
+                        and (trial_dir / "private" / "solution").exists()
+                    ):
                         continue
                     try:
                         pid = int(owner.read_text())
@@ -266,7 +361,9 @@ def test_worker_killed_mid_trial_is_retried_and_recorded_once(tmp_path):
         t = threading.Thread(target=killer, daemon=True)
         t.start()
         try:
-            summary = run_trials(cfg, executor=ex, on_event=lambda k, pt, r: events.append((k, pt.trial_id)))
+            summary = run_trials(
+                cfg, executor=ex, on_event=lambda k, pt, r: events.append((k, pt.trial_id))
+            )
         finally:
             stop.set()
             t.join(10)
@@ -279,7 +376,9 @@ def test_worker_killed_mid_trial_is_retried_and_recorded_once(tmp_path):
     ids = [TrialRecord.model_validate_json(p.read_text()).trial_id for p in records]
     assert len(ids) == 8 and len(set(ids)) == 8
     for p in records:
-        types = [json.loads(x)["type"] for x in (p.parent / "trajectory.jsonl").read_text().splitlines()]
+        types = [
+            json.loads(x)["type"] for x in (p.parent / "trajectory.jsonl").read_text().splitlines()
+        ]
         assert types.count("trial_start") == 1 and types.count("trial_end") == 1, p
         if "task2/oracle" in str(p):
             assert (p.parent / "deliverables" / "memo.md").read_text().count("Acme Supplies") == 1
@@ -301,14 +400,31 @@ def _start_scheduler():
 
     with warnings.catch_warnings():  # the HTTP port moves when another cluster holds 8787
         warnings.filterwarnings("ignore", message=r"(?s)Port \d+ is already in use")
-        return LocalCluster(n_workers=0, processes=True, dashboard_address=None, silence_logs=logging.ERROR)
+        return LocalCluster(
+            n_workers=0, processes=True, dashboard_address=None, silence_logs=logging.ERROR
+        )
 
 
 def _start_worker(address: str, *wrap: str) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(SRC))
-    return subprocess.Popen([*wrap, sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
-                             "--no-nanny", "--no-dashboard", "--death-timeout", "30"],
-                            env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return subprocess.Popen(
+        [
+            *wrap,
+            sys.executable,
+            "-m",
+            "distributed.cli.dask_worker",
+            address,
+            "--nthreads",
+            "1",
+            "--no-nanny",
+            "--no-dashboard",
+            "--death-timeout",
+            "30",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def test_existing_cluster_refuses_unshared_run_directory_then_runs_on_shared_one(tmp_path):
@@ -325,18 +441,35 @@ def test_existing_cluster_refuses_unshared_run_directory_then_runs_on_shared_one
     run_dir = tmp_path / "runs" / "p"
     run_dir.mkdir(parents=True)
     cluster = _start_scheduler()
-    worker = _start_worker(cluster.scheduler_address, "bwrap", "--dev-bind", "/", "/", "--tmpfs", str(run_dir),
-                           "--die-with-parent")
+    worker = _start_worker(
+        cluster.scheduler_address,
+        "bwrap",
+        "--dev-bind",
+        "/",
+        "/",
+        "--tmpfs",
+        str(run_dir),
+        "--die-with-parent",
+    )
     try:
         with make_executor("dask", scheduler=cluster.scheduler_address) as ex:
-            cfg = RunConfig(dataset=dataset, agents=[AgentSpec("null")], run_dir=run_dir,
-                            scratch_root=tmp_path / "scratch")
+            cfg = RunConfig(
+                dataset=dataset,
+                agents=[AgentSpec("null")],
+                run_dir=run_dir,
+                scratch_root=tmp_path / "scratch",
+            )
             with pytest.raises(ExecutorError) as info:
                 run_trials(cfg, executor=ex)
             msg = str(info.value)
-            assert "this client cannot read it" in msg and "not on storage shared by the client and the workers" in msg
+            assert (
+                "this client cannot read it" in msg
+                and "not on storage shared by the client and the workers" in msg
+            )
             assert str(run_dir) in msg and "worker tcp://" in msg
-            assert sorted(p.name for p in run_dir.iterdir()) == []  # no lock.json, no trials, no probe left
+            assert (
+                sorted(p.name for p in run_dir.iterdir()) == []
+            )  # no lock.json, no trials, no probe left
 
             worker.terminate()
             worker.wait(20)
@@ -345,9 +478,28 @@ def test_existing_cluster_refuses_unshared_run_directory_then_runs_on_shared_one
             while len(ex.client.scheduler_info()["workers"]) != 1 and time.monotonic() < deadline:
                 time.sleep(0.2)
             ex.client.write_scheduler_file(str(tmp_path / "scheduler.json"))
-        r = _cli(["run", str(dataset), "--agent", "oracle", "--agent", "null", "--runs-dir", str(tmp_path / "runs"),
-                  "--run-name", "p", "--executor", "dask", "--scheduler", str(tmp_path / "scheduler.json"), "-j", "3",
-                  "--no-progress"], tmp_path)
+        r = _cli(
+            [
+                "run",
+                str(dataset),
+                "--agent",
+                "oracle",
+                "--agent",
+                "null",
+                "--runs-dir",
+                str(tmp_path / "runs"),
+                "--run-name",
+                "p",
+                "--executor",
+                "dask",
+                "--scheduler",
+                str(tmp_path / "scheduler.json"),
+                "-j",
+                "3",
+                "--no-progress",
+            ],
+            tmp_path,
+        )
     finally:
         worker.terminate()
         worker.wait(20)
@@ -360,7 +512,8 @@ def test_existing_cluster_refuses_unshared_run_directory_then_runs_on_shared_one
         "sample/bookkeeping_accounting_and_auditing_clerks/task1/oracle@-/epoch-1": 1.0,
         "sample/bookkeeping_accounting_and_auditing_clerks/task1/null@-/epoch-1": 0.0,
         "sample/bookkeeping_accounting_and_auditing_clerks/task2/oracle@-/epoch-1": 1.0,
-        "sample/bookkeeping_accounting_and_auditing_clerks/task2/null@-/epoch-1": 0.0}
+        "sample/bookkeeping_accounting_and_auditing_clerks/task2/null@-/epoch-1": 0.0,
+    }
 
 
 def test_dask_executor_needs_a_scheduler_and_reports_unreachable_ones(tmp_path):
@@ -372,7 +525,9 @@ def test_dask_executor_needs_a_scheduler_and_reports_unreachable_ones(tmp_path):
         make_executor("spark")
     from jobbench.runner._dask import DaskExecutor
 
-    with pytest.raises(ExecutorError, match="cannot connect to the Dask scheduler at tcp://127.0.0.1:1"):
+    with pytest.raises(
+        ExecutorError, match="cannot connect to the Dask scheduler at tcp://127.0.0.1:1"
+    ):
         DaskExecutor("tcp://127.0.0.1:1", connect_timeout=2)
 
 
@@ -382,30 +537,41 @@ def test_sandbox_policy_across_workers():
     bw = {"host": "a", "backend": "bwrap"}
     no = {"host": "b", "backend": None, "sandbox_error": "bwrap: not found"}
     problems: list[str] = []
-    assert DaskExecutor._backend({"w1": bw, "w2": dict(bw)}, "auto", problems) == "bwrap" and problems == []
+    assert (
+        DaskExecutor._backend({"w1": bw, "w2": dict(bw)}, "auto", problems) == "bwrap"
+        and problems == []
+    )
     assert DaskExecutor._backend({"w1": no}, "auto", problems) == "none" and problems == []
     assert DaskExecutor._backend({"w1": no}, "none", problems) == "none" and problems == []
     DaskExecutor._backend({"w1": bw, "w2": no}, "auto", problems)
     assert len(problems) == 1 and "not on w2" in problems[0] and "--sandbox none" in problems[0]
     problems.clear()
     DaskExecutor._backend({"w1": bw, "w2": no}, "bwrap", problems)
-    assert len(problems) == 1 and problems[0].startswith("worker w2 (host b): bubblewrap does not work there "
-                                                         "(bwrap: not found)")
+    assert len(problems) == 1 and problems[0].startswith(
+        "worker w2 (host b): bubblewrap does not work there (bwrap: not found)"
+    )
 
 
 def test_base_install_never_imports_dask(tmp_path):
-    code = ("import sys; import jobbench.cli, jobbench.runner, jobbench.judge\n"
-            "from jobbench.runner._executor import make_executor\n"
-            "ex = make_executor('local', max_trials=3)\n"
-            "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed'))\n"
-            "print(type(ex).__name__, ex.max_trials, loaded)\n"
-            "sys.modules['distributed'] = None\n"
-            "try:\n"
-            "    make_executor('dask-local')\n"
-            "except Exception as e:\n"
-            "    print(type(e).__name__, e)\n")
-    out = subprocess.run([sys.executable, "-c", code], env=dict(os.environ, PYTHONPATH=str(SRC)), capture_output=True,
-                         text=True, timeout=60)
+    code = (
+        "import sys; import jobbench.cli, jobbench.runner, jobbench.judge\n"
+        "from jobbench.runner._executor import make_executor\n"
+        "ex = make_executor('local', max_trials=3)\n"
+        "loaded = sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed'))\n"
+        "print(type(ex).__name__, ex.max_trials, loaded)\n"
+        "sys.modules['distributed'] = None\n"
+        "try:\n"
+        "    make_executor('dask-local')\n"
+        "except Exception as e:\n"
+        "    print(type(e).__name__, e)\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code],
+        env=dict(os.environ, PYTHONPATH=str(SRC)),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 0, out.stderr
     first, second = out.stdout.splitlines()[:2]
     assert first == "LocalExecutor 3 []"

@@ -9,11 +9,13 @@ import pytest
 
 from jobbench.extract._soffice import find_soffice
 
-SOFFICE = find_soffice()  # honours JOBBENCH_SOFFICE=none, which simulates a machine without LibreOffice
+SOFFICE = (
+    find_soffice()
+)  # honours JOBBENCH_SOFFICE=none, which simulates a machine without LibreOffice
 needs_soffice = pytest.mark.skipif(
     SOFFICE is None,
     reason="LibreOffice (soffice) is not installed; CI installs it with scripts/setup.sh "
-           "(apt libreoffice-calc-nogui), so the LibreOffice path runs there",
+    "(apt libreoffice-calc-nogui), so the LibreOffice path runs there",
 )
 ENGINES = [
     pytest.param("libreoffice", marks=needs_soffice, id="libreoffice"),
@@ -47,14 +49,18 @@ def set_cached_values(path: Path, sheet_xml: str, cached: dict[str, str]) -> Non
                 text = data.decode()
                 for cell, value in cached.items():
                     pattern = re.compile(r'(<c r="%s"[^>]*>)(<f>[^<]*</f>)<v\s*/?>(?:</v>)?' % cell)
-                    text, n = pattern.subn(lambda m: f"{m.group(1)}{m.group(2)}<v>{value}</v>", text)
+                    text, n = pattern.subn(
+                        lambda m, value=value: f"{m.group(1)}{m.group(2)}<v>{value}</v>", text
+                    )
                     assert n == 1, f"cell {cell} not found as a formula cell in {sheet_xml}"
                 data = text.encode()
             out.writestr(info, data)
     tmp.replace(path)
 
 
-def add_zip_member(path: Path, name: str, data: bytes, compress: int = zipfile.ZIP_DEFLATED) -> None:
+def add_zip_member(
+    path: Path, name: str, data: bytes, compress: int = zipfile.ZIP_DEFLATED
+) -> None:
     """Append a member to an existing zip container (xlsx/docx/pptx/zip)."""
     with zipfile.ZipFile(path, "a", compression=compress) as z:
         z.writestr(name, data)
@@ -94,9 +100,20 @@ def _can_convert(tmp_dir: Path, name: str, content: str, target: str) -> bool:
     src.write_text(content, encoding="utf-8")
     out = tmp_dir / "out"
     try:
-        subprocess.run([SOFFICE, "--headless", f"-env:UserInstallation={(tmp_dir / 'profile').as_uri()}",
-                        "--convert-to", target, "--outdir", str(out), str(src)],
-                       capture_output=True, timeout=120)
+        subprocess.run(
+            [
+                SOFFICE,
+                "--headless",
+                f"-env:UserInstallation={(tmp_dir / 'profile').as_uri()}",
+                "--convert-to",
+                target,
+                "--outdir",
+                str(out),
+                str(src),
+            ],
+            capture_output=True,
+            timeout=120,
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     return (out / f"{src.stem}.{target}").is_file()
@@ -107,10 +124,16 @@ def soffice_draw(tmp_path_factory) -> str:
     """soffice with the Draw component (SVG rendering); skips with the reason otherwise."""
     if SOFFICE is None:
         pytest.skip("LibreOffice (soffice) is not installed; CI installs it with scripts/setup.sh")
-    ok = _can_convert(tmp_path_factory.mktemp("probe-draw"), "p.svg",
-                      '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="20"><rect width="20" height="20" fill="red"/></svg>', "png")
+    ok = _can_convert(
+        tmp_path_factory.mktemp("probe-draw"),
+        "p.svg",
+        '<svg xmlns="http://www.w3.org/2000/svg" width="20" height="20"><rect width="20" height="20" fill="red"/></svg>',
+        "png",
+    )
     if not ok:
-        pytest.skip("LibreOffice Draw is not installed (apt: libreoffice-draw-nogui); SVG rendering unavailable")
+        pytest.skip(
+            "LibreOffice Draw is not installed (apt: libreoffice-draw-nogui); SVG rendering unavailable"
+        )
     return SOFFICE
 
 
@@ -120,5 +143,7 @@ def soffice_writer(tmp_path_factory) -> str:
     if SOFFICE is None:
         pytest.skip("LibreOffice (soffice) is not installed; CI installs it with scripts/setup.sh")
     if not _can_convert(tmp_path_factory.mktemp("probe-writer"), "p.txt", "probe", "odt"):
-        pytest.skip("LibreOffice Writer is not installed (apt: libreoffice-writer-nogui); doc/odt/rtf unavailable")
+        pytest.skip(
+            "LibreOffice Writer is not installed (apt: libreoffice-writer-nogui); doc/odt/rtf unavailable"
+        )
     return SOFFICE

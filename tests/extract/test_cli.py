@@ -35,8 +35,19 @@ def test_extract_prints_judge_text(tmp_path):
 def test_extract_json_reports_diagnostics(tmp_path):
     d = _folder(tmp_path)
     images = tmp_path / "imgs"
-    result = CliRunner().invoke(app, ["extract", str(d), "--json", "--engine", "formulas", "--no-cache",
-                                      "--images-dir", str(images)])
+    result = CliRunner().invoke(
+        app,
+        [
+            "extract",
+            str(d),
+            "--json",
+            "--engine",
+            "formulas",
+            "--no-cache",
+            "--images-dir",
+            str(images),
+        ],
+    )
     assert result.exit_code == 0, result.output
     payload = json.loads(result.stdout)
     files = {f["path"]: f for f in payload["files"]}

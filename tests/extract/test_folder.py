@@ -50,7 +50,10 @@ def test_folder_budget_keeps_head_and_tail_and_names_cut_files(tmp_path):
     assert fe.text.startswith("=== FILE: part1.txt ===\npart 1 line 0\n")
     assert fe.text.endswith("part 5 line 199\n")
     marker = next(line for line in fe.text.splitlines() if line.startswith("[... truncated:"))
-    assert "of the deliverable folder omitted here (folder budget 6,000); files cut or omitted:" in marker
+    assert (
+        "of the deliverable folder omitted here (folder budget 6,000); files cut or omitted:"
+        in marker
+    )
     assert "part3.txt" in marker
     # per-file texts are untouched by the folder budget
     assert len(fe.file("part3.txt").text) > 3_000
@@ -63,8 +66,11 @@ def test_per_file_cap(tmp_path):
     assert ext.truncated and len(ext.text) <= 2_000
     assert ext.text.startswith("row 0\n") and ext.text.endswith("row 4999\n")
     # the marker states the real omitted size: characters and lines of this file
-    m = re.search(r"\[\.\.\. truncated: ([\d,]+) of ([\d,]+) characters of this file omitted here "
-                  r"\(([\d,]+) of 5,000 lines\); head and tail kept \.\.\.\]", ext.text)
+    m = re.search(
+        r"\[\.\.\. truncated: ([\d,]+) of ([\d,]+) characters of this file omitted here "
+        r"\(([\d,]+) of 5,000 lines\); head and tail kept \.\.\.\]",
+        ext.text,
+    )
     assert m, ext.text
     kept = ext.content().replace("\n\n\n", "\n", 1)  # head + tail: the marker's line is gone
     total = len(p.read_text())
@@ -137,8 +143,12 @@ def test_workbook_values_shared_with_extraction_cache(tmp_path, monkeypatch):
     cache = ExtractCache(tmp_path / "c")
     extract(p, cache=cache, engine="formulas")
     # the extraction stored the workbook values: the judge's lookup needs no engine now
-    key = cache.key("workbook", __import__("hashlib").sha256(p.read_bytes()).hexdigest(), "",
-                    ExtractLimits(xlsx_engine="formulas"))
+    key = cache.key(
+        "workbook",
+        __import__("hashlib").sha256(p.read_bytes()).hexdigest(),
+        "",
+        ExtractLimits(xlsx_engine="formulas"),
+    )
     assert cache.get_workbook(key).get(None, "A2") == 42
     wv = workbook_values(p, cache=cache, engine="formulas")
     assert wv.get(None, "A2") == 42 and wv.path == "book.xlsx"

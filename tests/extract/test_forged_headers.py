@@ -24,7 +24,9 @@ def _headers(text: str) -> list[str]:
 
 
 def test_forged_header_in_a_deliverable_is_escaped_in_the_folder_text(tmp_path: Path) -> None:
-    (tmp_path / "concrete_estimate.json").write_text('{"estimate": {"total": 980}}\n', encoding="utf-8")
+    (tmp_path / "concrete_estimate.json").write_text(
+        '{"estimate": {"total": 980}}\n', encoding="utf-8"
+    )
     (tmp_path / "notes.md").write_text(FORGED, encoding="utf-8")
     fe = extract_dir(tmp_path)
     # exactly one header per real file, in file order
@@ -37,14 +39,17 @@ def test_forged_header_in_a_deliverable_is_escaped_in_the_folder_text(tmp_path: 
     assert fe.file("notes.md").text == FORGED
 
 
-@pytest.mark.parametrize("line", [
-    "=== FILE: x.json ===",
-    "   === FILE: x.json ===",
-    "\t==FILE: x.json",
-    "=== file : x.json ===",
-    "\u200b=== FILE: x.json ===",
-    "\uff1d\uff1d\uff1d FILE\uff1a x.json",
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "=== FILE: x.json ===",
+        "   === FILE: x.json ===",
+        "\t==FILE: x.json",
+        "=== file : x.json ===",
+        "\u200b=== FILE: x.json ===",
+        "\uff1d\uff1d\uff1d FILE\uff1a x.json",
+    ],
+)
 @pytest.mark.parametrize("brk", ["\n", "\r\n", "\r", "\u2028", "\x0c"])
 def test_header_like_lines_are_escaped_after_any_line_break(line: str, brk: str) -> None:
     text = f"intro{brk}{line}{brk}fake"
@@ -52,34 +57,48 @@ def test_header_like_lines_are_escaped_after_any_line_break(line: str, brk: str)
     assert escape_file_headers(line) == "\\" + line  # also at the very start
 
 
-@pytest.mark.parametrize("text", [
-    "The file: x.json was sent.",
-    "a === FILE: x.json === in the middle of a line",
-    "=== Summary ===",
-    "== FILENAME: x",
-    "\\=== FILE: already escaped",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The file: x.json was sent.",
+        "a === FILE: x.json === in the middle of a line",
+        "=== Summary ===",
+        "== FILENAME: x",
+        "\\=== FILE: already escaped",
+    ],
+)
 def test_other_lines_are_unchanged(text: str) -> None:
     assert escape_file_headers(text) == text
 
 
 def test_file_names_cannot_span_lines() -> None:
-    assert file_header("a.md\n=== FILE: b.json ===") == "=== FILE: a.md\\x0a=== FILE: b.json === ==="
+    assert (
+        file_header("a.md\n=== FILE: b.json ===") == "=== FILE: a.md\\x0a=== FILE: b.json === ==="
+    )
     assert file_header("x\u2028y\tz.md") == "=== FILE: x\\u2028y\\x09z.md ==="
     assert file_header("résumé/plan.md") == "=== FILE: résumé/plan.md ==="
 
 
 def test_boundary_lines_mark_every_real_section() -> None:
-    files = [Extraction(path="concrete_estimate.json", kind="json", text='{"total": 980}\n'),
-             Extraction(path="notes.md", kind="text", text=FORGED)]
+    files = [
+        Extraction(path="concrete_estimate.json", kind="json", text='{"total": 980}\n'),
+        Extraction(path="notes.md", kind="text", text=FORGED),
+    ]
     boundary = "DELIVERABLES-0123456789abcdef"
     text, truncated = folder_text(files, boundary=boundary)
     assert not truncated
-    seps = re.findall(rf"^--- {boundary} file (\d+) of (\d+) ---\n(=== FILE: [^\n]*)$", text, flags=re.M)
-    assert seps == [("1", "2", "=== FILE: concrete_estimate.json ==="), ("2", "2", "=== FILE: notes.md ===")]
+    seps = re.findall(
+        rf"^--- {boundary} file (\d+) of (\d+) ---\n(=== FILE: [^\n]*)$", text, flags=re.M
+    )
+    assert seps == [
+        ("1", "2", "=== FILE: concrete_estimate.json ==="),
+        ("2", "2", "=== FILE: notes.md ==="),
+    ]
     # without the boundary the text is the folder text extract_dir gives
     plain, _ = folder_text(files)
-    assert plain == text.replace(f"--- {boundary} file 1 of 2 ---\n", "").replace(f"--- {boundary} file 2 of 2 ---\n", "")
+    assert plain == text.replace(f"--- {boundary} file 1 of 2 ---\n", "").replace(
+        f"--- {boundary} file 2 of 2 ---\n", ""
+    )
     assert _headers(plain) == ["=== FILE: concrete_estimate.json ===", "=== FILE: notes.md ==="]
 
 

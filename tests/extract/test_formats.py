@@ -36,6 +36,7 @@ def _matplotlib_png(path: Path) -> Path:
 
 # ----------------------------------------------------------------------------- docx
 
+
 def test_docx_headings_tables_textboxes_headers_images(tmp_path):
     import docx
     from docx.oxml import parse_xml
@@ -47,25 +48,39 @@ def test_docx_headings_tables_textboxes_headers_images(tmp_path):
     d.add_paragraph("We reviewed 14 invoices.")
     d.add_paragraph("First bullet", style="List Bullet")
     table = d.add_table(rows=3, cols=3)
-    for r, row in enumerate([["Vendor", "Amount", "Status"], ["Acme | Co", "1,250.00", "paid"],
-                             ["Globex", "980.10", "overdue"]]):
+    for r, row in enumerate(
+        [
+            ["Vendor", "Amount", "Status"],
+            ["Acme | Co", "1,250.00", "paid"],
+            ["Globex", "980.10", "overdue"],
+        ]
+    ):
         for c, value in enumerate(row):
             table.cell(r, c).text = value
     d.add_picture(str(plot))
     # a text box (DrawingML wps:txbx inside mc:AlternateContent, with a VML fallback)
     p = d.add_paragraph("Before the box. ")
-    ns = ('xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" '
-          'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" '
-          'xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape" '
-          'xmlns:v="urn:schemas-microsoft-com:vml"')
-    p._p.append(parse_xml(
-        f'<w:r {ns}><mc:AlternateContent><mc:Choice Requires="wps"><w:drawing><wps:txbx><w:txbxContent>'
-        '<w:p><w:r><w:t>Callout: savings of 4.2%</w:t></w:r></w:p></w:txbxContent></wps:txbx></w:drawing>'
-        '</mc:Choice><mc:Fallback><w:pict><v:textbox><w:txbxContent><w:p><w:r><w:t>Callout: savings of 4.2%</w:t>'
-        '</w:r></w:p></w:txbxContent></v:textbox></w:pict></mc:Fallback></mc:AlternateContent></w:r>'))
+    ns = (
+        'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" '
+        'xmlns:mc="http://schemas.openxmlformats.org/markup-compatibility/2006" '
+        'xmlns:wps="http://schemas.microsoft.com/office/word/2010/wordprocessingShape" '
+        'xmlns:v="urn:schemas-microsoft-com:vml"'
+    )
+    p._p.append(
+        parse_xml(
+            f'<w:r {ns}><mc:AlternateContent><mc:Choice Requires="wps"><w:drawing><wps:txbx><w:txbxContent>'
+            "<w:p><w:r><w:t>Callout: savings of 4.2%</w:t></w:r></w:p></w:txbxContent></wps:txbx></w:drawing>"
+            "</mc:Choice><mc:Fallback><w:pict><v:textbox><w:txbxContent><w:p><w:r><w:t>Callout: savings of 4.2%</w:t>"
+            "</w:r></w:p></w:txbxContent></v:textbox></w:pict></mc:Fallback></mc:AlternateContent></w:r>"
+        )
+    )
     # a tracked deletion must not show, a tracked insertion must
     q = d.add_paragraph("Net total: ")
-    q._p.append(parse_xml(f'<w:del {ns} w:id="1" w:author="a"><w:r><w:delText>999</w:delText></w:r></w:del>'))
+    q._p.append(
+        parse_xml(
+            f'<w:del {ns} w:id="1" w:author="a"><w:r><w:delText>999</w:delText></w:r></w:del>'
+        )
+    )
     q._p.append(parse_xml(f'<w:ins {ns} w:id="2" w:author="a"><w:r><w:t>1,000</w:t></w:r></w:ins>'))
     section = d.sections[0]
     section.header.paragraphs[0].text = "ACME CONFIDENTIAL"
@@ -79,7 +94,10 @@ def test_docx_headings_tables_textboxes_headers_images(tmp_path):
     assert "# Audit findings" in t and "## Scope" in t
     assert "We reviewed 14 invoices." in t
     assert "- First bullet" in t
-    assert "| Vendor | Amount | Status |\n|---|---|---|\n| Acme \\| Co | 1,250.00 | paid |\n| Globex | 980.10 | overdue |" in t
+    assert (
+        "| Vendor | Amount | Status |\n|---|---|---|\n| Acme \\| Co | 1,250.00 | paid |\n| Globex | 980.10 | overdue |"
+        in t
+    )
     assert t.count("Callout: savings of 4.2%") == 1  # text box read once (fallback skipped)
     assert "[text box]\nCallout: savings of 4.2%" in t
     assert "Net total: 1,000" in t and "999" not in t
@@ -92,6 +110,7 @@ def test_docx_headings_tables_textboxes_headers_images(tmp_path):
 
 
 # ----------------------------------------------------------------------------- pptx
+
 
 def test_pptx_slides_tables_groups_pictures_notes(tmp_path):
     from pptx import Presentation
@@ -114,12 +133,16 @@ def test_pptx_slides_tables_groups_pictures_notes(tmp_path):
     box = group.shapes.add_textbox(Inches(1), Inches(2), Inches(3), Inches(1))
     box.text_frame.text = "Inside a group"
     inner = group.shapes.add_group_shape()
-    inner.shapes.add_textbox(Inches(1), Inches(3), Inches(3), Inches(1)).text_frame.text = "Nested group text"
+    inner.shapes.add_textbox(
+        Inches(1), Inches(3), Inches(3), Inches(1)
+    ).text_frame.text = "Nested group text"
     s2.shapes.add_picture(str(plot), Inches(5), Inches(2))
     data = CategoryChartData()
     data.categories = ["North", "South"]
     data.add_series("Sales", (120, 80))
-    s2.shapes.add_chart(XL_CHART_TYPE.COLUMN_CLUSTERED, Inches(1), Inches(4), Inches(4), Inches(3), data)
+    s2.shapes.add_chart(
+        XL_CHART_TYPE.COLUMN_CLUSTERED, Inches(1), Inches(4), Inches(4), Inches(3), data
+    )
     path = tmp_path / "deck.pptx"
     prs.save(path)
 
@@ -139,6 +162,7 @@ def test_pptx_slides_tables_groups_pictures_notes(tmp_path):
 
 # ----------------------------------------------------------------------------- pdf
 
+
 def test_pdf_text_and_tables_as_markdown(tmp_path):
     from reportlab.lib import colors
     from reportlab.lib.pagesizes import letter
@@ -149,16 +173,23 @@ def test_pdf_text_and_tables_as_markdown(tmp_path):
     styles = getSampleStyleSheet()
     tbl = Table([["Item", "Qty", "Unit price"], ["Widget", "3", "9.99"], ["Gadget", "5", "19.50"]])
     tbl.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.5, colors.black)]))
-    SimpleDocTemplate(str(path), pagesize=letter).build([
-        Paragraph("Invoice 2024-117", styles["Heading1"]), tbl,
-        Paragraph("Total due: 127.47 USD", styles["Normal"]), PageBreak(),
-        Paragraph("Payment terms: net 30", styles["Normal"]),
-    ])
+    SimpleDocTemplate(str(path), pagesize=letter).build(
+        [
+            Paragraph("Invoice 2024-117", styles["Heading1"]),
+            tbl,
+            Paragraph("Total due: 127.47 USD", styles["Normal"]),
+            PageBreak(),
+            Paragraph("Payment terms: net 30", styles["Normal"]),
+        ]
+    )
     ext = extract(path)
     t = ext.text
     assert ext.kind == "pdf"
     assert "PDF with 2 page(s)" in t
-    assert "| Item | Qty | Unit price |\n|---|---|---|\n| Widget | 3 | 9.99 |\n| Gadget | 5 | 19.50 |" in t
+    assert (
+        "| Item | Qty | Unit price |\n|---|---|---|\n| Widget | 3 | 9.99 |\n| Gadget | 5 | 19.50 |"
+        in t
+    )
     assert t.count("Widget") == 1  # table text not repeated as loose text
     assert t.index("Invoice 2024-117") < t.index("| Item") < t.index("Total due: 127.47 USD")
     assert "--- page 2 ---\nPayment terms: net 30" in t
@@ -185,24 +216,60 @@ def test_pdf_from_fpdf2_and_page_limit(tmp_path):
 
 # ----------------------------------------------------------------------------- notebooks
 
+
 def test_notebook_sources_outputs_errors_images(tmp_path):
     import nbformat
     from nbformat.v4 import new_code_cell, new_markdown_cell, new_notebook, new_output
 
     png = _png((0, 128, 0))
     nb = new_notebook()
-    nb.metadata["kernelspec"] = {"display_name": "Python 3", "name": "python3", "language": "python"}
+    nb.metadata["kernelspec"] = {
+        "display_name": "Python 3",
+        "name": "python3",
+        "language": "python",
+    }
     nb.cells = [
         new_markdown_cell("# Churn analysis"),
-        new_code_cell("print(40 + 2)", execution_count=1,
-                      outputs=[new_output("stream", name="stdout", text="42\n")]),
-        new_code_cell("df.shape", execution_count=2,
-                      outputs=[new_output("execute_result", execution_count=2, data={"text/plain": "(1200, 8)"})]),
-        new_code_cell("1/0", execution_count=3, outputs=[new_output(
-            "error", ename="ZeroDivisionError", evalue="division by zero",
-            traceback=["\x1b[0;31mZeroDivisionError\x1b[0m Traceback", "\x1b[0;31m----> 1\x1b[0m 1/0"])]),
-        new_code_cell("plot()", execution_count=4, outputs=[new_output(
-            "display_data", data={"image/png": base64.b64encode(png).decode(), "text/plain": "<Figure size 640x480>"})]),
+        new_code_cell(
+            "print(40 + 2)",
+            execution_count=1,
+            outputs=[new_output("stream", name="stdout", text="42\n")],
+        ),
+        new_code_cell(
+            "df.shape",
+            execution_count=2,
+            outputs=[
+                new_output("execute_result", execution_count=2, data={"text/plain": "(1200, 8)"})
+            ],
+        ),
+        new_code_cell(
+            "1/0",
+            execution_count=3,
+            outputs=[
+                new_output(
+                    "error",
+                    ename="ZeroDivisionError",
+                    evalue="division by zero",
+                    traceback=[
+                        "\x1b[0;31mZeroDivisionError\x1b[0m Traceback",
+                        "\x1b[0;31m----> 1\x1b[0m 1/0",
+                    ],
+                )
+            ],
+        ),
+        new_code_cell(
+            "plot()",
+            execution_count=4,
+            outputs=[
+                new_output(
+                    "display_data",
+                    data={
+                        "image/png": base64.b64encode(png).decode(),
+                        "text/plain": "<Figure size 640x480>",
+                    },
+                )
+            ],
+        ),
     ]
     path = tmp_path / "analysis.ipynb"
     nbformat.write(nb, path)
@@ -213,7 +280,9 @@ def test_notebook_sources_outputs_errors_images(tmp_path):
     assert "### Cell 1 (markdown)\n# Churn analysis" in t
     assert "```\nprint(40 + 2)\n```\n[stdout]\n42" in t
     assert "[Out 2]\n(1200, 8)" in t
-    assert "[error] ZeroDivisionError: division by zero\nZeroDivisionError Traceback\n----> 1 1/0" in t
+    assert (
+        "[error] ZeroDivisionError: division by zero\nZeroDivisionError Traceback\n----> 1 1/0" in t
+    )
     assert "\x1b" not in t
     assert "[image output: cell5-output1.png]" in t
     assert len(ext.images) == 1 and ext.images[0].data == png
@@ -229,12 +298,15 @@ def test_notebook_invalid_json_is_a_diagnostic(tmp_path):
 
 # ----------------------------------------------------------------------------- sqlite
 
+
 def test_sqlite_schema_counts_and_row_cap(tmp_path):
     path = tmp_path / "claims.db"
     con = sqlite3.connect(path)
     con.execute("CREATE TABLE claims (id INTEGER PRIMARY KEY, state TEXT, amount REAL, scan BLOB)")
-    con.executemany("INSERT INTO claims (state, amount, scan) VALUES (?, ?, ?)",
-                    [(f"S{i}", i * 0.5, b"\x00\x01" if i == 1 else None) for i in range(1, 701)])
+    con.executemany(
+        "INSERT INTO claims (state, amount, scan) VALUES (?, ?, ?)",
+        [(f"S{i}", i * 0.5, b"\x00\x01" if i == 1 else None) for i in range(1, 701)],
+    )
     con.execute("CREATE TABLE empty_table (x TEXT)")
     con.execute("CREATE VIEW big_claims AS SELECT * FROM claims WHERE amount > 100")
     con.commit()
@@ -252,18 +324,27 @@ def test_sqlite_schema_counts_and_row_cap(tmp_path):
     assert "## View big_claims (not queried)" in t
     # the deliverable is untouched (read from a private immutable copy)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["claims.db"]
-    ext50 = extract(path, limits=__import__("jobbench.extract", fromlist=["ExtractLimits"]).ExtractLimits(sqlite_rows=50))
+    ext50 = extract(
+        path,
+        limits=__import__("jobbench.extract", fromlist=["ExtractLimits"]).ExtractLimits(
+            sqlite_rows=50
+        ),
+    )
     assert "first 50 shown" in ext50.text and "| 51 |" not in ext50.text
 
 
 # ----------------------------------------------------------------------------- text family
+
 
 def test_csv_delimiter_encoding_and_summary(tmp_path):
     p = tmp_path / "vendors.csv"
     p.write_bytes("name;city;amount\nJosé;Málaga;1.200,50\nZoë;Köln;80,00\n".encode("cp1252"))
     ext = extract(p)
     assert ext.kind == "csv"
-    assert "[table: 3 rows × 3 columns; delimiter semicolon; encoding cp1252; first row: name, city, amount]" in ext.text
+    assert (
+        "[table: 3 rows × 3 columns; delimiter semicolon; encoding cp1252; first row: name, city, amount]"
+        in ext.text
+    )
     assert "José;Málaga;1.200,50" in ext.text
     assert any("not UTF-8; decoded as cp1252" in d.message for d in ext.warnings)
     tsv = tmp_path / "t.tsv"
@@ -292,7 +373,10 @@ def test_text_formats(tmp_path):
 
 def test_json_pretty_printed_and_invalid_json_kept(tmp_path):
     p = tmp_path / "result.json"
-    p.write_text(json.dumps({"total": 1234.5, "regions": [{"name": "North", "share": 0.4}] * 3}), encoding="utf-8")
+    p.write_text(
+        json.dumps({"total": 1234.5, "regions": [{"name": "North", "share": 0.4}] * 3}),
+        encoding="utf-8",
+    )
     ext = extract(p)
     assert ext.kind == "json"
     assert '"total": 1234.5' in ext.text and '\n  "regions": [\n' in ext.text
@@ -304,16 +388,20 @@ def test_json_pretty_printed_and_invalid_json_kept(tmp_path):
     jl = tmp_path / "events.jsonl"
     jl.write_text('{"id": 1}\n{"id": 2}\nnot json\n', encoding="utf-8")
     ext = extract(jl)
-    assert ext.text.startswith("[extraction warning: 1 line(s) are not valid JSON (first: line 3)]\n[jsonl: 2 records, 1 invalid lines]\n")
+    assert ext.text.startswith(
+        "[extraction warning: 1 line(s) are not valid JSON (first: line 3)]\n[jsonl: 2 records, 1 invalid lines]\n"
+    )
 
 
 def test_html_rendered_without_scripts(tmp_path):
     p = tmp_path / "memo.html"
-    p.write_text("<html><head><title>Memo</title><style>p{color:red}</style><script>steal()</script></head>"
-                 "<body><h1>Decision</h1><p>Approve <b>option B</b> (see <a href='https://example.org/x'>annex</a>).</p>"
-                 "<ul><li>cost 12k</li><li>risk low</li></ul>"
-                 "<table><tr><th>Option</th><th>Cost</th></tr><tr><td>B</td><td>12,000</td></tr></table></body></html>",
-                 encoding="utf-8")
+    p.write_text(
+        "<html><head><title>Memo</title><style>p{color:red}</style><script>steal()</script></head>"
+        "<body><h1>Decision</h1><p>Approve <b>option B</b> (see <a href='https://example.org/x'>annex</a>).</p>"
+        "<ul><li>cost 12k</li><li>risk low</li></ul>"
+        "<table><tr><th>Option</th><th>Cost</th></tr><tr><td>B</td><td>12,000</td></tr></table></body></html>",
+        encoding="utf-8",
+    )
     t = extract(p).text
     assert "# Decision" in t
     assert "Approve option B (see annex (https://example.org/x))." in t
@@ -324,6 +412,7 @@ def test_html_rendered_without_scripts(tmp_path):
 
 # ----------------------------------------------------------------------------- images
 
+
 def test_images_attached_and_converted(tmp_path):
     (tmp_path / "a.png").write_bytes(_png())
     (tmp_path / "b.jpg").write_bytes(_png(fmt="JPEG"))
@@ -333,8 +422,14 @@ def test_images_attached_and_converted(tmp_path):
     _matplotlib_png(tmp_path / "f.png")
     fe = extract_dir(tmp_path, max_images=10)
     media = {img.name: img.media_type for img in fe.images}
-    assert media == {"a.png": "image/png", "b.jpg": "image/jpeg", "c.gif": "image/gif",
-                     "d.webp": "image/webp", "e.bmp": "image/png", "f.png": "image/png"}
+    assert media == {
+        "a.png": "image/png",
+        "b.jpg": "image/jpeg",
+        "c.gif": "image/gif",
+        "d.webp": "image/webp",
+        "e.bmp": "image/png",
+        "f.png": "image/png",
+    }
     assert fe.file("a.png").text == "[image: PNG 40×30 px]\n"
     assert fe.file("f.png").text == "[image: PNG 150×100 px]\n"
     bmp = next(i for i in fe.images if i.name == "e.bmp")
@@ -352,17 +447,21 @@ def test_large_image_is_downscaled(tmp_path):
 
 def test_svg_text_and_rendering(tmp_path, soffice_draw):
     p = tmp_path / "chart.svg"
-    p.write_text('<svg xmlns="http://www.w3.org/2000/svg" width="120" height="60"><rect width="120" height="60" '
-                 'fill="blue"/><text x="5" y="30">Share 61%</text></svg>', encoding="utf-8")
+    p.write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg" width="120" height="60"><rect width="120" height="60" '
+        'fill="blue"/><text x="5" y="30">Share 61%</text></svg>',
+        encoding="utf-8",
+    )
     ext = extract(p)
     assert ext.kind == "svg"
-    assert "<text x=\"5\" y=\"30\">Share 61%</text>" in ext.text
+    assert '<text x="5" y="30">Share 61%</text>' in ext.text
     assert "[svg image rendered to PNG: chart.svg#chart.png]" in ext.text
     assert ext.images[0].media_type == "image/png"
     assert Image.open(io.BytesIO(ext.images[0].data)).size[0] >= 100
 
 
 # ----------------------------------------------------------------------------- archives, legacy, other
+
 
 def test_zip_listed_and_members_extracted(tmp_path):
     inner = io.BytesIO()
@@ -397,8 +496,21 @@ def test_xls_recalculated_by_libreoffice(tmp_path, soffice):
     src = tmp_path / "budget.xlsx"
     wb.save(src)
     out = tmp_path / "out"
-    subprocess.run([soffice, "--headless", f"-env:UserInstallation={(tmp_path / 'profile').as_uri()}",
-                    "--convert-to", "xls", "--outdir", str(out), str(src)], check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            soffice,
+            "--headless",
+            f"-env:UserInstallation={(tmp_path / 'profile').as_uri()}",
+            "--convert-to",
+            "xls",
+            "--outdir",
+            str(out),
+            str(src),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     ext = extract(out / "budget.xls")
     assert ext.kind == "xls"
     assert 'Workbook with 1 sheet(s): "Budget"' in ext.text
@@ -420,8 +532,21 @@ def test_odt_converted_with_libreoffice(tmp_path, soffice_writer):
     src = tmp_path / "memo.docx"
     d.save(src)
     out = tmp_path / "out"
-    subprocess.run([soffice, "--headless", f"-env:UserInstallation={(tmp_path / 'profile').as_uri()}",
-                    "--convert-to", "odt", "--outdir", str(out), str(src)], check=True, capture_output=True, timeout=120)
+    subprocess.run(
+        [
+            soffice,
+            "--headless",
+            f"-env:UserInstallation={(tmp_path / 'profile').as_uri()}",
+            "--convert-to",
+            "odt",
+            "--outdir",
+            str(out),
+            str(src),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     ext = extract(out / "memo.odt")
     assert ext.kind == "odt"
     assert "Decision: proceed with vendor B." in ext.text
@@ -442,7 +567,10 @@ def test_unsupported_and_mislabelled(tmp_path):
     (tmp_path / "x").unlink()
     (tmp_path / "empty.txt").write_bytes(b"")
     fe = extract_dir(tmp_path)
-    assert fe.file("model.bin").text == "[extraction warning: unsupported format: .bin]\n[unsupported: .bin]\n"
+    assert (
+        fe.file("model.bin").text
+        == "[extraction warning: unsupported format: .bin]\n[unsupported: .bin]\n"
+    )
     assert fe.file("archive.tar.gz").kind == "unsupported"
     mis = fe.file("actually_pdf.docx")
     assert mis.kind == "pdf" and "Hidden PDF content 314" in mis.text

@@ -17,7 +17,9 @@ def test_split_notes_spans_and_stray_delimiters() -> None:
     text, spans = split_notes("a" + note("[n 1]") + "b" + NOTE_CLOSE + "c" + NOTE_OPEN + "d\ufdd5e")
     assert text == "a[n 1]bcde"
     assert spans == [(1, 6)]  # a stray close or open (without the secret token) means nothing
-    assert note("x" + NOTE_CLOSE + "7") == NOTE_START + "x7" + NOTE_CLOSE  # content cannot close a note
+    assert (
+        note("x" + NOTE_CLOSE + "7") == NOTE_START + "x7" + NOTE_CLOSE
+    )  # content cannot close a note
     assert len(NOTE_START) == 17 and all("\ufdd2" <= c <= "\ufdef" for c in NOTE_START[1:])
 
 
@@ -54,7 +56,7 @@ def test_content_drops_notes_and_cache_keeps_them(tmp_path: Path) -> None:
     first = extract(p, cache=tmp_path / "cache")
     again = extract(p, cache=tmp_path / "cache")
     assert again.cached and again.notes == first.notes and again.text == first.text
-    assert "A1=10 | B1=2 [=A1*0.2] | C1=\"5\" (text)" in first.text
+    assert 'A1=10 | B1=2 [=A1*0.2] | C1="5" (text)' in first.text
     assert first.content().split() == ["10", "|", "2", "|", '"5"']
     for ex in (first, again):
         assert NOTE_OPEN not in ex.text and NOTE_CLOSE not in ex.text

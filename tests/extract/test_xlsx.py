@@ -90,7 +90,9 @@ def test_cached_engine_shows_saved_values_and_says_so(tmp_path, stale):
     assert wv.get("Sales", "D7") == 12345
     assert wv.get("Sales", "D2") is None  # no cached value, not recalculated
     assert any("cached values saved in the file" in d.message for d in wv.diagnostics)
-    assert any("have no cached value and could not be recalculated" in d.message for d in wv.diagnostics)
+    assert any(
+        "have no cached value and could not be recalculated" in d.message for d in wv.diagnostics
+    )
 
 
 def test_volatile_functions_are_flagged_and_show_cached_values(tmp_path, engine, stale):
@@ -193,7 +195,9 @@ def test_sheets_dates_hidden_and_names_kept(tmp_path, engine):
     path = tmp_path / "sheets.xlsx"
     wb.save(path)
     ext = extract(path, engine=engine)
-    assert "Workbook with 3 sheet(s): \"Inputs & Notes (v2)\", \"Workings\" (hidden), \"Empty\"" in ext.text
+    assert (
+        'Workbook with 3 sheet(s): "Inputs & Notes (v2)", "Workings" (hidden), "Empty"' in ext.text
+    )
     assert "A1=2024-01-31" in ext.text and "A2=2024-02-01" in ext.text
     assert "B1=0.125 (12.5%)" in ext.text
     assert '## Sheet "Workings"' in ext.text and "A1=2 [=1+1]" in ext.text
@@ -219,13 +223,19 @@ def test_auto_engine_falls_back_to_formulas_without_libreoffice(tmp_path, monkey
     assert wv.engine == "formulas"
     assert wv.get("Sales", "D7") == 113
     messages = [d.message for d in wv.diagnostics]
-    assert "values recalculated with the formulas package (LibreOffice disabled by JOBBENCH_SOFFICE=none)" in messages
+    assert (
+        "values recalculated with the formulas package (LibreOffice disabled by JOBBENCH_SOFFICE=none)"
+        in messages
+    )
     assert not any("not installed" in m for m in messages)  # disabled, which is not "not installed"
     # asking for LibreOffice explicitly also falls back, with a warning
     ext = extract(path, engine="libreoffice", isolation="none", cache=False)
     assert "D7=113" in ext.text
-    assert any(d.message == "LibreOffice requested but not available (LibreOffice disabled by JOBBENCH_SOFFICE=none)"
-               for d in ext.warnings)
+    assert any(
+        d.message
+        == "LibreOffice requested but not available (LibreOffice disabled by JOBBENCH_SOFFICE=none)"
+        for d in ext.warnings
+    )
 
 
 def test_reason_libreoffice_is_unavailable(tmp_path, monkeypatch):
@@ -237,10 +247,12 @@ def test_reason_libreoffice_is_unavailable(tmp_path, monkeypatch):
     empty_bin = tmp_path / "bin"
     empty_bin.mkdir()
     fingerprints = set()
-    for value, expected in [("off", "LibreOffice disabled by JOBBENCH_SOFFICE=off"),
-                            ("", "LibreOffice disabled by JOBBENCH_SOFFICE="),
-                            (str(tmp_path / "nope"), f"JOBBENCH_SOFFICE={tmp_path / 'nope'} is not an executable"),
-                            (None, "LibreOffice not installed")]:
+    for value, expected in [
+        ("off", "LibreOffice disabled by JOBBENCH_SOFFICE=off"),
+        ("", "LibreOffice disabled by JOBBENCH_SOFFICE="),
+        (str(tmp_path / "nope"), f"JOBBENCH_SOFFICE={tmp_path / 'nope'} is not an executable"),
+        (None, "LibreOffice not installed"),
+    ]:
         if value is None:  # a machine without LibreOffice: nothing on PATH, no variable
             monkeypatch.delenv("JOBBENCH_SOFFICE", raising=False)
             monkeypatch.setenv("PATH", str(empty_bin))
@@ -248,7 +260,9 @@ def test_reason_libreoffice_is_unavailable(tmp_path, monkeypatch):
             monkeypatch.setenv("JOBBENCH_SOFFICE", value)
         assert soffice_unavailable_reason() == expected
         wv = workbook_values(path, isolation="none", cache=False)
-        assert f"values recalculated with the formulas package ({expected})" in [d.message for d in wv.diagnostics]
+        assert f"values recalculated with the formulas package ({expected})" in [
+            d.message for d in wv.diagnostics
+        ]
         fingerprints.add(engine_fingerprint(ExtractLimits()))
     assert len(fingerprints) == 4  # a cached note never quotes another reason
 
@@ -286,7 +300,10 @@ def test_big_sheet_does_not_crowd_out_small_sheets(tmp_path):
     assert ext.truncated
     assert "B1=424242" in ext.text  # the small sheet keeps all of its text
     assert "A1=row 1 " in ext.text and "A3000=row 3000 " in ext.text  # head and tail of the big one
-    assert re.search(r'\[\.\.\. truncated: [0-9,]+ rows of sheet "Data" \(rows [0-9]+–[0-9]+\) omitted here', ext.text)
+    assert re.search(
+        r'\[\.\.\. truncated: [0-9,]+ rows of sheet "Data" \(rows [0-9]+–[0-9]+\) omitted here',
+        ext.text,
+    )
     assert "A1500=row 1500 " not in ext.text
 
 
@@ -330,7 +347,9 @@ def test_external_links_show_cached_values(tmp_path, engine, stale):
     # its dependent is not recalculated from an unresolvable link either
     assert "B2=500 [=B1*2] (depends on Links!B1: value cached in the file" in ext.text
     assert any(d.message.startswith("external links in 1 cell(s): Links!B1") for d in ext.warnings)
-    assert any(d.message.startswith("1 formula cell(s) depend on those cells") for d in ext.warnings)
+    assert any(
+        d.message.startswith("1 formula cell(s) depend on those cells") for d in ext.warnings
+    )
     wv = workbook_values(path, engine=engine)
     assert (wv.get("Links", "B1"), wv.get("Links", "B2")) == (250, 500)
     assert sorted(wv.untrusted["Links"]) == ["B1", "B2"]
@@ -341,15 +360,23 @@ def test_untrusted_propagates_through_chains_ranges_and_names(monkeypatch):
     from jobbench.extract import _xlsx
     from jobbench.extract._xlsx import SheetData, formula_refs, propagate_untrusted
 
-    assert formula_refs("=SUM(A1:B3)+'My Sheet'!$D$5+A:A+Rate+\"C9\"", "S", {"RATE": "Inputs!$B$2"}) == [
-        ("S", 1, 1, 3, 2), ("My Sheet", 5, 4, 5, 4), ("S", 1, 1, 1_048_576, 1), ("Inputs", 2, 2, 2, 2)]
+    assert formula_refs(
+        "=SUM(A1:B3)+'My Sheet'!$D$5+A:A+Rate+\"C9\"", "S", {"RATE": "Inputs!$B$2"}
+    ) == [
+        ("S", 1, 1, 3, 2),
+        ("My Sheet", 5, 4, 5, 4),
+        ("S", 1, 1, 1_048_576, 1),
+        ("Inputs", 2, 2, 2, 2),
+    ]
     data = SheetData(name="Data", formulas={"A1": "=NOW()"})
     for r in range(2, 2001):  # a running chain: A2 = A1+1, A3 = A2+1, …
         data.formulas[f"A{r}"] = f"=A{r - 1}+1"
     data.formulas["C1"] = "=SUM(A1:A5)"
     data.formulas["D1"] = "=7"
     other = SheetData(name="Out", formulas={"A1": "=Data!C1", "B1": "=Stamp*2", "C1": "=Data!D1"})
-    reasons, complete = propagate_untrusted([data, other], {("Data", "A1"): "volatile NOW"}, [("Stamp", "Data!$A$1")])
+    reasons, complete = propagate_untrusted(
+        [data, other], {("Data", "A1"): "volatile NOW"}, [("Stamp", "Data!$A$1")]
+    )
     assert complete
     assert reasons[("Data", "A2000")] == "depends on Data!A1"
     assert reasons[("Out", "A1")] == "depends on Data!A1"

@@ -100,8 +100,13 @@ def base_rubrics() -> dict[str, Any]:
                 ],
                 "checks": [
                     {"kind": "regex", "pattern": "Acme Supplies", "file": "reconciliation.csv"},
-                    {"kind": "csv_value", "column": "difference", "where": {"vendor": "Acme Supplies"},
-                     "expect": {"equals": 1250.0, "abs_tol": 0.01}, "file": "reconciliation.csv"},
+                    {
+                        "kind": "csv_value",
+                        "column": "difference",
+                        "where": {"vendor": "Acme Supplies"},
+                        "expect": {"equals": 1250.0, "abs_tol": 0.01},
+                        "file": "reconciliation.csv",
+                    },
                 ],
             },
             {
@@ -134,11 +139,13 @@ def base_rubrics() -> dict[str, Any]:
     }
 
 
-DECOY_EXPECTED = {"rubrics": [
-    {"index": 0, "criteria": [True, False]},
-    {"index": 1, "criteria": [True, False]},
-    {"index": 2, "criteria": [False, False]},
-]}
+DECOY_EXPECTED = {
+    "rubrics": [
+        {"index": 0, "criteria": [True, False]},
+        {"index": 1, "criteria": [True, False]},
+        {"index": 2, "criteria": [False, False]},
+    ]
+}
 
 
 @dataclass
@@ -156,7 +163,11 @@ class TaskSpec:
 def clean_spec() -> TaskSpec:
     return TaskSpec(
         instructions=INSTRUCTIONS,
-        workspace={"ledger_march.csv": LEDGER, "invoices.csv": INVOICES, "memo_from_ap.md": AP_MEMO},
+        workspace={
+            "ledger_march.csv": LEDGER,
+            "invoices.csv": INVOICES,
+            "memo_from_ap.md": AP_MEMO,
+        },
         rubrics=base_rubrics(),
         solution={
             "solve.py": "# reference solution (fixture)\n",
@@ -179,7 +190,9 @@ def _write(base: Path, files: dict[str, str | bytes]) -> None:
             p.write_text(data, encoding="utf-8")
 
 
-def write_task(root: Path, spec: TaskSpec, *, split: str = "sample", occupation: str = OCC, number: int = 1) -> Task:
+def write_task(
+    root: Path, spec: TaskSpec, *, split: str = "sample", occupation: str = OCC, number: int = 1
+) -> Task:
     """Write ``spec`` to ``root/<split>/<occupation>/task<number>`` and load it."""
     d = root / split / occupation / f"task{number}"
     _write(d / "task_folder", {"TASK_INSTRUCTIONS.txt": spec.instructions, **spec.workspace})
@@ -202,8 +215,14 @@ def clean_task(tmp_path: Path) -> Task:
     return write_task(tmp_path, clean_spec())
 
 
-def with_criterion(spec: TaskSpec, text: str, *, rubric: int = 2, criterion: int = 0,
-                   check: dict[str, Any] | None | str = "keep") -> TaskSpec:
+def with_criterion(
+    spec: TaskSpec,
+    text: str,
+    *,
+    rubric: int = 2,
+    criterion: int = 0,
+    check: dict[str, Any] | None | str = "keep",
+) -> TaskSpec:
     """A copy of ``spec`` with one criterion replaced (and its check, unless "keep")."""
     s = copy.deepcopy(spec)
     r = s.rubrics["rubrics"][rubric]
@@ -214,6 +233,7 @@ def with_criterion(spec: TaskSpec, text: str, *, rubric: int = 2, criterion: int
 
 
 # --- a stand-in for jobbench.judge.evaluate_check (regex and number kinds only) ----------
+
 
 @dataclass
 class FakeCheckResult:
@@ -230,11 +250,16 @@ def fake_evaluate(check: Any, deliverables_dir: Path, extraction: Any = None) ->
     ``check.file`` (a test double with the contract of ``jobbench.judge.evaluate_check``)."""
     files = sorted(p for p in Path(deliverables_dir).rglob("*") if p.is_file())
     pattern = check.file or "*"
-    texts = [p.read_text(encoding="utf-8") for p in files
-             if fnmatch.fnmatch(p.relative_to(deliverables_dir).as_posix(), pattern)]
+    texts = [
+        p.read_text(encoding="utf-8")
+        for p in files
+        if fnmatch.fnmatch(p.relative_to(deliverables_dir).as_posix(), pattern)
+    ]
     if check.kind == "regex":
         flags = re.IGNORECASE if check.ignore_case else 0
-        hit = next((m.group(0) for t in texts for m in [re.search(check.pattern, t, flags)] if m), None)
+        hit = next(
+            (m.group(0) for t in texts for m in [re.search(check.pattern, t, flags)] if m), None
+        )
         return FakeCheckResult(hit is not None, f"pattern {check.pattern!r}", hit or "")
     if check.kind == "number":
         for t in texts:

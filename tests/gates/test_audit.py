@@ -22,7 +22,9 @@ def test_clean_task_has_no_finding(clean_task) -> None:
 def test_a1_missing_reference_file(tmp_path: Path, fx) -> None:
     spec = fx.clean_spec()
     spec.instructions = spec.instructions.replace(
-        "- memo_from_ap.md:", "- budget_2024.xlsx: the approved budget, use it for the limits.\n- memo_from_ap.md:")
+        "- memo_from_ap.md:",
+        "- budget_2024.xlsx: the approved budget, use it for the limits.\n- memo_from_ap.md:",
+    )
     found = audit_task(fx.write_task(tmp_path / "bad", spec))
     a1 = [f for f in found if f.rule == "A1"]
     assert [f.where for f in a1] == ["budget_2024.xlsx"]
@@ -34,7 +36,9 @@ def test_a1_missing_reference_file(tmp_path: Path, fx) -> None:
 
 def test_a1_names_found_in_search_folder_are_fine(tmp_path: Path, fx) -> None:
     spec = fx.clean_spec()
-    spec.instructions += "\nThe vendor master list (vendor_master.pdf) must be looked up in the archive.\n"
+    spec.instructions += (
+        "\nThe vendor master list (vendor_master.pdf) must be looked up in the archive.\n"
+    )
     spec.search = {"vendor_master.pdf": b"%PDF-1.4 fixture"}
     assert "A1" not in rules(audit_task(fx.write_task(tmp_path, spec)))
 
@@ -44,7 +48,9 @@ def test_a2_unreferenced_workspace_file(tmp_path: Path, fx) -> None:
     spec.workspace["old_notes.txt"] = "nothing to see here"
     found = audit_task(fx.write_task(tmp_path / "bad", spec))
     assert [(f.rule, f.where, f.severity) for f in found] == [("A2", "old_notes.txt", "warning")]
-    spec.instructions = spec.instructions.replace("- memo_from_ap.md:", "- old_notes.txt: last month's notes.\n- memo_from_ap.md:")
+    spec.instructions = spec.instructions.replace(
+        "- memo_from_ap.md:", "- old_notes.txt: last month's notes.\n- memo_from_ap.md:"
+    )
     assert audit_task(fx.write_task(tmp_path / "good", spec)) == []
 
 
@@ -56,12 +62,23 @@ def test_a2_folder_mention_counts(tmp_path: Path, fx) -> None:
     assert audit_task(fx.write_task(tmp_path, spec)) == []
 
 
-@pytest.mark.parametrize("mutate, where", [
-    (lambda r: r["rubrics"][0].__setitem__("files", ["recon.csv"]), "rubrics[0].files[0]"),
-    (lambda r: r["rubrics"][1]["checks"][1].__setitem__("file", "*.xlsx"), "rubrics[1].checks[1].file"),
-    (lambda r: r["rubrics"][2]["criterion"].__setitem__(0, "The memo summary_v2.md says that the accounts payable note understates the duplicate amount."),
-     "rubrics[2].criterion[0]"),
-])
+@pytest.mark.parametrize(
+    "mutate, where",
+    [
+        (lambda r: r["rubrics"][0].__setitem__("files", ["recon.csv"]), "rubrics[0].files[0]"),
+        (
+            lambda r: r["rubrics"][1]["checks"][1].__setitem__("file", "*.xlsx"),
+            "rubrics[1].checks[1].file",
+        ),
+        (
+            lambda r: r["rubrics"][2]["criterion"].__setitem__(
+                0,
+                "The memo summary_v2.md says that the accounts payable note understates the duplicate amount.",
+            ),
+            "rubrics[2].criterion[0]",
+        ),
+    ],
+)
 def test_a3_deliverable_name_mismatch(tmp_path: Path, fx, mutate, where) -> None:
     spec = fx.clean_spec()
     mutate(spec.rubrics)
@@ -89,7 +106,8 @@ def test_a3_wildcard_glob_described_by_folder_or_format(tmp_path: Path, fx) -> N
 def test_a4_deliverable_not_graded(tmp_path: Path, fx) -> None:
     spec = fx.clean_spec()
     spec.instructions = spec.instructions.replace(
-        "- summary.md:", "- chart.png: a bar chart of paid vs invoiced per vendor.\n- summary.md:")
+        "- summary.md:", "- chart.png: a bar chart of paid vs invoiced per vendor.\n- summary.md:"
+    )
     found = audit_task(fx.write_task(tmp_path / "bad", spec))
     assert [(f.rule, f.where, f.severity) for f in found] == [("A4", "chart.png", "warning")]
     spec.rubrics["rubrics"][0]["criterion"].append("The file chart.png exists.")
@@ -101,7 +119,8 @@ def test_a5_rubric_text_leak(tmp_path: Path, fx) -> None:
     spec = fx.clean_spec()
     spec.workspace["memo_from_ap.md"] = fx.AP_MEMO + (
         "\nReviewer checklist: the memo summary.md says that the accounts payable note understates the "
-        "duplicate amount.\n")
+        "duplicate amount.\n"
+    )
     found = [f for f in audit_task(fx.write_task(tmp_path, spec)) if f.rule == "A5"]
     assert len(found) == 1 and found[0].where == "memo_from_ap.md" and found[0].severity == "error"
     assert "rubrics[2].criterion[0]" in found[0].message and "100%" in found[0].message
@@ -154,7 +173,9 @@ def _ledger(rows: int, dup: bool, fix: bool) -> str:
     lines = ["date,vendor,amount,reference"]
     for i in range(rows):
         amount = "999.00" if (i % 5 == 2 and not fix) else f"{100 + i}.00"
-        lines.append(f"2024-03-{1 + i % 28:02d},Vendor {i:02d} Services Inc,{amount},INV-{1000 + i}")
+        lines.append(
+            f"2024-03-{1 + i % 28:02d},Vendor {i:02d} Services Inc,{amount},INV-{1000 + i}"
+        )
         if dup and i == 3:
             lines.append(lines[-1])
     return "\n".join(lines) + "\n"
@@ -178,12 +199,15 @@ def test_a6_source_of_a_data_copy_deliverable_with_decoy_baseline(tmp_path: Path
     assert [(f.rule, f.where) for f in found] == [("A6", "corrected_amounts.txt")]
 
 
-@pytest.mark.parametrize("rel, content", [
-    ("RUBRICS.json", None),
-    ("brief.md", "task_card"),
-    ("solution/solve.py", "print(1)\n"),
-    ("expected.json", "{}"),
-])
+@pytest.mark.parametrize(
+    "rel, content",
+    [
+        ("RUBRICS.json", None),
+        ("brief.md", "task_card"),
+        ("solution/solve.py", "print(1)\n"),
+        ("expected.json", "{}"),
+    ],
+)
 def test_a7_hidden_file_in_workspace(tmp_path: Path, fx, rel, content) -> None:
     spec = fx.clean_spec()
     if content is None:
@@ -217,7 +241,9 @@ def _fake_extract(kind: str | None = None, error: str | None = None, raise_for: 
         if kind and str(path).endswith("invoices.csv"):
             return Extraction(path=rel or "", kind=kind, text="[unsupported: .csv]")
         if error and str(path).endswith("invoices.csv"):
-            return Extraction(path=rel or "", kind="csv", diagnostics=[Diagnostic(level="error", message=error)])
+            return Extraction(
+                path=rel or "", kind="csv", diagnostics=[Diagnostic(level="error", message=error)]
+            )
         return real(path, rel=rel, max_chars=max_chars)
 
     return fake
@@ -256,8 +282,12 @@ def test_a11_no_deliverable_named(tmp_path: Path, fx) -> None:
     for r in spec.rubrics["rubrics"]:
         r.pop("files", None)
         r["checks"] = [dict(c, file=None) for c in r["checks"]]
-        r["criterion"] = [c.replace("The file reconciliation.csv", "The reconciliation").replace("The memo summary.md", "The memo")
-                          for c in r["criterion"]]
+        r["criterion"] = [
+            c.replace("The file reconciliation.csv", "The reconciliation").replace(
+                "The memo summary.md", "The memo"
+            )
+            for c in r["criterion"]
+        ]
         r["rubric"] = r["rubric"].replace("reconciliation.csv", "the reconciliation")
     found = audit_task(fx.write_task(tmp_path, spec))
     assert [(f.rule, f.severity) for f in found] == [("A11", "warning")]

@@ -14,15 +14,33 @@ from jobbench.testing import FakeOpenAIServer, ScriptedReply, chat_reply
 
 
 def cfg(srv: FakeOpenAIServer, **kw) -> LLMReviewConfig:
-    base = dict(base_url=srv.base_url, api_key="test", model="reviewer-1", backoff=0.0, concurrency=1, timeout=5)
+    base = dict(
+        base_url=srv.base_url,
+        api_key="test",
+        model="reviewer-1",
+        backoff=0.0,
+        concurrency=1,
+        timeout=5,
+    )
     base.update(kw)
     return LLMReviewConfig(**base)
 
 
 def verdicts(*items: tuple[int, bool, str]) -> str:
-    return json.dumps({"criteria": [
-        {"criterion": n, "ok": ok, "principle": "" if ok else "objective", "problem": "" if ok else why,
-         "fix": "" if ok else f"rewrite {n}"} for n, ok, why in items]})
+    return json.dumps(
+        {
+            "criteria": [
+                {
+                    "criterion": n,
+                    "ok": ok,
+                    "principle": "" if ok else "objective",
+                    "problem": "" if ok else why,
+                    "fix": "" if ok else f"rewrite {n}",
+                }
+                for n, ok, why in items
+            ]
+        }
+    )
 
 
 ALL_OK = verdicts((1, True, ""), (2, True, ""))
@@ -30,19 +48,25 @@ ALL_OK = verdicts((1, True, ""), (2, True, ""))
 
 def by_rubric(replies: dict[str, str]):
     """A script choosing the reply from the rubric question in the request."""
+
     def script(req: dict) -> ScriptedReply:
         user = req["messages"][-1]["content"]
         q = re.search(r"RUBRIC QUESTION: (.*)", user).group(1)
         return chat_reply(replies.get(q, ALL_OK), prompt_tokens=100, completion_tokens=20)
+
     return script
 
 
 def test_findings_requests_and_usage(clean_task) -> None:
     q2 = clean_task.rubrics[2].question
-    with FakeOpenAIServer(by_rubric({q2: verdicts((1, True, ""), (2, False, "'trusts' is not defined"))})) as srv:
+    with FakeOpenAIServer(
+        by_rubric({q2: verdicts((1, True, ""), (2, False, "'trusts' is not defined"))})
+    ) as srv:
         res = llm_review_task(clean_task, cfg(srv, concurrency=3))
         reqs = list(srv.requests)
-    assert [(f.rule, f.where, f.severity) for f in res.findings] == [("LLM1", "rubrics[2].criterion[1]", "warning")]
+    assert [(f.rule, f.where, f.severity) for f in res.findings] == [
+        ("LLM1", "rubrics[2].criterion[1]", "warning")
+    ]
     f = res.findings[0]
     assert f.message == "objective: 'trusts' is not defined" and f.hint == "suggested: rewrite 2"
     assert res.errors == [] and res.reviewed == 6
@@ -52,13 +76,21 @@ def test_findings_requests_and_usage(clean_task) -> None:
         assert r["model"] == "reviewer-1" and r["temperature"] == 0
         assert r["response_format"] == {"type": "json_object"}
         assert "reconcile the March vendor payments" in r["messages"][1]["content"]
-    questions = sorted(re.search(r"RUBRIC QUESTION: (.*)", r["messages"][1]["content"]).group(1) for r in reqs)
+    questions = sorted(
+        re.search(r"RUBRIC QUESTION: (.*)", r["messages"][1]["content"]).group(1) for r in reqs
+    )
     assert questions == sorted(r.question for r in clean_task.rubrics)
 
 
 def test_429_then_success_is_retried(clean_task) -> None:
-    script = [ScriptedReply(status=429, body={"error": {"message": "slow down"}}, headers={"retry-after": "0"}),
-              chat_reply(ALL_OK), chat_reply(ALL_OK), chat_reply(ALL_OK)]
+    script = [
+        ScriptedReply(
+            status=429, body={"error": {"message": "slow down"}}, headers={"retry-after": "0"}
+        ),
+        chat_reply(ALL_OK),
+        chat_reply(ALL_OK),
+        chat_reply(ALL_OK),
+    ]
     with FakeOpenAIServer(script) as srv:
         res = llm_review_task(clean_task, cfg(srv))
         assert srv.calls == 4
@@ -85,23 +117,41 @@ def test_malformed_json_is_retried_and_fenced_json_is_read(clean_task) -> None:
 
 
 def test_timeout_is_retried(clean_task) -> None:
-    script = [ScriptedReply(delay=1.5, body={}), chat_reply(ALL_OK), chat_reply(ALL_OK), chat_reply(ALL_OK)]
+    script = [
+        ScriptedReply(delay=1.5, body={}),
+        chat_reply(ALL_OK),
+        chat_reply(ALL_OK),
+        chat_reply(ALL_OK),
+    ]
     with FakeOpenAIServer(script) as srv:
         res = llm_review_task(clean_task, cfg(srv, timeout=0.5))
     assert res.errors == [] and res.reviewed == 6
 
 
 def test_client_error_is_not_retried(clean_task) -> None:
-    script = [ScriptedReply(status=400, body={"error": {"message": "bad model"}}), chat_reply(ALL_OK), chat_reply(ALL_OK)]
+    script = [
+        ScriptedReply(status=400, body={"error": {"message": "bad model"}}),
+        chat_reply(ALL_OK),
+        chat_reply(ALL_OK),
+    ]
     with FakeOpenAIServer(script) as srv:
         res = llm_review_task(clean_task, cfg(srv))
         assert srv.calls == 3
-    assert len(res.errors) == 1 and res.errors[0].startswith("rubrics[0]: endpoint refused the request (HTTP 400")
+    assert len(res.errors) == 1 and res.errors[0].startswith(
+        "rubrics[0]: endpoint refused the request (HTTP 400"
+    )
 
 
 def test_missing_and_out_of_range_verdicts(clean_task) -> None:
-    partial = json.dumps({"criteria": [{"criterion": 1, "ok": True}, {"criterion": 7, "ok": False},
-                                       {"criterion": "x", "ok": False}]})
+    partial = json.dumps(
+        {
+            "criteria": [
+                {"criterion": 1, "ok": True},
+                {"criterion": 7, "ok": False},
+                {"criterion": "x", "ok": False},
+            ]
+        }
+    )
     with FakeOpenAIServer([chat_reply(partial), chat_reply(ALL_OK), chat_reply(ALL_OK)]) as srv:
         res = llm_review_task(clean_task, cfg(srv))
     assert res.findings == [] and res.reviewed == 5

@@ -9,12 +9,12 @@ import pytest
 from pydantic import BaseModel
 
 from jobbench.gates import (
-    render_markdown,
     GateOptions,
     GateUnavailable,
     check_oracle_null,
     consistency_gate_results,
     flip_rates,
+    render_markdown,
     run_gates,
     run_oracle_null,
     run_self_consistency,
@@ -39,7 +39,9 @@ def test_oracle_and_null_pass(two_tasks, rb, tmp_path: Path) -> None:
         rb.add_trial(run, t, "null", "-", 1, {})
     res = check_oracle_null(run)
     assert {tid: {g: r.status for g, r in v.items()} for tid, v in res.items()} == {
-        t1.id: {"oracle": "pass", "null": "pass"}, t2.id: {"oracle": "pass", "null": "pass"}}
+        t1.id: {"oracle": "pass", "null": "pass"},
+        t2.id: {"oracle": "pass", "null": "pass"},
+    }
     assert res[t1.id]["oracle"].metrics == {"scores": [1.0]}
     assert res[t1.id]["null"].metrics == {"scores": [0.0]}
 
@@ -49,17 +51,23 @@ def test_oracle_failure_and_vacuous_null(two_tasks, rb, tmp_path: Path) -> None:
     run = tmp_path / "run"
     rb.write_lock(run, root, [t1, t2])
     rb.add_trial(run, t1, "oracle", "-", 1, {(1, 1): "fail"}, default="pass")  # wrong gold number
-    rb.add_trial(run, t1, "null", "-", 1, {(2, 0): "pass", (2, 1): "pass"})  # rubric 2 passes vacuously
+    rb.add_trial(
+        run, t1, "null", "-", 1, {(2, 0): "pass", (2, 1): "pass"}
+    )  # rubric 2 passes vacuously
     rb.add_trial(run, t2, "oracle", "-", 1, {(0, 0): "unjudged"}, default="pass")
     # t2 has no null grade
     res = check_oracle_null(run)
     o1 = res[t1.id]["oracle"]
-    assert o1.status == "fail" and [(f.rule, f.where) for f in o1.findings] == [("O1", "rubrics[1].criterion[1]")]
+    assert o1.status == "fail" and [(f.rule, f.where) for f in o1.findings] == [
+        ("O1", "rubrics[1].criterion[1]")
+    ]
     assert "fail (check): hand-built" in o1.findings[0].message
     n1 = res[t1.id]["null"]
     assert [(f.rule, f.where, f.severity) for f in n1.findings] == [("N1", "rubrics[2]", "error")]
     assert "weight 2" in n1.findings[0].message
-    assert [(f.rule, f.where) for f in res[t2.id]["oracle"].findings] == [("O1", "rubrics[0].criterion[0]")]
+    assert [(f.rule, f.where) for f in res[t2.id]["oracle"].findings] == [
+        ("O1", "rubrics[0].criterion[0]")
+    ]
     assert [f.rule for f in res[t2.id]["null"].findings] == ["N2"]
 
 
@@ -81,7 +89,9 @@ def test_oracle_gate_in_report(two_tasks, rb, tmp_path: Path) -> None:
         rb.add_trial(run, t, "oracle", "-", 1, {}, default="pass")
         rb.add_trial(run, t, "null", "-", 1, {})
     rep = run_gates(root, GateOptions(gates=["oracle"], oracle_run=run))
-    assert [(t.gates["oracle"].status, t.gates["null"].status) for t in rep.tasks] == [("pass", "pass")] * 2
+    assert [(t.gates["oracle"].status, t.gates["null"].status) for t in rep.tasks] == [
+        ("pass", "pass")
+    ] * 2
     assert rep.exit_code == 0
     rep = run_gates(root, GateOptions(gates=["oracle"]))
     assert rep.tasks[0].gates["oracle"].status == "error" and rep.exit_code == 3
@@ -121,11 +131,15 @@ def test_run_oracle_null_with_stand_in_stages(two_tasks, rb, tmp_path: Path) -> 
     def grade_run(run_dir, config):
         calls.append(("grade", config))
         for t in (t1, t2):
-            rb.add_trial(run_dir, t, "oracle", "-", 1, {(0, 1): "fail"} if t is t2 else {}, default="pass")
+            rb.add_trial(
+                run_dir, t, "oracle", "-", 1, {(0, 1): "fail"} if t is t2 else {}, default="pass"
+            )
             rb.add_trial(run_dir, t, "null", "-", 1, {})
         return []
 
-    res = run_oracle_null(root, tmp_path / "run", run_agents=run_agents, grade_run=grade_run, judge_config="cfg")
+    res = run_oracle_null(
+        root, tmp_path / "run", run_agents=run_agents, grade_run=grade_run, judge_config="cfg"
+    )
     assert calls == [("run", root, ["oracle", "null"], None), ("grade", "cfg")]
     assert res[t1.id]["oracle"].status == "pass" and res[t2.id]["oracle"].status == "fail"
 
@@ -156,10 +170,13 @@ def test_runner_adapter_builds_a_run_config(monkeypatch, tmp_path: Path) -> None
     monkeypatch.setattr(jobbench.runner, "RunConfig", Config, raising=False)
     monkeypatch.setattr(jobbench.runner, "run_trials", seen.append, raising=False)
     resolve_runner()(tmp_path / "ds", tmp_path / "run", ["oracle", "null"], task_glob="*/x/*")
-    assert seen == [Config(tmp_path / "ds", [Spec("oracle"), Spec("null")], tmp_path / "run", "*/x/*")]
+    assert seen == [
+        Config(tmp_path / "ds", [Spec("oracle"), Spec("null")], tmp_path / "run", "*/x/*")
+    ]
 
 
 # --- self-consistency ---------------------------------------------------------------------
+
 
 def test_flip_rates_by_hand(two_tasks, rb) -> None:
     """3 gradings of 2 trials of task 1. Criterion 0.0 flips in trial a only (1/2);
@@ -169,17 +186,36 @@ def test_flip_rates_by_hand(two_tasks, rb) -> None:
     _, t1, _ = two_tasks
     a, b = f"{t1.id}/x@m/epoch-1", f"{t1.id}/x@m/epoch-2"
     reps = [
-        [rb.grade(t1, a, {(0, 0): "pass", (1, 1): "pass"}), rb.grade(t1, b, {(1, 1): "fail", (2, 0): "pass"})],
-        [rb.grade(t1, a, {(0, 0): "fail", (1, 1): "fail"}), rb.grade(t1, b, {(1, 1): "pass", (2, 0): "judge_error"})],
-        [rb.grade(t1, a, {(0, 0): "pass", (1, 1): "pass"}), rb.grade(t1, b, {(1, 1): "pass", (2, 0): "judge_error"})],
+        [
+            rb.grade(t1, a, {(0, 0): "pass", (1, 1): "pass"}),
+            rb.grade(t1, b, {(1, 1): "fail", (2, 0): "pass"}),
+        ],
+        [
+            rb.grade(t1, a, {(0, 0): "fail", (1, 1): "fail"}),
+            rb.grade(t1, b, {(1, 1): "pass", (2, 0): "judge_error"}),
+        ],
+        [
+            rb.grade(t1, a, {(0, 0): "pass", (1, 1): "pass"}),
+            rb.grade(t1, b, {(1, 1): "pass", (2, 0): "judge_error"}),
+        ],
     ]
     c = flip_rates(reps)
     got = {(x.rubric, x.criterion): (x.trials, x.flipped) for x in c.criteria}
-    assert got == {(0, 0): (2, 1), (0, 1): (2, 0), (1, 0): (2, 0), (1, 1): (2, 2), (2, 0): (1, 0), (2, 1): (2, 0)}
+    assert got == {
+        (0, 0): (2, 1),
+        (0, 1): (2, 0),
+        (1, 0): (2, 0),
+        (1, 1): (2, 2),
+        (2, 0): (1, 0),
+        (2, 1): (2, 0),
+    }
     assert c.repeats == 3 and c.flip_rate == pytest.approx(3 / 11)
     res = consistency_gate_results(c)[t1.id]
     assert res.status == "warn"
-    assert [(f.rule, f.where) for f in res.findings] == [("C1", "rubrics[0].criterion[0]"), ("C1", "rubrics[1].criterion[1]")]
+    assert [(f.rule, f.where) for f in res.findings] == [
+        ("C1", "rubrics[0].criterion[0]"),
+        ("C1", "rubrics[1].criterion[1]"),
+    ]
 
 
 class _Cfg(BaseModel):
@@ -224,7 +260,9 @@ def test_self_consistency_with_the_real_judge(two_tasks, rb, tmp_path: Path, fx)
     from jobbench.records import DeliverableFile
 
     if not hasattr(jobbench.judge, "JudgeConfig") or not hasattr(jobbench.judge, "grade_run"):
-        pytest.skip("jobbench.judge.grade_run / JudgeConfig not available yet (judge stage not merged)")
+        pytest.skip(
+            "jobbench.judge.grade_run / JudgeConfig not available yet (judge stage not merged)"
+        )
     root, t1, _ = two_tasks
     run = tmp_path / "run"
     rb.write_lock(run, root, [t1])
@@ -235,14 +273,21 @@ def test_self_consistency_with_the_real_judge(two_tasks, rb, tmp_path: Path, fx)
     from jobbench.records import TrialRecord
 
     trial = TrialRecord.model_validate_json((tdir / "trial.json").read_bytes())
-    trial.deliverables = [DeliverableFile(path=p.name, size=p.stat().st_size,
-                                          sha256=hashlib.sha256(p.read_bytes()).hexdigest())
-                          for p in sorted((tdir / "deliverables").iterdir())]
+    trial.deliverables = [
+        DeliverableFile(
+            path=p.name, size=p.stat().st_size, sha256=hashlib.sha256(p.read_bytes()).hexdigest()
+        )
+        for p in sorted((tdir / "deliverables").iterdir())
+    ]
     (tdir / "trial.json").write_text(trial.model_dump_json())
     assert rec.task_id == t1.id
-    c = run_self_consistency(run, jobbench.judge.JudgeConfig(cache_path=tmp_path / "cache.db"), 2, tmp_path / "work")
+    c = run_self_consistency(
+        run, jobbench.judge.JudgeConfig(cache_path=tmp_path / "cache.db"), 2, tmp_path / "work"
+    )
     assert c.repeats == 2 and c.flip_rate == 0.0
-    assert sorted((x.rubric, x.criterion) for x in c.criteria) == [(r, j) for r in range(3) for j in range(2)]
+    assert sorted((x.rubric, x.criterion) for x in c.criteria) == [
+        (r, j) for r in range(3) for j in range(2)
+    ]
 
 
 def test_consistency_gate_in_report(two_tasks, rb, tmp_path: Path) -> None:
@@ -257,12 +302,16 @@ def test_consistency_gate_in_report(two_tasks, rb, tmp_path: Path) -> None:
         flip = "pass" if len(n) == 1 else "fail"
         return [rb.grade(t1, f"{t1.id}/x@m/epoch-1", {(2, 1): flip})]
 
-    rep = run_gates(root, GateOptions(gates=[], consistency_run=run, consistency_repeats=2, judge_config=_Cfg()),
-                    grade_run=grade_run)
+    rep = run_gates(
+        root,
+        GateOptions(gates=[], consistency_run=run, consistency_repeats=2, judge_config=_Cfg()),
+        grade_run=grade_run,
+    )
     g1, g2 = rep.tasks[0].gates["consistency"], rep.tasks[1].gates["consistency"]
-    assert g1.status == "warn" and [(f.rule, f.where) for f in g1.findings] == [("C1", "rubrics[2].criterion[1]")]
+    assert g1.status == "warn" and [(f.rule, f.where) for f in g1.findings] == [
+        ("C1", "rubrics[2].criterion[1]")
+    ]
     assert g1.metrics == {"flip_rate": pytest.approx(1 / 6)}
     assert g2.status == "skip" and rep.consistency.flip_rate == pytest.approx(1 / 6)
     assert "Verdict flip rate 16.67% over 2 gradings" in render_markdown(rep)
     assert len(n) == 2 and rep.exit_code == 0
-

@@ -32,12 +32,23 @@ def test_clean_task_passes_static_gates(tmp_path: Path, fx) -> None:
 BREAKS = {
     # name: (mutation of the spec, gate that must fail, rule that must be reported)
     "missing reference file": (lambda s, fx: s.workspace.pop("invoices.csv"), "audit", "A1"),
-    "leaked answer": (lambda s, fx: s.workspace.__setitem__("memo_from_ap.md", fx.AP_MEMO + fx.SOLUTION_SUMMARY),
-                      "audit", "A6"),
-    "vague criterion": (lambda s, fx: s.rubrics["rubrics"][2]["criterion"].__setitem__(
-        1, "The memo summary.md gives an appropriate justification."), "lint", "OB1"),
-    "wrong gold number": (lambda s, fx: s.rubrics["rubrics"][1]["checks"][1].__setitem__("value", 1000.0),
-                          "decoy", "D1"),
+    "leaked answer": (
+        lambda s, fx: s.workspace.__setitem__("memo_from_ap.md", fx.AP_MEMO + fx.SOLUTION_SUMMARY),
+        "audit",
+        "A6",
+    ),
+    "vague criterion": (
+        lambda s, fx: s.rubrics["rubrics"][2]["criterion"].__setitem__(
+            1, "The memo summary.md gives an appropriate justification."
+        ),
+        "lint",
+        "OB1",
+    ),
+    "wrong gold number": (
+        lambda s, fx: s.rubrics["rubrics"][1]["checks"][1].__setitem__("value", 1000.0),
+        "decoy",
+        "D1",
+    ),
 }
 
 
@@ -74,7 +85,10 @@ def test_all_breaks_in_one_copy(tmp_path: Path, fx) -> None:
     shutil.rmtree(broken / "sample" / fx.OCC / "task1")
     fx.write_task(broken, spec)
     rep = run_gates(broken, evaluate=fx.fake_evaluate)
-    rules = {g: sorted({f.rule for f in r.findings if f.severity == "error"}) for g, r in rep.tasks[0].gates.items()}
+    rules = {
+        g: sorted({f.rule for f in r.findings if f.severity == "error"})
+        for g, r in rep.tasks[0].gates.items()
+    }
     assert rules == {"validate": [], "audit": ["A1", "A6"], "lint": ["OB1"], "decoy": ["D1"]}
     assert run_gates(clean, evaluate=fx.fake_evaluate).exit_code == 0
 
@@ -82,12 +96,18 @@ def test_all_breaks_in_one_copy(tmp_path: Path, fx) -> None:
 def test_invalid_task_fails_validate(tmp_path: Path, fx) -> None:
     t = fx.write_task(tmp_path, fx.clean_spec())
     fx.write_task(tmp_path, fx.clean_spec(), number=2)
-    (t.root / "RUBRICS.json").write_text('{"rubrics": [{"rubric": "q", "weight": -1, "criterion": ["x"]}]}')
+    (t.root / "RUBRICS.json").write_text(
+        '{"rubrics": [{"rubric": "q", "weight": -1, "criterion": ["x"]}]}'
+    )
     rep = run_gates(tmp_path, evaluate=fx.fake_evaluate)
     first, second = rep.tasks
     assert first.gates["validate"].status == "fail" and list(first.gates) == ["validate"]
     (f,) = first.gates["validate"].findings
-    assert f.rule == "V1" and "rubrics[0].weight" in f.message and f.file.endswith("task1/RUBRICS.json")
+    assert (
+        f.rule == "V1"
+        and "rubrics[0].weight" in f.message
+        and f.file.endswith("task1/RUBRICS.json")
+    )
     assert second.status == "pass" and rep.exit_code == 1
 
 
@@ -116,7 +136,10 @@ def test_written_report_files(tmp_path: Path, fx) -> None:
     assert data["exit_code"] == 1 and data["tasks"][0]["status"] == "fail"
     assert data["counts"]["lint"] == {"fail": 1} and data["counts"]["audit"] == {"pass": 1}
     lint = data["tasks"][0]["gates"]["lint"]
-    assert lint["findings"][0]["rule"] == "OB1" and lint["findings"][0]["where"] == "rubrics[2].criterion[1]"
+    assert (
+        lint["findings"][0]["rule"] == "OB1"
+        and lint["findings"][0]["where"] == "rubrics[2].criterion[1]"
+    )
     text = md.read_text()
     assert "**OB1** unanchored-judgement (error)" in text and "fix: Replace the word" in text
 
@@ -131,7 +154,9 @@ def test_cli_gate(tmp_path: Path, fx) -> None:
     BREAKS["missing reference file"][0](spec, fx)
     fx.write_task(tmp_path / "bad", spec)
     out = tmp_path / "report"
-    res = runner.invoke(app, ["gate", str(tmp_path / "bad"), "--gates", "audit", "--json", "--out", str(out)])
+    res = runner.invoke(
+        app, ["gate", str(tmp_path / "bad"), "--gates", "audit", "--json", "--out", str(out)]
+    )
     assert res.exit_code == 1
     data = json.loads(res.stdout)
     assert [f["rule"] for f in data["tasks"][0]["gates"]["audit"]["findings"]] == ["A1"]
@@ -153,13 +178,28 @@ def test_cli_gate_llm_and_runs(tmp_path: Path, fx, rb, monkeypatch) -> None:
     with FakeOpenAIServer(lambda req: chat_reply(ok)) as srv:
         monkeypatch.setenv("JUDGE_API_BASE", srv.base_url)
         monkeypatch.setenv("JUDGE_MODEL", "rev")
-        res = CliRunner().invoke(app, ["gate", str(tmp_path / "ds"), "--gates", "lint", "--llm", "--runs", str(run),
-                                       "--json"])
+        res = CliRunner().invoke(
+            app,
+            [
+                "gate",
+                str(tmp_path / "ds"),
+                "--gates",
+                "lint",
+                "--llm",
+                "--runs",
+                str(run),
+                "--json",
+            ],
+        )
         assert srv.calls == 3
     assert res.exit_code == 0, res.output
     data = json.loads(res.stdout)
     gates = data["tasks"][0]["gates"]
-    assert {g: gates[g]["status"] for g in gates} == {"lint": "pass", "llm": "pass", "solve": "pass"}
+    assert {g: gates[g]["status"] for g in gates} == {
+        "lint": "pass",
+        "llm": "pass",
+        "solve": "pass",
+    }
     assert data["solve"]["reachability"] == 1.0
     monkeypatch.delenv("JUDGE_MODEL")
     res = CliRunner().invoke(app, ["gate", str(tmp_path / "ds"), "--llm"])

@@ -19,18 +19,29 @@ from jobbench.tasks import load_dataset, load_task
 def ds(tmp_path: Path, fx):
     root = tmp_path / "ds"
     fx.write_task(root, fx.clean_spec(), number=1)
-    fx.write_task(root, fx.with_criterion(fx.clean_spec(), "The memo summary.md uses appropriate language."), number=2)
+    fx.write_task(
+        root,
+        fx.with_criterion(fx.clean_spec(), "The memo summary.md uses appropriate language."),
+        number=2,
+    )
     return load_dataset(root)
 
 
-def fill(sheet: Path, decisions: dict[tuple[str, int, int], tuple[str, str, str]],
-         rubric_decisions: dict[tuple[str, int], str] | None = None) -> None:
+def fill(
+    sheet: Path,
+    decisions: dict[tuple[str, int, int], tuple[str, str, str]],
+    rubric_decisions: dict[tuple[str, int], str] | None = None,
+) -> None:
     """Write decisions into an exported workbook the way a reviewer would."""
     wb = load_workbook(sheet)
     ws = wb["criteria"]
     col = {name: k + 1 for k, name in enumerate(CRITERIA_COLUMNS)}
     for row in range(2, ws.max_row + 1):
-        key = (ws.cell(row, col["task"]).value, ws.cell(row, col["rubric"]).value, ws.cell(row, col["criterion"]).value)
+        key = (
+            ws.cell(row, col["task"]).value,
+            ws.cell(row, col["rubric"]).value,
+            ws.cell(row, col["criterion"]).value,
+        )
         if key in decisions:
             d, text, comment = decisions[key]
             ws.cell(row, col["decision"]).value = d
@@ -49,8 +60,10 @@ def test_export_layout(ds, tmp_path: Path) -> None:
     t1, t2 = ds.tasks
     ctx = ReviewContext(
         lint={t2.id: {"rubrics[2].criterion[0]": ["OB1 (error): vague"]}},
-        solve={t1.id: {"1.1": (0, 3)}}, oracle={t1.id: {"0.0": "pass"}},
-        decoys={t1.id: {"0.1": ["trusts_ap_note: expected fail, check fail"]}})
+        solve={t1.id: {"1.1": (0, 3)}},
+        oracle={t1.id: {"0.0": "pass"}},
+        decoys={t1.id: {"0.1": ["trusts_ap_note: expected fail, check fail"]}},
+    )
     out = export_review(ds, tmp_path / "out" / "review.xlsx", ctx)
     wb = load_workbook(out)
     assert wb.sheetnames == ["criteria", "rubrics", "README"]
@@ -60,7 +73,11 @@ def test_export_layout(ds, tmp_path: Path) -> None:
     assert len(rows) == 1 + 12  # 6 criteria per task
     by = {(r[0], r[1], r[5]): dict(zip(CRITERIA_COLUMNS, r)) for r in rows[1:]}
     r = by[(t1.id, 1, 1)]
-    assert r["criterion text"] == t1.rubrics[1].criteria[1].text and r["weight"] == 4 and r["rubric id"] == "memo"
+    assert (
+        r["criterion text"] == t1.rubrics[1].criteria[1].text
+        and r["weight"] == 4
+        and r["rubric id"] == "memo"
+    )
     assert r["solve passes"] == "0/3" and json.loads(r["check"])["kind"] == "number"
     assert by[(t1.id, 0, 0)]["oracle"] == "pass"
     assert by[(t1.id, 0, 1)]["decoys"] == "trusts_ap_note: expected fail, check fail"
@@ -83,29 +100,42 @@ def test_apply_prune_edit_keep(ds, tmp_path: Path) -> None:
     sheet = export_review(ds, tmp_path / "review.xlsx")
     before_t2 = (t2.root / "RUBRICS.json").read_bytes()
     new_text = "The memo summary.md states that the ledger is the source it relies on."
-    fill(sheet, {
-        (t1.id, 0, 0): ("prune", "", "duplicated by the difference check"),
-        (t1.id, 2, 1): ("edit", new_text, "wording"),
-        (t1.id, 1, 0): ("keep", "", "fine"),
-    })
+    fill(
+        sheet,
+        {
+            (t1.id, 0, 0): ("prune", "", "duplicated by the difference check"),
+            (t1.id, 2, 1): ("edit", new_text, "wording"),
+            (t1.id, 1, 0): ("keep", "", "fine"),
+        },
+    )
     res = apply_review(ds, sheet)
     doc = json.loads((t1.root / "RUBRICS.json").read_text())
     r0, r1, r2 = doc["rubrics"]
     assert r0["criterion"] == [t1.rubrics[0].criteria[1].text]
     assert [c["kind"] for c in r0["checks"]] == ["csv_value"]  # checks stay aligned
-    assert r0["id"] == "recon" and r0["files"] == ["reconciliation.csv"] and r1["requires"] == ["recon"]
+    assert (
+        r0["id"] == "recon"
+        and r0["files"] == ["reconciliation.csv"]
+        and r1["requires"] == ["recon"]
+    )
     assert r2["criterion"][1] == new_text and r2["checks"][1]["pattern"] == "trust the ledger"
     assert (t2.root / "RUBRICS.json").read_bytes() == before_t2
-    assert [(t.task_id, [(c.action, c.rubric, c.criterion) for c in t.changes]) for t in res.tasks] == [
-        (t1.id, [("prune", 0, 0), ("edit", 2, 1)])]
-    assert res.kept == 10 and res.comments == [{"task": t1.id, "where": "rubrics[1].criterion[0]", "comment": "fine"}]
+    assert [
+        (t.task_id, [(c.action, c.rubric, c.criterion) for c in t.changes]) for t in res.tasks
+    ] == [(t1.id, [("prune", 0, 0), ("edit", 2, 1)])]
+    assert res.kept == 10 and res.comments == [
+        {"task": t1.id, "where": "rubrics[1].criterion[0]", "comment": "fine"}
+    ]
     md = (tmp_path / "review.changelog.md").read_text()
     assert "**prune** rubrics[0].criterion[0]" in md and "duplicated by the difference check" in md
     assert f"→ {new_text}" in md
     js = json.loads((tmp_path / "review.changelog.json").read_text())
     assert js["tasks"][0]["sha256_after"] != js["tasks"][0]["sha256_before"]
     assert load_task(t1.root).criterion_count == 5
-    assert res.changelog == [str(tmp_path / "review.changelog.md"), str(tmp_path / "review.changelog.json")]
+    assert res.changelog == [
+        str(tmp_path / "review.changelog.md"),
+        str(tmp_path / "review.changelog.json"),
+    ]
 
 
 def test_changelog_path_option(ds, tmp_path: Path) -> None:
@@ -113,7 +143,9 @@ def test_changelog_path_option(ds, tmp_path: Path) -> None:
     sheet = export_review(ds, tmp_path / "review.xlsx")
     fill(sheet, {(t1.id, 0, 0): ("prune", "", "")})
     apply_review(ds, sheet, changelog=tmp_path / "logs" / "round1.md")
-    assert (tmp_path / "logs" / "round1.md").is_file() and (tmp_path / "logs" / "round1.json").is_file()
+    assert (tmp_path / "logs" / "round1.md").is_file() and (
+        tmp_path / "logs" / "round1.json"
+    ).is_file()
 
 
 def _assert_refused(ds, sheet: Path, *messages: str) -> None:
@@ -151,7 +183,9 @@ def test_prune_rubric_renumbers_integer_requires(tmp_path: Path, fx) -> None:
     fill(sheet, {}, {(t.id, 0): "prune"})
     res = apply_review(ds, sheet)
     doc = json.loads((t.root / "RUBRICS.json").read_text())
-    assert [r.get("id") for r in doc["rubrics"]] == ["memo", None] and doc["rubrics"][1]["requires"] == [0]
+    assert [r.get("id") for r in doc["rubrics"]] == ["memo", None] and doc["rubrics"][1][
+        "requires"
+    ] == [0]
     assert res.tasks[0].requires_renumbered and res.tasks[0].changes[0].action == "prune-rubric"
     assert load_task(t.root).rubrics[1].requires == [0]
 
@@ -164,16 +198,21 @@ def test_refuses_pruning_every_rubric(tmp_path: Path, fx) -> None:
     _assert_refused(ds, sheet, "prune every rubric")
 
 
-@pytest.mark.parametrize("decision, message", [
-    (("delete", "", ""), "decision 'delete' is not one of keep, edit, prune"),
-    (("edit", "", ""), "decision 'edit' needs the new text"),
-    (("keep", "new words", ""), "'edited text' is filled in but the decision is 'keep'"),
-])
+@pytest.mark.parametrize(
+    "decision, message",
+    [
+        (("delete", "", ""), "decision 'delete' is not one of keep, edit, prune"),
+        (("edit", "", ""), "decision 'edit' needs the new text"),
+        (("keep", "new words", ""), "'edited text' is filled in but the decision is 'keep'"),
+    ],
+)
 def test_refuses_bad_rows_naming_the_row(ds, tmp_path: Path, decision, message) -> None:
     t1 = ds.tasks[0]
     sheet = export_review(ds, tmp_path / "review.xlsx")
     fill(sheet, {(t1.id, 0, 1): decision, (t1.id, 1, 0): ("prune", "", "")})
-    _assert_refused(ds, sheet, "criteria!row 3: " + message)  # row 1 header, row 2 = 0.0, row 3 = 0.1
+    _assert_refused(
+        ds, sheet, "criteria!row 3: " + message
+    )  # row 1 header, row 2 = 0.0, row 3 = 0.1
 
 
 def test_refuses_a_sheet_from_an_older_rubric(ds, tmp_path: Path) -> None:
@@ -190,7 +229,14 @@ def test_refuses_a_sheet_from_an_older_rubric(ds, tmp_path: Path) -> None:
 def test_all_or_nothing_across_tasks(ds, tmp_path: Path) -> None:
     t1, t2 = ds.tasks
     sheet = export_review(ds, tmp_path / "review.xlsx")
-    fill(sheet, {(t1.id, 0, 0): ("prune", "", ""), (t2.id, 2, 0): ("prune", "", ""), (t2.id, 2, 1): ("prune", "", "")})
+    fill(
+        sheet,
+        {
+            (t1.id, 0, 0): ("prune", "", ""),
+            (t2.id, 2, 0): ("prune", "", ""),
+            (t2.id, 2, 1): ("prune", "", ""),
+        },
+    )
     _assert_refused(ds, sheet, "prune every criterion of rubrics[2]")
 
 

@@ -16,7 +16,9 @@ from jobbench.tasks import NumberCheck, load_dataset, load_task
 
 SAMPLE = Path(__file__).resolve().parents[2] / "datasets" / "sample"
 
-pytestmark = pytest.mark.skipif(not SAMPLE.is_dir(), reason="datasets/sample not in the tree yet (sample stage)")
+pytestmark = pytest.mark.skipif(
+    not SAMPLE.is_dir(), reason="datasets/sample not in the tree yet (sample stage)"
+)
 
 
 def _has(module: str, attr: str) -> bool:
@@ -34,9 +36,15 @@ def _static_gates() -> list[str]:
 
 def test_sample_passes_static_gates() -> None:
     rep = run_gates(SAMPLE, GateOptions(gates=_static_gates()))
-    failing = {t.task_id: {g: [str(f) for f in r.findings if f.severity == "error"]
-                           for g, r in t.gates.items() if r.status in ("fail", "error")}
-               for t in rep.tasks if t.status in ("fail", "error")}
+    failing = {
+        t.task_id: {
+            g: [str(f) for f in r.findings if f.severity == "error"]
+            for g, r in t.gates.items()
+            if r.status in ("fail", "error")
+        }
+        for t in rep.tasks
+        if t.status in ("fail", "error")
+    }
     assert failing == {}
     assert rep.exit_code == 0
 
@@ -57,8 +65,12 @@ def _gate_rules(root: Path, gates: list[str]) -> dict[str, set[str]]:
 
 def test_broken_copy_missing_reference_file(tmp_path: Path) -> None:
     task = _copy_first_task(tmp_path)
-    named = [m.name for m in file_mentions(task.instructions, known=task.workspace_files)
-             if m.name in task.workspace_files or any(w.endswith("/" + m.name) for w in task.workspace_files)]
+    named = [
+        m.name
+        for m in file_mentions(task.instructions, known=task.workspace_files)
+        if m.name in task.workspace_files
+        or any(w.endswith("/" + m.name) for w in task.workspace_files)
+    ]
     named = [n for n in named if n != "TASK_INSTRUCTIONS.txt"]
     if not named:
         pytest.skip("the first sample task names no workspace file in its instructions")
@@ -90,7 +102,11 @@ def test_broken_copy_wrong_gold_number(tmp_path: Path) -> None:
     gate must report the mismatch."""
     ds = load_dataset(SAMPLE)
     for task in ds.tasks:
-        decoys = sorted((task.root / "solution" / "decoys").glob("*/expected.json")) if task.solution_dir else []
+        decoys = (
+            sorted((task.root / "solution" / "decoys").glob("*/expected.json"))
+            if task.solution_dir
+            else []
+        )
         for exp in decoys:
             expected = {e["index"]: e["criteria"] for e in json.loads(exp.read_text())["rubrics"]}
             for r in task.rubrics:
@@ -108,17 +124,25 @@ def test_broken_copy_wrong_gold_number(tmp_path: Path) -> None:
     pytest.skip("no sample decoy is expected to pass a numeric check")
 
 
-HAS_STAGES = SAMPLE.is_dir() and (_has("jobbench.runner", "run_agents") or _has("jobbench.runner", "run_trials")) \
+HAS_STAGES = (
+    SAMPLE.is_dir()
+    and (_has("jobbench.runner", "run_agents") or _has("jobbench.runner", "run_trials"))
     and _has("jobbench.judge", "grade_run")
-needs_stages = pytest.mark.skipif(not HAS_STAGES, reason="needs the runner (run_agents or run_trials) and "
-                                  "jobbench.judge.grade_run")
+)
+needs_stages = pytest.mark.skipif(
+    not HAS_STAGES,
+    reason="needs the runner (run_agents or run_trials) and jobbench.judge.grade_run",
+)
 
 
 @needs_stages
 def test_sample_oracle_and_null(tmp_path: Path) -> None:
     rep = run_gates(SAMPLE, GateOptions(gates=[], run_oracle_into=tmp_path / "run"))
-    bad = {t.task_id: {g: r.status for g, r in t.gates.items()} for t in rep.tasks
-           if any(r.status != "pass" for r in t.gates.values())}
+    bad = {
+        t.task_id: {g: r.status for g, r in t.gates.items()}
+        for t in rep.tasks
+        if any(r.status != "pass" for r in t.gates.values())
+    }
     assert bad == {}
 
 
@@ -132,10 +156,14 @@ def test_broken_copy_wrong_gold_number_caught_by_oracle(tmp_path: Path) -> None:
             if chk and chk.get("kind") == "number":
                 chk["value"] = chk["value"] * 1.5 + 7
                 path.write_text(json.dumps(doc, indent=2), encoding="utf-8")
-                rep = run_gates(tmp_path / "ds", GateOptions(gates=[], run_oracle_into=tmp_path / "run"))
+                rep = run_gates(
+                    tmp_path / "ds", GateOptions(gates=[], run_oracle_into=tmp_path / "run")
+                )
                 oracle = rep.tasks[0].gates["oracle"]
                 assert oracle.status == "fail"
-                assert f"rubrics[{ri}].criterion[{ci}]" in [f.where for f in oracle.findings if f.rule == "O1"]
+                assert f"rubrics[{ri}].criterion[{ci}]" in [
+                    f.where for f in oracle.findings if f.rule == "O1"
+                ]
                 return
     pytest.skip("the first sample task has no number check")
 
@@ -147,9 +175,14 @@ def test_broken_copy_leaked_oracle_answer(tmp_path: Path) -> None:
     rep = run_gates(tmp_path / "ds", GateOptions(gates=["audit"], run_oracle_into=run))
     assert rep.tasks[0].gates["audit"].status in ("pass", "warn")
     deliv = sorted(run.glob(f"trials/{task.id}/oracle@*/epoch-*/deliverables"))[0]
-    texts = sorted((p for p in deliv.rglob("*") if p.suffix in (".md", ".csv", ".txt")), key=lambda p: -p.stat().st_size)
+    texts = sorted(
+        (p for p in deliv.rglob("*") if p.suffix in (".md", ".csv", ".txt")),
+        key=lambda p: -p.stat().st_size,
+    )
     if not texts:
         pytest.skip("the oracle wrote no text deliverable")
-    (task.workspace_dir / "notes.txt").write_text(texts[0].read_text(encoding="utf-8"), encoding="utf-8")
+    (task.workspace_dir / "notes.txt").write_text(
+        texts[0].read_text(encoding="utf-8"), encoding="utf-8"
+    )
     rep = run_gates(tmp_path / "ds", GateOptions(gates=["audit"], oracle_run=run))
     assert "A6" in [f.rule for f in rep.tasks[0].gates["audit"].findings]

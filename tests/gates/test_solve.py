@@ -38,8 +38,12 @@ def example(tmp_path: Path, fx, rb):
     run_a, run_b = tmp_path / "runs" / "A", tmp_path / "runs" / "B"
     for run in (run_a, run_b):
         rb.write_lock(run, ds_root, [t1, t2])
-    rb.add_trial(run_a, t1, "builtin", "model-x", 1, {(0, 0): "pass", (0, 1): "pass", (1, 0): "pass"})
-    rb.add_trial(run_a, t1, "builtin", "model-x", 2, {(0, 0): "pass", (2, 0): "pass", (1, 1): "judge_error"})
+    rb.add_trial(
+        run_a, t1, "builtin", "model-x", 1, {(0, 0): "pass", (0, 1): "pass", (1, 0): "pass"}
+    )
+    rb.add_trial(
+        run_a, t1, "builtin", "model-x", 2, {(0, 0): "pass", (2, 0): "pass", (1, 1): "judge_error"}
+    )
     rb.add_trial(run_a, t1, "oracle", "-", 1, {}, default="pass")
     rb.add_trial(run_b, t1, "claude-code", "opus", 1, {(1, 0): "pass", (2, 1): "pass"})
     rb.add_trial(run_b, t1, "codex", "gpt", 1, {(1, 1): "pass"}, digest="0" * 64)
@@ -52,7 +56,10 @@ def test_solve_trial_exact_figures(example) -> None:
     ds_root, runs, (t1, t2) = example
     st = solve_trial(runs)
     assert st.judge_key == "checks"
-    assert [(t.task_id, t.reached, t.criteria, t.trials) for t in st.tasks] == [(t1.id, 5, 6, 3), (t2.id, 9, 10, 2)]
+    assert [(t.task_id, t.reached, t.criteria, t.trials) for t in st.tasks] == [
+        (t1.id, 5, 6, 3),
+        (t2.id, 9, 10, 2),
+    ]
     a, b = st.tasks
     assert a.reachability == pytest.approx(5 / 6) and a.flagged
     assert b.reachability == pytest.approx(0.9) and not b.flagged
@@ -65,7 +72,10 @@ def test_solve_trial_exact_figures(example) -> None:
     assert st.reachability == pytest.approx(14 / 16)
     assert st.mean_task_reachability == pytest.approx(26 / 30)
     assert st.flagged == [t1.id]
-    assert sorted(s.split(":")[0] for s in st.skipped) == [f"{t1.id}/codex@gpt/epoch-1", f"{t1.id}/oracle@-/epoch-1"]
+    assert sorted(s.split(":")[0] for s in st.skipped) == [
+        f"{t1.id}/codex@gpt/epoch-1",
+        f"{t1.id}/oracle@-/epoch-1",
+    ]
 
 
 def test_including_the_oracle_reaches_everything(example) -> None:

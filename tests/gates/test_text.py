@@ -1,12 +1,26 @@
-from jobbench.gates._text import containment, file_mentions, glob_matches, ngrams, numbers, same_file, words
+from jobbench.gates._text import (
+    containment,
+    file_mentions,
+    glob_matches,
+    ngrams,
+    numbers,
+    same_file,
+    words,
+)
 
 
 def test_file_mentions_known_quoted_bare_and_urls() -> None:
-    text = ('Read "Q3 report final.pdf" and budget.xlsx, see https://data.cdc.gov/a.csv; '
-            "save out/summary.csv and use Vendor List.csv. Ignore *.tmp and e.g. v1.2.")
+    text = (
+        'Read "Q3 report final.pdf" and budget.xlsx, see https://data.cdc.gov/a.csv; '
+        "save out/summary.csv and use Vendor List.csv. Ignore *.tmp and e.g. v1.2."
+    )
     got = [(m.name, m.quoted) for m in file_mentions(text, known=["data/Vendor List.csv"])]
-    assert got == [("Q3 report final.pdf", True), ("budget.xlsx", False), ("out/summary.csv", False),
-                   ("Vendor List.csv", False)]
+    assert got == [
+        ("Q3 report final.pdf", True),
+        ("budget.xlsx", False),
+        ("out/summary.csv", False),
+        ("Vendor List.csv", False),
+    ]
 
 
 def test_same_file_and_glob_matches() -> None:
@@ -20,9 +34,13 @@ def test_same_file_and_glob_matches() -> None:
 
 
 def test_numbers_values_units_and_exclusions() -> None:
-    toks = numbers("Paid $1,234.50 and 20.2% to 3 vendors in 2024 (Q3, A1, 2024-03-01, 3/1/2024); "
-                   "loss (1,200) and $1.2 million")
-    got = [(t.text, t.value, t.decimals, t.currency, t.percent, t.is_year, t.next_word) for t in toks]
+    toks = numbers(
+        "Paid $1,234.50 and 20.2% to 3 vendors in 2024 (Q3, A1, 2024-03-01, 3/1/2024); "
+        "loss (1,200) and $1.2 million"
+    )
+    got = [
+        (t.text, t.value, t.decimals, t.currency, t.percent, t.is_year, t.next_word) for t in toks
+    ]
     assert got == [
         ("$1,234.50", 1234.5, 2, True, False, False, "and"),
         ("20.2%", 20.2, 1, False, True, False, "to"),

@@ -113,7 +113,7 @@ def _write_text(path: Path, lines: list[str]) -> None:
 
 
 def _number_lines(check: Any, values: list[Any]) -> list[str]:
-    label = (check.near[0] if check.near else "value")
+    label = check.near[0] if check.near else "value"
     lines = []
     for v in values:
         if isinstance(v, float) and v != int(v):
@@ -130,8 +130,25 @@ def _sql_parts(query: str) -> tuple[str, str, dict[str, str], list[str]]:
     select = re.search(r"SELECT\s+(.*?)\s+FROM\b", query, re.IGNORECASE | re.DOTALL).group(1)
     conds = {m.group(1): m.group(2) for m in re.finditer(r"(\w+)\)?\s*=\s*'([^']*)'", query)}
     words = set(re.findall(r"[A-Za-z_]\w*", query)) - {table}
-    keywords = {"select", "from", "where", "and", "or", "is", "not", "null", "count", "sum", "min", "max",
-                "avg", "round", "trim", "upper", "lower"}
+    keywords = {
+        "select",
+        "from",
+        "where",
+        "and",
+        "or",
+        "is",
+        "not",
+        "null",
+        "count",
+        "sum",
+        "min",
+        "max",
+        "avg",
+        "round",
+        "trim",
+        "upper",
+        "lower",
+    }
     cols = sorted(w for w in words if w.lower() not in keywords)
     return table, select, conds, cols
 
@@ -158,8 +175,10 @@ def _write_db(path: Path, rows_by_table: dict[str, list[dict[str, Any]]]) -> Non
         cols = sorted({c for r in rows for c in r} | {"_n"})
         con.execute(f"CREATE TABLE IF NOT EXISTS {table} ({', '.join(cols)})")
         for r in rows:
-            con.execute(f"INSERT INTO {table} ({', '.join(r)}) VALUES ({', '.join('?' * len(r))})",
-                        list(r.values()))
+            con.execute(
+                f"INSERT INTO {table} ({', '.join(r)}) VALUES ({', '.join('?' * len(r))})",
+                list(r.values()),
+            )
     con.commit()
     con.close()
 
@@ -167,6 +186,7 @@ def _write_db(path: Path, rows_by_table: dict[str, list[dict[str, Any]]]) -> Non
 def _json_text(pairs: list[tuple[list[str | int], Any]]) -> str:
     """A JSON object that writes each (path, value) pair, repeating keys rather than
     merging them (``{"a": 1, "a": 2}``)."""
+
     def render(items: list[tuple[list[str | int], Any]]) -> str:
         groups: dict[Any, list[tuple[list[str | int], Any]]] = defaultdict(list)
         leaves: list[str] = []
@@ -192,7 +212,9 @@ def enumerate_deliverables(task: Task, out: Path, mode: str) -> int:
     import openpyxl
 
     pool = workspace_numbers(task)
-    books: dict[str, dict[str, list[tuple[str | None, str | None, Any]]]] = defaultdict(lambda: defaultdict(list))
+    books: dict[str, dict[str, list[tuple[str | None, str | None, Any]]]] = defaultdict(
+        lambda: defaultdict(list)
+    )
     tables: dict[str, list[dict[str, Any]]] = defaultdict(list)
     jsons: dict[str, list[tuple[list[str | int], Any]]] = defaultdict(list)
     dbs: dict[str, dict[str, list[dict[str, Any]]]] = defaultdict(lambda: defaultdict(list))
@@ -204,7 +226,7 @@ def enumerate_deliverables(task: Task, out: Path, mode: str) -> int:
             if ck is None or ck.kind == "regex":
                 continue
             values = candidates(ck, pool) if ck.kind != "file_exists" else [None]
-            for k, v in enumerate(values):
+            for v in values:
                 n += 1
                 idx = None if mode == "one" else n
                 if ck.kind == "number":
@@ -212,12 +234,20 @@ def enumerate_deliverables(task: Task, out: Path, mode: str) -> int:
                 elif ck.kind == "file_exists":
                     name = _name(ck, c.text, ".bin", None)
                     (out / name).parent.mkdir(parents=True, exist_ok=True)
-                    (out / name).write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * (ck.min_bytes // 256 + 2))
+                    (out / name).write_bytes(
+                        b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * (ck.min_bytes // 256 + 2)
+                    )
                 elif ck.kind == "xlsx_cell":
-                    books[_name(ck, c.text, ".xlsx", idx)][ck.sheet or "Sheet1"].append((ck.find, ck.cell, v))
+                    books[_name(ck, c.text, ".xlsx", idx)][ck.sheet or "Sheet1"].append(
+                        (ck.find, ck.cell, v)
+                    )
                 elif ck.kind == "csv_value":
                     rows = [dict(ck.where, **{ck.column: _fmt(v)})]
-                    if ck.aggregate in ("count", "nunique") and isinstance(v, (int, float)) and mode == "many":
+                    if (
+                        ck.aggregate in ("count", "nunique")
+                        and isinstance(v, (int, float))
+                        and mode == "many"
+                    ):
                         m = int(v) if 0 < v <= 200 else 1
                         rows = [dict(ck.where, **{ck.column: f"x{i}"}) for i in range(m)]
                     tables[_name(ck, c.text, ".csv", idx)] += rows

@@ -12,8 +12,13 @@ from jobbench.tasks import Task, load_task
 from jobbench.testing import ScriptedReply, chat_reply
 
 
-def make_task(root: Path, rubrics: list[dict[str, Any]], occupation: str = "accountants", n: int = 1,
-              split: str = "sample") -> Task:
+def make_task(
+    root: Path,
+    rubrics: list[dict[str, Any]],
+    occupation: str = "accountants",
+    n: int = 1,
+    split: str = "sample",
+) -> Task:
     """Write a valid task directory and load it."""
     d = root / "dataset" / split / occupation / f"task{n}"
     (d / "task_folder").mkdir(parents=True, exist_ok=True)
@@ -69,8 +74,12 @@ class TableJudge:
     Usage numbers per reply are scripted (``usage``) so tests can sum them independently.
     """
 
-    def __init__(self, table: dict[str, tuple[str, str]], overall: dict[str, bool] | None = None,
-                 usage: tuple[int, int, int] = (100, 20, 0)):
+    def __init__(
+        self,
+        table: dict[str, tuple[str, str]],
+        overall: dict[str, bool] | None = None,
+        usage: tuple[int, int, int] = (100, 20, 0),
+    ):
         self.table = table
         self.overall = overall or {}
         self.usage = usage
@@ -88,12 +97,24 @@ class TableJudge:
             rubrics: dict[int, list[dict[str, Any]]] = {}
             for r, j, text in items:
                 rubrics.setdefault(r, []).append(self.item(j, text))
-            body = {"rubrics": [{"index": r, "criteria": cs, "rubric_passed": all(x["verdict"] == "pass" for x in cs)}
-                                for r, cs in rubrics.items()]}
+            body = {
+                "rubrics": [
+                    {
+                        "index": r,
+                        "criteria": cs,
+                        "rubric_passed": all(x["verdict"] == "pass" for x in cs),
+                    }
+                    for r, cs in rubrics.items()
+                ]
+            }
         elif "## Criterion to judge" in t:
-            (_, j, text), = items
+            ((_, j, text),) = items
             it = self.item(j, text)
-            body = {"reasoning": it["reasoning"], "evidence": it["evidence"], "verdict": it["verdict"]}
+            body = {
+                "reasoning": it["reasoning"],
+                "evidence": it["evidence"],
+                "verdict": it["verdict"],
+            }
         else:
             cs = [self.item(j, text) for _, j, text in items]
             passed = all(x["verdict"] == "pass" for x in cs)
@@ -102,7 +123,9 @@ class TableJudge:
                     passed = value
             body = {"criteria": cs, "overall_reasoning": "ok", "rubric_passed": passed}
         self.replies.append(body)
-        return chat_reply(json.dumps(body), prompt_tokens=p, completion_tokens=c, cached_tokens=cached)
+        return chat_reply(
+            json.dumps(body), prompt_tokens=p, completion_tokens=c, cached_tokens=cached
+        )
 
 
 def make_run(run_dir: Path, dataset_root: Path, trials: list[dict[str, Any]]) -> Path:
@@ -118,18 +141,41 @@ def make_run(run_dir: Path, dataset_root: Path, trials: list[dict[str, Any]]) ->
 
     run_dir.mkdir(parents=True, exist_ok=True)
     tasks = {t["task"].id: task_digest(t["task"]) for t in trials}
-    (run_dir / "lock.json").write_text(json.dumps({
-        "harness_version": "test", "created_at": "2026-01-01T00:00:00Z", "dataset_root": str(dataset_root),
-        "tasks": tasks, "agents": [], "epochs": 1, "config": {}}), encoding="utf-8")
+    (run_dir / "lock.json").write_text(
+        json.dumps(
+            {
+                "harness_version": "test",
+                "created_at": "2026-01-01T00:00:00Z",
+                "dataset_root": str(dataset_root),
+                "tasks": tasks,
+                "agents": [],
+                "epochs": 1,
+                "config": {},
+            }
+        ),
+        encoding="utf-8",
+    )
     for t in trials:
         task = t["task"]
         trial_id = f"{task.id}/{t['agent']}@{t['model']}/epoch-{t['epoch']}"
         tdir = run_dir / "trials" / trial_id
         deliv = write_files(tdir / "deliverables", t["files"])
-        manifest = [DeliverableFile(path=rel, size=len(text.encode()), sha256=hashlib.sha256(text.encode()).hexdigest())
-                    for rel, text in sorted(t["files"].items())]
-        rec = TrialRecord(trial_id=trial_id, task_id=task.id, task_digest=tasks[task.id], agent=t["agent"],
-                          model=t["model"], epoch=t["epoch"], status=t.get("status", "ok"), deliverables=manifest)
+        manifest = [
+            DeliverableFile(
+                path=rel, size=len(text.encode()), sha256=hashlib.sha256(text.encode()).hexdigest()
+            )
+            for rel, text in sorted(t["files"].items())
+        ]
+        rec = TrialRecord(
+            trial_id=trial_id,
+            task_id=task.id,
+            task_digest=tasks[task.id],
+            agent=t["agent"],
+            model=t["model"],
+            epoch=t["epoch"],
+            status=t.get("status", "ok"),
+            deliverables=manifest,
+        )
         (tdir / "trial.json").write_text(rec.model_dump_json(indent=2), encoding="utf-8")
         assert deliv.is_dir()
     return run_dir

@@ -18,8 +18,16 @@ from jobbench.testing import FakeOpenAIServer, ScriptedReply
 
 REPORT = "Revenue: $1,234.50\nThe variance is 20.2% above plan.\nWe recommend Vendor B because it is cheaper."
 RUBRICS = [
-    {"rubric": "Revenue figure", "weight": 3, "criterion": ["States revenue of $1,234.50", "Names the data source"]},
-    {"rubric": "Variance", "weight": 2, "criterion": ["Reports variance 20.2%", "Explains the cause"]},
+    {
+        "rubric": "Revenue figure",
+        "weight": 3,
+        "criterion": ["States revenue of $1,234.50", "Names the data source"],
+    },
+    {
+        "rubric": "Variance",
+        "weight": 2,
+        "criterion": ["Reports variance 20.2%", "Explains the cause"],
+    },
     {"rubric": "Recommendation", "weight": 4, "criterion": ["Recommends Vendor B"]},
 ]
 TABLE = {
@@ -30,7 +38,11 @@ TABLE = {
     "Recommends Vendor B": ("pass", "We recommend Vendor B"),
 }
 # per rubric (by question): prompt, completion, cached prompt tokens of its reply
-USAGE = {"Revenue figure": (1100, 60, 0), "Variance": (1300, 70, 512), "Recommendation": (900, 40, 256)}
+USAGE = {
+    "Revenue figure": (1100, 60, 0),
+    "Variance": (1300, 70, 512),
+    "Recommendation": (900, 40, 256),
+}
 
 
 def _cost(p: int, c: int, cached: int) -> float:
@@ -51,7 +63,13 @@ def _scripted(table: TableJudge, fail_variance: dict[str, bool] | None = None):
 
 
 def _usage(d: dict) -> tuple:
-    return (d["calls"], d["input_tokens"], d["cached_input_tokens"], d["output_tokens"], pytest.approx(d["cost_usd"]))
+    return (
+        d["calls"],
+        d["input_tokens"],
+        d["cached_input_tokens"],
+        d["output_tokens"],
+        pytest.approx(d["cost_usd"]),
+    )
 
 
 def _expected(*questions: str) -> tuple:
@@ -63,11 +81,24 @@ def _expected(*questions: str) -> tuple:
 @pytest.fixture
 def run(tmp_path: Path) -> Path:
     task = make_task(tmp_path, RUBRICS)
-    return make_run(tmp_path / "run", tmp_path / "dataset", [
-        {"task": task, "agent": "oracle", "model": "-", "epoch": 1, "files": {"report.md": REPORT}}])
+    return make_run(
+        tmp_path / "run",
+        tmp_path / "dataset",
+        [
+            {
+                "task": task,
+                "agent": "oracle",
+                "model": "-",
+                "epoch": 1,
+                "files": {"report.md": REPORT},
+            }
+        ],
+    )
 
 
-def test_forced_regrade_from_cache_keeps_the_original_usage(tmp_path: Path, run: Path, judge_config) -> None:
+def test_forced_regrade_from_cache_keeps_the_original_usage(
+    tmp_path: Path, run: Path, judge_config
+) -> None:
     with FakeOpenAIServer(_scripted(TableJudge(TABLE))) as srv:
         cfg = judge_config(srv.base_url)
         first = grade_run(run, cfg, progress=False)[0]
@@ -117,25 +148,48 @@ def test_resume_after_judge_error_splits_live_and_carried_usage(run: Path, judge
     assert _usage(second.usage.model_dump()) == _expected("Variance")
     assert _usage(second.cached_usage.model_dump()) == _expected("Revenue figure", "Recommendation")
     summary = json.loads((run / "grades" / f"{cfg.key}.usage.json").read_text())
-    assert _usage(summary["full_pass_total"]) == _expected("Revenue figure", "Variance", "Recommendation")
+    assert _usage(summary["full_pass_total"]) == _expected(
+        "Revenue figure", "Variance", "Recommendation"
+    )
 
 
 def test_cache_entries_keep_their_usage_and_old_caches_still_open(tmp_path: Path) -> None:
     path = tmp_path / "old.sqlite"
     con = sqlite3.connect(path)  # the schema written before the call count was stored
-    con.execute("CREATE TABLE replies (key TEXT PRIMARY KEY, model TEXT, created_at TEXT, payload TEXT NOT NULL, "
-                "input_tokens INTEGER, cached_input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL)")
-    payload = {"verdicts": {"0:0": {"verdict": "pass"}}, "model_verdicts": {}, "overall": {}, "raw": ["{}", "{}"]}
-    con.execute("INSERT INTO replies VALUES ('k-old', 'm', 't', ?, 2000, 100, 90, 0.5)", (json.dumps(payload),))
+    con.execute(
+        "CREATE TABLE replies (key TEXT PRIMARY KEY, model TEXT, created_at TEXT, payload TEXT NOT NULL, "
+        "input_tokens INTEGER, cached_input_tokens INTEGER, output_tokens INTEGER, cost_usd REAL)"
+    )
+    payload = {
+        "verdicts": {"0:0": {"verdict": "pass"}},
+        "model_verdicts": {},
+        "overall": {},
+        "raw": ["{}", "{}"],
+    }
+    con.execute(
+        "INSERT INTO replies VALUES ('k-old', 'm', 't', ?, 2000, 100, 90, 0.5)",
+        (json.dumps(payload),),
+    )
     con.commit()
     con.close()
     cache = JudgeCache(path)
     try:
         got = cache.get_entry("k-old")
         assert got is not None and got[0] == payload
-        assert got[1] == {"calls": 2, "input_tokens": 2000, "cached_input_tokens": 100, "output_tokens": 90,
-                          "cost_usd": 0.5}
-        u = Usage(calls=7, input_tokens=26050, cached_input_tokens=1000, output_tokens=700, cost_usd=0.0123)
+        assert got[1] == {
+            "calls": 2,
+            "input_tokens": 2000,
+            "cached_input_tokens": 100,
+            "output_tokens": 90,
+            "cost_usd": 0.5,
+        }
+        u = Usage(
+            calls=7,
+            input_tokens=26050,
+            cached_input_tokens=1000,
+            output_tokens=700,
+            cost_usd=0.0123,
+        )
         cache.put("k-new", "m", payload, u.model_dump())
         assert cache.get_entry("k-new")[1] == u.model_dump()
         assert cache.get("k-new") == payload

@@ -54,7 +54,14 @@ def test_parse_number_rejects_non_numbers() -> None:
 def test_find_numbers_dates_ranges_and_words() -> None:
     # a dash between digits is never a minus; digits glued to letters are not numbers
     got = [(t.text, t.value) for t in find_numbers("2024-05-01, 5–10, item5, 5kg, x = −3")]
-    assert got == [("2024", 2024.0), ("05", 5.0), ("01", 1.0), ("5", 5.0), ("10", 10.0), ("−3", -3.0)]
+    assert got == [
+        ("2024", 2024.0),
+        ("05", 5.0),
+        ("01", 1.0),
+        ("5", 5.0),
+        ("10", 10.0),
+        ("−3", -3.0),
+    ]
     tok = find_numbers("revenue $3.4M")[0]
     assert tok.candidates == (3.4, 3_400_000.0)
 
@@ -77,7 +84,11 @@ def test_find_numbers_dates_ranges_and_words() -> None:
         ({"value": 1000, "abs_tol": 3}, "roughly 1,004 people", False),
         ({"value": 1000, "rel_tol": 0.01}, "roughly 1,009 people", True),
         ({"value": 42, "near": ["median"]}, "The median age is 42.", True),
-        ({"value": 42, "near": ["median"], "window": 10}, "The median of everything we found is 42.", False),
+        (
+            {"value": 42, "near": ["median"], "window": 10},
+            "The median of everything we found is 42.",
+            False,
+        ),
         ({"value": 3}, "nothing numeric here except A3", False),
     ],
 )
@@ -104,9 +115,13 @@ def test_number_check_file_glob_scopes_files(tmp_path: Path) -> None:
 def test_regex_check(tmp_path: Path) -> None:
     write(tmp_path, "memo.txt", "We recommend Vendor B.\nVendor B is cheaper.")
     assert evaluate_check({"kind": "regex", "pattern": r"recommend\s+vendor b"}, tmp_path).passed
-    assert not evaluate_check({"kind": "regex", "pattern": r"recommend\s+vendor b", "ignore_case": False}, tmp_path).passed
+    assert not evaluate_check(
+        {"kind": "regex", "pattern": r"recommend\s+vendor b", "ignore_case": False}, tmp_path
+    ).passed
     assert evaluate_check({"kind": "regex", "pattern": "vendor b", "min_count": 2}, tmp_path).passed
-    assert not evaluate_check({"kind": "regex", "pattern": "vendor b", "min_count": 3}, tmp_path).passed
+    assert not evaluate_check(
+        {"kind": "regex", "pattern": "vendor b", "min_count": 3}, tmp_path
+    ).passed
     assert evaluate_check({"kind": "regex", "pattern": "vendor a", "absent": True}, tmp_path).passed
     res = evaluate_check({"kind": "regex", "pattern": "cheaper", "absent": True}, tmp_path)
     assert not res.passed and "cheaper" in res.evidence
@@ -129,7 +144,9 @@ def test_file_exists_check(tmp_path: Path) -> None:
     size = (tmp_path / "out" / "chart.png").stat().st_size
     write(tmp_path, "empty.csv", "")
     assert evaluate_check({"kind": "file_exists", "file": "*.png"}, tmp_path).passed
-    assert not evaluate_check({"kind": "file_exists", "file": "*.png", "min_bytes": size + 1}, tmp_path).passed
+    assert not evaluate_check(
+        {"kind": "file_exists", "file": "*.png", "min_bytes": size + 1}, tmp_path
+    ).passed
     assert not evaluate_check({"kind": "file_exists", "file": "empty.csv"}, tmp_path).passed
     assert not evaluate_check({"kind": "file_exists", "file": "*.pdf"}, tmp_path).passed
 
@@ -181,33 +198,57 @@ def test_xlsx_cell_reads_recalculated_values(tmp_path: Path) -> None:
 
 def test_xlsx_cell_find_label_and_sheet(tmp_path: Path) -> None:
     make_workbook(tmp_path / "budget.xlsx")
-    assert evaluate_check({"kind": "xlsx_cell", "find": "total", "expect": {"equals": 1550.5}}, tmp_path).passed
     assert evaluate_check(
-        {"kind": "xlsx_cell", "sheet": "notes", "find": "Status", "direction": "below", "expect": {"equals": "approved"}},
+        {"kind": "xlsx_cell", "find": "total", "expect": {"equals": 1550.5}}, tmp_path
+    ).passed
+    assert evaluate_check(
+        {
+            "kind": "xlsx_cell",
+            "sheet": "notes",
+            "find": "Status",
+            "direction": "below",
+            "expect": {"equals": "approved"},
+        },
         tmp_path,
     ).passed
     assert not evaluate_check(
-        {"kind": "xlsx_cell", "sheet": "Notes", "find": "Status", "direction": "below", "expect": {"equals": "rejected"}},
+        {
+            "kind": "xlsx_cell",
+            "sheet": "Notes",
+            "find": "Status",
+            "direction": "below",
+            "expect": {"equals": "rejected"},
+        },
         tmp_path,
     ).passed
-    res = evaluate_check({"kind": "xlsx_cell", "sheet": "Missing", "cell": "A1", "expect": {"contains": "x"}}, tmp_path)
+    res = evaluate_check(
+        {"kind": "xlsx_cell", "sheet": "Missing", "cell": "A1", "expect": {"contains": "x"}},
+        tmp_path,
+    )
     assert not res.passed and "no sheet 'Missing'" in res.detail
 
 
 def test_xlsx_cell_no_workbook_fails(tmp_path: Path) -> None:
     write(tmp_path, "a.txt", "1550.5")
-    assert not evaluate_check({"kind": "xlsx_cell", "cell": "B4", "expect": {"equals": 1550.5}}, tmp_path).passed
+    assert not evaluate_check(
+        {"kind": "xlsx_cell", "cell": "B4", "expect": {"equals": 1550.5}}, tmp_path
+    ).passed
 
 
 # ---------------------------------------------------------------- csv_value
 
 
-CSV = "Region,Month,Sales\nNorth,Jan,\"1,000\"\nSouth,Jan,250\nNorth,Feb,500\nnorth,Mar,\n"
+CSV = 'Region,Month,Sales\nNorth,Jan,"1,000"\nSouth,Jan,250\nNorth,Feb,500\nnorth,Mar,\n'
 
 
 def test_csv_value_cell(tmp_path: Path) -> None:
     write(tmp_path, "sales.csv", CSV)
-    spec = {"kind": "csv_value", "column": "sales", "where": {"region": "SOUTH", "month": "jan"}, "expect": {"equals": 250}}
+    spec = {
+        "kind": "csv_value",
+        "column": "sales",
+        "where": {"region": "SOUTH", "month": "jan"},
+        "expect": {"equals": 250},
+    }
     assert evaluate_check(spec, tmp_path).passed
     assert not evaluate_check({**spec, "expect": {"equals": 251}}, tmp_path).passed
     res = evaluate_check({**spec, "where": {"region": "West"}}, tmp_path)
@@ -228,8 +269,13 @@ def test_csv_value_cell(tmp_path: Path) -> None:
 )
 def test_csv_value_aggregates(tmp_path: Path, aggregate: str, where: dict, expected: float) -> None:
     write(tmp_path, "sales.csv", CSV)
-    spec = {"kind": "csv_value", "column": "Sales", "where": where, "aggregate": aggregate,
-            "expect": {"equals": expected, "abs_tol": 1e-9}}
+    spec = {
+        "kind": "csv_value",
+        "column": "Sales",
+        "where": where,
+        "aggregate": aggregate,
+        "expect": {"equals": expected, "abs_tol": 1e-9},
+    }
     assert evaluate_check(spec, tmp_path).passed
     wrong = {**spec, "expect": {"equals": expected + 1}}
     assert not evaluate_check(wrong, tmp_path).passed
@@ -237,8 +283,13 @@ def test_csv_value_aggregates(tmp_path: Path, aggregate: str, where: dict, expec
 
 def test_csv_value_semicolon_and_missing_column(tmp_path: Path) -> None:
     write(tmp_path, "eu.csv", "name;amount\nA;10\nB;20\n")
-    assert evaluate_check({"kind": "csv_value", "column": "amount", "aggregate": "sum", "expect": {"equals": 30}}, tmp_path).passed
-    res = evaluate_check({"kind": "csv_value", "column": "price", "expect": {"equals": 30}}, tmp_path)
+    assert evaluate_check(
+        {"kind": "csv_value", "column": "amount", "aggregate": "sum", "expect": {"equals": 30}},
+        tmp_path,
+    ).passed
+    res = evaluate_check(
+        {"kind": "csv_value", "column": "price", "expect": {"equals": 30}}, tmp_path
+    )
     assert not res.passed and "no column" in res.detail
 
 
@@ -248,14 +299,21 @@ def test_csv_value_semicolon_and_missing_column(tmp_path: Path) -> None:
 def make_db(path: Path) -> None:
     con = sqlite3.connect(path)
     con.execute("CREATE TABLE claims (id INTEGER, status TEXT, amount REAL)")
-    con.executemany("INSERT INTO claims VALUES (?,?,?)", [(1, "open", 10.0), (2, "closed", 32.5), (3, "open", 7.5)])
+    con.executemany(
+        "INSERT INTO claims VALUES (?,?,?)",
+        [(1, "open", 10.0), (2, "closed", 32.5), (3, "open", 7.5)],
+    )
     con.commit()
     con.close()
 
 
 def test_sqlite_query_check(tmp_path: Path) -> None:
     make_db(tmp_path / "claims.db")
-    spec = {"kind": "sqlite_query", "query": "SELECT SUM(amount) FROM claims WHERE status='open'", "expect": {"equals": 17.5}}
+    spec = {
+        "kind": "sqlite_query",
+        "query": "SELECT SUM(amount) FROM claims WHERE status='open'",
+        "expect": {"equals": 17.5},
+    }
     assert evaluate_check(spec, tmp_path).passed
     assert not evaluate_check({**spec, "expect": {"equals": 18}}, tmp_path).passed
     res = evaluate_check({**spec, "query": "SELECT x FROM missing_table"}, tmp_path)
@@ -268,24 +326,36 @@ def test_sqlite_query_is_read_only(tmp_path: Path) -> None:
     db = tmp_path / "claims.db"
     make_db(db)
     before = db.read_bytes()
-    for q in ("DELETE FROM claims", "ATTACH DATABASE 'x.db' AS x", "PRAGMA journal_mode=WAL",
-              "CREATE TABLE t(x)"):
-        res = evaluate_check({"kind": "sqlite_query", "query": q, "expect": {"equals": 0}}, tmp_path)
+    for q in (
+        "DELETE FROM claims",
+        "ATTACH DATABASE 'x.db' AS x",
+        "PRAGMA journal_mode=WAL",
+        "CREATE TABLE t(x)",
+    ):
+        res = evaluate_check(
+            {"kind": "sqlite_query", "query": q, "expect": {"equals": 0}}, tmp_path
+        )
         assert not res.passed and "query failed" in res.detail, q
     assert db.read_bytes() == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["claims.db"]  # no journal, no attached file
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "claims.db"
+    ]  # no journal, no attached file
 
 
 def test_sqlite_query_time_bound(tmp_path: Path) -> None:
     make_db(tmp_path / "claims.db")
-    endless = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+    endless = (
+        "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+    )
     with pytest.raises(sqlite3.OperationalError, match="interrupted"):
         run_query(tmp_path / "claims.db", endless, seconds=0.2)
 
 
 def test_sqlite_ignores_non_database_files(tmp_path: Path) -> None:
     write(tmp_path, "fake.db", "not a database")
-    res = evaluate_check({"kind": "sqlite_query", "query": "SELECT 1", "expect": {"equals": 1}}, tmp_path)
+    res = evaluate_check(
+        {"kind": "sqlite_query", "query": "SELECT 1", "expect": {"equals": 1}}, tmp_path
+    )
     assert not res.passed and "no deliverable" in res.detail
 
 
@@ -293,17 +363,33 @@ def test_sqlite_ignores_non_database_files(tmp_path: Path) -> None:
 
 
 def test_json_path_check(tmp_path: Path) -> None:
-    doc = {"totals": {"net": "$1,234.50", "count": 3},
-           "items": [{"id": "A-1", "name": "Desk"}, {"id": "B-2", "name": "Chair"}]}
+    doc = {
+        "totals": {"net": "$1,234.50", "count": 3},
+        "items": [{"id": "A-1", "name": "Desk"}, {"id": "B-2", "name": "Chair"}],
+    }
     write(tmp_path, "result.json", json.dumps(doc))
-    assert evaluate_check({"kind": "json_path", "path": "totals.net", "expect": {"equals": 1234.5}}, tmp_path).passed
-    assert evaluate_check({"kind": "json_path", "path": "$.items[1].name", "expect": {"equals": "chair"}}, tmp_path).passed
-    assert evaluate_check({"kind": "json_path", "path": "items[*].id", "expect": {"equals": "B-2"}}, tmp_path).passed
-    assert evaluate_check({"kind": "json_path", "path": "items[*].id", "expect": {"any_of": ["Z-9", "a-1"]}}, tmp_path).passed
-    assert not evaluate_check({"kind": "json_path", "path": "items[*].id", "expect": {"equals": "C-3"}}, tmp_path).passed
-    res = evaluate_check({"kind": "json_path", "path": "totals.gross", "expect": {"equals": 1}}, tmp_path)
+    assert evaluate_check(
+        {"kind": "json_path", "path": "totals.net", "expect": {"equals": 1234.5}}, tmp_path
+    ).passed
+    assert evaluate_check(
+        {"kind": "json_path", "path": "$.items[1].name", "expect": {"equals": "chair"}}, tmp_path
+    ).passed
+    assert evaluate_check(
+        {"kind": "json_path", "path": "items[*].id", "expect": {"equals": "B-2"}}, tmp_path
+    ).passed
+    assert evaluate_check(
+        {"kind": "json_path", "path": "items[*].id", "expect": {"any_of": ["Z-9", "a-1"]}}, tmp_path
+    ).passed
+    assert not evaluate_check(
+        {"kind": "json_path", "path": "items[*].id", "expect": {"equals": "C-3"}}, tmp_path
+    ).passed
+    res = evaluate_check(
+        {"kind": "json_path", "path": "totals.gross", "expect": {"equals": 1}}, tmp_path
+    )
     assert not res.passed and "nothing at" in res.detail
-    assert evaluate_check({"kind": "json_path", "path": "totals.count", "expect": {"contains": "3"}}, tmp_path).passed
+    assert evaluate_check(
+        {"kind": "json_path", "path": "totals.count", "expect": {"contains": "3"}}, tmp_path
+    ).passed
 
 
 def test_json_path_malformed_json_fails(tmp_path: Path) -> None:

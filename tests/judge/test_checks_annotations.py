@@ -58,11 +58,17 @@ def folder(tmp_path: Path, name: str) -> Path:
 
 def test_csv_summary_counts_are_not_content(tmp_path: Path) -> None:
     header = ["region", "units", "price", "notes"]
-    rows = [["north", "11", "2.5", "ok"], ["south", "13", "3.5", "ok"], ["east", "17", "6.5", "late"]]
+    rows = [
+        ["north", "11", "2.5", "ok"],
+        ["south", "13", "3.5", "ok"],
+        ["east", "17", "6.5", "late"],
+    ]
     n_cols, n_rows = len(header), len(rows) + 1  # the summary says "4 rows × 4 columns"
     d = folder(tmp_path, "a")
     (d / "out.csv").write_text("\n".join(",".join(r) for r in [header] + rows) + "\n")
-    assert "[table: 4 rows × 4 columns" in extract_dir(d, cache=False).text  # the judge still sees it
+    assert (
+        "[table: 4 rows × 4 columns" in extract_dir(d, cache=False).text
+    )  # the judge still sees it
     assert not number(d, n_cols)
     assert not number(d, n_rows)
     assert not regex(d, r"\b4 columns")
@@ -78,7 +84,9 @@ def test_jsonl_record_count_is_not_content(tmp_path: Path) -> None:
     d = folder(tmp_path, "a")
     (d / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records))
     assert not number(d, len(records))
-    (d / "log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in records) + json.dumps({"n": 5}) + "\n")
+    (d / "log.jsonl").write_text(
+        "".join(json.dumps(r) + "\n" for r in records) + json.dumps({"n": 5}) + "\n"
+    )
     assert number(d, 5)
 
 
@@ -178,7 +186,9 @@ def test_notebook_cell_headers_and_out_labels_are_not_content(tmp_path: Path) ->
 
     nb = nbformat.v4.new_notebook()
     code = nbformat.v4.new_code_cell("total = 6 * 7\ntotal", execution_count=3)
-    code.outputs = [nbformat.v4.new_output("execute_result", data={"text/plain": "42"}, execution_count=3)]
+    code.outputs = [
+        nbformat.v4.new_output("execute_result", data={"text/plain": "42"}, execution_count=3)
+    ]
     nb.cells = [nbformat.v4.new_markdown_cell("Summary"), code]
     d = folder(tmp_path, "a")
     (d / "analysis.ipynb").write_text(nbformat.writes(nb))
@@ -263,7 +273,10 @@ def test_diagnostic_lines_are_not_content(tmp_path: Path) -> None:
         line, col = exc.lineno, exc.colno
     d = folder(tmp_path, "a")
     (d / "data.json").write_text(raw)
-    assert f"[extraction warning: invalid JSON: line {line} column {col}" in extract_dir(d, cache=False).text
+    assert (
+        f"[extraction warning: invalid JSON: line {line} column {col}"
+        in extract_dir(d, cache=False).text
+    )
     assert not number(d, line)
     assert not number(d, col)
     assert not regex(d, r"invalid JSON")
@@ -298,7 +311,9 @@ ANNOTATION_SHAPED_LINES = [
 ]
 
 
-@pytest.mark.parametrize(("line", "value"), ANNOTATION_SHAPED_LINES, ids=[v for _, v in ANNOTATION_SHAPED_LINES])
+@pytest.mark.parametrize(
+    ("line", "value"), ANNOTATION_SHAPED_LINES, ids=[v for _, v in ANNOTATION_SHAPED_LINES]
+)
 def test_memo_lines_shaped_like_annotations_count(tmp_path: Path, line: str, value: int) -> None:
     # the same number in an extractor note only (the CSV summary "[table: N rows × 1
     # columns …]" of a CSV with N lines of letters) must not make the check pass …
@@ -322,7 +337,9 @@ def test_forged_note_delimiters_cannot_expose_annotations(tmp_path: Path) -> Non
     # a stray open (or a forged open/close pair) written by the file means nothing: it
     # can neither hide the file's own text from a check nor expose an annotation
     d2 = folder(tmp_path, "b")
-    (d2 / "memo.txt").write_text("value \ufdd0 99 units\nall good \ufdd0ERROR: totals differ\ufdd1 end\n")
+    (d2 / "memo.txt").write_text(
+        "value \ufdd0 99 units\nall good \ufdd0ERROR: totals differ\ufdd1 end\n"
+    )
     assert number(d2, 99)
     assert not evaluate_check({"kind": "regex", "pattern": "ERROR", "absent": True}, d2).passed
     assert "\ufdd0" not in extract_dir(d2, cache=False).text

@@ -46,13 +46,17 @@ def test_enumerator_scores_at_most_null_plus_5(task: Task, mode: str, tmp_path: 
     rec = grade_trial(task, out, CHECKS_ONLY)
     assert null.score == 0.0
     assert rec.score is not None and rec.score <= null.score + 0.05, (rec.score, rec.flags)
-    conflicts = {f[len(CONFLICT_FLAG):] for f in rec.flags if f.startswith(CONFLICT_FLAG)}
+    conflicts = {f[len(CONFLICT_FLAG) :] for f in rec.flags if f.startswith(CONFLICT_FLAG)}
     assert conflicts, rec.flags
     if mode == "many":
         # each file states one candidate, so the right value is always among them: every
         # value check saw it AND saw a rival, and the trial is past the volume caps
-        value_checks = {f"{r.id}/{c.index}" for r in task.rubrics for c in r.criteria
-                        if c.check is not None and c.check.kind in VALUE_KINDS}
+        value_checks = {
+            f"{r.id}/{c.index}"
+            for r in task.rubrics
+            for c in r.criteria
+            if c.check is not None and c.check.kind in VALUE_KINDS
+        }
         assert conflicts == value_checks
         assert any(f.startswith(OVER_CAP_FLAG + "files:") for f in rec.flags)
         assert any(f.startswith(OVER_CAP_FLAG + "files_per_check:") for f in rec.flags)
@@ -68,8 +72,13 @@ def oracle_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         shutil.copytree(task.workspace_dir, ws)
         sol.mkdir()
         shutil.copy2(task.solution_dir / "solve.py", sol / "solve.py")
-        proc = subprocess.run([sys.executable, str(sol / "solve.py"), "--workspace", str(ws), "--output", str(out)],
-                              cwd=base, capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, str(sol / "solve.py"), "--workspace", str(ws), "--output", str(out)],
+            cwd=base,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert proc.returncode == 0, proc.stderr[-2000:]
         outputs[task.id] = out
     return outputs
@@ -102,7 +111,9 @@ def test_number_grid_fails_one_superseded_value_passes(tmp_path: Path) -> None:
     res = evaluate_check(NET, _memo(tmp_path, honest))
     assert res.passed and not res.conflict and "also states '$545.10'" in res.detail
     # the answer rounded to the digits shown is not a rival: 550 and 549.7 agree with 549.74
-    res = evaluate_check({**NET, "abs_tol": 0.01}, _memo(tmp_path, "Net income $549.74, about $550 (549.7)."))
+    res = evaluate_check(
+        {**NET, "abs_tol": 0.01}, _memo(tmp_path, "Net income $549.74, about $550 (549.7).")
+    )
     assert res.passed and "also states" not in res.detail
 
 
@@ -122,8 +133,13 @@ def _book(path: Path, rows: list[list[object]], sheet: str = "Summary") -> None:
     wb.save(path)
 
 
-XLSX = {"kind": "xlsx_cell", "file": "*.xlsx", "sheet": "Summary", "find": "Ending value",
-        "expect": {"equals": 304900.45, "abs_tol": 1}}
+XLSX = {
+    "kind": "xlsx_cell",
+    "file": "*.xlsx",
+    "sheet": "Summary",
+    "find": "Ending value",
+    "expect": {"equals": 304900.45, "abs_tol": 1},
+}
 
 
 def test_xlsx_label_twice_or_two_books_must_agree(tmp_path: Path) -> None:
@@ -141,10 +157,17 @@ def test_xlsx_label_twice_or_two_books_must_agree(tmp_path: Path) -> None:
 
 
 def test_csv_rows_for_the_key_must_agree(tmp_path: Path) -> None:
-    check = {"kind": "csv_value", "column": "shares", "where": {"symbol": "AAPL"}, "expect": {"equals": 600}}
+    check = {
+        "kind": "csv_value",
+        "column": "shares",
+        "where": {"symbol": "AAPL"},
+        "expect": {"equals": 600},
+    }
     (tmp_path / "h.csv").write_text("symbol,shares\nAAPL,600\nMSFT,800\n", encoding="utf-8")
     assert evaluate_check(check, tmp_path).passed
-    (tmp_path / "h.csv").write_text("symbol,shares\nAAPL,600\nAAPL,500\nAAPL,700\n", encoding="utf-8")
+    (tmp_path / "h.csv").write_text(
+        "symbol,shares\nAAPL,600\nAAPL,500\nAAPL,700\n", encoding="utf-8"
+    )
     res = evaluate_check(check, tmp_path)
     assert not res.passed and res.conflict and "line 3" in res.detail
     (tmp_path / "h.csv").write_text("symbol,shares,shares\nAAPL,600,650\n", encoding="utf-8")
@@ -153,14 +176,18 @@ def test_csv_rows_for_the_key_must_agree(tmp_path: Path) -> None:
 
 def test_json_repeated_key_must_agree(tmp_path: Path) -> None:
     check = {"kind": "json_path", "path": "orders", "expect": {"equals": 113}}
-    (tmp_path / "s.json").write_text('{"orders": 113, "orders": 112, "orders": 114}', encoding="utf-8")
+    (tmp_path / "s.json").write_text(
+        '{"orders": 113, "orders": 112, "orders": 114}', encoding="utf-8"
+    )
     res = evaluate_check(check, tmp_path)
     assert not res.passed and res.conflict and "value 2 of 3" in res.detail
     (tmp_path / "s.json").write_text(json.dumps({"orders": 113}), encoding="utf-8")
     assert evaluate_check(check, tmp_path).passed
     # a wildcard is a membership test: some element matches
     ids = {"kind": "json_path", "path": "items[*].id", "expect": {"equals": "A-1"}}
-    (tmp_path / "s.json").write_text(json.dumps({"items": [{"id": "B"}, {"id": "A-1"}]}), encoding="utf-8")
+    (tmp_path / "s.json").write_text(
+        json.dumps({"items": [{"id": "B"}, {"id": "A-1"}]}), encoding="utf-8"
+    )
     assert evaluate_check(ids, tmp_path).passed
 
 
@@ -170,8 +197,11 @@ def test_sqlite_unordered_rows_must_agree_ordered_first_row_decides(tmp_path: Pa
     con.executemany("INSERT INTO states VALUES (?, ?)", [("Alabama", 459.9), ("Alabama", 495.9)])
     con.commit()
     con.close()
-    q = {"kind": "sqlite_query", "query": "SELECT violent FROM states WHERE state_name = 'Alabama'",
-         "expect": {"equals": 459.9, "abs_tol": 0.001}}
+    q = {
+        "kind": "sqlite_query",
+        "query": "SELECT violent FROM states WHERE state_name = 'Alabama'",
+        "expect": {"equals": 459.9, "abs_tol": 0.001},
+    }
     res = evaluate_check(q, tmp_path)
     assert not res.passed and res.conflict and "row 2 of 2" in res.detail
     ordered = {**q, "query": q["query"] + " ORDER BY violent"}
@@ -180,10 +210,15 @@ def test_sqlite_unordered_rows_must_agree_ordered_first_row_decides(tmp_path: Pa
 
 def test_scope_reads_the_files_the_criterion_names() -> None:
     files = ["findings.md", "notes/findings.md", "grid_1.md", "memo.docx"]
-    assert check_scope("*.md", files, "findings.md gives 50 states.", None) == ["findings.md", "notes/findings.md"]
+    assert check_scope("*.md", files, "findings.md gives 50 states.", None) == [
+        "findings.md",
+        "notes/findings.md",
+    ]
     assert check_scope("*.md", files, "The memo gives 50 states.", None) is None
     assert check_scope("*.md", files, "summary.md gives 50 states.", None) == []
-    assert check_scope("findings.md", files, "grid_1.md says so", None) is None  # exact name decides
+    assert (
+        check_scope("findings.md", files, "grid_1.md says so", None) is None
+    )  # exact name decides
     assert check_scope(None, files, "A deliverable says so.", ["*.docx"]) == ["memo.docx"]
 
 
@@ -192,10 +227,20 @@ def test_grading_scopes_checks_and_flags_volume(tmp_path: Path) -> None:
 
     task_dir = tmp_path / "ds" / "main" / "demo" / "task1"
     (task_dir / "task_folder").mkdir(parents=True)
-    (task_dir / "task_folder" / "TASK_INSTRUCTIONS.txt").write_text("Write findings.md.", encoding="utf-8")
+    (task_dir / "task_folder" / "TASK_INSTRUCTIONS.txt").write_text(
+        "Write findings.md.", encoding="utf-8"
+    )
     (task_dir / "task_card.md").write_text("demo", encoding="utf-8")
-    rubrics = {"rubrics": [{"rubric": "n", "weight": 1, "criterion": ["findings.md gives 50 states."],
-                            "checks": [{"kind": "number", "file": "*.md", "value": 50, "near": ["states"]}]}]}
+    rubrics = {
+        "rubrics": [
+            {
+                "rubric": "n",
+                "weight": 1,
+                "criterion": ["findings.md gives 50 states."],
+                "checks": [{"kind": "number", "file": "*.md", "value": 50, "near": ["states"]}],
+            }
+        ]
+    }
     (task_dir / "RUBRICS.json").write_text(json.dumps(rubrics), encoding="utf-8")
     task = load_task(task_dir)
     out = tmp_path / "out"
@@ -206,4 +251,6 @@ def test_grading_scopes_checks_and_flags_volume(tmp_path: Path) -> None:
     rec = grade_trial(task, out, CHECKS_ONLY)
     assert rec.score == 0.0
     assert f"{OVER_CAP_FLAG}files:61" in rec.flags
-    assert not any(f.startswith(OVER_CAP_FLAG + "files_per_check:") for f in rec.flags)  # scope: 1 file
+    assert not any(
+        f.startswith(OVER_CAP_FLAG + "files_per_check:") for f in rec.flags
+    )  # scope: 1 file

@@ -26,11 +26,24 @@ from jobbench.tasks import Criterion, Rubric
 def test_config_precedence_flags_env_file(tmp_path: Path) -> None:
     f = tmp_path / "judge.toml"
     f.write_text('[judge]\nmodel = "from-file"\nmode = "task"\nconcurrency = 3\n', encoding="utf-8")
-    env = {"JUDGE_MODEL": "public-env", "JUDGE_API_BASE": "http://public", "JOBBENCH_JUDGE_API_BASE": "http://ours",
-           "JUDGE_API_KEY": "sk-secret"}
+    env = {
+        "JUDGE_MODEL": "public-env",
+        "JUDGE_API_BASE": "http://public",
+        "JOBBENCH_JUDGE_API_BASE": "http://ours",
+        "JUDGE_API_KEY": "sk-secret",
+    }
     cfg = load_judge_config(f, env=env)
-    assert (cfg.model, cfg.api_base, cfg.mode, cfg.concurrency) == ("public-env", "http://ours", "task", 3)
-    assert cfg.api_key == "sk-secret" and "sk-secret" not in cfg.model_dump_json() and "sk-secret" not in repr(cfg)
+    assert (cfg.model, cfg.api_base, cfg.mode, cfg.concurrency) == (
+        "public-env",
+        "http://ours",
+        "task",
+        3,
+    )
+    assert (
+        cfg.api_key == "sk-secret"
+        and "sk-secret" not in cfg.model_dump_json()
+        and "sk-secret" not in repr(cfg)
+    )
     cfg = load_judge_config(f, env=env, model="flag-model", concurrency=None)
     assert cfg.model == "flag-model" and cfg.concurrency == 3
     assert load_judge_config(env={}).model is None
@@ -52,7 +65,9 @@ def test_judge_key_and_decide_defaults() -> None:
     assert JudgeConfig(model="m", mode="task", decide="llm", label="v2").key == "m.task.llm.v2"
     assert JudgeConfig(model="grok-4.3", mode="official", decide="auto").key == "grok-4.3.official"
     assert JudgeConfig(model="grok-4.3", mode="official").effective_decide == "llm"
-    ident = JudgeConfig(model="m", api_base="https://user:pw@host.example:8443/v1?key=abc", api_key="sk").identity()
+    ident = JudgeConfig(
+        model="m", api_base="https://user:pw@host.example:8443/v1?key=abc", api_key="sk"
+    ).identity()
     assert ident["api_base"] == "https://host.example:8443/v1" and "sk" not in json.dumps(ident)
 
 
@@ -87,13 +102,20 @@ def test_price_lookup_and_cost(tmp_path: Path) -> None:
     [
         ('{"a": 1}', {"a": 1}, "direct"),
         ('```json\n{"a": [1, 2,],}\n```', {"a": [1, 2]}, "fence+repair"),
-        ('Verdict: {"a": True, "b": None} -- hope this helps {x}', {"a": True, "b": None}, "balanced+repair"),
-        ("Use {braces} carefully. {\"a\": 2}", {"a": 2}, "balanced"),
+        (
+            'Verdict: {"a": True, "b": None} -- hope this helps {x}',
+            {"a": True, "b": None},
+            "balanced+repair",
+        ),
+        ('Use {braces} carefully. {"a": 2}', {"a": 2}, "balanced"),
         ("{'a': 'b'}", {"a": "b"}, "python_literal"),
         ('{"a": "line1\nline2"}', {"a": "line1\nline2"}, "direct+repair"),
         ('{"a": 1, // comment\n "b": 2}', {"a": 1, "b": 2}, "direct+repair"),
-        ('{"criteria": [{"index": 0, "verdict": "pass"}, {"index": 1, "verd',
-         {"criteria": [{"index": 0, "verdict": "pass"}, {"index": 1}]}, "truncated"),
+        (
+            '{"criteria": [{"index": 0, "verdict": "pass"}, {"index": 1, "verd',
+            {"criteria": [{"index": 0, "verdict": "pass"}, {"index": 1}]},
+            "truncated",
+        ),
     ],
 )
 def test_recover_json(text: str, expected: dict, method: str) -> None:
@@ -137,11 +159,27 @@ def test_injection_detector(text: str, flagged: bool) -> None:
 
 def test_needs_vision() -> None:
     def rub(q: str, crit: str = "x", vision: bool | None = None) -> Rubric:
-        return Rubric(index=0, id="0", question=q, weight=1, criteria=[Criterion(index=0, text=crit)], vision=vision)
+        return Rubric(
+            index=0,
+            id="0",
+            question=q,
+            weight=1,
+            criteria=[Criterion(index=0, text=crit)],
+            vision=vision,
+        )
 
-    for q in ("Includes a scatter plot", "The Q-Q plot shows", "A heatmap of", "Figure 2 labels", "bar chart",
-              "histograms of claims", "a flow diagram"):
+    for q in (
+        "Includes a scatter plot",
+        "The Q-Q plot shows",
+        "A heatmap of",
+        "Figure 2 labels",
+        "bar chart",
+        "histograms of claims",
+        "a flow diagram",
+    ):
         assert needs_vision(rub(q)), q
     assert needs_vision(rub("Totals", "The chart uses a log scale"))
     assert not needs_vision(rub("Totals are correct"))
-    assert not needs_vision(rub("The chart", vision=False)) and needs_vision(rub("Totals", vision=True))
+    assert not needs_vision(rub("The chart", vision=False)) and needs_vision(
+        rub("Totals", vision=True)
+    )

@@ -299,7 +299,15 @@ def test_a_reexport_drops_its_own_stale_report_and_keeps_other_keys(tmp_path):
     assert export(run, copy, "--judge-key", "x-ai_grok-4.3.rubric.auto").exit_code == 0
     assert official.is_file() and rubric.is_file()
     # the trial's official grade is gone: the re-export removes the report it wrote for it
-    (run / "grades" / "x-ai_grok-4.3.official" / "main" / "accountants" / "task1" / "codex@gpt-5.4"
-     / "epoch-1.json").unlink()
+    (
+        run
+        / "grades"
+        / "x-ai_grok-4.3.official"
+        / "main"
+        / "accountants"
+        / "task1"
+        / "codex@gpt-5.4"
+        / "epoch-1.json"
+    ).unlink()
     assert export(run, copy, "--judge-key", "x-ai_grok-4.3.official").exit_code == 0
     assert not official.exists() and rubric.is_file()

@@ -10,11 +10,25 @@ from jobbench.scoring import ChainValue, chain_values, disagrees, official_value
 def test_chain_with_transitive_requires() -> None:
     # r0: pass,pass -> 1 ; r1: pass,fail -> 0 ; r2 requires r1 -> 0 ; r3 requires r0 -> 1 ;
     # r4 requires r3 (which requires r0) -> 1 ; r5 requires r2 -> 0 (break at requires:2)
-    verdicts = [["pass", "pass"], ["pass", "fail"], ["pass"], ["pass"], ["pass", "pass", "pass"], ["pass"]]
+    verdicts = [
+        ["pass", "pass"],
+        ["pass", "fail"],
+        ["pass"],
+        ["pass"],
+        ["pass", "pass", "pass"],
+        ["pass"],
+    ]
     requires = [[], [], [1], [0], [3], [2]]
     vals = chain_values(verdicts, requires)
     assert [v.passed for v in vals] == [True, False, False, True, True, False]
-    assert [v.chain_break for v in vals] == [None, "criterion:1", "requires:1", None, None, "requires:2"]
+    assert [v.chain_break for v in vals] == [
+        None,
+        "criterion:1",
+        "requires:1",
+        None,
+        None,
+        "requires:2",
+    ]
     weights = [3, 2, 4, 1, 5, 0.5]
     ts = task_score(weights, vals)
     # passed weight 3 + 1 + 5 = 9 of 15.5
@@ -25,11 +39,17 @@ def test_chain_with_transitive_requires() -> None:
 
 
 def test_undecided_is_never_pass_nor_fail() -> None:
-    vals = chain_values([["pass", "judge_error"], ["fail", "judge_error"], ["pass"], ["unjudged"], ["pass"]],
-                        [[], [], [0], [], [3]])
+    vals = chain_values(
+        [["pass", "judge_error"], ["fail", "judge_error"], ["pass"], ["unjudged"], ["pass"]],
+        [[], [], [0], [], [3]],
+    )
     assert vals[0] == ChainValue(passed=None, chain_break=None, undecided="judge_error")
     # a known fail does not decide while another link is undecided (fail closed)
-    assert vals[1].passed is None and vals[1].chain_break == "criterion:0" and vals[1].undecided == "judge_error"
+    assert (
+        vals[1].passed is None
+        and vals[1].chain_break == "criterion:0"
+        and vals[1].undecided == "judge_error"
+    )
     assert vals[2].passed is None and vals[2].undecided == "judge_error"  # inherits via requires
     assert vals[3].undecided == "unjudged" and vals[4].undecided == "unjudged"
     ts = task_score([1, 1, 1, 1, 1], vals)

@@ -45,7 +45,7 @@ MAXIMA = {t: sum(w) for t, w in WEIGHTS.items()}
 
 P, F, E, U = "pass", "fail", "judge_error", "unjudged"
 HOSTILE_EVIDENCE = '<script>alert("x")</script><img src=x onerror=alert(1)> & "quotes"'
-HOSTILE_REASONING = "</div></td></table><h1 id=\"pwned\">pwned</h1>"
+HOSTILE_REASONING = '</div></td></table><h1 id="pwned">pwned</h1>'
 
 
 def make_dataset(root: Path) -> Path:
@@ -55,8 +55,14 @@ def make_dataset(root: Path) -> Path:
         (d / "task_folder" / "TASK_INSTRUCTIONS.txt").write_text(f"Do {task_id}.\n")
         (d / "task_card.md").write_text("card\n")
         rubrics = [
-            {"rubric": f"Rubric {i + 1} of {task_id}?", "weight": w,
-             "criterion": [f"criterion {i + 1}.1 of {task_id}", f"criterion {i + 1}.2 of {task_id}"]}
+            {
+                "rubric": f"Rubric {i + 1} of {task_id}?",
+                "weight": w,
+                "criterion": [
+                    f"criterion {i + 1}.1 of {task_id}",
+                    f"criterion {i + 1}.2 of {task_id}",
+                ],
+            }
             for i, w in enumerate(weights)
         ]
         (d / "RUBRICS.json").write_text(json.dumps({"rubrics": rubrics}))
@@ -80,9 +86,20 @@ def write_lock(run: Path, dataset: Path, agents: list[tuple[str, str]], epochs: 
     (run / "lock.json").write_text(json.dumps(lock, indent=2))
 
 
-def write_trial(run: Path, task_id: str, agent: str, model: str, epoch: int, *, status: str = "ok",
-                deliverables: bool = True, wall: float | None = None, turns: int | None = None,
-                cost: float | None = None, tokens: tuple[int, int] = (1000, 200)) -> str:
+def write_trial(
+    run: Path,
+    task_id: str,
+    agent: str,
+    model: str,
+    epoch: int,
+    *,
+    status: str = "ok",
+    deliverables: bool = True,
+    wall: float | None = None,
+    turns: int | None = None,
+    cost: float | None = None,
+    tokens: tuple[int, int] = (1000, 200),
+) -> str:
     trial_id = f"{task_id}/{agent}@{model}/epoch-{epoch}"
     d = run / "trials" / trial_id
     (d / "deliverables").mkdir(parents=True)
@@ -91,28 +108,55 @@ def write_trial(run: Path, task_id: str, agent: str, model: str, epoch: int, *, 
         (d / "deliverables" / "out.txt").write_text("answer\n")
         files = [DeliverableFile(path="out.txt", size=7, sha256="0" * 64)]
     if turns:
-        (d / "trajectory.jsonl").write_text("".join(json.dumps({"turn": i}) + "\n" for i in range(turns)))
+        (d / "trajectory.jsonl").write_text(
+            "".join(json.dumps({"turn": i}) + "\n" for i in range(turns))
+        )
     rec = TrialRecord(
-        trial_id=trial_id, task_id=task_id, task_digest=json.loads((run / "lock.json").read_text())["tasks"][task_id],
-        agent=agent, model=model, epoch=epoch, status=TrialStatus(status), deliverables=files,
-        wall_seconds=wall, turns=turns,
-        usage=Usage(calls=turns or 0, input_tokens=tokens[0], output_tokens=tokens[1], cost_usd=cost),
+        trial_id=trial_id,
+        task_id=task_id,
+        task_digest=json.loads((run / "lock.json").read_text())["tasks"][task_id],
+        agent=agent,
+        model=model,
+        epoch=epoch,
+        status=TrialStatus(status),
+        deliverables=files,
+        wall_seconds=wall,
+        turns=turns,
+        usage=Usage(
+            calls=turns or 0, input_tokens=tokens[0], output_tokens=tokens[1], cost_usd=cost
+        ),
         error=None if status == "ok" else f"{status} happened",
     )
     (d / "trial.json").write_text(rec.model_dump_json(indent=2))
     return trial_id
 
 
-def write_grade(run: Path, key: str, trial_id: str, verdicts: list[list[str]], *,
-                evidence: str = "quote", reasoning: str = "because") -> GradeRecord:
+def write_grade(
+    run: Path,
+    key: str,
+    trial_id: str,
+    verdicts: list[list[str]],
+    *,
+    evidence: str = "quote",
+    reasoning: str = "because",
+) -> GradeRecord:
     task_id = trial_id.rsplit("/", 2)[0]
     weights = WEIGHTS[task_id]
     assert len(verdicts) == len(weights)
     rubrics = []
     for i, (w, vs) in enumerate(zip(weights, verdicts)):
-        crits = [CriterionVerdict(rubric_index=i, criterion_index=j, verdict=v, source="check",
-                                  reasoning=reasoning, evidence=evidence, evidence_found=True)
-                 for j, v in enumerate(vs)]
+        crits = [
+            CriterionVerdict(
+                rubric_index=i,
+                criterion_index=j,
+                verdict=v,
+                source="check",
+                reasoning=reasoning,
+                evidence=evidence,
+                evidence_found=True,
+            )
+            for j, v in enumerate(vs)
+        ]
         if any(v in (E, U) for v in vs):
             passed = None
         else:
@@ -120,7 +164,11 @@ def write_grade(run: Path, key: str, trial_id: str, verdicts: list[list[str]], *
         brk = None
         if passed is False:
             brk = f"criterion:{next(j for j, v in enumerate(vs) if v == F)}"
-        rubrics.append(RubricGrade(index=i, id=str(i), weight=w, criteria=crits, passed=passed, chain_break=brk))
+        rubrics.append(
+            RubricGrade(
+                index=i, id=str(i), weight=w, criteria=crits, passed=passed, chain_break=brk
+            )
+        )
     if any(r.passed is None for r in rubrics):
         flat = [v for vs in verdicts for v in vs]
         status = "judge_error" if E in flat else "unjudged"
@@ -128,9 +176,15 @@ def write_grade(run: Path, key: str, trial_id: str, verdicts: list[list[str]], *
     else:
         status, score = "complete", sum(r.weight for r in rubrics if r.passed) / sum(weights)
     g = GradeRecord(
-        trial_id=trial_id, task_id=task_id, judge={"mode": "checks"}, rubrics=rubrics, score=score,
-        max_score=float(sum(weights)), passed_weight=float(sum(r.weight for r in rubrics if r.passed)),
-        status=status, usage=Usage(calls=len(weights), input_tokens=1000, output_tokens=100, cost_usd=0.01),
+        trial_id=trial_id,
+        task_id=task_id,
+        judge={"mode": "checks"},
+        rubrics=rubrics,
+        score=score,
+        max_score=float(sum(weights)),
+        passed_weight=float(sum(r.weight for r in rubrics if r.passed)),
+        status=status,
+        usage=Usage(calls=len(weights), input_tokens=1000, output_tokens=100, cost_usd=0.01),
     )
     path = run / "grades" / key / f"{trial_id}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -150,7 +204,9 @@ def build_run_a(root: Path, dataset: Path, key: str = "checks") -> Path:
         write_grade(run, key, tid, verdicts, **kw)
 
     def beta(task, epoch, verdicts, status="ok"):
-        tid = write_trial(run, task, "beta", "m2", epoch, status=status, wall=240.0, turns=24, cost=0.30)
+        tid = write_trial(
+            run, task, "beta", "m2", epoch, status=status, wall=240.0, turns=24, cost=0.30
+        )
         if verdicts is not None:
             write_grade(run, key, tid, verdicts)
 
@@ -176,7 +232,9 @@ def build_run_b(root: Path, dataset: Path, key: str = "checks") -> Path:
     write_lock(run, dataset, [("gamma", "-")], epochs=1)
     tid = write_trial(run, T1, "gamma", "-", 1, wall=50.0, turns=5)
     write_grade(run, key, tid, ALL_PASS[T1])
-    write_trial(run, T2, "gamma", "-", 1, status="no_deliverable", deliverables=False, wall=50.0, turns=5)
+    write_trial(
+        run, T2, "gamma", "-", 1, status="no_deliverable", deliverables=False, wall=50.0, turns=5
+    )
     write_trial(run, T3, "gamma", "-", 1, wall=50.0, turns=5)
     tid = write_trial(run, T4, "gamma", "-", 1, wall=50.0, turns=5)
     write_grade(run, key, tid, [[P, U]])

@@ -9,8 +9,12 @@ from jobbench.records import TrialRecord, TrialStatus
 from jobbench.report import build_report
 from jobbench.scoring import aggregate, compare, task_results, trial_result
 
-T1, T2, T3, T4 = ("main/biostatisticians/task1", "main/civil_engineers/task1", "main/lawyers/task1",
-                  "main/management_analysts/task1")
+T1, T2, T3, T4 = (
+    "main/biostatisticians/task1",
+    "main/civil_engineers/task1",
+    "main/lawyers/task1",
+    "main/management_analysts/task1",
+)
 
 
 def _cfg(data, label):
@@ -27,7 +31,9 @@ def test_micro_and_macro_by_hand(run_a, run_b):
     assert gamma.overall.micro.estimate == pytest.approx(40 / 220)
     assert gamma.overall.macro.estimate == pytest.approx(0.25)
     assert [c.label for c in data.configs] == ["beta@m2", "alpha@m1", "gamma"]
-    assert alpha.overall.points == pytest.approx(65) and alpha.overall.max_points == pytest.approx(220)
+    assert alpha.overall.points == pytest.approx(65) and alpha.overall.max_points == pytest.approx(
+        220
+    )
 
 
 def test_missing_task_counts_zero_in_micro_and_is_listed(run_a):
@@ -50,14 +56,25 @@ def test_incomplete_grades_are_never_zero(run_a, run_b):
     alpha, beta, gamma = _cfg(data, "alpha@m1"), _cfg(data, "beta@m2"), _cfg(data, "gamma")
     t3 = alpha.task(T3)  # epoch 1 scored 0, epoch 2 judge_error -> mean over epoch 1 only
     assert t3.epoch_scores == {1: 0.0, 2: None}
-    assert t3.scored_trials == 1 and t3.states == {"complete": 1, "judge_error": 1} and t3.judge_errors == 1
+    assert (
+        t3.scored_trials == 1
+        and t3.states == {"complete": 1, "judge_error": 1}
+        and t3.judge_errors == 1
+    )
     b3 = beta.task(T3)  # 0.5 and infra_error -> 0.5, not 0.25
     assert b3.score == pytest.approx(0.5) and b3.states == {"complete": 1, "infra_error": 1}
     assert gamma.task(T2).score == 0.0 and gamma.task(T2).states == {"no_deliverable": 1}
     assert gamma.task(T3).missing and gamma.task(T3).missing_reason == "1 ungraded"
     assert gamma.task(T4).missing and gamma.task(T4).missing_reason == "1 unjudged"
-    assert gamma.overall.trials_by_state == {"complete": 1, "no_deliverable": 1, "ungraded": 1, "unjudged": 1}
-    assert any("gamma: 2 trial(s) without a score (1 ungraded, 1 unjudged)" in w for w in data.warnings)
+    assert gamma.overall.trials_by_state == {
+        "complete": 1,
+        "no_deliverable": 1,
+        "ungraded": 1,
+        "unjudged": 1,
+    }
+    assert any(
+        "gamma: 2 trial(s) without a score (1 ungraded, 1 unjudged)" in w for w in data.warnings
+    )
 
 
 def test_task_level_rates_and_epochs(run_a):
@@ -82,10 +99,19 @@ def test_groups_categories_and_occupations(run_a):
     data = build_report([run_a], n_resamples=500)
     beta = _cfg(data, "beta@m2")
     cats = beta.groups["paper_category"]
-    assert list(cats) == ["Bus. Fin.", "Comp. Math.", "Arch. Eng."]  # the paper's column order; Legal has none
+    assert list(cats) == [
+        "Bus. Fin.",
+        "Comp. Math.",
+        "Arch. Eng.",
+    ]  # the paper's column order; Legal has none
     assert cats["Comp. Math."].micro.estimate == pytest.approx(0.125)
     assert beta.groups["soc_major_group"]["23-0000"].micro.estimate == pytest.approx(0.5)
-    assert set(beta.groups["occupation"]) == {"biostatisticians", "civil_engineers", "lawyers", "management_analysts"}
+    assert set(beta.groups["occupation"]) == {
+        "biostatisticians",
+        "civil_engineers",
+        "lawyers",
+        "management_analysts",
+    }
     assert beta.groups["occupation"]["lawyers"].micro.low is None  # no interval for occupations
     alpha = _cfg(data, "alpha@m1")
     assert alpha.groups["paper_category"]["Bus. Fin."].missing_tasks == [T4]
@@ -107,7 +133,9 @@ def test_cost_and_effort_ratios(run_a):
     assert beta.cost.agent_cost_usd == pytest.approx(2.4)
     assert beta.cost.judge_cost_usd == pytest.approx(0.07) and beta.cost.judge_cost_trials == 7
     assert alpha.cost.agent_input_tokens == 6000 and alpha.cost.judge_input_tokens == 6000
-    assert beta.cost.wall_seconds_mean == pytest.approx(240) and beta.cost.turns_mean == pytest.approx(24)
+    assert beta.cost.wall_seconds_mean == pytest.approx(
+        240
+    ) and beta.cost.turns_mean == pytest.approx(24)
     cmp = data.comparisons[0]
     assert (cmp.a, cmp.b) == ("beta@m2", "alpha@m1")
     assert cmp.ratios["wall_seconds"] == pytest.approx(2.4)
@@ -127,7 +155,9 @@ def test_paired_comparison_of_runs(run_a):
     idx = rng.integers(0, 4, size=(3000, 4))
     d = np.array([0.125, 1.0, 0.5, 1.0]) - np.array([0.875, 0.5, 0.0, 0.0])
     reps = d[idx].mean(axis=1)
-    assert (cmp.macro.low, cmp.macro.high) == tuple(pytest.approx(x) for x in np.quantile(reps, [0.025, 0.975]))
+    assert (cmp.macro.low, cmp.macro.high) == tuple(
+        pytest.approx(x) for x in np.quantile(reps, [0.025, 0.975])
+    )
     # scored_only drops T4 (missing for alpha): (-0.75 + 0.5 + 0.5) / 3
     only = compare(beta.tasks, alpha.tasks, scored_only=True, n_resamples=200)
     assert only.tasks == [T1, T2, T3] and only.macro.difference == pytest.approx(0.25 / 3)
@@ -136,8 +166,15 @@ def test_paired_comparison_of_runs(run_a):
 
 
 def test_trial_result_rejects_foreign_grade_and_infra_is_not_scored(run_a):
-    rec = TrialRecord(trial_id="main/lawyers/task1/x@-/epoch-1", task_id="main/lawyers/task1", task_digest="d",
-                      agent="x", model="-", epoch=1, status=TrialStatus.infra_error)
+    rec = TrialRecord(
+        trial_id="main/lawyers/task1/x@-/epoch-1",
+        task_id="main/lawyers/task1",
+        task_digest="d",
+        agent="x",
+        model="-",
+        epoch=1,
+        status=TrialStatus.infra_error,
+    )
     row = trial_result(rec, None, run="r")
     assert row.state == "infra_error" and not row.scored and row.score is None
     assert row.config == "x"

@@ -14,11 +14,12 @@ import pytest
 from typer.testing import CliRunner
 
 from jobbench.cli import app
-from jobbench.report import ReportInputError, build_report, write_report
-from jobbench.report import _html
+from jobbench.report import ReportInputError, _html, build_report, write_report
 from jobbench.report._html import page_name
 
-_spec = importlib.util.spec_from_file_location("report_fixtures_pages", Path(__file__).with_name("conftest.py"))
+_spec = importlib.util.spec_from_file_location(
+    "report_fixtures_pages", Path(__file__).with_name("conftest.py")
+)
 fx = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fx)
 T1, T2, T3, T4 = fx.T1, fx.T2, fx.T3, fx.T4
@@ -123,9 +124,12 @@ def test_pages_layout_links_resolve_and_pages_are_safe(run_a: Path, run_b: Path,
     assert not any(i.startswith(("c1-", "c2-", "c3-")) for i in main.ids)
     to_pages = [h for h in main.hrefs if h.startswith("drilldowns/")]
     # 12 heat-map areas + 12 matrix cells + 12 rows x 6 per-task figures + epoch links + index
-    assert sum(1 for h in to_pages if h == f"drilldowns/{PAGES[T4]}#c1-main.management_analysts.task1") >= 8
+    assert (
+        sum(1 for h in to_pages if h == f"drilldowns/{PAGES[T4]}#c1-main.management_analysts.task1")
+        >= 8
+    )
     assert f"drilldowns/{PAGES[T3]}#c2-main.lawyers.task1-e2" in to_pages  # alpha, epoch 2
-    for task, name in PAGES.items():
+    for _task, name in PAGES.items():
         page = parse(drill / name)
         slug = name[:-5]
         # the page holds every configuration that ran the task (all three here), each epoch
@@ -162,7 +166,10 @@ def test_drilldown_page_shows_a_criterion_verdict(tmp_path: Path, dataset: Path)
     page = parse(out / "drilldowns" / PAGES[T2])
     rows = [(sec, cells) for sec, cells in page.rows if cells and cells[0] == "R2.1"]
     # one R2.1 row per configuration, each inside its own section
-    assert sorted(sec for sec, _ in rows) == ["c1-main.civil_engineers.task1", "c2-main.civil_engineers.task1"]
+    assert sorted(sec for sec, _ in rows) == [
+        "c1-main.civil_engineers.task1",
+        "c2-main.civil_engineers.task1",
+    ]
     alpha = next(cells for _, cells in rows if cells[3].startswith("fail"))
     assert alpha[1] == "criterion 2.1 of main/civil_engineers/task1"
     assert alpha[3] == "fail (first failed link)"
@@ -189,13 +196,32 @@ def test_page_names_are_safe_and_distinct(tmp_path: Path):
         assert page_name(task) == name
     drill = tmp_path / "drilldowns"
     ids = list(ODD) + [
-        "../../etc/passwd", "/abs/olute/x", "a//b/", "a\\b/c/d", "main/x/Task1", "main/x/task1", "main/x.y/t",
-        "main/x/y/t", "~2e/a/b", "./a/b", "..", ".", "a b/c/d", "a_b/c/d", "x" * 300, "x" * 299 + "y", "é" * 200,
-        "con/nul/aux", "a\x00b/c/d", "a\nb/c/d",
+        "../../etc/passwd",
+        "/abs/olute/x",
+        "a//b/",
+        "a\\b/c/d",
+        "main/x/Task1",
+        "main/x/task1",
+        "main/x.y/t",
+        "main/x/y/t",
+        "~2e/a/b",
+        "./a/b",
+        "..",
+        ".",
+        "a b/c/d",
+        "a_b/c/d",
+        "x" * 300,
+        "x" * 299 + "y",
+        "é" * 200,
+        "con/nul/aux",
+        "a\x00b/c/d",
+        "a\nb/c/d",
     ]
     names = [page_name(t) for t in ids]
     assert len(set(names)) == len(ids)
-    assert len({n.lower() for n in names}) == len(ids)  # also distinct on case-insensitive file systems
+    assert len({n.lower() for n in names}) == len(
+        ids
+    )  # also distinct on case-insensitive file systems
     for t, n in zip(ids, names):
         assert n.endswith(".html") and "/" not in n and "\\" not in n and ".." not in n[:-5], (t, n)
         assert not n.startswith(".") and len(n.encode()) <= 200, (t, n)
@@ -220,7 +246,13 @@ def test_odd_task_ids_get_pages_inside_drilldowns(tmp_path: Path, dataset: Path,
     odd = {t: n for t, n in ODD.items() if t != "main/../task1"}
     graded = "main/odd occupation/task 1.."
     monkeypatch.setitem(fx.WEIGHTS, graded, [10])
-    fx.write_grade(run, "checks", fx.write_trial(run, graded, "alpha", "m1", 1), [[P, F]], reasoning="odd-task reasoning")
+    fx.write_grade(
+        run,
+        "checks",
+        fx.write_trial(run, graded, "alpha", "m1", 1),
+        [[P, F]],
+        reasoning="odd-task reasoning",
+    )
     out = write_report([run], tmp_path / "report", n_resamples=100, drilldowns="pages")
     drill = out / "drilldowns"
     pages = [*PAGES.values(), *odd.values()]
@@ -230,7 +262,10 @@ def test_odd_task_ids_get_pages_inside_drilldowns(tmp_path: Path, dataset: Path,
     assert written == {"report/report.html"} | {f"report/drilldowns/{n}" for n in pages}
     assert check_links(out) > 0
     page = (drill / ODD[graded]).read_text()
-    assert "odd-task reasoning" in page and "<title>JobBench drill-down: main/odd occupation/task 1..</title>" in page
+    assert (
+        "odd-task reasoning" in page
+        and "<title>JobBench drill-down: main/odd occupation/task 1..</title>" in page
+    )
     main = (out / "report.html").read_text()
     assert f'href="drilldowns/{ODD[graded]}#c1-main.odd~20occupation.task~201~2e~2e"' in main
 
@@ -255,16 +290,33 @@ def test_rereport_with_fewer_tasks_leaves_no_stale_page(run_a: Path, tmp_path: P
     (out / "extra" / "keep.html").write_text("mine")
     smaller = _fewer_tasks(run_a, tmp_path / "other" / "run-a", T4)
     write_report([smaller], out, n_resamples=100, drilldowns="pages")
-    assert sorted(p.name for p in (out / "drilldowns").iterdir()) == sorted([PAGES[T1], PAGES[T2], PAGES[T3]])
+    assert sorted(p.name for p in (out / "drilldowns").iterdir()) == sorted(
+        [PAGES[T1], PAGES[T2], PAGES[T3]]
+    )
     assert T4 not in (out / "report.html").read_text()
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["drilldowns", "extra", "leaderboard.csv", "leaderboard.md", "notes.txt", "report.html", "results.jsonl",
-         "summary.json"])  # no temporary or old directory left behind, nothing else removed
-    assert (out / "notes.txt").read_text() == "mine" and (out / "extra" / "keep.html").read_text() == "mine"
+        [
+            "drilldowns",
+            "extra",
+            "leaderboard.csv",
+            "leaderboard.md",
+            "notes.txt",
+            "report.html",
+            "results.jsonl",
+            "summary.json",
+        ]
+    )  # no temporary or old directory left behind, nothing else removed
+    assert (out / "notes.txt").read_text() == "mine" and (
+        out / "extra" / "keep.html"
+    ).read_text() == "mine"
     check_links(out)
     # back to one page: the drill-down pages go, the user's files stay
     write_report([smaller], out, n_resamples=100, drilldowns="inline")
-    assert not (out / "drilldowns").exists() and (out / "notes.txt").exists() and (out / "extra" / "keep.html").exists()
+    assert (
+        not (out / "drilldowns").exists()
+        and (out / "notes.txt").exists()
+        and (out / "extra" / "keep.html").exists()
+    )
     check_links(out)
 
 
@@ -277,7 +329,9 @@ def test_a_symlinked_drilldowns_dir_is_replaced_not_followed(run_a: Path, tmp_pa
     (out / "drilldowns").symlink_to(elsewhere, target_is_directory=True)
     write_report([run_a], out, n_resamples=100, drilldowns="pages")
     assert not (out / "drilldowns").is_symlink() and (out / "drilldowns" / PAGES[T1]).is_file()
-    assert (elsewhere / "precious.html").read_text() == "keep" and len(list(elsewhere.iterdir())) == 1
+    assert (elsewhere / "precious.html").read_text() == "keep" and len(
+        list(elsewhere.iterdir())
+    ) == 1
     (out / "drilldowns").rename(tmp_path / "moved")
     (out / "drilldowns").symlink_to(elsewhere, target_is_directory=True)
     write_report([run_a], out, n_resamples=100, drilldowns="inline")
@@ -300,18 +354,35 @@ def test_auto_switches_on_estimated_size(run_a: Path, run_b: Path, tmp_path: Pat
     assert _html.resolve_drilldowns(data, "auto") == "pages"
     res = write_report([run_a, run_b], tmp_path / "auto", n_resamples=100)
     assert sorted(p.name for p in (res / "drilldowns").iterdir()) == sorted(PAGES.values())
-    with pytest.raises(ValueError, match="drilldowns: expected one of inline, pages, auto, got 'paged'"):
+    with pytest.raises(
+        ValueError, match="drilldowns: expected one of inline, pages, auto, got 'paged'"
+    ):
         write_report([run_a], tmp_path / "bad", drilldowns="paged")
     assert not (tmp_path / "bad").exists()
 
 
 def test_cli_drilldowns_option(run_a: Path, tmp_path: Path):
     runner = CliRunner()
-    res = runner.invoke(app, ["report", str(run_a), "--out", str(tmp_path / "o"), "--resamples", "100",
-                              "--drilldowns", "pages"])
+    res = runner.invoke(
+        app,
+        [
+            "report",
+            str(run_a),
+            "--out",
+            str(tmp_path / "o"),
+            "--resamples",
+            "100",
+            "--drilldowns",
+            "pages",
+        ],
+    )
     assert res.exit_code == 0, res.output
-    assert sorted(p.name for p in (tmp_path / "o" / "drilldowns").iterdir()) == sorted(PAGES.values())
+    assert sorted(p.name for p in (tmp_path / "o" / "drilldowns").iterdir()) == sorted(
+        PAGES.values()
+    )
     assert "drill-downs:" in res.output
-    res = runner.invoke(app, ["report", str(run_a), "--out", str(tmp_path / "o"), "--drilldowns", "single"])
+    res = runner.invoke(
+        app, ["report", str(run_a), "--out", str(tmp_path / "o"), "--drilldowns", "single"]
+    )
     assert res.exit_code == 2 and "expected one of inline, pages, auto, got 'single'" in res.output
     assert (tmp_path / "o" / "drilldowns").is_dir()  # a refused command changes nothing

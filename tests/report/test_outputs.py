@@ -14,8 +14,12 @@ from typer.testing import CliRunner
 from jobbench.cli import app
 from jobbench.report import ReportInputError, build_report, write_report
 
-T1, T2, T3, T4 = ("main/biostatisticians/task1", "main/civil_engineers/task1", "main/lawyers/task1",
-                  "main/management_analysts/task1")
+T1, T2, T3, T4 = (
+    "main/biostatisticians/task1",
+    "main/civil_engineers/task1",
+    "main/lawyers/task1",
+    "main/management_analysts/task1",
+)
 
 
 class PageIndex(HTMLParser):
@@ -77,7 +81,8 @@ def test_files_and_default_location(run_a: Path):
     out = write_report([run_a], n_resamples=200)
     assert out == run_a / "report"
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["leaderboard.md", "leaderboard.csv", "results.jsonl", "summary.json", "report.html"])
+        ["leaderboard.md", "leaderboard.csv", "results.jsonl", "summary.json", "report.html"]
+    )
 
 
 def test_csv_and_markdown_figures(report_dir: Path):
@@ -91,7 +96,10 @@ def test_csv_and_markdown_figures(report_dir: Path):
     assert float(rows["gamma"]["micro_pct"]) == pytest.approx(100 * 40 / 220, abs=1e-4)
     assert rows["gamma"]["missing_tasks"] == f"{T3};{T4}"
     assert float(rows["beta@m2"]["wall_seconds_mean"]) == 240.0
-    assert float(rows["alpha@m1"]["micro_pct_comp_math"]) == 87.5 and rows["alpha@m1"]["micro_pct_mgmt"] == ""
+    assert (
+        float(rows["alpha@m1"]["micro_pct_comp_math"]) == 87.5
+        and rows["alpha@m1"]["micro_pct_mgmt"] == ""
+    )
     assert float(rows["beta@m2"]["pass_hat_2_pct"]) == pytest.approx(200 / 3, abs=1e-4)
     md = (report_dir / "leaderboard.md").read_text()
     assert "| 2 | alpha@m1 | run-a | 29.5* |" in md  # provisional: a judge_error trial
@@ -111,7 +119,11 @@ def test_results_jsonl_one_row_per_trial(report_dir: Path):
     ok = by_id[f"{T1}/alpha@m1/epoch-1"]
     assert ok["score"] == 0.75 and ok["points"] == 30.0 and ok["max_points"] == 40.0
     assert ok["chain_breaks"] == {"2": "criterion:1"} and ok["agent_cost_usd"] == 0.1
-    assert ok["judge_cost_usd"] == 0.01 and ok["trajectory_events"] == 10 and ok["task_digest_matches"] is True
+    assert (
+        ok["judge_cost_usd"] == 0.01
+        and ok["trajectory_events"] == 10
+        and ok["task_digest_matches"] is True
+    )
     assert ok["paper_category"] == "Comp. Math." and ok["soc_major_code"] == "15-0000"
     nd = by_id[f"{T2}/gamma@-/epoch-1"]
     assert nd["state"] == "no_deliverable" and nd["score"] == 0.0 and nd["rubric_pass_rate"] == 0.0
@@ -150,7 +162,10 @@ def test_heatmap_areas_point_at_drilldowns(report_dir: Path):
 
 def test_judge_key_choice(run_a: Path):
     shutil.copytree(run_a / "grades" / "checks", run_a / "grades" / "llm.other")
-    with pytest.raises(ReportInputError, match=r"several judge keys; choose one with --judge-key .*checks, llm\.other"):
+    with pytest.raises(
+        ReportInputError,
+        match=r"several judge keys; choose one with --judge-key .*checks, llm\.other",
+    ):
         build_report([run_a])
     data = build_report([run_a], judge_key="llm.other", n_resamples=100)
     assert data.judge_key == "llm.other"
@@ -188,7 +203,9 @@ def test_bad_records_are_named_with_file_and_field(run_a: Path):
 
 def test_cli_report_and_compare(run_a: Path, run_b: Path, tmp_path: Path):
     runner = CliRunner()
-    res = runner.invoke(app, ["report", str(run_a), str(run_b), "--out", str(tmp_path / "o"), "--resamples", "200"])
+    res = runner.invoke(
+        app, ["report", str(run_a), str(run_b), "--out", str(tmp_path / "o"), "--resamples", "200"]
+    )
     assert res.exit_code == 0, res.output
     assert "29.5" in res.output and (tmp_path / "o" / "report.html").is_file()
     res = runner.invoke(app, ["compare", str(run_a), str(run_a), "--json", "--resamples", "300"])
@@ -197,14 +214,18 @@ def test_cli_report_and_compare(run_a: Path, run_b: Path, tmp_path: Path):
     assert (cmp["a"], cmp["b"]) == ("alpha@m1", "beta@m2")  # lock.json order
     assert cmp["micro"]["difference"] == pytest.approx(-70 / 220)
     assert cmp["ratios"]["wall_seconds"] == pytest.approx(100 / 240)
-    res = runner.invoke(app, ["compare", str(run_a), str(run_b), "--a", "beta@m2", "--json", "--resamples", "300"])
+    res = runner.invoke(
+        app, ["compare", str(run_a), str(run_b), "--a", "beta@m2", "--json", "--resamples", "300"]
+    )
     assert res.exit_code == 0, res.output
     cmp = json.loads(res.output)
     assert cmp["micro"]["difference"] == pytest.approx(95 / 220) and cmp["missing_in_b"] == [T3, T4]
     res = runner.invoke(app, ["compare", str(run_a), str(run_b)])
     assert res.exit_code == 2
     assert "choose with --a/--b" in res.output
-    res = runner.invoke(app, ["compare", str(run_a), str(run_b), "--a", "beta@m2", "--resamples", "300"])
+    res = runner.invoke(
+        app, ["compare", str(run_a), str(run_b), "--a", "beta@m2", "--resamples", "300"]
+    )
     assert res.exit_code == 0 and "+43.2" in res.output  # 95/220 in percentage points
 
 
@@ -220,7 +241,12 @@ def test_same_configuration_in_two_runs_is_kept_apart(run_a: Path):
     assert out == run_a.parent / "report-run-a+run-a-again"
     data = build_report([run_a, twin], n_resamples=300)
     labels = {c.label for c in data.configs}
-    assert {"alpha@m1 [run-a]", "alpha@m1 [run-a-again]", "beta@m2 [run-a]", "beta@m2 [run-a-again]"} == labels
+    assert {
+        "alpha@m1 [run-a]",
+        "alpha@m1 [run-a-again]",
+        "beta@m2 [run-a]",
+        "beta@m2 [run-a-again]",
+    } == labels
     a1, a2 = data.config("alpha@m1 [run-a]"), data.config("alpha@m1 [run-a-again]")
     assert a1.overall.micro.estimate == pytest.approx(65 / 220)
     assert a2.overall.micro.estimate == pytest.approx(65 / 200) and a2.overall.tasks == 3

@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import importlib.util
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -15,7 +14,9 @@ import pytest
 from jobbench.report import build_report, write_report
 from jobbench.report._tables import leaderboard_markdown
 
-_spec = importlib.util.spec_from_file_location("report_fixtures", Path(__file__).with_name("conftest.py"))
+_spec = importlib.util.spec_from_file_location(
+    "report_fixtures", Path(__file__).with_name("conftest.py")
+)
 fx = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(fx)
 T1, T2, T3, T4 = fx.T1, fx.T2, fx.T3, fx.T4
@@ -31,11 +32,20 @@ def _hostile_run(root: Path, dataset: Path) -> Path:
     """A run made with --skip-invalid whose invalid task sits in a hostile occupation folder."""
     run = root / "runs" / "r&[x]"
     write_lock(run, dataset, [("alpha", "m1")], epochs=1)
-    for task, verdicts in ((T1, [[P, P]] * 3), (T2, [[P, P]] * 2), (T3, [[P, P]] * 2), (T4, [[P, F]])):
+    for task, verdicts in (
+        (T1, [[P, P]] * 3),
+        (T2, [[P, P]] * 2),
+        (T3, [[P, P]] * 2),
+        (T4, [[P, F]]),
+    ):
         write_grade(run, "checks", write_trial(run, task, "alpha", "m1", 1), verdicts)
     lock = json.loads((run / "lock.json").read_text())
-    lock["invalid_tasks"] = {HOSTILE_TASK: {"problems": [f"{HOSTILE_TASK}/RUBRICS.json: missing <b>|x|</b>"],
-                                            "max_points": 10.0}}
+    lock["invalid_tasks"] = {
+        HOSTILE_TASK: {
+            "problems": [f"{HOSTILE_TASK}/RUBRICS.json: missing <b>|x|</b>"],
+            "max_points": 10.0,
+        }
+    }
     (run / "lock.json").write_text(json.dumps(lock))
     return run
 
@@ -49,9 +59,11 @@ def test_markdown_escapes_every_dataset_string_the_same_way(tmp_path: Path, data
     # name the task, escaped alike
     assert len(hits) == 3 and all(f"main/{ESCAPED_OCC}/task1" in line for line in hits)
     assert hits[0].startswith("  * missing tasks: 1 without a scored trial")
-    assert hits[1].startswith(f"* alpha@m1: main/{ESCAPED_OCC}/task1 (invalid task, not run: "
-                              f"main/{ESCAPED_OCC}/task1/RUBRICS.json: missing "
-                              "&lt;b&gt;\\|x\\|&lt;/b&gt;)")
+    assert hits[1].startswith(
+        f"* alpha@m1: main/{ESCAPED_OCC}/task1 (invalid task, not run: "
+        f"main/{ESCAPED_OCC}/task1/RUBRICS.json: missing "
+        "&lt;b&gt;\\|x\\|&lt;/b&gt;)"
+    )
     assert "Runs: r&amp;\\[x\\]. Judge key: checks." in md
     assert "| 1 | alpha@m1 | r&amp;\\[x\\] |" in md  # table cells use the same escape
 
@@ -59,10 +71,21 @@ def test_markdown_escapes_every_dataset_string_the_same_way(tmp_path: Path, data
 def test_csv_guards_only_formulas(tmp_path: Path, dataset: Path):
     from jobbench.report._tables import _csv_safe
 
-    assert [_csv_safe(v) for v in ("-", "-0.5", "+3", "1e-3", "-.5", "plain", 7, -0.5, None)] == \
-        ["-", "-0.5", "+3", "1e-3", "-.5", "plain", 7, -0.5, None]
-    assert [_csv_safe(v) for v in ("=1+1", "+1+1", "-1+2", "@SUM(A1)", "\t=1", "\r-1", "--", "-x", "-1-")] == \
-        ["'=1+1", "'+1+1", "'-1+2", "'@SUM(A1)", "'\t=1", "'\r-1", "'--", "'-x", "'-1-"]
+    assert [_csv_safe(v) for v in ("-", "-0.5", "+3", "1e-3", "-.5", "plain", 7, -0.5, None)] == [
+        "-",
+        "-0.5",
+        "+3",
+        "1e-3",
+        "-.5",
+        "plain",
+        7,
+        -0.5,
+        None,
+    ]
+    assert [
+        _csv_safe(v)
+        for v in ("=1+1", "+1+1", "-1+2", "@SUM(A1)", "\t=1", "\r-1", "--", "-x", "-1-")
+    ] == ["'=1+1", "'+1+1", "'-1+2", "'@SUM(A1)", "'\t=1", "'\r-1", "'--", "'-x", "'-1-"]
     run = tmp_path / "runs" / "csv"
     write_lock(run, dataset, [("null", "-"), ("=cmd", "=1+1")], epochs=1)
     for agent, model in (("null", "-"), ("=cmd", "=1+1")):
@@ -85,15 +108,20 @@ def test_report_into_a_path_that_is_not_a_directory_is_one_clear_error(run_a: Pa
     runner, app = _cli()
     blocker = tmp_path / "blocker"
     blocker.write_text("a file, not a directory\n")
-    res = runner.invoke(app, ["report", str(run_a), "--out", str(blocker / "report"), "--resamples", "50"])
+    res = runner.invoke(
+        app, ["report", str(run_a), "--out", str(blocker / "report"), "--resamples", "50"]
+    )
     assert res.exit_code == 2, res.output
     assert "Traceback" not in res.output and isinstance(res.exception, SystemExit)
-    assert "cannot write the report to" in res.output and str(blocker / "report") in res.output.replace("\n", "")
+    assert "cannot write the report to" in res.output and str(
+        blocker / "report"
+    ) in res.output.replace("\n", "")
     assert blocker.read_text() == "a file, not a directory\n"
 
 
-def test_read_only_report_folder_is_one_clear_error_and_keeps_the_old_report(run_a: Path, tmp_path: Path,
-                                                                              monkeypatch: pytest.MonkeyPatch):
+def test_read_only_report_folder_is_one_clear_error_and_keeps_the_old_report(
+    run_a: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     import errno
 
     import jobbench.report._write as w
@@ -106,25 +134,32 @@ def test_read_only_report_folder_is_one_clear_error_and_keeps_the_old_report(run
 
     def read_only(path, text):
         path = Path(path)
-        raise OSError(errno.EROFS, "Read-only file system", str(path.parent / f".{path.name}.abc.tmp"))
+        raise OSError(
+            errno.EROFS, "Read-only file system", str(path.parent / f".{path.name}.abc.tmp")
+        )
 
     monkeypatch.setattr(w, "atomic_write_text", read_only)
     res = runner.invoke(app, ["report", str(run_a), "--out", str(out), "--resamples", "50"])
     assert res.exit_code == 2, res.output
     assert isinstance(res.exception, SystemExit) and "Traceback" not in res.output
     text = " ".join(res.output.split())
-    assert text.startswith(f"error: cannot write the report to {out}: Read-only file system ({out}/.leaderboard.md")
+    assert text.startswith(
+        f"error: cannot write the report to {out}: Read-only file system ({out}/.leaderboard.md"
+    )
     assert len(res.output.strip().splitlines()) <= 3  # one message (wrapped), no traceback
     assert {p.name: p.read_bytes() for p in out.iterdir() if p.is_file()} == before
 
 
-def test_inline_report_warns_when_old_drilldown_pages_cannot_be_removed(run_a: Path, tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch):
+def test_inline_report_warns_when_old_drilldown_pages_cannot_be_removed(
+    run_a: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
     import jobbench.report._write as w
 
     runner, app = _cli()
     out = tmp_path / "rep"
-    res = runner.invoke(app, ["report", str(run_a), "--out", str(out), "--resamples", "50", "--drilldowns", "pages"])
+    res = runner.invoke(
+        app, ["report", str(run_a), "--out", str(out), "--resamples", "50", "--drilldowns", "pages"]
+    )
     assert res.exit_code == 0, res.output
     pages = out / "drilldowns"
     assert pages.is_dir() and "(drill-downs:" in res.output
@@ -137,16 +172,24 @@ def test_inline_report_warns_when_old_drilldown_pages_cannot_be_removed(run_a: P
             onerror(Path.unlink, str(Path(path) / "x.html"), (PermissionError, err, None))
 
     monkeypatch.setattr(w.shutil, "rmtree", stuck)
-    res = runner.invoke(app, ["report", str(run_a), "--out", str(out), "--resamples", "50", "--drilldowns", "inline"])
+    res = runner.invoke(
+        app,
+        ["report", str(run_a), "--out", str(out), "--resamples", "50", "--drilldowns", "inline"],
+    )
     assert res.exit_code == 0, res.output
     text = " ".join(res.output.split())
     assert pages.is_dir()
-    assert (f"warning: the drill-down pages of an earlier report in {pages} could not be removed "
-            f"({pages}/x.html: Permission denied)") in text
+    assert (
+        f"warning: the drill-down pages of an earlier report in {pages} could not be removed "
+        f"({pages}/x.html: Permission denied)"
+    ) in text
     assert "(drill-downs:" not in text  # the layout written is inline: no claim about pages
     assert f"report: {out / 'report.html'}" in text
     monkeypatch.undo()
-    res = runner.invoke(app, ["report", str(run_a), "--out", str(out), "--resamples", "50", "--drilldowns", "inline"])
+    res = runner.invoke(
+        app,
+        ["report", str(run_a), "--out", str(out), "--resamples", "50", "--drilldowns", "inline"],
+    )
     assert res.exit_code == 0 and not pages.exists() and "could not be removed" not in res.output
 
 
@@ -165,26 +208,55 @@ def test_compare_two_main_job_runs_pairs_matching_configurations(tmp_path: Path,
     all_pass = {T1: [[P, P]] * 3, T2: [[P, P]] * 2, T3: [[P, P]] * 2, T4: [[P, P]]}
     ra = _main_job_run(tmp_path / "runs", dataset, "a", all_pass, all_fail)
     # run b: oracle loses T2's second rubric (30 of 60 points); null passes T4 (20 points)
-    rb = _main_job_run(tmp_path / "runs", dataset, "b", {**all_pass, T2: [[P, P], [F, P]]}, {**all_fail, T4: [[P, P]]})
+    rb = _main_job_run(
+        tmp_path / "runs",
+        dataset,
+        "b",
+        {**all_pass, T2: [[P, P], [F, P]]},
+        {**all_fail, T4: [[P, P]]},
+    )
     runner, app = _cli()
     res = runner.invoke(app, ["compare", str(ra), str(rb), "--json", "--resamples", "200"])
     assert res.exit_code == 0, res.output
     got = json.loads(res.output)
-    assert [(c["a"], c["b"]) for c in got] == [("oracle [a]", "oracle [b]"), ("null [a]", "null [b]")]
+    assert [(c["a"], c["b"]) for c in got] == [
+        ("oracle [a]", "oracle [b]"),
+        ("null [a]", "null [b]"),
+    ]
     assert got[0]["micro"]["difference"] == pytest.approx(30 / 220)
     assert got[0]["macro"]["difference"] == pytest.approx(0.5 / 4)
     assert got[1]["micro"]["difference"] == pytest.approx(-20 / 220)
     assert (got[0]["macro"]["wins"], got[1]["macro"]["losses"]) == (1, 1)
-    res = runner.invoke(app, ["compare", str(ra), str(rb), "--resamples", "200"], env={"COLUMNS": "200"})
+    res = runner.invoke(
+        app, ["compare", str(ra), str(rb), "--resamples", "200"], env={"COLUMNS": "200"}
+    )
     assert res.exit_code == 0, res.output
     assert "each is compared with its namesake" in res.output
-    assert "A = oracle [a] (a)  vs  B = oracle [b] (b)" in res.output and "A = null [a] (a)  vs  B = null [b] (b)" in res.output
+    assert (
+        "A = oracle [a] (a)  vs  B = oracle [b] (b)" in res.output
+        and "A = null [a] (a)  vs  B = null [b] (b)" in res.output
+    )
     assert "+13.6" in res.output and "-9.1" in res.output  # 30/220 and -20/220 in percentage points
-    res = runner.invoke(app, ["compare", str(ra), str(rb), "--a", "null", "--b", "oracle", "--json",
-                              "--resamples", "200"])
+    res = runner.invoke(
+        app,
+        [
+            "compare",
+            str(ra),
+            str(rb),
+            "--a",
+            "null",
+            "--b",
+            "oracle",
+            "--json",
+            "--resamples",
+            "200",
+        ],
+    )
     assert res.exit_code == 0, res.output
     one = json.loads(res.output)
-    assert (one["a"], one["b"]) == ("null [a]", "oracle [b]") and one["micro"]["difference"] == pytest.approx(-190 / 220)
+    assert (one["a"], one["b"]) == ("null [a]", "oracle [b]") and one["micro"][
+        "difference"
+    ] == pytest.approx(-190 / 220)
 
 
 def test_compare_ambiguous_choice_shows_the_command_to_use(run_a: Path, run_b: Path):
@@ -192,9 +264,15 @@ def test_compare_ambiguous_choice_shows_the_command_to_use(run_a: Path, run_b: P
     res = runner.invoke(app, ["compare", str(run_a), str(run_b)], env={"COLUMNS": "400"})
     assert res.exit_code == 2
     text = " ".join(res.output.split())
-    assert (f"{run_a} has 2 configurations; choose with --a/--b (choices: alpha@m1, beta@m2); "
-            f"e.g. jobbench compare {run_a} {run_b} --a alpha@m1 --b gamma") in text
-    res = runner.invoke(app, ["compare", str(run_b), str(run_a), "--a", "gamma"], env={"COLUMNS": "400"})
+    assert (
+        f"{run_a} has 2 configurations; choose with --a/--b (choices: alpha@m1, beta@m2); "
+        f"e.g. jobbench compare {run_a} {run_b} --a alpha@m1 --b gamma"
+    ) in text
+    res = runner.invoke(
+        app, ["compare", str(run_b), str(run_a), "--a", "gamma"], env={"COLUMNS": "400"}
+    )
     assert res.exit_code == 2
-    assert (f"{run_a} has 2 configurations; choose with --a/--b (choices: alpha@m1, beta@m2); "
-            f"e.g. jobbench compare {run_b} {run_a} --a gamma --b alpha@m1") in " ".join(res.output.split())
+    assert (
+        f"{run_a} has 2 configurations; choose with --a/--b (choices: alpha@m1, beta@m2); "
+        f"e.g. jobbench compare {run_b} {run_a} --a gamma --b alpha@m1"
+    ) in " ".join(res.output.split())

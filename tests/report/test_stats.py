@@ -75,13 +75,23 @@ def test_interval_agrees_with_exact_enumeration():
         exact = _exact_distribution(scores, weights)
         iv = bootstrap_ci(scores, weights, n_resamples=20_000, seed=3)
         # Monte Carlo quantile lies between the exact 1.5 % and 3.5 % (resp. 96.5 %, 98.5 %) quantiles.
-        assert _exact_quantile(exact, 0.015) - 1e-12 <= iv.low <= _exact_quantile(exact, 0.035) + 1e-12
-        assert _exact_quantile(exact, 0.965) - 1e-12 <= iv.high <= _exact_quantile(exact, 0.985) + 1e-12
+        assert (
+            _exact_quantile(exact, 0.015) - 1e-12 <= iv.low <= _exact_quantile(exact, 0.035) + 1e-12
+        )
+        assert (
+            _exact_quantile(exact, 0.965) - 1e-12
+            <= iv.high
+            <= _exact_quantile(exact, 0.985) + 1e-12
+        )
 
 
 def test_degenerate_inputs():
     one = bootstrap_ci([0.4], [10.0])
-    assert (one.estimate, one.low, one.high) == (pytest.approx(0.4), pytest.approx(0.4), pytest.approx(0.4))
+    assert (one.estimate, one.low, one.high) == (
+        pytest.approx(0.4),
+        pytest.approx(0.4),
+        pytest.approx(0.4),
+    )
     empty = bootstrap_ci([], [])
     assert empty.estimate is None and empty.low is None and empty.n == 0
     with pytest.raises(ValueError, match="weights has 1 values for 2 scores"):

@@ -25,9 +25,10 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
 
 
 @dataclass
@@ -144,8 +145,15 @@ class FakeModelAPI:
                 except json.JSONDecodeError:
                     req = {"_raw": raw.decode(errors="replace")}
                 path = self.path.split("?")[0].rstrip("/")
-                api = ("responses" if path.endswith("/responses") else "chat" if path.endswith("/chat/completions")
-                       else "messages" if path.endswith("/messages") else None)
+                api = (
+                    "responses"
+                    if path.endswith("/responses")
+                    else "chat"
+                    if path.endswith("/chat/completions")
+                    else "messages"
+                    if path.endswith("/messages")
+                    else None
+                )
                 if api is None:
                     with outer._lock:
                         outer.other.append(("POST", self.path))
@@ -158,13 +166,35 @@ class FakeModelAPI:
                 with outer._lock:
                     outer._n += 1
                     n = outer._n
-                    outer.served.append(Served(api, req, turn, self.path, {
-                        "authorization": self.headers.get("authorization"),
-                        "x-api-key": self.headers.get("x-api-key")}))
+                    outer.served.append(
+                        Served(
+                            api,
+                            req,
+                            turn,
+                            self.path,
+                            {
+                                "authorization": self.headers.get("authorization"),
+                                "x-api-key": self.headers.get("x-api-key"),
+                            },
+                        )
+                    )
                 if turn.status != 200:
-                    kind = {401: "authentication_error", 429: "rate_limit_error", 529: "overloaded_error"}
-                    _json(self, turn.status, {"type": "error", "error": {
-                        "type": kind.get(turn.status, "api_error"), "message": turn.text or "error"}})
+                    kind = {
+                        401: "authentication_error",
+                        429: "rate_limit_error",
+                        529: "overloaded_error",
+                    }
+                    _json(
+                        self,
+                        turn.status,
+                        {
+                            "type": "error",
+                            "error": {
+                                "type": kind.get(turn.status, "api_error"),
+                                "message": turn.text or "error",
+                            },
+                        },
+                    )
                     return
                 getattr(outer, f"_{api}")(self, req, turn, n)
 
@@ -177,7 +207,7 @@ class FakeModelAPI:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}/v1"
 
-    def __enter__(self) -> "FakeModelAPI":
+    def __enter__(self) -> FakeModelAPI:
         self._thread.start()
         return self
 
@@ -190,53 +220,155 @@ class FakeModelAPI:
         rid = f"resp_{n}"
         items: list[dict] = []
         if t.text:
-            items.append({"type": "message", "id": f"msg_{n}", "role": "assistant", "status": "completed",
-                          "content": [{"type": "output_text", "text": t.text, "annotations": []}]})
+            items.append(
+                {
+                    "type": "message",
+                    "id": f"msg_{n}",
+                    "role": "assistant",
+                    "status": "completed",
+                    "content": [{"type": "output_text", "text": t.text, "annotations": []}],
+                }
+            )
         if t.tool:
-            items.append({"type": "function_call", "id": f"fc_{n}", "call_id": f"call_{n}", "name": t.tool[0],
-                          "arguments": json.dumps(t.tool[1]), "status": "completed"})
-        usage = {"input_tokens": t.input_tokens, "input_tokens_details": {"cached_tokens": t.cached_tokens},
-                 "output_tokens": t.output_tokens, "output_tokens_details": {"reasoning_tokens": t.reasoning_tokens},
-                 "total_tokens": t.input_tokens + t.output_tokens}
-        base = {"id": rid, "object": "response", "created_at": int(time.time()), "model": req.get("model"),
-                "status": "in_progress", "output": []}
-        events: list[tuple[str | None, Any]] = [("response.created", {"type": "response.created", "response": base})]
+            items.append(
+                {
+                    "type": "function_call",
+                    "id": f"fc_{n}",
+                    "call_id": f"call_{n}",
+                    "name": t.tool[0],
+                    "arguments": json.dumps(t.tool[1]),
+                    "status": "completed",
+                }
+            )
+        usage = {
+            "input_tokens": t.input_tokens,
+            "input_tokens_details": {"cached_tokens": t.cached_tokens},
+            "output_tokens": t.output_tokens,
+            "output_tokens_details": {"reasoning_tokens": t.reasoning_tokens},
+            "total_tokens": t.input_tokens + t.output_tokens,
+        }
+        base = {
+            "id": rid,
+            "object": "response",
+            "created_at": int(time.time()),
+            "model": req.get("model"),
+            "status": "in_progress",
+            "output": [],
+        }
+        events: list[tuple[str | None, Any]] = [
+            ("response.created", {"type": "response.created", "response": base})
+        ]
         for i, item in enumerate(items):
-            events.append(("response.output_item.added", {"type": "response.output_item.added", "output_index": i,
-                                                          "item": {**item, "status": "in_progress"}}))
-            events.append(("response.output_item.done", {"type": "response.output_item.done", "output_index": i,
-                                                         "item": item}))
-        events.append(("response.completed", {"type": "response.completed",
-                                              "response": {**base, "status": "completed", "output": items,
-                                                           "usage": usage}}))
+            events.append(
+                (
+                    "response.output_item.added",
+                    {
+                        "type": "response.output_item.added",
+                        "output_index": i,
+                        "item": {**item, "status": "in_progress"},
+                    },
+                )
+            )
+            events.append(
+                (
+                    "response.output_item.done",
+                    {"type": "response.output_item.done", "output_index": i, "item": item},
+                )
+            )
+        events.append(
+            (
+                "response.completed",
+                {
+                    "type": "response.completed",
+                    "response": {**base, "status": "completed", "output": items, "usage": usage},
+                },
+            )
+        )
         _sse(h, events)
 
     # -- OpenAI Chat Completions ----------------------------------------------------------
     def _chat(self, h: BaseHTTPRequestHandler, req: dict, t: Turn, n: int) -> None:
-        usage = {"prompt_tokens": t.input_tokens, "completion_tokens": t.output_tokens,
-                 "total_tokens": t.input_tokens + t.output_tokens,
-                 "prompt_tokens_details": {"cached_tokens": t.cached_tokens},
-                 "completion_tokens_details": {"reasoning_tokens": t.reasoning_tokens}}
-        tool_calls = ([{"index": 0, "id": f"call_{n}", "type": "function",
-                        "function": {"name": t.tool[0], "arguments": json.dumps(t.tool[1])}}] if t.tool else None)
+        usage = {
+            "prompt_tokens": t.input_tokens,
+            "completion_tokens": t.output_tokens,
+            "total_tokens": t.input_tokens + t.output_tokens,
+            "prompt_tokens_details": {"cached_tokens": t.cached_tokens},
+            "completion_tokens_details": {"reasoning_tokens": t.reasoning_tokens},
+        }
+        tool_calls = (
+            [
+                {
+                    "index": 0,
+                    "id": f"call_{n}",
+                    "type": "function",
+                    "function": {"name": t.tool[0], "arguments": json.dumps(t.tool[1])},
+                }
+            ]
+            if t.tool
+            else None
+        )
         finish = "tool_calls" if t.tool else "stop"
         head = {"id": f"chatcmpl-{n}", "created": int(time.time()), "model": req.get("model")}
         if not req.get("stream"):
             msg: dict[str, Any] = {"role": "assistant", "content": t.text}
             if tool_calls:
-                msg["tool_calls"] = [{k: v for k, v in tc.items() if k != "index"} for tc in tool_calls]
-            _json(h, 200, {**head, "object": "chat.completion",
-                           "choices": [{"index": 0, "message": msg, "finish_reason": finish}], "usage": usage})
+                msg["tool_calls"] = [
+                    {k: v for k, v in tc.items() if k != "index"} for tc in tool_calls
+                ]
+            _json(
+                h,
+                200,
+                {
+                    **head,
+                    "object": "chat.completion",
+                    "choices": [{"index": 0, "message": msg, "finish_reason": finish}],
+                    "usage": usage,
+                },
+            )
             return
         chunk = {**head, "object": "chat.completion.chunk"}
         events: list[tuple[str | None, Any]] = [
-            (None, {**chunk, "choices": [{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}]})]
+            (
+                None,
+                {
+                    **chunk,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "delta": {"role": "assistant", "content": ""},
+                            "finish_reason": None,
+                        }
+                    ],
+                },
+            )
+        ]
         if t.text:
-            events.append((None, {**chunk, "choices": [{"index": 0, "delta": {"content": t.text}, "finish_reason": None}]}))
+            events.append(
+                (
+                    None,
+                    {
+                        **chunk,
+                        "choices": [
+                            {"index": 0, "delta": {"content": t.text}, "finish_reason": None}
+                        ],
+                    },
+                )
+            )
         if tool_calls:
-            events.append((None, {**chunk, "choices": [{"index": 0, "delta": {"tool_calls": tool_calls},
-                                                        "finish_reason": None}]}))
-        events.append((None, {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}))
+            events.append(
+                (
+                    None,
+                    {
+                        **chunk,
+                        "choices": [
+                            {"index": 0, "delta": {"tool_calls": tool_calls}, "finish_reason": None}
+                        ],
+                    },
+                )
+            )
+        events.append(
+            (None, {**chunk, "choices": [{"index": 0, "delta": {}, "finish_reason": finish}]})
+        )
         events.append((None, {**chunk, "choices": [], "usage": usage}))
         events.append((None, "[DONE]"))
         _sse(h, events)
@@ -247,33 +379,104 @@ class FakeModelAPI:
         if t.text:
             blocks.append({"type": "text", "text": t.text})
         if t.tool:
-            blocks.append({"type": "tool_use", "id": f"toolu_{n:04d}", "name": t.tool[0], "input": t.tool[1]})
+            blocks.append(
+                {"type": "tool_use", "id": f"toolu_{n:04d}", "name": t.tool[0], "input": t.tool[1]}
+            )
         stop = "tool_use" if t.tool else "end_turn"
-        usage_in = {"input_tokens": t.input_tokens - t.cached_tokens, "cache_creation_input_tokens": 0,
-                    "cache_read_input_tokens": t.cached_tokens}
-        msg = {"id": f"msg_{n:04d}", "type": "message", "role": "assistant", "model": req.get("model"),
-               "stop_sequence": None}
+        usage_in = {
+            "input_tokens": t.input_tokens - t.cached_tokens,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": t.cached_tokens,
+        }
+        msg = {
+            "id": f"msg_{n:04d}",
+            "type": "message",
+            "role": "assistant",
+            "model": req.get("model"),
+            "stop_sequence": None,
+        }
         if not req.get("stream"):
-            _json(h, 200, {**msg, "content": blocks, "stop_reason": stop,
-                           "usage": {**usage_in, "output_tokens": t.output_tokens}})
+            _json(
+                h,
+                200,
+                {
+                    **msg,
+                    "content": blocks,
+                    "stop_reason": stop,
+                    "usage": {**usage_in, "output_tokens": t.output_tokens},
+                },
+            )
             return
         events: list[tuple[str | None, Any]] = [
-            ("message_start", {"type": "message_start", "message": {**msg, "content": [], "stop_reason": None,
-                                                                     "usage": {**usage_in, "output_tokens": 1}}})]
+            (
+                "message_start",
+                {
+                    "type": "message_start",
+                    "message": {
+                        **msg,
+                        "content": [],
+                        "stop_reason": None,
+                        "usage": {**usage_in, "output_tokens": 1},
+                    },
+                },
+            )
+        ]
         for i, b in enumerate(blocks):
             if b["type"] == "text":
-                events.append(("content_block_start", {"type": "content_block_start", "index": i,
-                                                       "content_block": {"type": "text", "text": ""}}))
-                events.append(("content_block_delta", {"type": "content_block_delta", "index": i,
-                                                       "delta": {"type": "text_delta", "text": b["text"]}}))
+                events.append(
+                    (
+                        "content_block_start",
+                        {
+                            "type": "content_block_start",
+                            "index": i,
+                            "content_block": {"type": "text", "text": ""},
+                        },
+                    )
+                )
+                events.append(
+                    (
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": i,
+                            "delta": {"type": "text_delta", "text": b["text"]},
+                        },
+                    )
+                )
             else:
-                events.append(("content_block_start", {"type": "content_block_start", "index": i,
-                                                       "content_block": {**b, "input": {}}}))
-                events.append(("content_block_delta", {"type": "content_block_delta", "index": i,
-                                                       "delta": {"type": "input_json_delta",
-                                                                 "partial_json": json.dumps(b["input"])}}))
+                events.append(
+                    (
+                        "content_block_start",
+                        {
+                            "type": "content_block_start",
+                            "index": i,
+                            "content_block": {**b, "input": {}},
+                        },
+                    )
+                )
+                events.append(
+                    (
+                        "content_block_delta",
+                        {
+                            "type": "content_block_delta",
+                            "index": i,
+                            "delta": {
+                                "type": "input_json_delta",
+                                "partial_json": json.dumps(b["input"]),
+                            },
+                        },
+                    )
+                )
             events.append(("content_block_stop", {"type": "content_block_stop", "index": i}))
-        events.append(("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                                         "usage": {"output_tokens": t.output_tokens}}))
+        events.append(
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": stop, "stop_sequence": None},
+                    "usage": {"output_tokens": t.output_tokens},
+                },
+            )
+        )
         events.append(("message_stop", {"type": "message_stop"}))
         _sse(h, events)

@@ -29,7 +29,7 @@ def ledger_totals() -> dict[str, float]:
     return {m: round(inc - exp, 2) for m, inc, exp in LEDGER}
 
 
-SOLVE_TASK1 = '''
+SOLVE_TASK1 = """
 import argparse, csv, os, time
 from pathlib import Path
 import openpyxl
@@ -46,9 +46,9 @@ with open(Path(a.output) / "net.csv", "w", newline="") as f:
     w.writerow(["month", "net"])
     for month, inc, exp in rows:
         w.writerow([month, f"{inc - exp:.2f}"])
-'''
+"""
 
-SOLVE_TASK2 = '''
+SOLVE_TASK2 = """
 import argparse, time
 from pathlib import Path
 p = argparse.ArgumentParser()
@@ -58,7 +58,7 @@ a = p.parse_args()
 text = (Path(a.workspace) / "TASK_INSTRUCTIONS.txt").read_text()
 time.sleep(float(Path(a.workspace, "delay.txt").read_text()) if Path(a.workspace, "delay.txt").exists() else 0)
 (Path(a.output) / "memo.md").write_text("# Memo\\nThe approved vendor is Acme Supplies.\\n")
-'''
+"""
 
 
 def _rubrics(items: list[tuple[str, float, list[str], list[dict] | None]]) -> dict:
@@ -72,8 +72,13 @@ def _rubrics(items: list[tuple[str, float, list[str], list[dict] | None]]) -> di
 
 
 def _net_check(month: str, value: float) -> dict:
-    return {"kind": "csv_value", "file": "net.csv", "column": "net", "where": {"month": month},
-            "expect": {"equals": value, "abs_tol": 0.005}}
+    return {
+        "kind": "csv_value",
+        "file": "net.csv",
+        "column": "net",
+        "where": {"month": month},
+        "expect": {"equals": value, "abs_tol": 0.005},
+    }
 
 
 def build_dataset(root: Path, *, delay: float = 0.0) -> Path:
@@ -83,7 +88,8 @@ def build_dataset(root: Path, *, delay: float = 0.0) -> Path:
     (t1 / "task_folder").mkdir(parents=True)
     (t1 / "task_folder" / "TASK_INSTRUCTIONS.txt").write_text(
         "Compute the net amount (income minus expenses) per month from ledger.xlsx and save net.csv "
-        "with columns month,net.\nReference Files: ledger.xlsx\n")
+        "with columns month,net.\nReference Files: ledger.xlsx\n"
+    )
     wb = openpyxl.Workbook()
     ws = wb.active
     ws.title = "Ledger"
@@ -91,27 +97,59 @@ def build_dataset(root: Path, *, delay: float = 0.0) -> Path:
     for row in LEDGER:
         ws.append(list(row))
     wb.save(t1 / "task_folder" / "ledger.xlsx")
-    (t1 / "RUBRICS.json").write_text(json.dumps(_rubrics([
-        ("Is the January net correct?", 2, ["net.csv gives 900.25 for Jan"], [_net_check("Jan", 900.25)]),
-        ("Is the March net correct?", 1, ["net.csv gives 1210.25 for Mar"], [_net_check("Mar", 1210.25)]),
-    ])))
+    (t1 / "RUBRICS.json").write_text(
+        json.dumps(
+            _rubrics(
+                [
+                    (
+                        "Is the January net correct?",
+                        2,
+                        ["net.csv gives 900.25 for Jan"],
+                        [_net_check("Jan", 900.25)],
+                    ),
+                    (
+                        "Is the March net correct?",
+                        1,
+                        ["net.csv gives 1210.25 for Mar"],
+                        [_net_check("Mar", 1210.25)],
+                    ),
+                ]
+            )
+        )
+    )
     (t1 / "task_card.md").write_text(f"# Card\nAnswer: Jan 900.25. {SECRET}\n")
     (t1 / "solution").mkdir()
     (t1 / "solution" / "solve.py").write_text(SOLVE_TASK1)
     (t1 / "solution" / "answers.txt").write_text(SECRET + "\n")
     (t1 / "files_required_to_search").mkdir()
     (t1 / "files_required_to_search" / "expense_policy.txt").write_text(
-        "Expense policy 2024: travel expenses above 500 dollars need written approval from the controller.\n")
+        "Expense policy 2024: travel expenses above 500 dollars need written approval from the controller.\n"
+    )
     (t1 / "files_required_to_search" / "holiday_calendar.txt").write_text(
-        "Office holidays: New Year, Independence Day, Thanksgiving.\n")
+        "Office holidays: New Year, Independence Day, Thanksgiving.\n"
+    )
 
     t2 = split / OCC / "task2"
     (t2 / "task_folder").mkdir(parents=True)
-    (t2 / "task_folder" / "TASK_INSTRUCTIONS.txt").write_text("Write memo.md naming the approved vendor.\n")
+    (t2 / "task_folder" / "TASK_INSTRUCTIONS.txt").write_text(
+        "Write memo.md naming the approved vendor.\n"
+    )
     if delay:
         (t2 / "task_folder" / "delay.txt").write_text(str(delay))
-    (t2 / "RUBRICS.json").write_text(json.dumps(_rubrics([
-        ("Names the vendor?", 1, ["memo names Acme Supplies"], [{"kind": "regex", "pattern": r"Acme\s+Supplies"}])])))
+    (t2 / "RUBRICS.json").write_text(
+        json.dumps(
+            _rubrics(
+                [
+                    (
+                        "Names the vendor?",
+                        1,
+                        ["memo names Acme Supplies"],
+                        [{"kind": "regex", "pattern": r"Acme\s+Supplies"}],
+                    )
+                ]
+            )
+        )
+    )
     (t2 / "task_card.md").write_text(f"Card {SECRET}\n")
     (t2 / "solution").mkdir()
     (t2 / "solution" / "solve.py").write_text(SOLVE_TASK2)
@@ -131,7 +169,9 @@ def python_shebang() -> str:
     return f"#!{sys.executable}\n"
 
 
-needs_bwrap = pytest.mark.skipif(not bwrap_available()[0], reason="bubblewrap not usable here: " + bwrap_available()[1])
+needs_bwrap = pytest.mark.skipif(
+    not bwrap_available()[0], reason="bubblewrap not usable here: " + bwrap_available()[1]
+)
 
 
 def tree_digest(root: Path) -> dict[str, tuple[int, int]]:
@@ -141,7 +181,10 @@ def tree_digest(root: Path) -> dict[str, tuple[int, int]]:
         for n in dirnames + filenames:
             p = Path(dirpath) / n
             st = os.lstat(p)
-            out[p.relative_to(root).as_posix()] = (st.st_size if not stat.S_ISDIR(st.st_mode) else 0, st.st_mtime_ns)
+            out[p.relative_to(root).as_posix()] = (
+                st.st_size if not stat.S_ISDIR(st.st_mode) else 0,
+                st.st_mtime_ns,
+            )
     return out
 
 

@@ -16,7 +16,7 @@ from jobbench.records import TrialStatus
 from jobbench.runner import AgentSpec, RunConfig, run_trials
 from jobbench.testing import FakeOpenAIServer, chat_reply
 
-PROBE = r'''
+PROBE = r"""
 import json, os, subprocess, sys
 T = json.loads(TARGETS)
 out = "/workspace/output" if os.path.isdir("/workspace/output") else T["output"]
@@ -89,7 +89,7 @@ for dirpath, dirnames, filenames in os.walk("/"):
 report["filesystem_search"] = found
 with open(os.path.join(out, "report.json"), "w") as f:
     json.dump(report, f, indent=1)
-'''
+"""
 
 
 def probe_program(targets: dict) -> str:
@@ -102,7 +102,10 @@ def check_report(run_dir: Path, rec, dataset: Path) -> dict:
     tdir = run_dir / "trials" / rec.trial_id
     assert [d.path for d in rec.deliverables] == ["report.json"]
     refused = "\n".join(rec.refused)
-    assert "rubrics_link.json: symlink refused" in refused and "instr_link.txt: symlink refused" in refused
+    assert (
+        "rubrics_link.json: symlink refused" in refused
+        and "instr_link.txt: symlink refused" in refused
+    )
     text = (tdir / "deliverables" / "report.json").read_text()
     assert SECRET not in text
     assert SECRET not in (tdir / "trajectory.jsonl").read_text()
@@ -126,13 +129,27 @@ def test_adversarial_agent_gets_nothing(tmp_path, dataset, kind):
     run_dir = tmp_path / "runs" / "adv"
     scratch = tmp_path / "scratch"
     # another agent's trial (and its kept workspace) exists in the same run
-    first = run_trials(RunConfig(dataset=dataset, agents=[AgentSpec("oracle")], run_dir=run_dir, task_glob="*task1",
-                                 scratch_root=scratch, keep_workspaces=True))
+    first = run_trials(
+        RunConfig(
+            dataset=dataset,
+            agents=[AgentSpec("oracle")],
+            run_dir=run_dir,
+            task_glob="*task1",
+            scratch_root=scratch,
+            keep_workspaces=True,
+        )
+    )
     other = first.records[0]
     other_ws = next(scratch.glob("jb-*"))
-    targets = {"dataset": str(dataset), "occ": OCC, "run_dir": str(run_dir), "scratch": str(scratch),
-               "other_trial": str(run_dir / "trials" / other.trial_id), "other_ws": str(other_ws),
-               "output": "/workspace/output"}
+    targets = {
+        "dataset": str(dataset),
+        "occ": OCC,
+        "run_dir": str(run_dir),
+        "scratch": str(scratch),
+        "other_trial": str(run_dir / "trials" / other.trial_id),
+        "other_ws": str(other_ws),
+        "output": "/workspace/output",
+    }
     before_data = tree_digest(dataset)
     before_run = tree_digest(run_dir)
     program = probe_program(targets)
@@ -141,22 +158,55 @@ def test_adversarial_agent_gets_nothing(tmp_path, dataset, kind):
         (bindir / "probe.py").parent.mkdir(parents=True, exist_ok=True)
         (bindir / "probe.py").write_text(program)
         (bindir / "probe.py").chmod(0o644)
-        exe = make_executable(bindir / "claude", python_shebang() + "import runpy, os\n"
-                              "runpy.run_path(os.path.join(os.path.dirname(__file__), 'probe.py'))\n")
+        exe = make_executable(
+            bindir / "claude",
+            python_shebang() + "import runpy, os\n"
+            "runpy.run_path(os.path.join(os.path.dirname(__file__), 'probe.py'))\n",
+        )
         spec = AgentSpec("claude-code", "adversary", ModelSettings(), {"executable": str(exe)})
-        summary = run_trials(RunConfig(dataset=dataset, agents=[spec], run_dir=run_dir, task_glob="*task1",
-                                       scratch_root=scratch, infra_retries=0))
+        summary = run_trials(
+            RunConfig(
+                dataset=dataset,
+                agents=[spec],
+                run_dir=run_dir,
+                task_glob="*task1",
+                scratch_root=scratch,
+                infra_retries=0,
+            )
+        )
     else:
-        script = [chat_reply(tool_calls=[{"name": "python", "arguments": {"code": program}}]),
-                  chat_reply(tool_calls=[{"name": "bash", "arguments": {"command": f"cat {dataset}/{OCC}/task1/RUBRICS.json"
-                                                                                   " ../RUBRICS.json /proc/1/root/etc/hostname"}}]),
-                  chat_reply(tool_calls=[{"name": "finish", "arguments": {"summary": "x"}}])]
+        script = [
+            chat_reply(tool_calls=[{"name": "python", "arguments": {"code": program}}]),
+            chat_reply(
+                tool_calls=[
+                    {
+                        "name": "bash",
+                        "arguments": {
+                            "command": f"cat {dataset}/{OCC}/task1/RUBRICS.json"
+                            " ../RUBRICS.json /proc/1/root/etc/hostname"
+                        },
+                    }
+                ]
+            ),
+            chat_reply(tool_calls=[{"name": "finish", "arguments": {"summary": "x"}}]),
+        ]
         with FakeOpenAIServer(script) as srv:
             spec = AgentSpec("builtin", "adversary", ModelSettings(), {"client_retries": 0})
-            summary = run_trials(RunConfig(dataset=dataset, agents=[spec], run_dir=run_dir, task_glob="*task1",
-                                           scratch_root=scratch, infra_retries=0, limits=AgentLimits(),
-                                           endpoint=Endpoint(base_url=srv.base_url, api_key="k")))
-            tool_out = [m["content"] for m in srv.requests[2]["messages"] if m["role"] == "tool"][-1]
+            summary = run_trials(
+                RunConfig(
+                    dataset=dataset,
+                    agents=[spec],
+                    run_dir=run_dir,
+                    task_glob="*task1",
+                    scratch_root=scratch,
+                    infra_retries=0,
+                    limits=AgentLimits(),
+                    endpoint=Endpoint(base_url=srv.base_url, api_key="k"),
+                )
+            )
+            tool_out = [m["content"] for m in srv.requests[2]["messages"] if m["role"] == "tool"][
+                -1
+            ]
         assert SECRET not in tool_out and "No such file or directory" in tool_out
     rec = next(r for r in summary.records if r.agent == spec.agent)
     check_report(run_dir, rec, dataset)
@@ -164,7 +214,12 @@ def test_adversarial_agent_gets_nothing(tmp_path, dataset, kind):
     assert tree_digest(dataset) == before_data
     after_run = tree_digest(run_dir)
     mine = f"trials/{rec.trial_id}"
-    changed = {k for k in set(before_run) | set(after_run)
-               if before_run.get(k) != after_run.get(k) and not k.startswith(mine)}
-    assert changed <= {"lock.json", ".run.lock"} | {p for p in after_run if mine.startswith(p + "/") or p == mine}
+    changed = {
+        k
+        for k in set(before_run) | set(after_run)
+        if before_run.get(k) != after_run.get(k) and not k.startswith(mine)
+    }
+    assert changed <= {"lock.json", ".run.lock"} | {
+        p for p in after_run if mine.startswith(p + "/") or p == mine
+    }
     assert not (run_dir / "injected.txt").exists()

@@ -58,8 +58,11 @@ def find_cli(name: str, env_var: str) -> str | None:
 
 def needs_cli(name: str, env_var: str):
     exe = find_cli(name, env_var)
-    return pytest.mark.skipif(exe is None, reason=f"real {name} CLI not installed (set {env_var}, JOBBENCH_CLI_PREFIX, "
-                                                  f"or run scripts/verify_cli_agents.sh)")
+    return pytest.mark.skipif(
+        exe is None,
+        reason=f"real {name} CLI not installed (set {env_var}, JOBBENCH_CLI_PREFIX, "
+        f"or run scripts/verify_cli_agents.sh)",
+    )
 
 
 def output_dir(req: dict) -> str:
@@ -69,10 +72,19 @@ def output_dir(req: dict) -> str:
     return m.group(1)
 
 
-def run_trial(tmp_path: Path, agent: str, model: str, exe: str, *, api_base: str | None = None,
-              env: list[str] | None = None, max_turns: int = 10,
-              settings: ModelSettings | None = None, protocol: str = "jobbench",
-              timeout: float = 240):
+def run_trial(
+    tmp_path: Path,
+    agent: str,
+    model: str,
+    exe: str,
+    *,
+    api_base: str | None = None,
+    env: list[str] | None = None,
+    max_turns: int = 10,
+    settings: ModelSettings | None = None,
+    protocol: str = "jobbench",
+    timeout: float = 240,
+):
     dataset = build_dataset(tmp_path / "data")
     options: dict = {"executable": exe}
     if api_base:
@@ -80,9 +92,15 @@ def run_trial(tmp_path: Path, agent: str, model: str, exe: str, *, api_base: str
     if env:
         options["env"] = env
     spec = AgentSpec(agent, model, settings or ModelSettings(), options)
-    cfg = RunConfig(dataset=dataset, agents=[spec], run_dir=tmp_path / "runs" / agent, task_glob="*task2",
-                    limits=AgentLimits(timeout=timeout, max_turns=max_turns), infra_retries=0,
-                    protocol=protocol)
+    cfg = RunConfig(
+        dataset=dataset,
+        agents=[spec],
+        run_dir=tmp_path / "runs" / agent,
+        task_glob="*task2",
+        limits=AgentLimits(timeout=timeout, max_turns=max_turns),
+        infra_retries=0,
+        protocol=protocol,
+    )
     summary = run_trials(cfg)
     assert len(summary.records) == 1
     rec = summary.records[0]
@@ -110,7 +128,10 @@ def test_real_codex_end_to_end(tmp_path, monkeypatch):
 
     def script(api: str, req: dict) -> Turn:
         assert api == "responses"  # Codex 0.171 speaks only the Responses API to a custom provider
-        if not any(isinstance(i, dict) and i.get("type") == "function_call_output" for i in req.get("input", [])):
+        if not any(
+            isinstance(i, dict) and i.get("type") == "function_call_output"
+            for i in req.get("input", [])
+        ):
             names = [t.get("name") for t in req.get("tools", [])]
             assert "exec_command" in names, names
             cmd = f"printf %s {shlex.quote(MEMO)} > {output_dir(req)}/memo.md"
@@ -118,8 +139,14 @@ def test_real_codex_end_to_end(tmp_path, monkeypatch):
         return Turn(text="Wrote memo.md naming Acme Supplies.", **FINAL_TURN)
 
     with FakeModelAPI(script) as srv:
-        rec, traj, trial_dir = run_trial(tmp_path, "codex", "fake-model", exe, api_base=srv.base_url,
-                                         settings=ModelSettings(reasoning_effort="high"))
+        rec, traj, trial_dir = run_trial(
+            tmp_path,
+            "codex",
+            "fake-model",
+            exe,
+            api_base=srv.base_url,
+            settings=ModelSettings(reasoning_effort="high"),
+        )
     assert rec.status == TrialStatus.ok, diagnose(rec, traj)
     expect_sandbox(rec)
     assert (trial_dir / "deliverables" / "memo.md").read_text() == MEMO
@@ -130,16 +157,24 @@ def test_real_codex_end_to_end(tmp_path, monkeypatch):
     events = [e["event"] for e in traj if e["type"] == "cli_event"]
     thread = next(e for e in events if e["type"] == "thread.started")
     assert rec.session_id == thread["thread_id"]
-    assert [e["item"]["type"] for e in events if e["type"] == "item.completed" and e["item"]["type"] != "error"] == \
-        ["command_execution", "agent_message"]
+    assert [
+        e["item"]["type"]
+        for e in events
+        if e["type"] == "item.completed" and e["item"]["type"] != "error"
+    ] == ["command_execution", "agent_message"]
     assert rec.turns == 2  # one command execution + one agent message
     # Codex sums the turn's model calls into one turn.completed; output includes reasoning
     assert (rec.usage.input_tokens, rec.usage.cached_input_tokens, rec.usage.output_tokens) == (
-        sum(s.turn.input_tokens for s in srv.served), sum(s.turn.cached_tokens for s in srv.served),
-        sum(s.turn.output_tokens for s in srv.served))
+        sum(s.turn.input_tokens for s in srv.served),
+        sum(s.turn.cached_tokens for s in srv.served),
+        sum(s.turn.output_tokens for s in srv.served),
+    )
     assert rec.usage.calls == 1 and rec.usage.cost_usd is None
     command = next(e for e in traj if e["type"] == "command")
-    assert 'model_provider="jobbench"' in command["argv"] and "JOBBENCH_API_KEY" in command["env_names"]
+    assert (
+        'model_provider="jobbench"' in command["argv"]
+        and "JOBBENCH_API_KEY" in command["env_names"]
+    )
     assert "sk-local-codex" not in json.dumps(traj)
 
 
@@ -154,13 +189,23 @@ def test_real_opencode_end_to_end(tmp_path, monkeypatch):
         if not req.get("tools"):  # e.g. a title request (none expected with --title)
             return Turn(text="aux", input_tokens=7, output_tokens=3)
         if not any(m.get("role") == "tool" for m in req.get("messages", [])):
-            return Turn(tool=("write", {"filePath": f"{output_dir(req)}/memo.md", "content": MEMO}), **TOOL_TURN)
+            return Turn(
+                tool=("write", {"filePath": f"{output_dir(req)}/memo.md", "content": MEMO}),
+                **TOOL_TURN,
+            )
         return Turn(text="Wrote memo.md naming Acme Supplies.", **FINAL_TURN)
 
     with FakeModelAPI(script) as srv:
-        rec, traj, trial_dir = run_trial(tmp_path, "opencode", "fake-model", exe, api_base=srv.base_url,
-                                         settings=ModelSettings(temperature=0.3, reasoning_effort="high",
-                                                                max_output_tokens=4000))
+        rec, traj, trial_dir = run_trial(
+            tmp_path,
+            "opencode",
+            "fake-model",
+            exe,
+            api_base=srv.base_url,
+            settings=ModelSettings(
+                temperature=0.3, reasoning_effort="high", max_output_tokens=4000
+            ),
+        )
     assert rec.status == TrialStatus.ok, diagnose(rec, traj)
     expect_sandbox(rec)
     assert (trial_dir / "deliverables" / "memo.md").read_text() == MEMO
@@ -168,17 +213,35 @@ def test_real_opencode_end_to_end(tmp_path, monkeypatch):
     assert [bool(s.request.get("tools")) for s in srv.served] == [True, True]
     assert {s.extra["authorization"] for s in srv.served} == {"Bearer sk-local-opencode"}
     assert {s.request["model"] for s in srv.served} == {"fake-model"}
-    assert {(s.request.get("temperature"), s.request.get("reasoning_effort"), s.request.get("max_tokens"))
-            for s in srv.served} == {(0.3, "high", 4000)}
+    assert {
+        (
+            s.request.get("temperature"),
+            s.request.get("reasoning_effort"),
+            s.request.get("max_tokens"),
+        )
+        for s in srv.served
+    } == {(0.3, "high", 4000)}
     events = [e["event"] for e in traj if e["type"] == "cli_event"]
-    assert [e["type"] for e in events] == ["step_start", "tool_use", "step_finish", "step_start", "text", "step_finish"]
+    assert [e["type"] for e in events] == [
+        "step_start",
+        "tool_use",
+        "step_finish",
+        "step_start",
+        "text",
+        "step_finish",
+    ]
     assert rec.session_id == events[0]["sessionID"]
     assert rec.turns == 2 and rec.usage.calls == 2
     # OpenCode splits "input" (uncached) from cache.read and "output" from "reasoning"
-    assert events[2]["part"]["tokens"]["input"] == 800 and events[2]["part"]["tokens"]["reasoning"] == 8
+    assert (
+        events[2]["part"]["tokens"]["input"] == 800
+        and events[2]["part"]["tokens"]["reasoning"] == 8
+    )
     assert (rec.usage.input_tokens, rec.usage.cached_input_tokens, rec.usage.output_tokens) == (
-        sum(s.turn.input_tokens for s in srv.served), sum(s.turn.cached_tokens for s in srv.served),
-        sum(s.turn.output_tokens for s in srv.served))
+        sum(s.turn.input_tokens for s in srv.served),
+        sum(s.turn.cached_tokens for s in srv.served),
+        sum(s.turn.output_tokens for s in srv.served),
+    )
     assert rec.usage.cost_usd is None  # OpenCode reports cost 0 for an unpriced custom model
     assert "sk-local-opencode" not in json.dumps(traj)
 
@@ -200,8 +263,9 @@ def test_real_opencode_public_protocol(tmp_path, monkeypatch):
         return Turn(text="Wrote memo.md naming Acme Supplies.", **FINAL_TURN)
 
     with FakeModelAPI(script) as srv:
-        rec, traj, trial_dir = run_trial(tmp_path, "opencode", "fake-model", exe,
-                                         api_base=srv.base_url, protocol="public")
+        rec, traj, trial_dir = run_trial(
+            tmp_path, "opencode", "fake-model", exe, api_base=srv.base_url, protocol="public"
+        )
     assert rec.status == TrialStatus.ok, diagnose(rec, traj)
     assert rec.protocol == "public" and rec.details["cli_version"]
     assert (trial_dir / "deliverables" / "memo.md").read_text() == MEMO
@@ -221,23 +285,36 @@ def test_real_claude_code_end_to_end(tmp_path, monkeypatch):
         assert api == "messages"
         if "Write" not in [t.get("name") for t in req.get("tools") or []]:
             return Turn(text="aux", input_tokens=7, output_tokens=3)
-        done = any(isinstance(m.get("content"), list) and any(b.get("type") == "tool_result" for b in m["content"])
-                   for m in req.get("messages", []))
+        done = any(
+            isinstance(m.get("content"), list)
+            and any(b.get("type") == "tool_result" for b in m["content"])
+            for m in req.get("messages", [])
+        )
         if not done:
-            return Turn(tool=("Write", {"file_path": f"{output_dir(req)}/memo.md", "content": MEMO}), **TOOL_TURN)
+            return Turn(
+                tool=("Write", {"file_path": f"{output_dir(req)}/memo.md", "content": MEMO}),
+                **TOOL_TURN,
+            )
         return Turn(text="Wrote memo.md naming Acme Supplies.", **FINAL_TURN)
 
     with FakeModelAPI(script) as srv:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url.removesuffix("/v1"))
-        rec, traj, trial_dir = run_trial(tmp_path, "claude-code", "claude-sonnet-4-6", exe,
-                                         settings=ModelSettings(reasoning_effort="high", max_output_tokens=4000))
+        rec, traj, trial_dir = run_trial(
+            tmp_path,
+            "claude-code",
+            "claude-sonnet-4-6",
+            exe,
+            settings=ModelSettings(reasoning_effort="high", max_output_tokens=4000),
+        )
     assert rec.status == TrialStatus.ok, diagnose(rec, traj)
     expect_sandbox(rec)
     assert (trial_dir / "deliverables" / "memo.md").read_text() == MEMO
     assert [s.api for s in srv.served] == ["messages", "messages"]
     assert {s.extra["x-api-key"] for s in srv.served} == {"sk-ant-local"}
     assert all(s.request.get("stream") for s in srv.served)
-    assert {(s.request["output_config"]["effort"], s.request["max_tokens"]) for s in srv.served} == {("high", 4000)}
+    assert {
+        (s.request["output_config"]["effort"], s.request["max_tokens"]) for s in srv.served
+    } == {("high", 4000)}
     events = [e["event"] for e in traj if e["type"] == "cli_event"]
     assert [e["type"] for e in events] == ["system", "assistant", "user", "assistant", "result"]
     result = events[-1]
@@ -246,8 +323,10 @@ def test_real_claude_code_end_to_end(tmp_path, monkeypatch):
     # Anthropic's input_tokens excludes cache reads; the parser adds them back
     assert result["usage"]["input_tokens"] == 1000 - 200 + 1300 - 900
     assert (rec.usage.input_tokens, rec.usage.cached_input_tokens, rec.usage.output_tokens) == (
-        sum(s.turn.input_tokens for s in srv.served), sum(s.turn.cached_tokens for s in srv.served),
-        sum(s.turn.output_tokens for s in srv.served))
+        sum(s.turn.input_tokens for s in srv.served),
+        sum(s.turn.cached_tokens for s in srv.served),
+        sum(s.turn.output_tokens for s in srv.served),
+    )
     # Claude Code prices the tokens itself (its list price of the model)
     assert rec.usage.cost_usd == pytest.approx(result["total_cost_usd"]) and rec.usage.cost_usd > 0
     assert "sk-ant-local" not in json.dumps(traj)
@@ -279,7 +358,11 @@ def test_real_codex_recovered_retry_is_ok_and_exhausted_retries_are_infra(tmp_pa
 
     with FakeModelAPI(script) as srv:
         rec, traj, _ = run_trial(tmp_path / "a", "codex", "fake-model", exe, api_base=srv.base_url)
-    notices = [e["event"]["message"] for e in traj if e["type"] == "cli_event" and e["event"]["type"] == "error"]
+    notices = [
+        e["event"]["message"]
+        for e in traj
+        if e["type"] == "cli_event" and e["event"]["type"] == "error"
+    ]
     assert notices and notices[0].startswith("Reconnecting... 1/")
     # the run recovered and ended normally: judged on its (missing) output, not an infra error
     assert rec.status == TrialStatus.no_deliverable, diagnose(rec, traj)
@@ -304,10 +387,14 @@ def test_real_opencode_auth_failure_is_infra(tmp_path):
 def test_real_claude_overload_is_infra(tmp_path, monkeypatch):
     exe = find_cli("claude", "JOBBENCH_CLAUDE_CODE_BIN")
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-local")
-    monkeypatch.setenv("CLAUDE_CODE_MAX_RETRIES", "0")  # Claude Code retries 10 times with backoff by default
+    monkeypatch.setenv(
+        "CLAUDE_CODE_MAX_RETRIES", "0"
+    )  # Claude Code retries 10 times with backoff by default
     with FakeModelAPI(lambda api, req: Turn(status=529, text="Overloaded")) as srv:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url.removesuffix("/v1"))
-        rec, traj, _ = run_trial(tmp_path, "claude-code", "claude-sonnet-4-6", exe, env=["CLAUDE_CODE_MAX_RETRIES"])
+        rec, traj, _ = run_trial(
+            tmp_path, "claude-code", "claude-sonnet-4-6", exe, env=["CLAUDE_CODE_MAX_RETRIES"]
+        )
     assert rec.status == TrialStatus.infra_error, diagnose(rec, traj)
     assert "529" in rec.error and len(srv.served) == 1
 
@@ -318,13 +405,23 @@ def test_real_claude_max_turns_is_a_budget_stop(tmp_path, monkeypatch):
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-local")
 
     def script(api: str, req: dict) -> Turn:  # never finishes: one more tool call each time
-        return Turn(tool=("Bash", {"command": f"echo step >> {output_dir(req)}/log.txt", "description": "log"}),
-                    input_tokens=100, output_tokens=10)
+        return Turn(
+            tool=(
+                "Bash",
+                {"command": f"echo step >> {output_dir(req)}/log.txt", "description": "log"},
+            ),
+            input_tokens=100,
+            output_tokens=10,
+        )
 
     with FakeModelAPI(script) as srv:
         monkeypatch.setenv("ANTHROPIC_BASE_URL", srv.base_url.removesuffix("/v1"))
-        rec, traj, trial_dir = run_trial(tmp_path, "claude-code", "claude-sonnet-4-6", exe, max_turns=2)
-    result = [e["event"] for e in traj if e["type"] == "cli_event" and e["event"]["type"] == "result"][-1]
+        rec, traj, trial_dir = run_trial(
+            tmp_path, "claude-code", "claude-sonnet-4-6", exe, max_turns=2
+        )
+    result = [
+        e["event"] for e in traj if e["type"] == "cli_event" and e["event"]["type"] == "result"
+    ][-1]
     assert result["subtype"] == "error_max_turns", result
     assert rec.status == TrialStatus.agent_timeout and "max-turns" in rec.error, diagnose(rec, traj)
     assert (trial_dir / "deliverables" / "log.txt").read_text() == "step\n" * len(srv.served)
@@ -346,7 +443,10 @@ def told_tools(req: dict) -> bool:
 
 
 def openclaw_memo(req: dict, **turn) -> Turn:
-    return Turn(tool=("write", {"path": f"{output_dir(req)}/memo.md", "content": MEMO}), **(turn or TOOL_TURN))
+    return Turn(
+        tool=("write", {"path": f"{output_dir(req)}/memo.md", "content": MEMO}),
+        **(turn or TOOL_TURN),
+    )
 
 
 @needs_openclaw
@@ -364,39 +464,66 @@ def test_real_openclaw_end_to_end(tmp_path, monkeypatch):
         return Turn(text="Wrote memo.md naming Acme Supplies.", **FINAL_TURN)
 
     with FakeModelAPI(script) as srv:
-        rec, traj, trial_dir = run_trial(tmp_path, "openclaw", "fake-model", openclaw_exe(), api_base=srv.base_url,
-                                         settings=ModelSettings(temperature=0.3, reasoning_effort="high",
-                                                                max_output_tokens=4000))
+        rec, traj, trial_dir = run_trial(
+            tmp_path,
+            "openclaw",
+            "fake-model",
+            openclaw_exe(),
+            api_base=srv.base_url,
+            settings=ModelSettings(
+                temperature=0.3, reasoning_effort="high", max_output_tokens=4000
+            ),
+        )
     assert rec.status == TrialStatus.ok, diagnose(rec, traj)
     expect_sandbox(rec)
     assert (trial_dir / "deliverables" / "memo.md").read_text() == MEMO
-    assert [s.api for s in srv.served] == ["chat", "chat"] and not srv.other  # nothing but the model calls
+    assert [s.api for s in srv.served] == [
+        "chat",
+        "chat",
+    ] and not srv.other  # nothing but the model calls
     assert {s.extra["authorization"] for s in srv.served} == {"Bearer sk-local-openclaw"}
-    assert {(s.request["model"], s.request["temperature"], s.request["reasoning_effort"],
-             s.request["max_completion_tokens"]) for s in srv.served} == {("fake-model", 0.3, "high", 4000)}
+    assert {
+        (
+            s.request["model"],
+            s.request["temperature"],
+            s.request["reasoning_effort"],
+            s.request["max_completion_tokens"],
+        )
+        for s in srv.served
+    } == {("fake-model", 0.3, "high", 4000)}
     events = [e["event"] for e in traj if e["type"] == "cli_event"]
     envelope = events[-1]
     assert envelope["status"] == "ok" and envelope["provider"] == "jobbench"
     assert rec.session_id == envelope["sessionId"]
     exported = [e for e in events if e.get("traceSchema") == "openclaw-trajectory"]
     assert {e["sessionId"] for e in exported} == {rec.session_id}
-    assert [e["data"]["name"] for e in exported if e["type"] == "tool.call" and e["source"] == "runtime"] == ["write"]
+    assert [
+        e["data"]["name"] for e in exported if e["type"] == "tool.call" and e["source"] == "runtime"
+    ] == ["write"]
     assert rec.turns == 2 and rec.usage.calls == 2
     # OpenClaw's "input" leaves out cache reads; the adapter adds them back
     assert envelope["usage"]["input"] == 1000 - 200 + 1300 - 900
     assert (rec.usage.input_tokens, rec.usage.cached_input_tokens, rec.usage.output_tokens) == (
-        sum(s.turn.input_tokens for s in srv.served), sum(s.turn.cached_tokens for s in srv.served),
-        sum(s.turn.output_tokens for s in srv.served))
+        sum(s.turn.input_tokens for s in srv.served),
+        sum(s.turn.cached_tokens for s in srv.served),
+        sum(s.turn.output_tokens for s in srv.served),
+    )
     assert rec.usage.cost_usd is None
-    assert rec.details["cli_version"] == "2026.9.6" and rec.details["exported_events"] == len(exported)
+    assert rec.details["cli_version"] == "2026.9.6" and rec.details["exported_events"] == len(
+        exported
+    )
     assert "sk-local-openclaw" not in json.dumps(traj)
 
 
 @needs_openclaw
-@pytest.mark.parametrize("status, words", [(401, "invalid api key"), (404, "model fake-model does not exist")])
+@pytest.mark.parametrize(
+    "status, words", [(401, "invalid api key"), (404, "model fake-model does not exist")]
+)
 def test_real_openclaw_endpoint_errors_are_infra_with_the_servers_message(tmp_path, status, words):
     with FakeModelAPI(lambda api, req: Turn(status=status, text=words)) as srv:
-        rec, traj, _ = run_trial(tmp_path, "openclaw", "fake-model", openclaw_exe(), api_base=srv.base_url)
+        rec, traj, _ = run_trial(
+            tmp_path, "openclaw", "fake-model", openclaw_exe(), api_base=srv.base_url
+        )
     assert rec.status == TrialStatus.infra_error, diagnose(rec, traj)
     assert words in rec.error and str(status) in rec.error
     assert len(srv.served) == 1  # OpenClaw does not retry these
@@ -412,7 +539,9 @@ def test_real_openclaw_rate_limit_then_success_is_a_normal_run(tmp_path):
         return Turn(text="Done.", **FINAL_TURN)
 
     with FakeModelAPI(script) as srv:
-        rec, traj, trial_dir = run_trial(tmp_path, "openclaw", "fake-model", openclaw_exe(), api_base=srv.base_url)
+        rec, traj, trial_dir = run_trial(
+            tmp_path, "openclaw", "fake-model", openclaw_exe(), api_base=srv.base_url
+        )
     assert rec.status == TrialStatus.ok and rec.error is None, diagnose(rec, traj)
     assert [s.turn.status for s in srv.served] == [429, 200, 200]
     assert (trial_dir / "deliverables" / "memo.md").read_text() == MEMO
@@ -431,8 +560,14 @@ def test_real_openclaw_hang_past_the_time_limit(tmp_path, monkeypatch):
 
     # the model answered once, then hung: the agent's time ran out
     with FakeModelAPI(script) as srv:
-        rec, traj, trial_dir = run_trial(tmp_path / "a", "openclaw", "fake-model", openclaw_exe(),
-                                         api_base=srv.base_url, timeout=30)
+        rec, traj, trial_dir = run_trial(
+            tmp_path / "a",
+            "openclaw",
+            "fake-model",
+            openclaw_exe(),
+            api_base=srv.base_url,
+            timeout=30,
+        )
     assert rec.status == TrialStatus.agent_timeout, diagnose(rec, traj)
     assert rec.error.startswith("time limit of 30 s reached")
     assert (trial_dir / "deliverables" / "memo.md").read_text() == MEMO
@@ -440,16 +575,28 @@ def test_real_openclaw_hang_past_the_time_limit(tmp_path, monkeypatch):
     # the endpoint never answered at all: not the agent's failure
     hang["after"] = 0
     with FakeModelAPI(script) as srv:
-        rec, traj, _ = run_trial(tmp_path / "b", "openclaw", "fake-model", openclaw_exe(), api_base=srv.base_url,
-                                 timeout=20)
+        rec, traj, _ = run_trial(
+            tmp_path / "b",
+            "openclaw",
+            "fake-model",
+            openclaw_exe(),
+            api_base=srv.base_url,
+            timeout=20,
+        )
     assert rec.status == TrialStatus.infra_error, diagnose(rec, traj)
     assert rec.error.startswith("openclaw: no model response within 20 s")
     # killed by the sandbox before OpenClaw's own deadline: accounted from the exported session
     monkeypatch.setattr(OpenClawAgent, "kill_grace", 0.0)
     hang["after"] = 1
     with FakeModelAPI(script) as srv:
-        rec, traj, _ = run_trial(tmp_path / "c", "openclaw", "fake-model", openclaw_exe(), api_base=srv.base_url,
-                                 timeout=90)
+        rec, traj, _ = run_trial(
+            tmp_path / "c",
+            "openclaw",
+            "fake-model",
+            openclaw_exe(),
+            api_base=srv.base_url,
+            timeout=90,
+        )
     exit_ev = next(e for e in traj if e["type"] == "cli_exit")
     assert exit_ev["timed_out"] and rec.status == TrialStatus.agent_timeout, diagnose(rec, traj)
     assert (rec.turns, rec.usage.input_tokens, rec.usage.output_tokens) == (1, 1000, 30)
@@ -462,11 +609,20 @@ def test_real_openclaw_graded_sample_run(tmp_path, monkeypatch):
     the scripted model writes the reference solution's deliverables through OpenClaw's
     ``exec`` tool, and the run grades them (checks) into a report row."""
     repo = Path(__file__).resolve().parents[2]
-    task = repo / "datasets" / "sample" / "online_merchants" / "task1"
+    task = repo / "datasets" / "sample" / "main" / "online_merchants" / "task1"
     ref = tmp_path / "reference"
     ref.mkdir()
-    subprocess.run([sys.executable, str(task / "solution" / "solve.py"), "--workspace", str(task / "task_folder"),
-                    "--output", str(ref)], check=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(task / "solution" / "solve.py"),
+            "--workspace",
+            str(task / "task_folder"),
+            "--output",
+            str(ref),
+        ],
+        check=True,
+    )
     files = sorted(p for p in ref.iterdir() if p.is_file())
     assert files
 
@@ -474,27 +630,65 @@ def test_real_openclaw_graded_sample_run(tmp_path, monkeypatch):
         if told_tools(req):
             return Turn(text="Saved the May P&L and the summary.", **FINAL_TURN)
         out = output_dir(req)
-        cmd = " && ".join(f"printf %s {base64.b64encode(p.read_bytes()).decode()} | base64 -d > {out}/{p.name}"
-                          for p in files)
+        cmd = " && ".join(
+            f"printf %s {base64.b64encode(p.read_bytes()).decode()} | base64 -d > {out}/{p.name}"
+            for p in files
+        )
         return Turn(tool=("exec", {"command": cmd}), **TOOL_TURN)
 
     env = dict(os.environ, JOBBENCH_API_KEY="sk-local-openclaw", PYTHONPATH=str(repo / "src"))
     with FakeModelAPI(script) as srv:
-        cmd = [sys.executable, "-m", "jobbench", "run", str(repo / "datasets" / "sample"), "--agent", "openclaw",
-               "--model", "fake-model", "--api-base", srv.base_url, "--agent-bin", f"openclaw={openclaw_exe()}",
-               "--tasks", "*/online_merchants/*", "--runs-dir", str(tmp_path / "runs"), "--run-name", "oc",
-               "--no-progress", "--infra-retries", "0"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "jobbench",
+            "run",
+            str(repo / "datasets" / "sample"),
+            "--agent",
+            "openclaw",
+            "--model",
+            "fake-model",
+            "--api-base",
+            srv.base_url,
+            "--agent-bin",
+            f"openclaw={openclaw_exe()}",
+            "--tasks",
+            "main/online_merchants/*",
+            "--runs-dir",
+            str(tmp_path / "runs"),
+            "--run-name",
+            "oc",
+            "--no-progress",
+            "--infra-retries",
+            "0",
+        ]
         r = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=900, cwd=tmp_path)
-    print("$ jobbench run datasets/sample --agent openclaw --model fake-model --api-base", srv.base_url,
-          "--tasks '*/online_merchants/*' …")
+    print(
+        "$ jobbench run datasets/sample --agent openclaw --model fake-model --api-base",
+        srv.base_url,
+        "--tasks 'main/online_merchants/*' …",
+    )
     print(r.stdout[-6000:])
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-    rows = [json.loads(line) for line in (tmp_path / "runs" / "oc" / "report" / "results.jsonl").read_text()
-            .splitlines()]
+    rows = [
+        json.loads(line)
+        for line in (tmp_path / "runs" / "oc" / "report" / "results.jsonl").read_text().splitlines()
+    ]
     print("report/results.jsonl:", json.dumps(rows))
     trial = json.loads(next((tmp_path / "runs" / "oc" / "trials").rglob("trial.json")).read_text())
-    assert trial["status"] == "ok" and sorted(d["path"] for d in trial["deliverables"]) == [p.name for p in files]
+    assert trial["status"] == "ok" and sorted(d["path"] for d in trial["deliverables"]) == [
+        p.name for p in files
+    ]
     # the reference solution's deliverables score 100 % (docs/sample.md), through OpenClaw too
-    assert [(row["agent"], row["task_id"], row["grade_status"], row["score"], row["points"], row["max_points"])
-            for row in rows] == [("openclaw", "sample/online_merchants/task1", "complete", 1.0, 42.0, 42.0)]
+    assert [
+        (
+            row["agent"],
+            row["task_id"],
+            row["grade_status"],
+            row["score"],
+            row["points"],
+            row["max_points"],
+        )
+        for row in rows
+    ] == [("openclaw", "main/online_merchants/task1", "complete", 1.0, 42.0, 42.0)]
     assert (rows[0]["agent_input_tokens"], rows[0]["agent_output_tokens"]) == (1000 + 1300, 30 + 12)

@@ -23,8 +23,25 @@ def test_sigkill_then_rerun_records_every_trial_once(tmp_path):
     runs = tmp_path / "runs"
     scratch = tmp_path / "scratch"
     env = dict(os.environ, PYTHONPATH=str(SRC), JOBBENCH_SCRATCH=str(scratch))
-    cmd = [sys.executable, "-m", "jobbench.cli", "run", str(dataset), "--agent", "oracle", "--agent", "null",
-           "--epochs", "3", "--runs-dir", str(runs), "--run-name", "k", "--no-progress", "--no-grade"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "jobbench.cli",
+        "run",
+        str(dataset),
+        "--agent",
+        "oracle",
+        "--agent",
+        "null",
+        "--epochs",
+        "3",
+        "--runs-dir",
+        str(runs),
+        "--run-name",
+        "k",
+        "--no-progress",
+        "--no-grade",
+    ]
     total = 2 * 2 * 3
     proc = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     trials = runs / "k" / "trials"
@@ -49,7 +66,9 @@ def test_sigkill_then_rerun_records_every_trial_once(tmp_path):
     ids = [TrialRecord.model_validate_json(p.read_text()).trial_id for p in records]
     assert len(set(ids)) == total
     for p in records:
-        events = [json.loads(x)["type"] for x in (p.parent / "trajectory.jsonl").read_text().splitlines()]
+        events = [
+            json.loads(x)["type"] for x in (p.parent / "trajectory.jsonl").read_text().splitlines()
+        ]
         assert events.count("trial_start") == 1 and events.count("trial_end") == 1
     for p, data in before.items():
         assert p.read_bytes() == data  # finished before the kill: untouched

@@ -391,8 +391,15 @@ def test_cli_protocol_public_has_its_own_default_run_directory(tmp_path, dataset
 def test_public_protocol_on_the_sample(tmp_path, agent, monkeypatch):
     monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
     exe = fake_cli(tmp_path, agent, {"write": {"memo.md": "done\n"}})
-    rec, _, fakes, _ = run(tmp_path, default_dataset(), agent, "gpt-5.4", exe,
-                           task_glob="*/civil_engineers/task1", splits=[DEFAULT_SPLIT])
+    rec, _, fakes, _ = run(
+        tmp_path,
+        default_dataset(),
+        agent,
+        "gpt-5.4",
+        exe,
+        task_glob="*/civil_engineers/task1",
+        splits=[DEFAULT_SPLIT],
+    )
     argv = fakes[0]["argv"]
     prompt = argv[1] if agent == "claude-code" else argv[-1]
     assert PUBLIC_RULE in prompt and rec.protocol == "public"

@@ -14,29 +14,55 @@ from jobbench.cli import app
 runner = CliRunner()
 
 
-def test_run_with_unwritable_report_folder_exits_2_and_keeps_trials_and_grades(tmp_path, dataset, monkeypatch):
+def test_run_with_unwritable_report_folder_exits_2_and_keeps_trials_and_grades(
+    tmp_path, dataset, monkeypatch
+):
     for name in ("JUDGE_MODEL", "JUDGE_API_BASE", "JOBBENCH_JUDGE_MODEL", "JOBBENCH_JUDGE_CONFIG"):
         monkeypatch.delenv(name, raising=False)
 
     def read_only(path, text):
         path = Path(path)
-        raise OSError(errno.EROFS, "Read-only file system", str(path.parent / f".{path.name}.abc.tmp"))
+        raise OSError(
+            errno.EROFS, "Read-only file system", str(path.parent / f".{path.name}.abc.tmp")
+        )
 
     monkeypatch.setattr(report_write, "atomic_write_text", read_only)
-    r = runner.invoke(app, ["run", str(dataset), "--runs-dir", str(tmp_path / "runs"), "--run-name", "ro",
-                            "--no-progress", "--tasks", "*task2"], env={"COLUMNS": "300"})
+    r = runner.invoke(
+        app,
+        [
+            "run",
+            str(dataset),
+            "--runs-dir",
+            str(tmp_path / "runs"),
+            "--run-name",
+            "ro",
+            "--no-progress",
+            "--tasks",
+            "*task2",
+        ],
+        env={"COLUMNS": "300"},
+    )
     run_dir = tmp_path / "runs" / "ro"
     assert r.exit_code == 2, r.output
     assert "Traceback" not in r.output
     text = " ".join(r.output.split())
-    assert (f"error: cannot write the report to {run_dir / 'report'}: Read-only file system "
-            f"({run_dir / 'report'}/.leaderboard.md.abc.tmp)") in text
-    assert f"The trials and grades are saved in {run_dir}; `jobbench report {run_dir} --out DIR`" in text
+    assert (
+        f"error: cannot write the report to {run_dir / 'report'}: Read-only file system "
+        f"({run_dir / 'report'}/.leaderboard.md.abc.tmp)"
+    ) in text
+    assert (
+        f"The trials and grades are saved in {run_dir}; `jobbench report {run_dir} --out DIR`"
+        in text
+    )
     assert "Grading failed" not in text and "jobbench grade" not in text
-    trials = sorted(p.parent.relative_to(run_dir / "trials").as_posix()
-                    for p in (run_dir / "trials").rglob("trial.json"))
-    grades = sorted(p.relative_to(run_dir / "grades" / "checks").as_posix()[: -len(".json")]
-                    for p in (run_dir / "grades" / "checks").rglob("*.json"))
+    trials = sorted(
+        p.parent.relative_to(run_dir / "trials").as_posix()
+        for p in (run_dir / "trials").rglob("trial.json")
+    )
+    grades = sorted(
+        p.relative_to(run_dir / "grades" / "checks").as_posix()[: -len(".json")]
+        for p in (run_dir / "grades" / "checks").rglob("*.json")
+    )
     assert len(trials) == 2 and grades == trials
     monkeypatch.undo()
     r = runner.invoke(app, ["report", str(run_dir), "--resamples", "50"])

@@ -35,7 +35,12 @@ runner = CliRunner()
 
 
 def cfg(dataset, run_dir, agents=None, **kw) -> RunConfig:
-    return RunConfig(dataset=dataset, agents=agents or [AgentSpec("oracle"), AgentSpec("null")], run_dir=run_dir, **kw)
+    return RunConfig(
+        dataset=dataset,
+        agents=agents or [AgentSpec("oracle"), AgentSpec("null")],
+        run_dir=run_dir,
+        **kw,
+    )
 
 
 def test_run_directory_contract(tmp_path, dataset):
@@ -46,11 +51,15 @@ def test_run_directory_contract(tmp_path, dataset):
     lock = json.loads((run_dir / "lock.json").read_text())
     assert lock["tasks"] == {t.id: task_digest(t) for t in tasks}
     assert lock["dataset_root"] == str(dataset)
-    assert lock["agents"] == [{"agent": "oracle", "model": "-", "settings": {}},
-                              {"agent": "null", "model": "-", "settings": {}}]
+    assert lock["agents"] == [
+        {"agent": "oracle", "model": "-", "settings": {}},
+        {"agent": "null", "model": "-", "settings": {}},
+    ]
     assert lock["epochs"] == 2 and lock["harness_version"] == jobbench.__version__
     ids = sorted(r.trial_id for r in s.records)
-    assert ids == sorted(trial_id(t.id, a, None, e) for t in tasks for a in ("oracle", "null") for e in (1, 2))
+    assert ids == sorted(
+        trial_id(t.id, a, None, e) for t in tasks for a in ("oracle", "null") for e in (1, 2)
+    )
     for rec in s.records:
         tdir = run_dir / "trials" / rec.trial_id
         assert TrialRecord.model_validate_json((tdir / "trial.json").read_text()) == rec
@@ -58,7 +67,9 @@ def test_run_directory_contract(tmp_path, dataset):
         for d in rec.deliverables:
             data = (tdir / "deliverables" / d.path).read_bytes()
             assert (d.size, d.sha256) == (len(data), hashlib.sha256(data).hexdigest())
-        events = [json.loads(x)["type"] for x in (tdir / "trajectory.jsonl").read_text().splitlines()]
+        events = [
+            json.loads(x)["type"] for x in (tdir / "trajectory.jsonl").read_text().splitlines()
+        ]
         assert events[0] == "trial_start" and events[-1] == "trial_end"
         if rec.agent == "oracle":
             assert rec.status == TrialStatus.ok
@@ -102,12 +113,17 @@ def test_resume_skips_finished_and_redoes_the_rest(tmp_path, dataset):
     assert not grade.exists()
     assert all(r.status != TrialStatus.infra_error for r in third.records)
     # a changed task is re-run; the other task is not
-    (dataset / OCC / "task2" / "task_folder" / "TASK_INSTRUCTIONS.txt").write_text("Write memo.md again.\n")
+    (dataset / OCC / "task2" / "task_folder" / "TASK_INSTRUCTIONS.txt").write_text(
+        "Write memo.md again.\n"
+    )
     fourth = run_trials(cfg(dataset, run_dir))
     assert (fourth.ran, fourth.skipped) == (2, 2)
     assert any("task sample/" in w and "changed" in w for w in fourth.warnings)
     new_digest = task_digest(load_dataset(dataset).get(f"sample/{OCC}/task2"))
-    assert json.loads((run_dir / "lock.json").read_text())["tasks"][f"sample/{OCC}/task2"] == new_digest
+    assert (
+        json.loads((run_dir / "lock.json").read_text())["tasks"][f"sample/{OCC}/task2"]
+        == new_digest
+    )
     assert {r.trial_id: r.task_digest for r in fourth.records}[t2o] == new_digest
     assert load_finished(run_dir, t2o, "0" * 64) is None
 
@@ -163,11 +179,21 @@ def test_infra_errors_are_retried_and_harness_bugs_are_infra(tmp_path, dataset, 
     monkeypatch.setitem(AGENTS, "flaky", FlakyAgent)
     monkeypatch.setitem(AGENTS, "crashing", CrashingAgent)
     FlakyAgent.seen = set()
-    s = run_trials(cfg(dataset, tmp_path / "runs" / "f", [AgentSpec("flaky")], infra_retries=1, retry_backoff=0.01))
+    s = run_trials(
+        cfg(
+            dataset,
+            tmp_path / "runs" / "f",
+            [AgentSpec("flaky")],
+            infra_retries=1,
+            retry_backoff=0.01,
+        )
+    )
     assert [r.status for r in s.records] == [TrialStatus.ok, TrialStatus.ok]
-    assert all([a.model_dump() for a in r.attempts] == [{"attempt": 1, "status": "infra_error",
-                                                          "error": "endpoint unreachable"}]
-               for r in s.records)
+    assert all(
+        [a.model_dump() for a in r.attempts]
+        == [{"attempt": 1, "status": "infra_error", "error": "endpoint unreachable"}]
+        for r in s.records
+    )
     s = run_trials(cfg(dataset, tmp_path / "runs" / "c", [AgentSpec("crashing")], infra_retries=0))
     assert {r.status for r in s.records} == {TrialStatus.infra_error}
     assert all("ZeroDivisionError: bug in the harness" in r.error for r in s.records)
@@ -203,7 +229,9 @@ def test_cancel_leaves_unfinished_trials_unrecorded(tmp_path, dataset, monkeypat
         cancel.set()
 
     threading.Thread(target=stop, daemon=True).start()
-    s = run_trials(cfg(dataset, tmp_path / "runs" / "x", [AgentSpec("slow")]), on_event=on_event, cancel=cancel)
+    s = run_trials(
+        cfg(dataset, tmp_path / "runs" / "x", [AgentSpec("slow")]), on_event=on_event, cancel=cancel
+    )
     assert s.records == [] and s.ran == 0
     assert list((tmp_path / "runs" / "x" / "trials").rglob("trial.json")) == []
 
@@ -212,13 +240,21 @@ def test_build_specs_and_default_run_name(tmp_path):
     s = ModelSettings(reasoning_effort="low")
     specs = build_specs(["oracle", "builtin", "codex@gpt-5.4"], ["m1", "m2"], s, {})
     assert [(x.agent, x.model, x.settings.as_record()) for x in specs] == [
-        ("oracle", None, {}), ("builtin", "m1", {"reasoning_effort": "low"}),
-        ("builtin", "m2", {"reasoning_effort": "low"}), ("codex", "gpt-5.4", {"reasoning_effort": "low"})]
+        ("oracle", None, {}),
+        ("builtin", "m1", {"reasoning_effort": "low"}),
+        ("builtin", "m2", {"reasoning_effort": "low"}),
+        ("codex", "gpt-5.4", {"reasoning_effort": "low"}),
+    ]
     assert [x.label for x in build_specs([], [], ModelSettings(), {})] == ["oracle@-", "null@-"]
     name = default_run_name(Path("/d/sample"), specs)
-    digest = hashlib.sha256(json.dumps([{"reasoning_effort": "low"}] * 3, sort_keys=True).encode()).hexdigest()[:8]
+    digest = hashlib.sha256(
+        json.dumps([{"reasoning_effort": "low"}] * 3, sort_keys=True).encode()
+    ).hexdigest()[:8]
     assert name == f"sample-oracle+builtin@m1+builtin@m2+codex@gpt-5.4-{digest}"
-    assert default_run_name(Path("/d/sample"), build_specs([], [], ModelSettings(), {})) == "sample-oracle+null"
+    assert (
+        default_run_name(Path("/d/sample"), build_specs([], [], ModelSettings(), {}))
+        == "sample-oracle+null"
+    )
     # a split choice is part of the name, so main and easy runs never share a run directory
     default = build_specs([], [], ModelSettings(), {})
     assert default_run_name(Path("/d/sample"), default, ["easy"]) == "sample-easy-oracle+null"
@@ -259,18 +295,39 @@ def test_cli_run_grades_and_reports(tmp_path, dataset, monkeypatch):
     """The main job end to end on fixture tasks: trials, checks-only grades, report files."""
     for name in ("JUDGE_MODEL", "JUDGE_API_BASE", "JOBBENCH_JUDGE_MODEL", "JOBBENCH_JUDGE_CONFIG"):
         monkeypatch.delenv(name, raising=False)
-    r = runner.invoke(app, ["run", str(dataset), "--runs-dir", str(tmp_path / "runs"), "--run-name", "g",
-                            "--no-progress", "--tasks", "*task2"], env={"COLUMNS": "200"})
+    r = runner.invoke(
+        app,
+        [
+            "run",
+            str(dataset),
+            "--runs-dir",
+            str(tmp_path / "runs"),
+            "--run-name",
+            "g",
+            "--no-progress",
+            "--tasks",
+            "*task2",
+        ],
+        env={"COLUMNS": "200"},
+    )
     assert r.exit_code == 0, r.output
     run_dir = tmp_path / "runs" / "g"
-    grades = sorted(p.relative_to(run_dir / "grades" / "checks").as_posix()
-                    for p in (run_dir / "grades" / "checks").rglob("*.json"))
-    trials = sorted(p.parent.relative_to(run_dir / "trials").as_posix() + ".json"
-                    for p in (run_dir / "trials").rglob("trial.json"))
+    grades = sorted(
+        p.relative_to(run_dir / "grades" / "checks").as_posix()
+        for p in (run_dir / "grades" / "checks").rglob("*.json")
+    )
+    trials = sorted(
+        p.parent.relative_to(run_dir / "trials").as_posix() + ".json"
+        for p in (run_dir / "trials").rglob("trial.json")
+    )
     assert grades == trials and len(grades) == 2
     summary = json.loads((run_dir / "report" / "summary.json").read_text())
     assert (run_dir / "report" / "report.html").is_file()
-    rows = [line for line in r.output.splitlines() if "│" in line and ("oracle" in line or "null" in line)]
+    rows = [
+        line
+        for line in r.output.splitlines()
+        if "│" in line and ("oracle" in line or "null" in line)
+    ]
     oracle_row = next(x for x in rows if "oracle" in x and "100.0" in x)
     null_row = next(x for x in rows if "null" in x and "0.0" in x)
     assert oracle_row and null_row
@@ -283,24 +340,40 @@ def test_cli_rejects_bad_input(tmp_path, dataset):
     assert r.exit_code == 2 and "unknown agent 'nobody'" in r.output
     r = runner.invoke(app, ["run", str(dataset), "--agent", "builtin", "--runs-dir", str(tmp_path)])
     assert r.exit_code == 2 and "needs --model" in r.output
-    r = runner.invoke(app, ["run", str(tmp_path / "missing"), "--runs-dir", str(tmp_path), "--no-progress"])
+    r = runner.invoke(
+        app, ["run", str(tmp_path / "missing"), "--runs-dir", str(tmp_path), "--no-progress"]
+    )
     assert r.exit_code == 2 and "no such directory" in r.output
 
 
 def test_oracle_failures_are_agent_errors(tmp_path, dataset):
-    (dataset / OCC / "task2" / "solution" / "solve.py").write_text("raise SystemExit('cannot solve')\n")
+    (dataset / OCC / "task2" / "solution" / "solve.py").write_text(
+        "raise SystemExit('cannot solve')\n"
+    )
     s = run_trials(cfg(dataset, tmp_path / "runs" / "o", [AgentSpec("oracle")], task_glob="*task2"))
     rec = s.records[0]
     assert rec.status == TrialStatus.agent_error and "cannot solve" in rec.error
     (dataset / OCC / "task2" / "solution" / "solve.py").write_text("import time\ntime.sleep(30)\n")
-    s = run_trials(cfg(dataset, tmp_path / "runs" / "o2", [AgentSpec("oracle")], task_glob="*task2",
-                       limits=__import__("jobbench.agents", fromlist=["AgentLimits"]).AgentLimits(timeout=1)))
+    s = run_trials(
+        cfg(
+            dataset,
+            tmp_path / "runs" / "o2",
+            [AgentSpec("oracle")],
+            task_glob="*task2",
+            limits=__import__("jobbench.agents", fromlist=["AgentLimits"]).AgentLimits(timeout=1),
+        )
+    )
     assert s.records[0].status == TrialStatus.agent_timeout
     import shutil
 
     shutil.rmtree(dataset / OCC / "task2" / "solution")
-    s = run_trials(cfg(dataset, tmp_path / "runs" / "o3", [AgentSpec("oracle")], task_glob="*task2"))
-    assert s.records[0].status == TrialStatus.agent_error and "no solution/solve.py" in s.records[0].error
+    s = run_trials(
+        cfg(dataset, tmp_path / "runs" / "o3", [AgentSpec("oracle")], task_glob="*task2")
+    )
+    assert (
+        s.records[0].status == TrialStatus.agent_error
+        and "no solution/solve.py" in s.records[0].error
+    )
 
 
 def test_trajectory_is_flushed_while_running(tmp_path, dataset, monkeypatch):
@@ -322,14 +395,25 @@ def test_trajectory_is_flushed_while_running(tmp_path, dataset, monkeypatch):
 
 
 def test_oracle_calling_convention_is_as_documented(tmp_path, dataset):
-    s = run_trials(cfg(dataset, tmp_path / "runs" / "cc", [AgentSpec("oracle")], task_glob="*task2"))
+    s = run_trials(
+        cfg(dataset, tmp_path / "runs" / "cc", [AgentSpec("oracle")], task_glob="*task2")
+    )
     rec = s.records[0]
-    traj = [json.loads(x) for x in (tmp_path / "runs" / "cc" / "trials" / rec.trial_id / "trajectory.jsonl")
-            .read_text().splitlines()]
+    traj = [
+        json.loads(x)
+        for x in (tmp_path / "runs" / "cc" / "trials" / rec.trial_id / "trajectory.jsonl")
+        .read_text()
+        .splitlines()
+    ]
     argv = next(e["argv"] for e in traj if e["type"] == "command")
     if rec.sandbox == "bwrap":
-        assert argv[1:] == ["/solution/solve.py", "--workspace", "/workspace/task_folder",
-                            "--output", "/workspace/output"]
+        assert argv[1:] == [
+            "/solution/solve.py",
+            "--workspace",
+            "/workspace/task_folder",
+            "--output",
+            "/workspace/output",
+        ]
     assert argv[2:4] == ["--workspace", argv[3]] and argv[3].endswith("task_folder")
     assert argv[4] == "--output" and argv[5].endswith("output")
     start = traj[0]
@@ -343,7 +427,12 @@ def test_oracle_scores_full_and_null_zero_when_grading_is_available(tmp_path, da
     run_dir = tmp_path / "runs" / "g"
     run_trials(cfg(dataset, run_dir))
     grades = jobbench.judge.grade_run(run_dir, jobbench.judge.JudgeConfig())
-    scores = {(g.trial_id.split("/")[2], g.trial_id.split("/")[3].split("@")[0]): g.score for g in grades}
-    assert scores == {("task1", "oracle"): 1.0, ("task2", "oracle"): 1.0, ("task1", "null"): 0.0, ("task2", "null"): 0.0}
-
-
+    scores = {
+        (g.trial_id.split("/")[2], g.trial_id.split("/")[3].split("@")[0]): g.score for g in grades
+    }
+    assert scores == {
+        ("task1", "oracle"): 1.0,
+        ("task2", "oracle"): 1.0,
+        ("task1", "null"): 0.0,
+        ("task2", "null"): 0.0,
+    }

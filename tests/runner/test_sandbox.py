@@ -5,6 +5,8 @@ from __future__ import annotations
 import hashlib
 import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -126,14 +128,22 @@ def test_bwrap_sees_only_workspace_and_system(ws, tmp_path):
     secret = tmp_path / "secret.txt"
     secret.write_text("s3cret")
     sb = Sandbox(ws.workspace, home=ws.home, backend="bwrap")
-    r = sb.run(["bash", "-c", f"pwd; ls /workspace; cat {secret} 2>&1; cat {ws.task_folder}/sub/data.csv 2>&1; "
-                              "touch /usr/x 2>&1; touch /etc/x 2>&1; echo $HOME; id -u; "
-                              "touch /tmp/t /dev/shm/s $HOME/h && echo scratch-writable"])
+    r = sb.run(
+        [
+            "bash",
+            "-c",
+            f"pwd; ls /workspace; cat {secret} 2>&1; cat {ws.task_folder}/sub/data.csv 2>&1; "
+            "touch /usr/x 2>&1; touch /etc/x 2>&1; echo $HOME; id -u; "
+            "touch /tmp/t /dev/shm/s $HOME/h && echo scratch-writable",
+        ]
+    )
     lines = r.stdout.splitlines()
     assert lines[0] == "/workspace"
     assert lines[1:3] == ["output", "task_folder"]
     assert "No such file or directory" in lines[3]  # host path of a file outside the workspace
-    assert "No such file or directory" in lines[4]  # the workspace's host path is not visible either
+    assert (
+        "No such file or directory" in lines[4]
+    )  # the workspace's host path is not visible either
     assert "Read-only file system" in lines[5] or "Permission denied" in lines[5]
     assert "Read-only file system" in lines[6] or "Permission denied" in lines[6]
     assert lines[7] == "/home/agent"
@@ -176,7 +186,10 @@ def test_bwrap_network_policy(ws):
 @needs_bwrap
 def test_bwrap_timeout_kills_background_processes(ws):
     sb = Sandbox(ws.workspace, backend="bwrap")
-    r = sb.run(["bash", "-c", "(sleep 1.5; touch /workspace/output/late) & sleep 30"], limits=Limits(timeout=0.5))
+    r = sb.run(
+        ["bash", "-c", "(sleep 1.5; touch /workspace/output/late) & sleep 30"],
+        limits=Limits(timeout=0.5),
+    )
     assert r.timed_out and r.exit_code == -9
     time.sleep(2.0)  # give an escaped child the time to write its marker
     assert not (ws.output / "late").exists()
@@ -185,7 +198,13 @@ def test_bwrap_timeout_kills_background_processes(ws):
 @needs_bwrap
 def test_bwrap_finished_command_leaves_no_process_behind(ws):
     sb = Sandbox(ws.workspace, backend="bwrap")
-    r = sb.run(["bash", "-c", "(sleep 1; touch /workspace/output/late) & disown; setsid sleep 1 & echo started"])
+    r = sb.run(
+        [
+            "bash",
+            "-c",
+            "(sleep 1; touch /workspace/output/late) & disown; setsid sleep 1 & echo started",
+        ]
+    )
     assert r.stdout.strip() == "started" and not r.timed_out
     time.sleep(1.5)
     assert not (ws.output / "late").exists()
@@ -194,11 +213,15 @@ def test_bwrap_finished_command_leaves_no_process_behind(ws):
 @needs_bwrap
 def test_bwrap_memory_and_process_limits(ws):
     sb = Sandbox(ws.workspace, backend="bwrap")
-    r = sb.run(["python3", "-c", "x = bytearray(600 * 1024 * 1024); print('allocated')"],
-               limits=Limits(memory_mb=256))
+    r = sb.run(
+        ["python3", "-c", "x = bytearray(600 * 1024 * 1024); print('allocated')"],
+        limits=Limits(memory_mb=256),
+    )
     assert r.exit_code != 0 and "allocated" not in r.stdout and "MemoryError" in r.stderr
-    spawn = ("import subprocess\nps = []\nfor i in range(60):\n    try:\n        ps.append(subprocess.Popen(['sleep', '5']))\n"
-             "    except OSError:\n        break\nprint(len(ps))\n")
+    spawn = (
+        "import subprocess\nps = []\nfor i in range(60):\n    try:\n        ps.append(subprocess.Popen(['sleep', '5']))\n"
+        "    except OSError:\n        break\nprint(len(ps))\n"
+    )
     r = sb.run(["python3", "-c", spawn], limits=Limits(max_processes=20, timeout=30))
     assert 0 < int(r.stdout.strip()) < 20
 
@@ -212,8 +235,12 @@ def test_bwrap_masks_forbidden_paths_under_a_bound_directory(ws, tmp_path):
     (tree / "dataset" / "RUBRICS.json").write_text("secret")
     for p in (tree, tree / "bin", tree / "dataset"):
         p.chmod(0o755)
-    sb = Sandbox(ws.workspace, backend="bwrap", mounts=[Mount(tree, "/opt/tools")], mask=[tree / "dataset"])
-    r = sb.run(["bash", "-c", "cat /opt/tools/bin/tool.txt; echo; ls -A /opt/tools/dataset | wc -l"])
+    sb = Sandbox(
+        ws.workspace, backend="bwrap", mounts=[Mount(tree, "/opt/tools")], mask=[tree / "dataset"]
+    )
+    r = sb.run(
+        ["bash", "-c", "cat /opt/tools/bin/tool.txt; echo; ls -A /opt/tools/dataset | wc -l"]
+    )
     assert r.stdout.split() == ["ok", "0"]
 
 
@@ -240,3 +267,32 @@ def test_command_scratch_lives_in_tmp_root_and_is_removed(ws, tmp_path, monkeypa
     assert len(seen) == 1 and Path(seen[0][0]).parent == ws.private
     assert not Path(seen[0][0]).exists()
     assert list(system_tmp.iterdir()) == [] and list(ws.private.iterdir()) == []
+
+
+def test_sandbox_user_ids_are_exclusive_across_processes():
+    """Two harness processes never hand out the same sandbox uid (RLIMIT_NPROC is per uid)."""
+    from jobbench.sandbox._sandbox import UID_POOL
+
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "from jobbench.sandbox._sandbox import UID_POOL\n"
+            "import sys, time\nprint(UID_POOL.acquire(), UID_POOL.acquire(), flush=True)\n"
+            "sys.stdin.read()",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        theirs = {int(x) for x in holder.stdout.readline().split()}
+        assert len(theirs) == 2
+        mine = UID_POOL.acquire()
+        try:
+            assert mine not in theirs and mine >= UID_POOL.BASE
+        finally:
+            UID_POOL.release(mine)
+    finally:
+        holder.stdin.close()
+        holder.wait(timeout=30)

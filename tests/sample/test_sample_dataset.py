@@ -39,7 +39,11 @@ def test_rubric_shape_and_checks(dataset) -> None:
         assert 5 <= len(t.rubrics) <= 10, t.id
         for r in t.rubrics:
             assert 2 <= len(r.criteria) <= 5, (t.id, r.id)
-            assert r.weight == int(r.weight) and int(r.weight) % 2 == 0 and r.weight > 0, (t.id, r.id, r.weight)
+            assert r.weight == int(r.weight) and int(r.weight) % 2 == 0 and r.weight > 0, (
+                t.id,
+                r.id,
+                r.weight,
+            )
             assert all(c.check is not None for c in r.criteria), (t.id, r.id)
     with_chains = [t.id for t in dataset.tasks if any(r.requires for r in t.rubrics)]
     assert len(with_chains) * 2 >= len(dataset.tasks)
@@ -80,9 +84,14 @@ def test_solutions_and_decoys_are_complete(dataset) -> None:
         assert 1 <= len(decoys) <= 2, t.id
         for d in decoys:
             exp = json.loads((d / "expected.json").read_text(encoding="utf-8"))
-            assert [x["index"] for x in exp["rubrics"]] == list(range(len(t.rubrics))), (t.id, d.name)
+            assert [x["index"] for x in exp["rubrics"]] == list(range(len(t.rubrics))), (
+                t.id,
+                d.name,
+            )
             for x, r in zip(exp["rubrics"], t.rubrics):
-                assert len(x["criteria"]) == len(r.criteria) and all(isinstance(v, bool) for v in x["criteria"])
+                assert len(x["criteria"]) == len(r.criteria) and all(
+                    isinstance(v, bool) for v in x["criteria"]
+                )
             assert exp["note"].strip()
             assert any((d / "deliverables").rglob("*")), (t.id, d.name)
 
@@ -115,7 +124,13 @@ def test_research_assistant_expected_values_match_statecrime() -> None:
     task = SAMPLE / "main" / "social_science_research_assistants" / "task1"
     assert len(d) == 50
     assert abs(_rubric_value(task, "stats", 1) - statistics.fmean(d.violent)) < 0.01
-    assert abs(_rubric_value(task, "stats", 2) - statistics.correlation(list(d.poverty), list(d.violent))) < 0.0005
+    assert (
+        abs(
+            _rubric_value(task, "stats", 2)
+            - statistics.correlation(list(d.poverty), list(d.violent))
+        )
+        < 0.0005
+    )
 
 
 def test_supply_chain_expected_values_match_pbs_scripts() -> None:

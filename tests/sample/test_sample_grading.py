@@ -20,7 +20,9 @@ from jobbench.tasks import Task, load_dataset
 judge = pytest.importorskip("jobbench.judge")
 evaluate_check = getattr(judge, "evaluate_check", None)
 if evaluate_check is None:
-    pytest.skip("jobbench.judge has no evaluate_check yet (judge stage not merged)", allow_module_level=True)
+    pytest.skip(
+        "jobbench.judge has no evaluate_check yet (judge stage not merged)", allow_module_level=True
+    )
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "datasets" / "sample"
@@ -50,7 +52,9 @@ def verdicts_for(task: Task, folder: Path) -> tuple[list[list[bool]], list[str]]
         row = []
         for c in r.criteria:
             res = evaluate_check(c.check, folder)
-            assert not res.error, f"{task.id} rubric {r.id} criterion {c.index}: check error: {res.detail}"
+            assert not res.error, (
+                f"{task.id} rubric {r.id} criterion {c.index}: check error: {res.detail}"
+            )
             row.append(res.passed)
             if not res.passed:
                 failures.append(f"{r.id}[{c.index}]: {res.detail}")
@@ -78,8 +82,10 @@ def unreadable_formats(task: Task, folder: Path) -> set[str]:
 def skip_if_unreadable(task: Task, folder: Path) -> None:
     missing = unreadable_formats(task, folder)
     if missing:
-        pytest.skip(f"the installed jobbench.extract cannot read {sorted(missing)} (placeholder extractor; "
-                    "needs the extraction stage)")
+        pytest.skip(
+            f"the installed jobbench.extract cannot read {sorted(missing)} (placeholder extractor; "
+            "needs the extraction stage)"
+        )
 
 
 @pytest.fixture(scope="module")
@@ -92,8 +98,13 @@ def solution_outputs(tmp_path_factory) -> dict[str, Path]:
         shutil.copytree(task.workspace_dir, ws)
         sol.mkdir()
         shutil.copy2(task.solution_dir / "solve.py", sol / "solve.py")
-        proc = subprocess.run([sys.executable, str(sol / "solve.py"), "--workspace", str(ws), "--output", str(out)],
-                              cwd=base, capture_output=True, text=True, timeout=300)
+        proc = subprocess.run(
+            [sys.executable, str(sol / "solve.py"), "--workspace", str(ws), "--output", str(out)],
+            cwd=base,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
         assert proc.returncode == 0, f"{task.id}: solve.py failed\n{proc.stderr[-3000:]}"
         outputs[task.id] = out
     return outputs
@@ -115,7 +126,9 @@ def test_empty_output_fails_every_rubric(task: Task, tmp_path: Path) -> None:
     assert chain_score(task, verdicts)[0] == 0.0
 
 
-DECOYS = [(t, d) for t in TASKS for d in sorted((t.solution_dir / "decoys").iterdir()) if d.is_dir()]
+DECOYS = [
+    (t, d) for t in TASKS for d in sorted((t.solution_dir / "decoys").iterdir()) if d.is_dir()
+]
 
 
 @pytest.mark.parametrize("task,decoy", DECOYS, ids=[f"{t.id}:{d.name}" for t, d in DECOYS])

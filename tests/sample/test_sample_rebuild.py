@@ -28,7 +28,9 @@ def _built_files(root: Path) -> list[str]:
         for sub in BUILT:
             base = task / sub
             if base.is_dir():
-                out += [p.relative_to(root).as_posix() for p in sorted(base.rglob("*")) if p.is_file()]
+                out += [
+                    p.relative_to(root).as_posix() for p in sorted(base.rglob("*")) if p.is_file()
+                ]
         for p in sorted((task / "solution" / "decoys").glob("*/deliverables/**/*")):
             if p.is_file():
                 out.append(p.relative_to(root).as_posix())
@@ -44,13 +46,18 @@ def content(path: Path):
         import openpyxl
 
         wb = openpyxl.load_workbook(path)
-        return {ws.title: [[c.value for c in row] for row in ws.iter_rows()] for ws in wb.worksheets}
+        return {
+            ws.title: [[c.value for c in row] for row in ws.iter_rows()] for ws in wb.worksheets
+        }
     if suffix == ".docx":
         import docx
 
         d = docx.Document(path)
-        return ([p.text for p in d.paragraphs], [[[c.text for c in r.cells] for r in t.rows] for t in d.tables],
-                d.core_properties.created)
+        return (
+            [p.text for p in d.paragraphs],
+            [[[c.text for c in r.cells] for r in t.rows] for t in d.tables],
+            d.core_properties.created,
+        )
     if suffix == ".pptx":
         from pptx import Presentation
 
@@ -87,8 +94,9 @@ def content(path: Path):
 @pytest.fixture(scope="module")
 def rebuilt(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("sample-rebuild")
-    proc = subprocess.run([sys.executable, str(BUILD), "--out", str(out)],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, str(BUILD), "--out", str(out)], capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return out
 
@@ -100,15 +108,20 @@ def test_rebuild_writes_the_same_file_set(rebuilt: Path) -> None:
 
 
 def test_rebuild_reproduces_every_file(rebuilt: Path) -> None:
-    differing = [rel for rel in _built_files(SAMPLE) if content(SAMPLE / rel) != content(rebuilt / rel)]
+    differing = [
+        rel for rel in _built_files(SAMPLE) if content(SAMPLE / rel) != content(rebuilt / rel)
+    ]
     assert differing == []
 
 
 def test_content_comparison_detects_a_changed_cell(rebuilt: Path, tmp_path: Path) -> None:
     import openpyxl
 
-    rel = next(r for r in _built_files(SAMPLE)
-               if r.startswith("main/") and r.endswith("pour_schedule.xlsx"))
+    rel = next(
+        r
+        for r in _built_files(SAMPLE)
+        if r.startswith("main/") and r.endswith("pour_schedule.xlsx")
+    )
     wb = openpyxl.load_workbook(rebuilt / rel)
     wb["Pours"]["F4"] = 300
     wb.save(tmp_path / "changed.xlsx")

@@ -27,8 +27,10 @@ def shared_data_dir() -> Path:
 def shared_data() -> Path:
     root = shared_data_dir()
     if not (root / "workbank" / "domain_worker_desires.csv").is_file():
-        pytest.skip(f"shared data not found at {root} (set JOBBENCH_SHARED_DATA to the folder holding "
-                    "workbank/, oews/, onet/, jobbench/)")
+        pytest.skip(
+            f"shared data not found at {root} (set JOBBENCH_SHARED_DATA to the folder holding "
+            "workbank/, oews/, onet/, jobbench/)"
+        )
     return root
 
 
@@ -51,28 +53,71 @@ OCC = "Occupation (O*NET-SOC Title)"
 #   Delta 7 (2.0, 2.0) Low; Delta 8 (2.0, 4.0) Red
 # → 8 tasks, 4 occupations, zones G3 R2 D1 L2, desire > 3 for tasks 1, 5, 6 (37.5 %).
 MINI = {
-    "Alpha Analysts": ("13-1111.00", {"1": ("Analyse alpha data.", [4, 4], [4]),
-                                      "2": ("Write alpha memos.", [2, 3], [2, 3])}),
-    "Beta Clerks": ("43-9021.00", {"3": ("Key beta records.", [3, 3, 3], [3]),
-                                   "4": ("File beta forms.", [1, 2], [5])}),
-    "Gamma Specialists": ("13-1199.06", {"5": ("Sell gamma goods online.", [5], [1, 2]),
-                                         "6": ("Track gamma orders.", [3, 4], [3, 4])}),
-    "Delta Agents": ("13-1023.00", {"7": ("Buy delta supplies.", [2], [2]),
-                                    "8": ("Negotiate delta contracts.", [2, 2], [4])}),
+    "Alpha Analysts": (
+        "13-1111.00",
+        {"1": ("Analyse alpha data.", [4, 4], [4]), "2": ("Write alpha memos.", [2, 3], [2, 3])},
+    ),
+    "Beta Clerks": (
+        "43-9021.00",
+        {"3": ("Key beta records.", [3, 3, 3], [3]), "4": ("File beta forms.", [1, 2], [5])},
+    ),
+    "Gamma Specialists": (
+        "13-1199.06",
+        {
+            "5": ("Sell gamma goods online.", [5], [1, 2]),
+            "6": ("Track gamma orders.", [3, 4], [3, 4]),
+        },
+    ),
+    "Delta Agents": (
+        "13-1023.00",
+        {"7": ("Buy delta supplies.", [2], [2]), "8": ("Negotiate delta contracts.", [2, 2], [4])},
+    ),
 }
 # OEWS rows: Alpha 13-1111 1,000 × 100,000 = 1e8; Beta 43-9021 2,000 × 40,000 = 8e7;
 # Gamma (parent 13-1199) 500 × 80,000 = 4e7; Delta (aggregate 13-1020) 300 × 50,000 = 1.5e7.
 OEWS_ROWS = [
     ["99", "000000", "00-0000", "All Occupations", "total", "10,000", "60,000"],
-    ["99", "000000", "13-0000", "Business and Financial Operations Occupations", "major", "1,800", "90,000"],
-    ["99", "000000", "43-0000", "Office and Administrative Support Occupations", "major", "2,000", "40,000"],
+    [
+        "99",
+        "000000",
+        "13-0000",
+        "Business and Financial Operations Occupations",
+        "major",
+        "1,800",
+        "90,000",
+    ],
+    [
+        "99",
+        "000000",
+        "43-0000",
+        "Office and Administrative Support Occupations",
+        "major",
+        "2,000",
+        "40,000",
+    ],
     ["99", "000000", "13-1020", "Buyers and Purchasing Agents", "broad", "300", "50,000"],
     ["99", "000000", "13-1020", "Buyers and Purchasing Agents", "detailed", "300", "50,000"],
     ["99", "000000", "13-1111", "Management Analysts", "detailed", "1,000", "100,000"],
-    ["99", "000000", "13-1199", "Business Operations Specialists, All Other", "detailed", "500", "80,000"],
+    [
+        "99",
+        "000000",
+        "13-1199",
+        "Business Operations Specialists, All Other",
+        "detailed",
+        "500",
+        "80,000",
+    ],
     ["99", "000000", "43-9021", "Data Entry Keyers", "detailed", "2,000", "40,000"],
     ["99", "000000", "27-2011", "Actors", "detailed", "50", "*"],
-    ["06", "000000", "13-1111", "Management Analysts", "detailed", "9", "1"],  # a state row: ignored
+    [
+        "06",
+        "000000",
+        "13-1111",
+        "Management Analysts",
+        "detailed",
+        "9",
+        "1",
+    ],  # a state row: ignored
 ]
 # JobBench crosswalk: alpha → Alpha, beta → Beta, delta → Delta (Gamma is not in JobBench).
 CROSSWALK = [
@@ -100,11 +145,26 @@ COMPANIES = [
 LEADERBOARD = {
     "categories": ["alpha", "beta", "delta"],
     "leaderboard": [
-        {"rank": 1, "model": "m1", "displayName": "Model One", "framework": "Codex CLI", "overallScore": 20.0,
-         "categoryBreakdown": {"alpha": {"score_pct": 10.0}, "beta": {"score_pct": 30.0},
-                               "delta": {"score_pct": 20.0}}},
-        {"rank": 2, "model": "m2", "displayName": "Model Two", "framework": "Claude Code", "overallScore": 15.0,
-         "categoryBreakdown": {"alpha": {"score_pct": 50.0}, "beta": {"score_pct": 40.0}}},
+        {
+            "rank": 1,
+            "model": "m1",
+            "displayName": "Model One",
+            "framework": "Codex CLI",
+            "overallScore": 20.0,
+            "categoryBreakdown": {
+                "alpha": {"score_pct": 10.0},
+                "beta": {"score_pct": 30.0},
+                "delta": {"score_pct": 20.0},
+            },
+        },
+        {
+            "rank": 2,
+            "model": "m2",
+            "displayName": "Model Two",
+            "framework": "Claude Code",
+            "overallScore": 15.0,
+            "categoryBreakdown": {"alpha": {"score_pct": 50.0}, "beta": {"score_pct": 40.0}},
+        },
     ],
 }
 
@@ -120,30 +180,79 @@ def build_mini(root: Path) -> Path:
             meta.append([code, occ, tid, text, "Core", "08/2020", "", ""])
             onet.append([code, occ, tid, text, "Core"])
     cap.append(["9", "Alpha Analysts", "Expert-only alpha task.", "e9", "2025/3/2", 5])
-    meta.append(["13-1111.00", "Alpha Analysts", "9", "Expert-only alpha task.", "Core", "08/2020", "", ""])
+    meta.append(
+        ["13-1111.00", "Alpha Analysts", "9", "Expert-only alpha task.", "Core", "08/2020", "", ""]
+    )
     onet.append(["13-1111.00", "Alpha Analysts", "9", "Expert-only alpha task.", "Core"])
     onet.append(["13-1111.00", "Alpha Analysts", "10", "An unrated alpha task.", "Supplemental"])
     wb = root / "workbank"
-    write_csv(wb / "domain_worker_desires.csv",
-              ["Task ID", OCC, "Task", "User ID", "Date", "Automation Desire Rating", "Time"], des)
-    write_csv(wb / "expert_rated_technological_capability.csv",
-              ["Task ID", OCC, "Task", "User ID", "Date", "Automation Capacity Rating"], cap)
-    write_csv(wb / "task_statement_with_metadata.csv",
-              ["O*NET-SOC Code", OCC, "Task ID", "Task", "Task Type", "Date", "Occupation Mean Annual Wage",
-               "Occupation Employment"], meta)
-    write_csv(wb / "external" / "paper_to_workflow_mapping_aggregated.csv",
-              ["task", "occupation", "paper_count", "paper_ids"], PAPERS)
-    write_csv(wb / "external" / "company_to_workflow_aggregation.csv",
-              ["task", "occupation", "company_count", "company"], COMPANIES)
-    write_csv(root / "oews" / "M2024_bls_wage_data.csv",
-              ["AREA", "NAICS", "OCC_CODE", "OCC_TITLE", "O_GROUP", "TOT_EMP", "A_MEAN"], OEWS_ROWS)
-    write_csv(root / "onet" / "Task Statements.txt", ["O*NET-SOC Code", "Title", "Task ID", "Task", "Task Type"],
-              onet, delimiter="\t")
-    write_csv(root / "onet" / "onet_soc2010_occupation_data.txt", ["O*NET-SOC Code", "Title", "Description"],
-              [["13-1111.00", "Management Analysts", "x"], ["43-9021.00", "Data Entry Keyers", "x"],
-               ["13-1023.00", "Purchasing Agents", "x"]], delimiter="\t")
-    write_csv(root / "crosswalk.csv", ["jobbench_slug", "onet_soc2010_code", "onet_soc2010_title",
-                                       "workbank_occupation", "workbank_onet_soc2019_code", "mapping"], CROSSWALK)
+    write_csv(
+        wb / "domain_worker_desires.csv",
+        ["Task ID", OCC, "Task", "User ID", "Date", "Automation Desire Rating", "Time"],
+        des,
+    )
+    write_csv(
+        wb / "expert_rated_technological_capability.csv",
+        ["Task ID", OCC, "Task", "User ID", "Date", "Automation Capacity Rating"],
+        cap,
+    )
+    write_csv(
+        wb / "task_statement_with_metadata.csv",
+        [
+            "O*NET-SOC Code",
+            OCC,
+            "Task ID",
+            "Task",
+            "Task Type",
+            "Date",
+            "Occupation Mean Annual Wage",
+            "Occupation Employment",
+        ],
+        meta,
+    )
+    write_csv(
+        wb / "external" / "paper_to_workflow_mapping_aggregated.csv",
+        ["task", "occupation", "paper_count", "paper_ids"],
+        PAPERS,
+    )
+    write_csv(
+        wb / "external" / "company_to_workflow_aggregation.csv",
+        ["task", "occupation", "company_count", "company"],
+        COMPANIES,
+    )
+    write_csv(
+        root / "oews" / "M2024_bls_wage_data.csv",
+        ["AREA", "NAICS", "OCC_CODE", "OCC_TITLE", "O_GROUP", "TOT_EMP", "A_MEAN"],
+        OEWS_ROWS,
+    )
+    write_csv(
+        root / "onet" / "Task Statements.txt",
+        ["O*NET-SOC Code", "Title", "Task ID", "Task", "Task Type"],
+        onet,
+        delimiter="\t",
+    )
+    write_csv(
+        root / "onet" / "onet_soc2010_occupation_data.txt",
+        ["O*NET-SOC Code", "Title", "Description"],
+        [
+            ["13-1111.00", "Management Analysts", "x"],
+            ["43-9021.00", "Data Entry Keyers", "x"],
+            ["13-1023.00", "Purchasing Agents", "x"],
+        ],
+        delimiter="\t",
+    )
+    write_csv(
+        root / "crosswalk.csv",
+        [
+            "jobbench_slug",
+            "onet_soc2010_code",
+            "onet_soc2010_title",
+            "workbank_occupation",
+            "workbank_onet_soc2019_code",
+            "mapping",
+        ],
+        CROSSWALK,
+    )
     (root / "jobbench").mkdir(parents=True, exist_ok=True)
     (root / "jobbench" / "leaderboard.json").write_text(json.dumps(LEADERBOARD), encoding="utf-8")
     return root

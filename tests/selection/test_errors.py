@@ -23,7 +23,10 @@ runner = CliRunner()
 # file (relative to the mini data dir) → a required column to break
 FILES = {
     "desires": ("workbank/domain_worker_desires.csv", "Automation Desire Rating"),
-    "capability": ("workbank/expert_rated_technological_capability.csv", "Automation Capacity Rating"),
+    "capability": (
+        "workbank/expert_rated_technological_capability.csv",
+        "Automation Capacity Rating",
+    ),
     "task_metadata": ("workbank/task_statement_with_metadata.csv", "O*NET-SOC Code"),
     "oews": ("oews/M2024_bls_wage_data.csv", "A_MEAN"),
     "onet_tasks": ("onet/Task Statements.txt", "Task ID"),
@@ -34,10 +37,22 @@ FILES = {
 }
 
 COMMANDS = {
-    "select": (["select", "--out", "{tmp}/out", "--no-plots"],
-               ["desires", "capability", "task_metadata", "oews", "onet_tasks", "onet_occupations", "crosswalk"]),
-    "attention": (["attention", "--boot", "10", "--config", "m1", "--tasks", "rated"],
-                  ["papers", "companies", "crosswalk", "desires"]),
+    "select": (
+        ["select", "--out", "{tmp}/out", "--no-plots"],
+        [
+            "desires",
+            "capability",
+            "task_metadata",
+            "oews",
+            "onet_tasks",
+            "onet_occupations",
+            "crosswalk",
+        ],
+    ),
+    "attention": (
+        ["attention", "--boot", "10", "--config", "m1", "--tasks", "rated"],
+        ["papers", "companies", "crosswalk", "desires"],
+    ),
     "figures": (["selection", "figures"], ["desires", "capability"]),
 }
 CASES = [(cmd, key) for cmd, (_, keys) in COMMANDS.items() for key in keys]
@@ -84,9 +99,14 @@ def test_wrong_columns(cmd: str, key: str, mini_data: Path, tmp_path: Path) -> N
 @pytest.mark.parametrize(
     ("mutate", "where"),
     [
-        (lambda d: d["leaderboard"][0].pop("categoryBreakdown"), "leaderboard[0].categoryBreakdown"),
-        (lambda d: d["leaderboard"][1]["categoryBreakdown"]["alpha"].update(score_pct="high"),
-         "leaderboard[1].categoryBreakdown.alpha.score_pct"),
+        (
+            lambda d: d["leaderboard"][0].pop("categoryBreakdown"),
+            "leaderboard[0].categoryBreakdown",
+        ),
+        (
+            lambda d: d["leaderboard"][1]["categoryBreakdown"]["alpha"].update(score_pct="high"),
+            "leaderboard[1].categoryBreakdown.alpha.score_pct",
+        ),
         (lambda d: d.pop("leaderboard"), "leaderboard"),
     ],
 )
@@ -103,21 +123,50 @@ def test_leaderboard_errors(mutate, where: str, mini_data: Path, tmp_path: Path)
 
 
 def test_bad_values_name_line_and_column(tmp_path: Path, csv_file) -> None:
-    header = ["Task ID", "Occupation (O*NET-SOC Title)", "Task", "User ID", "Automation Desire Rating"]
-    path = csv_file(tmp_path / "d.csv", header, [["1", "Occ", "Do it.", "u1", "3"], ["1", "Occ", "Do it.", "u2", "7"]])
+    header = [
+        "Task ID",
+        "Occupation (O*NET-SOC Title)",
+        "Task",
+        "User ID",
+        "Automation Desire Rating",
+    ]
+    path = csv_file(
+        tmp_path / "d.csv",
+        header,
+        [["1", "Occ", "Do it.", "u1", "3"], ["1", "Occ", "Do it.", "u2", "7"]],
+    )
     with pytest.raises(DataFileError) as e:
         load_worker_desires(path)
-    assert str(e.value) == f"{path}, line 3, column 'Automation Desire Rating': rating '7' is not an integer 1–5"
-    path = csv_file(tmp_path / "d2.csv", header, [["1", "Occ", "Do it.", "u1", "3"], ["1", "Occ", "Other.", "u2", "3"]])
-    with pytest.raises(DataFileError, match="line 3, column 'Task': Task ID 1 has a different occupation/task text"):
+    assert (
+        str(e.value)
+        == f"{path}, line 3, column 'Automation Desire Rating': rating '7' is not an integer 1–5"
+    )
+    path = csv_file(
+        tmp_path / "d2.csv",
+        header,
+        [["1", "Occ", "Do it.", "u1", "3"], ["1", "Occ", "Other.", "u2", "3"]],
+    )
+    with pytest.raises(
+        DataFileError, match="line 3, column 'Task': Task ID 1 has a different occupation/task text"
+    ):
         load_worker_desires(path)
-    meta = csv_file(tmp_path / "m.csv", ["O*NET-SOC Code", "Occupation (O*NET-SOC Title)", "Task ID", "Task",
-                                         "Task Type"], [["15-20410", "Occ", "1", "Do it.", "Core"]])
-    with pytest.raises(DataFileError, match="line 2, column 'O\\*NET-SOC Code': '15-20410' is not an O\\*NET-SOC"):
+    meta = csv_file(
+        tmp_path / "m.csv",
+        ["O*NET-SOC Code", "Occupation (O*NET-SOC Title)", "Task ID", "Task", "Task Type"],
+        [["15-20410", "Occ", "1", "Do it.", "Core"]],
+    )
+    with pytest.raises(
+        DataFileError, match="line 2, column 'O\\*NET-SOC Code': '15-20410' is not an O\\*NET-SOC"
+    ):
         load_task_metadata(meta)
-    mapping = csv_file(tmp_path / "p.csv", ["task", "occupation", "paper_count", "paper_ids"],
-                       [["Do it.", "Occ", "3", "a,b"]])
-    with pytest.raises(DataFileError, match="line 2, column 'paper_count': says 3 but 'paper_ids' lists 2"):
+    mapping = csv_file(
+        tmp_path / "p.csv",
+        ["task", "occupation", "paper_count", "paper_ids"],
+        [["Do it.", "Occ", "3", "a,b"]],
+    )
+    with pytest.raises(
+        DataFileError, match="line 2, column 'paper_count': says 3 but 'paper_ids' lists 2"
+    ):
         load_attention_mapping(mapping, "papers")
     empty = tmp_path / "e.csv"
     empty.write_text("")
@@ -138,7 +187,10 @@ def test_bad_values_name_line_and_column(tmp_path: Path, csv_file) -> None:
 def test_explicit_file_option_overrides_data_dir(mini_data: Path, tmp_path: Path) -> None:
     moved = tmp_path / "elsewhere.csv"
     (mini_data / FILES["desires"][0]).rename(moved)
-    res = runner.invoke(app, ["selection", "figures", "--data-dir", str(mini_data), "--desires", str(moved), "--json"])
+    res = runner.invoke(
+        app,
+        ["selection", "figures", "--data-dir", str(mini_data), "--desires", str(moved), "--json"],
+    )
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["n_tasks"] == 8
 
@@ -149,5 +201,7 @@ def test_occupation_missing_from_task_metadata(mini_data: Path, tmp_path: Path) 
     path.write_text("".join(line for line in lines if "Delta Agents" not in line), encoding="utf-8")
     res = _invoke("select", mini_data, tmp_path)
     assert res.exit_code == 2, res.output
-    assert (f"error: {path}, column 'Occupation (O*NET-SOC Title)': occupation 'Delta Agents' of the rating files "
-            "has no row here") in res.stderr
+    assert (
+        f"error: {path}, column 'Occupation (O*NET-SOC Title)': occupation 'Delta Agents' of the rating files "
+        "has no row here"
+    ) in res.stderr

@@ -19,8 +19,7 @@ from openpyxl import Workbook
 from typer.testing import CliRunner
 
 from jobbench.cli import app
-from jobbench.selection import FetchItem, FetchOfflineError, Source, fetch, load_oews
-from jobbench.selection import _fetch
+from jobbench.selection import FetchItem, FetchOfflineError, Source, _fetch, fetch, load_oews
 
 runner = CliRunner()
 
@@ -28,6 +27,7 @@ runner = CliRunner()
 @pytest.fixture
 def no_network(monkeypatch: pytest.MonkeyPatch):
     """Make every DNS lookup and connection fail, as on a machine without network."""
+
     def refuse(*args, **kwargs):
         raise OSError("network disabled in tests")
 
@@ -42,8 +42,12 @@ def test_offline_fails_fast_and_writes_nothing(no_network, tmp_path: Path) -> No
     assert res.exit_code == 2, res.output
     err = res.stderr
     assert "offline: no data source can be reached" in err
-    for host in ("https://huggingface.co", "https://raw.githubusercontent.com", "https://www.bls.gov",
-                 "https://www.onetcenter.org"):
+    for host in (
+        "https://huggingface.co",
+        "https://raw.githubusercontent.com",
+        "https://www.bls.gov",
+        "https://www.onetcenter.org",
+    ):
         assert host in err
     assert "network disabled in tests" in err and f"Nothing was written to {out}" in err
     assert not out.exists()
@@ -53,7 +57,9 @@ def test_hf_hub_offline_is_respected(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     probed = []
     with pytest.raises(FetchOfflineError, match="HF_HUB_OFFLINE is set"):
-        fetch(tmp_path / "d", only=["desires", "capability"], prober=lambda url, t: probed.append(url))
+        fetch(
+            tmp_path / "d", only=["desires", "capability"], prober=lambda url, t: probed.append(url)
+        )
     assert probed == []  # the Hub is not even probed
     assert not (tmp_path / "d").exists()
 
@@ -67,6 +73,7 @@ def test_unknown_only_key(tmp_path: Path) -> None:
 def server(tmp_path: Path):
     root = tmp_path / "www"
     root.mkdir()
+
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, *args) -> None:
             pass
@@ -103,15 +110,22 @@ def _bls_zip() -> bytes:
     return buf.getvalue()
 
 
-def test_downloads_convert_verify_and_fall_back(server, mini_data: Path, tmp_path: Path, monkeypatch) -> None:
+def test_downloads_convert_verify_and_fall_back(
+    server, mini_data: Path, tmp_path: Path, monkeypatch
+) -> None:
     www, base = server
     monkeypatch.setenv("HF_ENDPOINT", base)  # the Hub host probed is the local stand-in
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    shutil.copy(mini_data / "workbank/external/company_to_workflow_aggregation.csv", www / "companies.csv")
+    shutil.copy(
+        mini_data / "workbank/external/company_to_workflow_aggregation.csv", www / "companies.csv"
+    )
     (www / "papers.csv").write_text("task,occupation,count\nx,y,1\n")  # wrong columns
     (www / "oesm24nat.zip").write_bytes(_bls_zip())
-    (www / "tasks.txt").write_bytes((mini_data / "onet/Task Statements.txt").read_bytes().replace(
-        "Analyse".encode(), "Analys\xe9".encode("cp1252")))  # a Windows-1252 byte, normalised to UTF-8
+    (www / "tasks.txt").write_bytes(
+        (mini_data / "onet/Task Statements.txt")
+        .read_bytes()
+        .replace(b"Analyse", "Analys\xe9".encode("cp1252"))
+    )  # a Windows-1252 byte, normalised to UTF-8
     dead = f"http://127.0.0.1:{_closed_port()}"
     hub_calls = []
 
@@ -120,25 +134,57 @@ def test_downloads_convert_verify_and_fall_back(server, mini_data: Path, tmp_pat
         return (mini_data / "workbank" / name).read_bytes()
 
     items = [
-        FetchItem(key="desires", dest="workbank/domain_worker_desires.csv",
-                  sources=[Source(kind="hf", location="domain_worker_desires.csv")], licence="CC BY 4.0"),
-        FetchItem(key="companies", dest="workbank/external/company_to_workflow_aggregation.csv",
-                  sources=[Source(kind="url", location=f"{base}/missing.csv"),  # 404, then the fallback
-                           Source(kind="url", location=f"{base}/companies.csv")], licence="CC BY 4.0"),
-        FetchItem(key="papers", dest="workbank/external/paper_to_workflow_mapping_aggregated.csv",
-                  sources=[Source(kind="url", location=f"{base}/papers.csv")], licence="CC BY 4.0"),
-        FetchItem(key="oews", dest="oews/M2024_bls_wage_data.csv",
-                  sources=[Source(kind="bls_zip", location=f"{base}/oesm24nat.zip")], licence="public domain"),
-        FetchItem(key="onet_tasks", dest="onet/Task Statements.txt",
-                  sources=[Source(kind="url", location=f"{base}/tasks.txt")], licence="CC BY 4.0"),
-        FetchItem(key="leaderboard", dest="jobbench/leaderboard.json",
-                  sources=[Source(kind="url", location=f"{dead}/leaderboard.json")], licence="Apache-2.0"),
+        FetchItem(
+            key="desires",
+            dest="workbank/domain_worker_desires.csv",
+            sources=[Source(kind="hf", location="domain_worker_desires.csv")],
+            licence="CC BY 4.0",
+        ),
+        FetchItem(
+            key="companies",
+            dest="workbank/external/company_to_workflow_aggregation.csv",
+            sources=[
+                Source(kind="url", location=f"{base}/missing.csv"),  # 404, then the fallback
+                Source(kind="url", location=f"{base}/companies.csv"),
+            ],
+            licence="CC BY 4.0",
+        ),
+        FetchItem(
+            key="papers",
+            dest="workbank/external/paper_to_workflow_mapping_aggregated.csv",
+            sources=[Source(kind="url", location=f"{base}/papers.csv")],
+            licence="CC BY 4.0",
+        ),
+        FetchItem(
+            key="oews",
+            dest="oews/M2024_bls_wage_data.csv",
+            sources=[Source(kind="bls_zip", location=f"{base}/oesm24nat.zip")],
+            licence="public domain",
+        ),
+        FetchItem(
+            key="onet_tasks",
+            dest="onet/Task Statements.txt",
+            sources=[Source(kind="url", location=f"{base}/tasks.txt")],
+            licence="CC BY 4.0",
+        ),
+        FetchItem(
+            key="leaderboard",
+            dest="jobbench/leaderboard.json",
+            sources=[Source(kind="url", location=f"{dead}/leaderboard.json")],
+            licence="Apache-2.0",
+        ),
     ]
     out = tmp_path / "fetched"
     report = fetch(out, items=items, hub=hub, hf_revision="abc", probe_timeout=2, timeout=5)
     status = {f.key: f.status for f in report.files}
-    assert status == {"desires": "fetched", "companies": "fetched", "papers": "failed", "oews": "fetched",
-                      "onet_tasks": "fetched", "leaderboard": "failed"}
+    assert status == {
+        "desires": "fetched",
+        "companies": "fetched",
+        "papers": "failed",
+        "oews": "fetched",
+        "onet_tasks": "fetched",
+        "leaderboard": "failed",
+    }
     assert not report.ok and hub_calls == [("domain_worker_desires.csv", "abc")]
     errors = {f.key: f.error for f in report.files if f.error}
     assert "does not load" in errors["papers"] and "column 'paper_count'" in errors["papers"]
@@ -164,21 +210,37 @@ def test_downloads_convert_verify_and_fall_back(server, mini_data: Path, tmp_pat
     assert [f.status for f in forced.files] == ["fetched"] and len(hub_calls) == 2
 
 
-def test_cli_reports_failures_with_exit_1(server, mini_data: Path, tmp_path: Path, monkeypatch) -> None:
+def test_cli_reports_failures_with_exit_1(
+    server, mini_data: Path, tmp_path: Path, monkeypatch
+) -> None:
     www, base = server
     shutil.copy(mini_data / "jobbench/leaderboard.json", www / "lb.json")
-    monkeypatch.setattr(_fetch, "DEFAULT_ITEMS", [
-        FetchItem(key="leaderboard", dest="jobbench/leaderboard.json",
-                  sources=[Source(kind="url", location=f"{base}/lb.json")], licence="Apache-2.0"),
-        FetchItem(key="oews", dest="oews/M2024_bls_wage_data.csv",
-                  sources=[Source(kind="bls_zip", location=f"{base}/lb.json")], licence="public domain"),
-    ])
+    monkeypatch.setattr(
+        _fetch,
+        "DEFAULT_ITEMS",
+        [
+            FetchItem(
+                key="leaderboard",
+                dest="jobbench/leaderboard.json",
+                sources=[Source(kind="url", location=f"{base}/lb.json")],
+                licence="Apache-2.0",
+            ),
+            FetchItem(
+                key="oews",
+                dest="oews/M2024_bls_wage_data.csv",
+                sources=[Source(kind="bls_zip", location=f"{base}/lb.json")],
+                licence="public domain",
+            ),
+        ],
+    )
     out = tmp_path / "d"
     res = runner.invoke(app, ["selection", "fetch", "--out", str(out)])
     assert res.exit_code == 1, res.output
     assert f"fetched {out}/jobbench/leaderboard.json" in res.stdout
     assert "FAILED" in res.stdout and "not a zip file" in res.stdout
-    assert json.loads((out / "jobbench/leaderboard.json").read_text()) == json.loads((www / "lb.json").read_text())
+    assert json.loads((out / "jobbench/leaderboard.json").read_text()) == json.loads(
+        (www / "lb.json").read_text()
+    )
 
 
 def test_hf_download_finds_files_by_name(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -198,7 +260,11 @@ def test_hf_download_finds_files_by_name(monkeypatch: pytest.MonkeyPatch, tmp_pa
     monkeypatch.setattr(huggingface_hub.HfApi, "list_repo_files", list_files)
     monkeypatch.setattr(huggingface_hub, "hf_hub_download", download)
     assert _fetch.hf_download("domain_worker_desires.csv", "v1") == b"Task ID\n"
-    assert calls == [("list", "SALT-NLP/WORKBank", "dataset", "v1"),
-                     ("get", "SALT-NLP/WORKBank", "worker_data/domain_worker_desires.csv", "dataset", "v1")]
-    with pytest.raises(OSError, match="task_statement_with_metadata.csv is not in dataset SALT-NLP/WORKBank"):
+    assert calls == [
+        ("list", "SALT-NLP/WORKBank", "dataset", "v1"),
+        ("get", "SALT-NLP/WORKBank", "worker_data/domain_worker_desires.csv", "dataset", "v1"),
+    ]
+    with pytest.raises(
+        OSError, match="task_statement_with_metadata.csv is not in dataset SALT-NLP/WORKBank"
+    ):
         _fetch.hf_download("task_statement_with_metadata.csv")

@@ -58,11 +58,15 @@ def test_join_matches_workbank_and_hand_checked_table(shared_data: Path) -> None
     assert len(filled) == 2131 - 642
     for m in filled:
         j = join_oews(m.onet_soc_code, oews)
-        assert (j.method, j.employment, j.mean_wage) == ("detailed", m.employment, m.mean_wage), m.task_id
+        assert (j.method, j.employment, j.mean_wage) == ("detailed", m.employment, m.mean_wage), (
+            m.task_id
+        )
     # every empty one is a specialisation or an aggregated code, and the join fills it
     for m in meta:
         if m.employment is None:
-            assert join_oews(m.onet_soc_code, oews).method in {"parent", "aggregate"}, m.onet_soc_code
+            assert join_oews(m.onet_soc_code, oews).method in {"parent", "aggregate"}, (
+                m.onet_soc_code
+            )
     with (shared_data / "jobbench" / "jobbench_35_occupations.csv").open(encoding="utf-8") as f:
         rows = list(csv.DictReader(f))
     assert len(rows) == 35
@@ -76,14 +80,18 @@ def test_join_matches_workbank_and_hand_checked_table(shared_data: Path) -> None
 
 def test_oews_parsing_flags_and_filters(tmp_path: Path, csv_file) -> None:
     write_csv = csv_file
-    path = write_csv(tmp_path / "o.csv", ["AREA", "NAICS", "OCC_CODE", "OCC_TITLE", "OCC_GROUP", "TOT_EMP", "A_MEAN"], [
-        ["99", "000000", "11-1011", "Chief Executives", "detailed", " 211,230 ", "#"],
-        ["99", "000000", "27-2011", "Actors", "detailed", "**", "*"],
-        ["99", "000000", "13-1020", "Buyers", "broad", "1,000", "5,000"],
-        ["99", "000000", "13-1020", "Buyers", "detailed", "1,000", "5,000"],
-        ["01", "000000", "11-1011", "Chief Executives", "detailed", "1", "1"],
-        ["99", "541100", "11-1011", "Chief Executives", "detailed", "1", "1"],
-    ])
+    path = write_csv(
+        tmp_path / "o.csv",
+        ["AREA", "NAICS", "OCC_CODE", "OCC_TITLE", "OCC_GROUP", "TOT_EMP", "A_MEAN"],
+        [
+            ["99", "000000", "11-1011", "Chief Executives", "detailed", " 211,230 ", "#"],
+            ["99", "000000", "27-2011", "Actors", "detailed", "**", "*"],
+            ["99", "000000", "13-1020", "Buyers", "broad", "1,000", "5,000"],
+            ["99", "000000", "13-1020", "Buyers", "detailed", "1,000", "5,000"],
+            ["01", "000000", "11-1011", "Chief Executives", "detailed", "1", "1"],
+            ["99", "541100", "11-1011", "Chief Executives", "detailed", "1", "1"],
+        ],
+    )
     t = load_oews(path)  # OCC_GROUP is accepted for O_GROUP (older BLS files)
     ceo = t.get("11-1011")
     assert (ceo.employment, ceo.mean_wage, ceo.exposure, ceo.line) == (211_230.0, None, None, 2)
@@ -91,14 +99,22 @@ def test_oews_parsing_flags_and_filters(tmp_path: Path, csv_file) -> None:
     assert set(t.rows["13-1020"]) == {"broad", "detailed"}
     assert join_oews("13-1023", t).exposure == 5_000_000.0
 
-    dup = write_csv(tmp_path / "dup.csv", ["OCC_CODE", "OCC_TITLE", "O_GROUP", "TOT_EMP", "A_MEAN"],
-                    [["11-1011", "A", "detailed", "1", "1"], ["11-1011", "A", "detailed", "2", "2"]])
+    dup = write_csv(
+        tmp_path / "dup.csv",
+        ["OCC_CODE", "OCC_TITLE", "O_GROUP", "TOT_EMP", "A_MEAN"],
+        [["11-1011", "A", "detailed", "1", "1"], ["11-1011", "A", "detailed", "2", "2"]],
+    )
     with pytest.raises(DataFileError) as e:
         load_oews(dup)
-    assert (e.value.line, e.value.column) == (3, "OCC_CODE") and "duplicate detailed row" in str(e.value)
+    assert (e.value.line, e.value.column) == (3, "OCC_CODE") and "duplicate detailed row" in str(
+        e.value
+    )
 
-    bad = write_csv(tmp_path / "bad.csv", ["OCC_CODE", "OCC_TITLE", "O_GROUP", "TOT_EMP", "A_MEAN"],
-                    [["11-1011", "A", "detailed", "12o", "1"]])
+    bad = write_csv(
+        tmp_path / "bad.csv",
+        ["OCC_CODE", "OCC_TITLE", "O_GROUP", "TOT_EMP", "A_MEAN"],
+        [["11-1011", "A", "detailed", "12o", "1"]],
+    )
     with pytest.raises(DataFileError) as e:
         load_oews(bad)
     assert str(bad) in str(e.value) and (e.value.line, e.value.column) == (2, "TOT_EMP")
@@ -116,11 +132,16 @@ def test_onet_files_agree_with_workbank(shared_data: Path) -> None:
     p = DataPaths.from_dir(shared_data)
     onet = load_onet_tasks(p.onet_tasks)  # the CSV re-upload: BOM, PK column, "Task Title"
     assert len(onet) == 18_796 and len({t.onet_soc_code for t in onet}) == 923
-    tasks = task_ratings(load_worker_desires(p.desires), load_expert_capability(p.capability),
-                         load_task_metadata(p.task_metadata))
+    tasks = task_ratings(
+        load_worker_desires(p.desires),
+        load_expert_capability(p.capability),
+        load_task_metadata(p.task_metadata),
+    )
     assert onet_mismatches(tasks, onet) == []
     occ2010 = load_onet_occupations(p.onet_occupations)
-    assert len(occ2010) == 1110 and occ2010["11-3031.02"] == "Financial Managers, Branch or Department"
+    assert (
+        len(occ2010) == 1110 and occ2010["11-3031.02"] == "Financial Managers, Branch or Department"
+    )
     assert crosswalk_mismatches(load_crosswalk(), occ2010) == []
 
 

@@ -40,7 +40,9 @@ def test_coefficients_match_statistics_module() -> None:
         x = [rng.randint(0, 9) for _ in range(30)]  # many ties
         y = [xi * 0.3 + rng.gauss(0, 2) for xi in x]
         assert pearson(x, y) == pytest.approx(statistics.correlation(x, y), abs=1e-12)
-        assert spearman(x, y) == pytest.approx(statistics.correlation(ranks_by_hand(x), ranks_by_hand(y)), abs=1e-12)
+        assert spearman(x, y) == pytest.approx(
+            statistics.correlation(ranks_by_hand(x), ranks_by_hand(y)), abs=1e-12
+        )
     assert pearson([1, 2, 3, 4], [2, 4, 6, 8]) == pytest.approx(1.0)
     assert spearman([1, 2, 3, 4], [1, 8, 27, 64]) == pytest.approx(1.0)
     assert math.isnan(pearson([1, 1, 1], [1, 2, 3]))

@@ -42,7 +42,13 @@ class FakeHub:
     HTTP error. Every request is logged in ``requests`` as ``(method, path)``.
     """
 
-    def __init__(self, repo_id: str, commits: dict[str, dict[str, bytes]], refs: dict[str, str], lfs: set[str] = frozenset()):
+    def __init__(
+        self,
+        repo_id: str,
+        commits: dict[str, dict[str, bytes]],
+        refs: dict[str, str],
+        lfs: set[str] = frozenset(),
+    ):
         self.repo_id = repo_id
         self.commits = commits
         self.refs = refs
@@ -89,7 +95,9 @@ class FakeHub:
             return rev
         return self.refs.get(rev)
 
-    def _send(self, h, status: int, body: bytes = b"", headers: dict | None = None, head: bool = False) -> None:
+    def _send(
+        self, h, status: int, body: bytes = b"", headers: dict | None = None, head: bool = False
+    ) -> None:
         h.send_response(status)
         for k, v in (headers or {}).items():
             h.send_header(k, v)
@@ -106,22 +114,38 @@ class FakeHub:
         if path.startswith(api):
             if self.api_delay:
                 self.release.wait(self.api_delay)
-            sha = self._resolve(path[len(api):])
+            sha = self._resolve(path[len(api) :])
             if sha is None:
-                return self._send(h, 404, b'{"error": "Invalid rev id"}', {"X-Error-Code": "RevisionNotFound", "Content-Type": "application/json"})
+                return self._send(
+                    h,
+                    404,
+                    b'{"error": "Invalid rev id"}',
+                    {"X-Error-Code": "RevisionNotFound", "Content-Type": "application/json"},
+                )
             siblings = []
             for name, data in sorted(self.commits[sha].items()):
                 sib = {"rfilename": name, "size": len(data), "blobId": git_blob_sha1(data)}
                 if name in self.lfs:
-                    sib["lfs"] = {"sha256": hashlib.sha256(data).hexdigest(), "size": len(data), "pointerSize": 134}
+                    sib["lfs"] = {
+                        "sha256": hashlib.sha256(data).hexdigest(),
+                        "size": len(data),
+                        "pointerSize": 134,
+                    }
                 siblings.append(sib)
-            body = json.dumps({"id": self.repo_id, "sha": sha, "private": False, "siblings": siblings}).encode()
+            body = json.dumps(
+                {"id": self.repo_id, "sha": sha, "private": False, "siblings": siblings}
+            ).encode()
             return self._send(h, 200, body, {"Content-Type": "application/json"})
         if path.startswith(resolve):
-            rev, _, name = path[len(resolve):].partition("/")
+            rev, _, name = path[len(resolve) :].partition("/")
             sha = self._resolve(rev)
             if sha is None or name not in self.commits[sha]:
-                return self._send(h, 404, b"not found", {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": sha or ""})
+                return self._send(
+                    h,
+                    404,
+                    b"not found",
+                    {"X-Error-Code": "EntryNotFound", "X-Repo-Commit": sha or ""},
+                )
             if name in self.status_for:
                 return self._send(h, self.status_for[name], b"boom", {"X-Repo-Commit": sha})
             data = self.commits[sha][name]
@@ -134,13 +158,22 @@ class FakeHub:
                 self.release.wait(60)
             return self._send(h, 200, self.serve_instead.get(name, data), headers, head=head)
         if path.startswith("/api/datasets/"):
-            return self._send(h, 404, b'{"error": "Repository not found"}', {"X-Error-Code": "RepoNotFound", "Content-Type": "application/json"})
+            return self._send(
+                h,
+                404,
+                b'{"error": "Repository not found"}',
+                {"X-Error-Code": "RepoNotFound", "Content-Type": "application/json"},
+            )
         self._send(h, 404, b"no route")
 
 
 def tree_bytes(root: Path) -> dict[str, bytes]:
     """Every regular file under ``root`` as ``{posix relative path: bytes}``."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 @pytest.fixture
@@ -149,7 +182,13 @@ def hub_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "hf-home"
     monkeypatch.setenv("HF_HOME", str(home))
     monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
-    for var in ("HF_TOKEN", "HUGGING_FACE_HUB_TOKEN", "HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "HF_ENDPOINT"):
+    for var in (
+        "HF_TOKEN",
+        "HUGGING_FACE_HUB_TOKEN",
+        "HF_HUB_OFFLINE",
+        "TRANSFORMERS_OFFLINE",
+        "HF_ENDPOINT",
+    ):
         monkeypatch.delenv(var, raising=False)
     return home
 

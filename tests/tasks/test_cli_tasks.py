@@ -21,7 +21,12 @@ def test_tasks_json_public(fixtures: Path) -> None:
     rows = {(o["split"], o["occupation"]): o for o in data["occupations"]}
     lawyers = rows[("main", "lawyers")]
     # task1: 5 rubrics / 11 criteria / weight 28; task2: 2 / 3 / 10
-    assert (lawyers["tasks"], lawyers["rubrics"], lawyers["criteria"], lawyers["total_weight"]) == (2, 7, 14, 38.0)
+    assert (lawyers["tasks"], lawyers["rubrics"], lawyers["criteria"], lawyers["total_weight"]) == (
+        2,
+        7,
+        14,
+        38.0,
+    )
     assert lawyers["formats"] == {"csv": 2, "json": 1, "md": 1, "txt": 1}
     assert rows[("main", "tide_pool_surveyors")]["soc_major_code"] == "unknown"
     assert rows[("main", "biostatisticians")]["soc_major_code"] == "15-0000"
@@ -48,8 +53,14 @@ def test_validate_invalid_lists_every_problem(fixtures: Path) -> None:
     assert lines[-1] == "0 valid task(s); 29 error(s); 2 warning(s)"
     assert len(lines) == 32
     # rich markup in messages is printed literally
-    assert "invalid/dataset/main/Lawyers_Old: occupation slug 'Lawyers_Old' must match [a-z0-9][a-z0-9_-]*" in lines
-    assert "invalid/dataset/main/lawyers/task5/RUBRICS.json: rubrics[0].weight: must be a finite number ≥ 0, got true" in lines
+    assert (
+        "invalid/dataset/main/Lawyers_Old: occupation slug 'Lawyers_Old' must match [a-z0-9][a-z0-9_-]*"
+        in lines
+    )
+    assert (
+        "invalid/dataset/main/lawyers/task5/RUBRICS.json: rubrics[0].weight: must be a finite number ≥ 0, got true"
+        in lines
+    )
 
 
 def test_validate_tolerant_by_default(fixtures: Path) -> None:
@@ -57,9 +68,11 @@ def test_validate_tolerant_by_default(fixtures: Path) -> None:
     assert r.exit_code == 1  # the public-format errors remain
     lines = r.stdout.strip().splitlines()
     assert lines[-1] == "8 valid task(s); 18 error(s); 13 warning(s)"
-    assert ('invalid/dataset/main/lawyers/task24/RUBRICS.json: rubrics[0].vision: warning: must '
-            'be true or false, got "yes"; `vision` ignored for rubrics[0], as the public tools '
-            'ignore it (--strict refuses the file)') in lines
+    assert (
+        "invalid/dataset/main/lawyers/task24/RUBRICS.json: rubrics[0].vision: warning: must "
+        'be true or false, got "yes"; `vision` ignored for rubrics[0], as the public tools '
+        "ignore it (--strict refuses the file)"
+    ) in lines
 
 
 def test_validate_json(fixtures: Path) -> None:
@@ -80,7 +93,13 @@ def test_missing_path_exits_2(fixtures: Path) -> None:
     assert r.exit_code == 2
 
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data" / "jobbench" / "jobbench_35_occupations.csv"  # ../shared/data
+SHARED = (
+    Path(__file__).resolve().parents[3]
+    / "shared"
+    / "data"
+    / "jobbench"
+    / "jobbench_35_occupations.csv"
+)  # ../shared/data
 
 
 @pytest.mark.skipif(not SHARED.is_file(), reason="shared data not present on this machine")
@@ -92,6 +111,9 @@ def test_occupation_table_matches_shared_join() -> None:
     for slug, occ in table.items():
         r = rows[slug]
         assert (occ.onet_soc_code, occ.soc_major_code, occ.soc_major_title, occ.display_name) == (
-            r["onet_soc2010_code"], r["soc_major_code"], r["soc_major_title"], r["jobbench_display_name"]
+            r["onet_soc2010_code"],
+            r["soc_major_code"],
+            r["soc_major_title"],
+            r["jobbench_display_name"],
         ), slug
     assert len({o.soc_major_code for o in table.values()}) == 10

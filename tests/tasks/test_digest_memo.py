@@ -44,7 +44,9 @@ def _expected_digest(task) -> str:
     """The digest computed independently from the definition (names + file sha256s)."""
     h = hashlib.sha256()
     for name, p in _load._digest_parts(task):
-        h.update(name.encode() + b"\0" + hashlib.sha256(p.read_bytes()).hexdigest().encode() + b"\n")
+        h.update(
+            name.encode() + b"\0" + hashlib.sha256(p.read_bytes()).hexdigest().encode() + b"\n"
+        )
     return h.hexdigest()
 
 

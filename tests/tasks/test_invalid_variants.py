@@ -54,7 +54,9 @@ EXPECTED: dict[str, list[str]] = {
         f"{L}/task15/RUBRICS.json: invalid JSON at line 1 column 63: "
         "Expecting property name enclosed in double quotes"
     ],
-    "task16": [f"{L}/task16/task_card.md: not valid UTF-8 (invalid continuation byte at byte 26, line 2)"],
+    "task16": [
+        f"{L}/task16/task_card.md: not valid UTF-8 (invalid continuation byte at byte 26, line 2)"
+    ],
     "task17": [f"{L}/task17/task_folder/TASK_INSTRUCTIONS.txt: is empty"],
     "task18": [f"{L}/task18/task_card.md: is empty"],
     "task19": [f"{L}/task19/RUBRICS.json: missing"],
@@ -103,7 +105,9 @@ def test_problem_fields_are_separate(fixtures: Path) -> None:
 
 def test_whole_invalid_dataset_collects_everything(fixtures: Path) -> None:
     ds = load_dataset("invalid", strict=True)
-    expected = NAMING + [m for name in sorted(EXPECTED, key=lambda n: int(n[4:])) for m in EXPECTED[name]]
+    expected = NAMING + [
+        m for name in sorted(EXPECTED, key=lambda n: int(n[4:])) for m in EXPECTED[name]
+    ]
     assert [str(p) for p in ds.problems] == expected
     assert ds.tasks == []
     assert not ds.ok
@@ -126,9 +130,16 @@ def test_filters_apply_to_discovery_warnings(fixtures: Path) -> None:
     assert ds.problems == [] and ds.tasks == []
 
 
-EXTENSION_RULES = {"task9": "requires", "task10": "requires", "task11": "checks",
-                   "task12": "checks", "task13": "files", "task14": "checks", "task20": "id",
-                   "task21": "checks"}
+EXTENSION_RULES = {
+    "task9": "requires",
+    "task10": "requires",
+    "task11": "checks",
+    "task12": "checks",
+    "task13": "files",
+    "task14": "checks",
+    "task20": "id",
+    "task21": "checks",
+}
 """Variants whose only problems are malformed extension keys: tolerant loading loads them."""
 NOTE = "as the public tools ignore it (--strict refuses the file)"
 
@@ -146,15 +157,22 @@ def test_tolerant_loading_warns_about_extension_rules_and_loads_those_tasks(fixt
                 continue
             head, _, message = m.partition(": rubrics")
             where, _, text = ("rubrics" + message).partition(": ")
-            rubrics = "rubrics[0], rubrics[2], rubrics[1]" if name == "task10" else (
-                "rubrics[0], rubrics[1]" if name == "task20" else where.split(".")[0])
-            expected.append(f"{head}: {where}: warning: {text}; `{rules[name]}` ignored for "
-                            f"{rubrics}, {NOTE}")
+            rubrics = (
+                "rubrics[0], rubrics[2], rubrics[1]"
+                if name == "task10"
+                else ("rubrics[0], rubrics[1]" if name == "task20" else where.split(".")[0])
+            )
+            expected.append(
+                f"{head}: {where}: warning: {text}; `{rules[name]}` ignored for {rubrics}, {NOTE}"
+            )
     assert warned == expected
     # errors left: every rule of the public format (and task24's criterion)
     assert [str(p) for p in ds.errors] == [NAMING[2]] + [
-        m for name in sorted(EXPECTED, key=lambda n: int(n[4:])) if name not in EXTENSION_RULES
-        for m in EXPECTED[name] if ".vision:" not in m
+        m
+        for name in sorted(EXPECTED, key=lambda n: int(n[4:]))
+        if name not in EXTENSION_RULES
+        for m in EXPECTED[name]
+        if ".vision:" not in m
     ]
 
 

@@ -34,7 +34,12 @@ def _commits(helpers) -> tuple[dict[str, bytes], dict[str, bytes]]:
     doc = json.loads(b[RUB])
     doc["rubrics"][0]["weight"] = 9
     b[RUB] = json.dumps(doc).encode()
-    for name in ("RUBRICS.json", "task_card.md", "task_folder/TASK_INSTRUCTIONS.txt", "task_folder/design.csv"):
+    for name in (
+        "RUBRICS.json",
+        "task_card.md",
+        "task_folder/TASK_INSTRUCTIONS.txt",
+        "task_folder/design.csv",
+    ):
         del b[f"dataset/civil_engineers/task2/{name}"]
     for name in ("RUBRICS.json", "task_card.md", "task_folder/TASK_INSTRUCTIONS.txt"):
         b[f"dataset/lawyers/task2/{name}"] = a[f"dataset/lawyers/task1/{name}"]
@@ -42,7 +47,11 @@ def _commits(helpers) -> tuple[dict[str, bytes], dict[str, bytes]]:
 
 
 def _selected(files: dict[str, bytes]) -> dict[str, bytes]:
-    return {k: v for k, v in files.items() if k.startswith(("dataset/", "dataset_easy/")) or k == "README.md"}
+    return {
+        k: v
+        for k, v in files.items()
+        if k.startswith(("dataset/", "dataset_easy/")) or k == "README.md"
+    }
 
 
 @pytest.fixture
@@ -54,18 +63,31 @@ def hub(make_hub, helpers):
 
 
 def _tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+    }
 
 
 def _snapshot(root: Path) -> dict[str, tuple]:
     return {
-        p.relative_to(root).as_posix(): (p.stat().st_mtime_ns, p.stat().st_size, hashlib.sha256(p.read_bytes()).hexdigest())
-        for p in sorted(root.rglob("*")) if p.is_file()
+        p.relative_to(root).as_posix(): (
+            p.stat().st_mtime_ns,
+            p.stat().st_size,
+            hashlib.sha256(p.read_bytes()).hexdigest(),
+        )
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
     }
 
 
 def _leftovers(parent: Path, name: str = "data") -> list[str]:
-    return sorted(p.name for p in parent.iterdir() if p.name.startswith(f".{name}.") and not p.name.endswith(".pull.lock"))
+    return sorted(
+        p.name
+        for p in parent.iterdir()
+        if p.name.startswith(f".{name}.") and not p.name.endswith(".pull.lock")
+    )
 
 
 def _pull(hub, dest: Path, **kw):
@@ -87,12 +109,18 @@ def test_success_pins_the_commit_and_verifies_every_file(hub, tmp_path: Path) ->
     hub_hashes = {f.path: f.hub_hash for f in m.files}
     assert hub_hashes[CSV] == "sha256:" + hashlib.sha256(hub.a[CSV]).hexdigest()
     blob = hub.a[RUB]
-    assert hub_hashes[RUB] == "git-sha1:" + hashlib.sha1(b"blob %d\0" % len(blob) + blob).hexdigest()
+    assert (
+        hub_hashes[RUB] == "git-sha1:" + hashlib.sha1(b"blob %d\0" % len(blob) + blob).hexdigest()
+    )
     # the manifest file says the same, and the dataset loads
     assert read_manifest(dest) == m
     on_disk = json.loads((dest / MANIFEST).read_text())
     assert on_disk["commit"] == A and on_disk["endpoint"] == hub.url and "changed" not in on_disk
-    assert [t.id for t in load_dataset(dest).tasks] == ["easy/lawyers/task1", "main/civil_engineers/task2", "main/lawyers/task1"]
+    assert [t.id for t in load_dataset(dest).tasks] == [
+        "easy/lawyers/task1",
+        "main/civil_engineers/task2",
+        "main/lawyers/task1",
+    ]
     # one resolution of the branch, then every file fetched at the commit, never at "main"
     api = [r for r in hub.requests if r[1].startswith("/api/")]
     assert api == [("GET", f"/api/datasets/{REPO}/revision/main")]
@@ -132,7 +160,8 @@ def test_update_replaces_the_previous_copy(hub, tmp_path: Path) -> None:
     b = backup.relative_to(dest).as_posix()
     retired = "dataset/civil_engineers/task2"
     assert _tree(dest) == {
-        **_selected(hub.b), MANIFEST: (dest / MANIFEST).read_bytes(),
+        **_selected(hub.b),
+        MANIFEST: (dest / MANIFEST).read_bytes(),
         # the replaced RUBRICS.json and the retired task are kept aside, as the public sync does
         f"{b}/sources/{RUB}": hub.a[RUB],
         **{f"{b}/retired/{k}": v for k, v in hub.a.items() if k.startswith(retired)},
@@ -152,8 +181,10 @@ LOCAL = {  # results and notes a user keeps inside the pulled dataset
     "dataset_easy/lawyers/task1/eval_result/eval_gpt-5/gpt-5_judge.json": b'{"rubrics": [1]}\n',
     "my_notes.txt": b"pulled for the Q3 study\n",
 }
-RETIRED_LOCAL = {"dataset/civil_engineers/task2/model_output/gpt-5/design_check.csv": b"a,b\n1,2\n",
-                 "dataset/civil_engineers/task2/notes.md": b"odd task\n"}
+RETIRED_LOCAL = {
+    "dataset/civil_engineers/task2/model_output/gpt-5/design_check.csv": b"a,b\n1,2\n",
+    "dataset/civil_engineers/task2/notes.md": b"odd task\n",
+}
 STRAY = "dataset/lawyers/task1/task_folder/scratch.txt"  # unlisted file in a source folder
 
 
@@ -182,23 +213,38 @@ def test_repull_keeps_results_backs_up_sources_and_moves_retired_tasks(hub, tmp_
     # the sources are exactly revision B's
     backup = _backup(dest)
     b = backup.relative_to(dest).as_posix()
-    sources = {k: v for k, v in tree.items()
-               if k not in LOCAL and not k.startswith(".setup/") and k != MANIFEST}
+    sources = {
+        k: v
+        for k, v in tree.items()
+        if k not in LOCAL and not k.startswith(".setup/") and k != MANIFEST
+    }
     assert sources == _selected(hub.b)
     # aside: the replaced RUBRICS.json, the stray file, the retired task with its results
-    aside = {k.removeprefix(b + "/"): v for k, v in tree.items()
-             if k.startswith(b + "/") and not k.endswith("refresh.json")}
+    aside = {
+        k.removeprefix(b + "/"): v
+        for k, v in tree.items()
+        if k.startswith(b + "/") and not k.endswith("refresh.json")
+    }
     retired = "dataset/civil_engineers/task2"
     assert aside == {
         f"sources/{RUB}": hub.a[RUB],
         f"sources/{STRAY}": b"scratch\n",
-        **{f"retired/{k}": v for k, v in {**hub.a, **RETIRED_LOCAL}.items()
-           if k.startswith(retired)},
+        **{
+            f"retired/{k}": v
+            for k, v in {**hub.a, **RETIRED_LOCAL}.items()
+            if k.startswith(retired)
+        },
     }
     record = json.loads((backup / "refresh.json").read_text())
-    assert record == {"repo_id": REPO, "from_commit": A, "to_commit": B,
-                      "backed_up": sorted([RUB, STRAY]), "retired_tasks": [retired],
-                      "updated": [RUB], "deleted": []}
+    assert record == {
+        "repo_id": REPO,
+        "from_commit": A,
+        "to_commit": B,
+        "backed_up": sorted([RUB, STRAY]),
+        "retired_tasks": [retired],
+        "updated": [RUB],
+        "deleted": [],
+    }
     r = m.refresh
     assert (r.from_commit, r.updated, r.deleted) == (A, [RUB], [])
     assert (r.retired_tasks, r.backup) == ([retired], str(backup))
@@ -248,7 +294,9 @@ def test_pull_by_tag_or_commit(hub, tmp_path: Path, revision: str, commit: str) 
     "path, algo",
     [(RUB, "git-sha1"), (CSV, "sha256")],
 )
-def test_hash_mismatch_leaves_the_previous_copy_untouched(hub, tmp_path: Path, path: str, algo: str) -> None:
+def test_hash_mismatch_leaves_the_previous_copy_untouched(
+    hub, tmp_path: Path, path: str, algo: str
+) -> None:
     dest = tmp_path / "data"
     _pull(hub, dest)
     before = _snapshot(dest)
@@ -299,10 +347,26 @@ def test_wrong_size_and_missing_file_fail_cleanly(hub, tmp_path: Path) -> None:
 
 def _run_pull_subprocess(hub, dest: Path, hf_home: Path, *args: str) -> subprocess.Popen:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGING"))}
-    env.update(PYTHONPATH=str(SRC), HF_HOME=str(hf_home), HF_ENDPOINT=hub.url, HF_HUB_DISABLE_TELEMETRY="1")
+    env.update(
+        PYTHONPATH=str(SRC), HF_HOME=str(hf_home), HF_ENDPOINT=hub.url, HF_HUB_DISABLE_TELEMETRY="1"
+    )
     return subprocess.Popen(
-        [sys.executable, "-m", "jobbench.cli", "dataset", "pull", "--dest", str(dest), "--workers", "1", *args],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        [
+            sys.executable,
+            "-m",
+            "jobbench.cli",
+            "dataset",
+            "pull",
+            "--dest",
+            str(dest),
+            "--workers",
+            "1",
+            *args,
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
 
 
@@ -333,7 +397,9 @@ def test_ctrl_c_during_download(hub, tmp_path: Path, hub_env: Path) -> None:
     assert _leftovers(tmp_path) == []
 
 
-def test_killed_pull_leaves_previous_copy_and_next_pull_cleans_up(hub, tmp_path: Path, hub_env: Path) -> None:
+def test_killed_pull_leaves_previous_copy_and_next_pull_cleans_up(
+    hub, tmp_path: Path, hub_env: Path
+) -> None:
     dest = tmp_path / "data"
     _pull(hub, dest)
     before = _snapshot(dest)
@@ -352,11 +418,15 @@ def test_killed_pull_leaves_previous_copy_and_next_pull_cleans_up(hub, tmp_path:
     assert m.commit == B and _leftovers(tmp_path) == []
 
 
-def test_offline_fails_fast_without_any_request(hub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_offline_fails_fast_without_any_request(
+    hub, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     with pytest.raises(DatasetPullError) as info:
         _pull(hub, tmp_path / "data")
-    assert str(info.value).startswith("offline mode is on (HF_HUB_OFFLINE is set): cannot download JobBench/job-bench.")
+    assert str(info.value).startswith(
+        "offline mode is on (HF_HUB_OFFLINE is set): cannot download JobBench/job-bench."
+    )
     assert hub.requests == [] and not (tmp_path / "data").exists()
 
 
@@ -367,7 +437,9 @@ def test_unreachable_endpoint(hub_env, tmp_path: Path) -> None:
     s.close()  # nothing listens there now
     with pytest.raises(DatasetPullError) as info:
         pull_dataset(tmp_path / "data", endpoint=f"http://127.0.0.1:{port}", token=False, timeout=2)
-    assert str(info.value).startswith(f"cannot reach the Hugging Face Hub at http://127.0.0.1:{port} (ConnectError")
+    assert str(info.value).startswith(
+        f"cannot reach the Hugging Face Hub at http://127.0.0.1:{port} (ConnectError"
+    )
     assert "HF_HUB_OFFLINE=1" in str(info.value)
     assert not (tmp_path / "data").exists()
 
@@ -382,15 +454,23 @@ def test_silent_hub_times_out(hub, tmp_path: Path) -> None:
 
 
 def test_unknown_repository_and_revision(hub, tmp_path: Path) -> None:
-    with pytest.raises(DatasetPullError, match=r"^dataset repository someone/else not found on http://127\.0\.0\.1:\d+ "):
+    with pytest.raises(
+        DatasetPullError,
+        match=r"^dataset repository someone/else not found on http://127\.0\.0\.1:\d+ ",
+    ):
         pull_dataset(tmp_path / "d", repo_id="someone/else", endpoint=hub.url, token=False)
-    with pytest.raises(DatasetPullError, match=r"^revision 'v9' not found in dataset JobBench/job-bench on "):
+    with pytest.raises(
+        DatasetPullError, match=r"^revision 'v9' not found in dataset JobBench/job-bench on "
+    ):
         _pull(hub, tmp_path / "d", revision="v9")
 
 
 def test_unsafe_listing_is_refused_before_any_download(hub, tmp_path: Path) -> None:
     hub.commits[A]["dataset/lawyers/../../../escape.txt"] = b"x"
-    with pytest.raises(DatasetPullError, match=r"lists an unsafe path 'dataset/lawyers/\.\./\.\./\.\./escape\.txt'; refusing"):
+    with pytest.raises(
+        DatasetPullError,
+        match=r"lists an unsafe path 'dataset/lawyers/\.\./\.\./\.\./escape\.txt'; refusing",
+    ):
         _pull(hub, tmp_path / "data")
     assert [r for r in hub.requests if "/resolve/" in r[1]] == []
     assert not (tmp_path / "escape.txt").exists()
@@ -400,14 +480,19 @@ def test_foreign_destination_is_refused(hub, tmp_path: Path) -> None:
     dest = tmp_path / "data"
     dest.mkdir()
     (dest / "thesis.docx").write_bytes(b"precious")
-    with pytest.raises(DatasetPullError, match="exists, is not empty and was not made by `jobbench dataset pull`"):
+    with pytest.raises(
+        DatasetPullError, match="exists, is not empty and was not made by `jobbench dataset pull`"
+    ):
         _pull(hub, dest)
     assert _tree(dest) == {"thesis.docx": b"precious"} and hub.requests == []
 
 
 def test_commit_without_tasks_installs_nothing(make_hub, tmp_path: Path) -> None:
     h = make_hub(REPO, {A: {"README.md": b"card", "dataset/notes.txt": b"n"}}, {"main": A})
-    with pytest.raises(DatasetPullError, match="^the downloaded files hold no JobBench tasks; nothing was installed$"):
+    with pytest.raises(
+        DatasetPullError,
+        match="^the downloaded files hold no JobBench tasks; nothing was installed$",
+    ):
         pull_dataset(tmp_path / "data", endpoint=h.url, token=False)
     assert not (tmp_path / "data").exists() and _leftovers(tmp_path) == []
 
@@ -416,13 +501,17 @@ def test_cli_pull_uses_hf_endpoint(hub, tmp_path: Path, monkeypatch: pytest.Monk
     monkeypatch.setenv("HF_ENDPOINT", hub.url)
     monkeypatch.chdir(tmp_path)
     runner = CliRunner()
-    r = runner.invoke(app, ["dataset", "pull", "--dest", "data", "--revision", "v1.0"], terminal_width=400)
+    r = runner.invoke(
+        app, ["dataset", "pull", "--dest", "data", "--revision", "v1.0"], terminal_width=400
+    )
     assert r.exit_code == 0, r.output
     assert r.stdout.strip() == (
         f"{REPO}@v1.0 = {A}: {len(_selected(hub.a))} files verified, 1 easy, 2 main tasks; "
         f"installed at data (provenance: data/{MANIFEST})"
     )
-    r = runner.invoke(app, ["dataset", "pull", "--dest", "data", "--revision", "v1.0"], terminal_width=400)
+    r = runner.invoke(
+        app, ["dataset", "pull", "--dest", "data", "--revision", "v1.0"], terminal_width=400
+    )
     assert "already up to date at data" in r.stdout
     r = runner.invoke(app, ["validate", "data"])
     assert r.exit_code == 0 and r.stdout.strip() == "3 valid task(s); valid"

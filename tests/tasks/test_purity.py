@@ -17,9 +17,24 @@ from jobbench.tasks import load_dataset, task_digest
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "datasets"
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
 _MUTATING = {
-    "os.mkdir", "os.rename", "os.replace", "os.remove", "os.rmdir", "os.chmod", "os.chown",
-    "os.utime", "os.symlink", "os.link", "os.truncate", "shutil.rmtree", "shutil.copyfile",
-    "shutil.move", "os.mkfifo", "os.mknod", "os.setxattr", "os.removexattr",
+    "os.mkdir",
+    "os.rename",
+    "os.replace",
+    "os.remove",
+    "os.rmdir",
+    "os.chmod",
+    "os.chown",
+    "os.utime",
+    "os.symlink",
+    "os.link",
+    "os.truncate",
+    "shutil.rmtree",
+    "shutil.copyfile",
+    "shutil.move",
+    "os.mkfifo",
+    "os.mknod",
+    "os.setxattr",
+    "os.removexattr",
 }
 
 
@@ -61,7 +76,9 @@ def _snapshot(root: Path) -> dict[str, tuple]:
         for name in dirnames + filenames:
             p = Path(dirpath) / name
             st = p.lstat()
-            digest = hashlib.sha256(p.read_bytes()).hexdigest() if stat.S_ISREG(st.st_mode) else None
+            digest = (
+                hashlib.sha256(p.read_bytes()).hexdigest() if stat.S_ISREG(st.st_mode) else None
+            )
             out[p.relative_to(root).as_posix()] = (st.st_mode, st.st_size, st.st_mtime_ns, digest)
         st = Path(dirpath).lstat()
         out[Path(dirpath).relative_to(root).as_posix() + "/"] = (st.st_mode, st.st_mtime_ns)
@@ -112,20 +129,26 @@ def test_loading_and_cli_write_nothing(copy: Path, monkeypatch: pytest.MonkeyPat
 
 def test_read_only_copy_loads_identically(copy: Path) -> None:
     expected = {
-        name: ([(t.id, task_digest(t)) for t in ds.tasks], [(p.where, p.message) for p in ds.problems])
+        name: (
+            [(t.id, task_digest(t)) for t in ds.tasks],
+            [(p.where, p.message) for p in ds.problems],
+        )
         for name in ("public", "hf", "invalid")
         for ds in [load_dataset(copy / name)]
     }
-    for dirpath, dirnames, filenames in os.walk(copy):
+    for dirpath, _dirnames, filenames in os.walk(copy):
         for name in filenames:
             os.chmod(Path(dirpath) / name, 0o444)
         os.chmod(dirpath, 0o555)
     try:
         for name, want in expected.items():
             ds = load_dataset(copy / name)
-            got = ([(t.id, task_digest(t)) for t in ds.tasks], [(p.where, p.message) for p in ds.problems])
+            got = (
+                [(t.id, task_digest(t)) for t in ds.tasks],
+                [(p.where, p.message) for p in ds.problems],
+            )
             assert got == want
         assert len(expected["public"][0]) == 5 and len(expected["invalid"][1]) == 31
     finally:
-        for dirpath, dirnames, filenames in os.walk(copy):
+        for dirpath, _dirnames, _filenames in os.walk(copy):
             os.chmod(dirpath, 0o755)

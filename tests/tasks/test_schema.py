@@ -27,7 +27,19 @@ VALIDATOR = Draft202012Validator(SCHEMA, format_checker=Draft202012Validator.FOR
 INVALID = FIXTURES / "invalid/dataset/main/lawyers"
 
 # invalid fixture tasks whose RUBRICS.json breaks a rule JSON Schema can state
-SCHEMA_REJECTS = {"task1", "task2", "task3", "task5", "task6", "task12", "task13", "task14", "task21", "task22", "task24"}
+SCHEMA_REJECTS = {
+    "task1",
+    "task2",
+    "task3",
+    "task5",
+    "task6",
+    "task12",
+    "task13",
+    "task14",
+    "task21",
+    "task22",
+    "task24",
+}
 # rules only the loader can check: NaN (not JSON), requires targets, cycles, checks length, unique ids
 LOADER_ONLY = {"task4", "task9", "task10", "task11", "task20"}
 # the RUBRICS.json is fine; the task is invalid for other reasons (files, cards, encoding)
@@ -44,14 +56,20 @@ def test_schema_is_a_valid_draft_2020_12_schema() -> None:
 
 
 def test_every_valid_fixture_is_accepted() -> None:
-    files = sorted((FIXTURES / "public").rglob("RUBRICS.json")) + sorted((FIXTURES / "hf").rglob("RUBRICS.json"))
+    files = sorted((FIXTURES / "public").rglob("RUBRICS.json")) + sorted(
+        (FIXTURES / "hf").rglob("RUBRICS.json")
+    )
     assert len(files) == 8
     for f in files:
         assert list(VALIDATOR.iter_errors(_load(f))) == [], f
 
 
 def test_invalid_fixtures_split_between_schema_and_loader() -> None:
-    names = {p.name for p in INVALID.iterdir() if (p / "RUBRICS.json").is_file() and p.name.startswith("task")}
+    names = {
+        p.name
+        for p in INVALID.iterdir()
+        if (p / "RUBRICS.json").is_file() and p.name.startswith("task")
+    }
     names.discard("task15")  # not JSON at all
     names.discard("task01")  # misnamed directory, valid rubrics
     assert names == SCHEMA_REJECTS | LOADER_ONLY | RUBRICS_FINE
@@ -88,12 +106,89 @@ def ok(**kw):
         ({"rubrics": [ok(checks=[None])]}, True),
         ({"rubrics": [ok(checks=[{"kind": "regex", "pattern": "("}])]}, False),
         ({"rubrics": [ok(checks=[{"kind": "regex", "pattern": "x", "min_count": 0}])]}, False),
-        ({"rubrics": [ok(checks=[{"kind": "xlsx_cell", "cell": "B2", "find": "T", "expect": {"equals": 1}}])]}, False),
-        ({"rubrics": [ok(checks=[{"kind": "xlsx_cell", "cell": "B0", "expect": {"equals": 1}}])]}, False),
-        ({"rubrics": [ok(checks=[{"kind": "xlsx_cell", "cell": None, "find": "Total", "expect": {"equals": 1}}])]}, True),
-        ({"rubrics": [ok(checks=[{"kind": "json_path", "path": "a", "expect": {"equals": 1, "contains": "x"}}])]}, False),
-        ({"rubrics": [ok(checks=[{"kind": "json_path", "path": "a", "expect": {"any_of": []}}])]}, False),
-        ({"rubrics": [ok(checks=[{"kind": "csv_value", "column": "c", "where": {"y": 2020}, "expect": {"equals": 1}}])]}, False),
+        (
+            {
+                "rubrics": [
+                    ok(
+                        checks=[
+                            {
+                                "kind": "xlsx_cell",
+                                "cell": "B2",
+                                "find": "T",
+                                "expect": {"equals": 1},
+                            }
+                        ]
+                    )
+                ]
+            },
+            False,
+        ),
+        (
+            {
+                "rubrics": [
+                    ok(checks=[{"kind": "xlsx_cell", "cell": "B0", "expect": {"equals": 1}}])
+                ]
+            },
+            False,
+        ),
+        (
+            {
+                "rubrics": [
+                    ok(
+                        checks=[
+                            {
+                                "kind": "xlsx_cell",
+                                "cell": None,
+                                "find": "Total",
+                                "expect": {"equals": 1},
+                            }
+                        ]
+                    )
+                ]
+            },
+            True,
+        ),
+        (
+            {
+                "rubrics": [
+                    ok(
+                        checks=[
+                            {
+                                "kind": "json_path",
+                                "path": "a",
+                                "expect": {"equals": 1, "contains": "x"},
+                            }
+                        ]
+                    )
+                ]
+            },
+            False,
+        ),
+        (
+            {
+                "rubrics": [
+                    ok(checks=[{"kind": "json_path", "path": "a", "expect": {"any_of": []}}])
+                ]
+            },
+            False,
+        ),
+        (
+            {
+                "rubrics": [
+                    ok(
+                        checks=[
+                            {
+                                "kind": "csv_value",
+                                "column": "c",
+                                "where": {"y": 2020},
+                                "expect": {"equals": 1},
+                            }
+                        ]
+                    )
+                ]
+            },
+            False,
+        ),
         ({"rubrics": [ok(checks=[{"kind": "number", "value": True}])]}, False),
         ({"rubrics": [ok(checks=[{"kind": "file_exists"}])]}, False),
     ],
@@ -104,13 +199,21 @@ def test_schema_and_loader_agree(doc, valid) -> None:
 
 
 def test_check_kinds_equal_CHECK_KINDS() -> None:
-    kinds = [SCHEMA["$defs"][ref["$ref"].split("/")[-1]]["properties"]["kind"]["const"] for ref in SCHEMA["$defs"]["check"]["oneOf"]]
+    kinds = [
+        SCHEMA["$defs"][ref["$ref"].split("/")[-1]]["properties"]["kind"]["const"]
+        for ref in SCHEMA["$defs"]["check"]["oneOf"]
+    ]
     assert tuple(kinds) == CHECK_KINDS
 
 
 MODELS: dict[str, type[BaseModel]] = {
-    "number": NumberCheck, "regex": RegexCheck, "file_exists": FileExistsCheck, "xlsx_cell": XlsxCellCheck,
-    "csv_value": CsvValueCheck, "sqlite_query": SqliteQueryCheck, "json_path": JsonPathCheck,
+    "number": NumberCheck,
+    "regex": RegexCheck,
+    "file_exists": FileExistsCheck,
+    "xlsx_cell": XlsxCellCheck,
+    "csv_value": CsvValueCheck,
+    "sqlite_query": SqliteQueryCheck,
+    "json_path": JsonPathCheck,
 }
 
 

@@ -168,8 +168,20 @@ def test_run_names_what_it_ignores_and_strict_refuses(copy: Path, tmp_path: Path
     assert 'rubrics[0].vision: must be true or false, got "yes"' in r.output
     assert not (runs / "tp-strict" / "lock.json").exists()
     # a strict run of what is valid strictly records it, grades and resumes under it
-    strict_easy = ["run", str(copy), "--agent", "null", "--runs-dir", str(runs), "--run-name",
-                   "tp-strict-easy", "--no-progress", "--strict", "--split", "easy"]
+    strict_easy = [
+        "run",
+        str(copy),
+        "--agent",
+        "null",
+        "--runs-dir",
+        str(runs),
+        "--run-name",
+        "tp-strict-easy",
+        "--no-progress",
+        "--strict",
+        "--split",
+        "easy",
+    ]
     r = runner.invoke(app, strict_easy, env=_env(tmp_path))
     assert r.exit_code == 0, r.output
     assert "skipped or ignored" not in r.output  # the easy task has nothing to ignore

@@ -67,8 +67,15 @@ from ._simple import NullAgent, OracleAgent
 
 AGENTS: dict[str, type[Agent]] = {
     cls.name: cls
-    for cls in (OracleAgent, NullAgent, BuiltinAgent, ClaudeCodeAgent, CodexAgent, OpenCodeAgent,
-                OpenClawAgent)
+    for cls in (
+        OracleAgent,
+        NullAgent,
+        BuiltinAgent,
+        ClaudeCodeAgent,
+        CodexAgent,
+        OpenCodeAgent,
+        OpenClawAgent,
+    )
 }
 
 
@@ -86,7 +93,9 @@ def make_agent(name: str, **options: Any) -> Agent:
     try:
         cls = AGENTS[name]
     except KeyError:
-        raise KeyError(f"unknown agent {name!r}; known agents: {', '.join(sorted(AGENTS))}") from None
+        raise KeyError(
+            f"unknown agent {name!r}; known agents: {', '.join(sorted(AGENTS))}"
+        ) from None
     import inspect
 
     params = inspect.signature(cls.__init__).parameters

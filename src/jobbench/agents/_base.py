@@ -7,9 +7,10 @@ import os
 import threading
 import time
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, ClassVar, Literal
+from typing import Any, ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -61,8 +62,11 @@ class Pricing(BaseModel):
         """Dollar cost of ``usage`` (cached input at the cached price when given)."""
         cached = usage.cached_input_tokens if self.cached_input_per_mtok is not None else 0
         fresh = usage.input_tokens - cached
-        return (fresh * self.input_per_mtok + cached * (self.cached_input_per_mtok or 0.0)
-                + usage.output_tokens * self.output_per_mtok) / 1e6
+        return (
+            fresh * self.input_per_mtok
+            + cached * (self.cached_input_per_mtok or 0.0)
+            + usage.output_tokens * self.output_per_mtok
+        ) / 1e6
 
 
 class AgentLimits(BaseModel):
@@ -137,7 +141,10 @@ class Trajectory:
             if self._f.closed:
                 return
             if self._dropped:
-                self._f.write(json.dumps({"type": "trajectory_truncated", "dropped_events": self._dropped}) + "\n")
+                self._f.write(
+                    json.dumps({"type": "trajectory_truncated", "dropped_events": self._dropped})
+                    + "\n"
+                )
             self._f.flush()
             os.fsync(self._f.fileno())
             self._f.close()

@@ -43,51 +43,122 @@ SYSTEM_PROMPT = (
 )
 
 TOOLS: list[dict[str, Any]] = [
-    {"type": "function", "function": {
-        "name": "bash",
-        "description": "Run a bash command in the workspace (no network). Returns exit code, stdout and stderr.",
-        "parameters": {"type": "object", "properties": {
-            "command": {"type": "string", "description": "The command line."},
-            "timeout": {"type": "integer", "description": "Seconds before the command is killed (optional)."}},
-            "required": ["command"]}}},
-    {"type": "function", "function": {
-        "name": "python",
-        "description": "Run a Python 3 program in the workspace (no network). Print what you need to see.",
-        "parameters": {"type": "object", "properties": {
-            "code": {"type": "string", "description": "The program source."},
-            "timeout": {"type": "integer", "description": "Seconds before the program is killed (optional)."}},
-            "required": ["code"]}}},
-    {"type": "function", "function": {
-        "name": "read_file",
-        "description": "Read a file as text. Spreadsheets, PDFs, Word, PowerPoint, notebooks and databases are "
-                       "converted to text.",
-        "parameters": {"type": "object", "properties": {
-            "path": {"type": "string", "description": "Path relative to the workspace, or absolute under it."},
-            "max_chars": {"type": "integer", "description": "Maximum characters returned (optional)."}},
-            "required": ["path"]}}},
-    {"type": "function", "function": {
-        "name": "write_file",
-        "description": "Create or overwrite a text file (parent directories are created).",
-        "parameters": {"type": "object", "properties": {
-            "path": {"type": "string"}, "content": {"type": "string"}}, "required": ["path", "content"]}}},
-    {"type": "function", "function": {
-        "name": "list_files",
-        "description": "List files under a directory of the workspace, recursively, with sizes in bytes.",
-        "parameters": {"type": "object", "properties": {
-            "path": {"type": "string", "description": "Directory (default: the workspace root)."}}}}},
-    {"type": "function", "function": {
-        "name": "search",
-        "description": "Search a document collection by keywords (offline web search). Give `query` to get "
-                       "results with ids and snippets; give `download` (a result id such as R2, or its name) to "
-                       "copy that document into task_folder/search_downloads/.",
-        "parameters": {"type": "object", "properties": {
-            "query": {"type": "string"}, "download": {"type": "string"}}}}},
-    {"type": "function", "function": {
-        "name": "finish",
-        "description": "Call when the deliverables are saved in the output directory. Ends the task.",
-        "parameters": {"type": "object", "properties": {
-            "summary": {"type": "string", "description": "One paragraph on what you delivered."}},
-            "required": ["summary"]}}},
+    {
+        "type": "function",
+        "function": {
+            "name": "bash",
+            "description": "Run a bash command in the workspace (no network). Returns exit code, stdout and stderr.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "command": {"type": "string", "description": "The command line."},
+                    "timeout": {
+                        "type": "integer",
+                        "description": "Seconds before the command is killed (optional).",
+                    },
+                },
+                "required": ["command"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "python",
+            "description": "Run a Python 3 program in the workspace (no network). Print what you need to see.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "code": {"type": "string", "description": "The program source."},
+                    "timeout": {
+                        "type": "integer",
+                        "description": "Seconds before the program is killed (optional).",
+                    },
+                },
+                "required": ["code"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "read_file",
+            "description": "Read a file as text. Spreadsheets, PDFs, Word, PowerPoint, notebooks and databases are "
+            "converted to text.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "path": {
+                        "type": "string",
+                        "description": "Path relative to the workspace, or absolute under it.",
+                    },
+                    "max_chars": {
+                        "type": "integer",
+                        "description": "Maximum characters returned (optional).",
+                    },
+                },
+                "required": ["path"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "write_file",
+            "description": "Create or overwrite a text file (parent directories are created).",
+            "parameters": {
+                "type": "object",
+                "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+                "required": ["path", "content"],
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "list_files",
+            "description": "List files under a directory of the workspace, recursively, with sizes in bytes.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "path": {
+                        "type": "string",
+                        "description": "Directory (default: the workspace root).",
+                    }
+                },
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "search",
+            "description": "Search a document collection by keywords (offline web search). Give `query` to get "
+            "results with ids and snippets; give `download` (a result id such as R2, or its name) to "
+            "copy that document into task_folder/search_downloads/.",
+            "parameters": {
+                "type": "object",
+                "properties": {"query": {"type": "string"}, "download": {"type": "string"}},
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "finish",
+            "description": "Call when the deliverables are saved in the output directory. Ends the task.",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "summary": {
+                        "type": "string",
+                        "description": "One paragraph on what you delivered.",
+                    }
+                },
+                "required": ["summary"],
+            },
+        },
+    },
 ]
 
 NUDGE = "Continue with the task using the tools. When the deliverables are saved in the output directory, call finish."
@@ -109,7 +180,9 @@ class WorkspaceTools:
 
     max_read_bytes = 200 * 1024 * 1024
 
-    def __init__(self, workspace: Path, inside: str, search: SearchIndex, download_dir: Path) -> None:
+    def __init__(
+        self, workspace: Path, inside: str, search: SearchIndex, download_dir: Path
+    ) -> None:
         self.workspace = Path(os.path.abspath(workspace))
         self.inside = inside.rstrip("/") or "/"
         self.search_index = search
@@ -124,7 +197,7 @@ class WorkspaceTools:
         """
         path = (path or ".").strip()
         if path == self.inside or path.startswith(self.inside + "/"):
-            path = path[len(self.inside):].lstrip("/") or "."
+            path = path[len(self.inside) :].lstrip("/") or "."
         elif path.startswith("/"):
             raise ToolError(f"{path}: outside the workspace ({self.inside})")
         norm = os.path.normpath(path)
@@ -153,8 +226,14 @@ class WorkspaceTools:
         if not stat.S_ISREG(st.st_mode):
             raise ToolError(f"{path}: not a regular file")
         if st.st_size > self.max_read_bytes:
-            raise ToolError(f"{path}: {st.st_size} bytes is too large to read whole; inspect it with bash or python")
-        ex = extract(host, rel=host.relative_to(self.workspace).as_posix(), max_chars=max(1000, int(max_chars)))
+            raise ToolError(
+                f"{path}: {st.st_size} bytes is too large to read whole; inspect it with bash or python"
+            )
+        ex = extract(
+            host,
+            rel=host.relative_to(self.workspace).as_posix(),
+            max_chars=max(1000, int(max_chars)),
+        )
         notes = "".join(f"\n[{d.level}: {d.message}]" for d in ex.diagnostics)
         more = f"\n[truncated to {max_chars} characters]" if ex.truncated else ""
         return ex.text + more + notes
@@ -188,7 +267,11 @@ class WorkspaceTools:
             for name in sorted(filenames) + [n for n in dirnames if (d / n).is_symlink()]:
                 p = d / name
                 st = os.lstat(p)
-                kind = "symlink" if stat.S_ISLNK(st.st_mode) else ("" if stat.S_ISREG(st.st_mode) else "special")
+                kind = (
+                    "symlink"
+                    if stat.S_ISLNK(st.st_mode)
+                    else ("" if stat.S_ISREG(st.st_mode) else "special")
+                )
                 lines.append(f"{self.shown(p)}\t{st.st_size}" + (f"\t{kind}" if kind else ""))
                 if len(lines) >= max_entries:
                     lines.append(f"[listing stopped at {max_entries} entries]")
@@ -230,21 +313,35 @@ class BuiltinAgent(Agent):
     name = "builtin"
     needs_model = True
 
-    def __init__(self, *, tool_output_chars: int = 20_000, client_retries: int = 4, request_timeout: float = 600.0) -> None:
+    def __init__(
+        self,
+        *,
+        tool_output_chars: int = 20_000,
+        client_retries: int = 4,
+        request_timeout: float = 600.0,
+    ) -> None:
         self.tool_output_chars = tool_output_chars
         self.client_retries = client_retries
         self.request_timeout = request_timeout
 
     def describe(self) -> dict[str, Any]:
-        return {"tools": [t["function"]["name"] for t in TOOLS], "tool_output_chars": self.tool_output_chars,
-                "client_retries": self.client_retries}
+        return {
+            "tools": [t["function"]["name"] for t in TOOLS],
+            "tool_output_chars": self.tool_output_chars,
+            "client_retries": self.client_retries,
+        }
 
     # -- one model call -----------------------------------------------------------------
     def _call(self, client, ctx: AgentContext, messages: list[dict], timeout: float, first: bool):
         import openai
 
         s = ctx.settings
-        kwargs: dict[str, Any] = {"model": ctx.model, "messages": messages, "tools": TOOLS, "timeout": timeout}
+        kwargs: dict[str, Any] = {
+            "model": ctx.model,
+            "messages": messages,
+            "tools": TOOLS,
+            "timeout": timeout,
+        }
         if s.temperature is not None:
             kwargs["temperature"] = s.temperature
         if s.reasoning_effort is not None:
@@ -257,11 +354,21 @@ class BuiltinAgent(Agent):
             resp = client.chat.completions.create(**kwargs)
         except openai.BadRequestError as exc:
             if first:
-                raise InfraError(f"endpoint rejected the first request (configuration?): {exc}") from exc
+                raise InfraError(
+                    f"endpoint rejected the first request (configuration?): {exc}"
+                ) from exc
             raise _AgentStop("agent_error", f"model API rejected the request: {exc}") from exc
-        except (openai.APIConnectionError, openai.APITimeoutError, openai.RateLimitError, openai.InternalServerError,
-                openai.AuthenticationError, openai.PermissionDeniedError, openai.NotFoundError,
-                openai.ConflictError, openai.UnprocessableEntityError) as exc:
+        except (
+            openai.APIConnectionError,
+            openai.APITimeoutError,
+            openai.RateLimitError,
+            openai.InternalServerError,
+            openai.AuthenticationError,
+            openai.PermissionDeniedError,
+            openai.NotFoundError,
+            openai.ConflictError,
+            openai.UnprocessableEntityError,
+        ) as exc:
             raise InfraError(f"model API error: {type(exc).__name__}: {exc}") from exc
         except openai.APIStatusError as exc:
             raise InfraError(f"model API error {exc.status_code}: {exc}") from exc
@@ -283,7 +390,8 @@ class BuiltinAgent(Agent):
         sandbox = ctx.make_sandbox(network=False, mounts=[])
         inside = sandbox.path_of(ctx.workspace.workspace)
         tools = WorkspaceTools(
-            ctx.workspace.workspace, inside,
+            ctx.workspace.workspace,
+            inside,
             SearchIndex(ctx.task.search_dir, ctx.task.search_files),
             ctx.workspace.task_folder / "search_downloads",
         )
@@ -291,7 +399,9 @@ class BuiltinAgent(Agent):
             {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": ctx.prompt},
         ]
-        ctx.trajectory.emit("messages", messages=messages, tools=[t["function"]["name"] for t in TOOLS])
+        ctx.trajectory.emit(
+            "messages", messages=messages, tools=[t["function"]["name"] for t in TOOLS]
+        )
         lim = ctx.limits
         start = time.monotonic()
         deadline = start + lim.timeout
@@ -308,18 +418,32 @@ class BuiltinAgent(Agent):
                     raise _AgentStop("agent_timeout", stop)
                 remaining = deadline - time.monotonic()
                 try:
-                    resp = self._call(client, ctx, messages, min(self.request_timeout, max(remaining, 1.0)), turns == 0)
+                    resp = self._call(
+                        client,
+                        ctx,
+                        messages,
+                        min(self.request_timeout, max(remaining, 1.0)),
+                        turns == 0,
+                    )
                 except InfraError:
                     if time.monotonic() >= deadline:
-                        raise _AgentStop("agent_timeout", f"time limit of {lim.timeout:g} s reached") from None
+                        raise _AgentStop(
+                            "agent_timeout", f"time limit of {lim.timeout:g} s reached"
+                        ) from None
                     raise
                 turns += 1
                 u = resp.usage
                 if u is not None:
                     details = getattr(u, "prompt_tokens_details", None)
-                    cached = int(getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
-                    call = Usage(calls=1, input_tokens=int(u.prompt_tokens or 0), cached_input_tokens=cached,
-                                 output_tokens=int(u.completion_tokens or 0))
+                    cached = (
+                        int(getattr(details, "cached_tokens", 0) or 0) if details is not None else 0
+                    )
+                    call = Usage(
+                        calls=1,
+                        input_tokens=int(u.prompt_tokens or 0),
+                        cached_input_tokens=cached,
+                        output_tokens=int(u.completion_tokens or 0),
+                    )
                 else:
                     call = Usage(calls=1)
                 if ctx.pricing is not None:
@@ -331,18 +455,32 @@ class BuiltinAgent(Agent):
                 assistant: dict[str, Any] = {"role": "assistant", "content": msg.content}
                 if tool_calls:
                     assistant["tool_calls"] = [
-                        {"id": tc.id, "type": "function",
-                         "function": {"name": tc.function.name, "arguments": tc.function.arguments}}
+                        {
+                            "id": tc.id,
+                            "type": "function",
+                            "function": {
+                                "name": tc.function.name,
+                                "arguments": tc.function.arguments,
+                            },
+                        }
                         for tc in tool_calls
                     ]
                 messages.append(assistant)
                 extra = {}
-                reasoning = getattr(msg, "reasoning_content", None) or getattr(msg, "reasoning", None)
+                reasoning = getattr(msg, "reasoning_content", None) or getattr(
+                    msg, "reasoning", None
+                )
                 if reasoning:
                     extra["reasoning"] = reasoning
-                ctx.trajectory.emit("model_response", turn=turns, content=msg.content,
-                                    tool_calls=assistant.get("tool_calls", []), finish_reason=choice.finish_reason,
-                                    usage=call.model_dump(), **extra)
+                ctx.trajectory.emit(
+                    "model_response",
+                    turn=turns,
+                    content=msg.content,
+                    tool_calls=assistant.get("tool_calls", []),
+                    finish_reason=choice.finish_reason,
+                    usage=call.model_dump(),
+                    **extra,
+                )
                 if not tool_calls:
                     if nudges < 1:
                         nudges += 1
@@ -370,19 +508,30 @@ class BuiltinAgent(Agent):
         result.usage = usage
         return result
 
-    def _budget_exceeded(self, ctx: AgentContext, turns: int, usage: Usage, deadline: float) -> str | None:
+    def _budget_exceeded(
+        self, ctx: AgentContext, turns: int, usage: Usage, deadline: float
+    ) -> str | None:
         lim = ctx.limits
         if time.monotonic() >= deadline:
             return f"time limit of {lim.timeout:g} s reached"
         if lim.max_turns is not None and turns >= lim.max_turns:
             return f"turn limit of {lim.max_turns} model calls reached"
-        if lim.max_total_tokens is not None and usage.input_tokens + usage.output_tokens >= lim.max_total_tokens:
+        if (
+            lim.max_total_tokens is not None
+            and usage.input_tokens + usage.output_tokens >= lim.max_total_tokens
+        ):
             return f"token budget of {lim.max_total_tokens} tokens reached"
-        if lim.max_cost_usd is not None and usage.cost_usd is not None and usage.cost_usd >= lim.max_cost_usd:
+        if (
+            lim.max_cost_usd is not None
+            and usage.cost_usd is not None
+            and usage.cost_usd >= lim.max_cost_usd
+        ):
             return f"cost budget of ${lim.max_cost_usd:g} reached"
         return None
 
-    def _tool(self, ctx: AgentContext, sandbox, tools: WorkspaceTools, tc, deadline: float) -> tuple[str, bool]:
+    def _tool(
+        self, ctx: AgentContext, sandbox, tools: WorkspaceTools, tc, deadline: float
+    ) -> tuple[str, bool]:
         name = tc.function.name
         raw = tc.function.arguments or "{}"
         ctx.trajectory.emit("tool_call", id=tc.id, name=name, arguments=raw)
@@ -392,15 +541,21 @@ class BuiltinAgent(Agent):
             try:
                 args = json.loads(raw) if raw.strip() else {}
             except json.JSONDecodeError as exc:
-                raise ToolError(f"arguments are not valid JSON ({exc.msg}); send a JSON object") from None
+                raise ToolError(
+                    f"arguments are not valid JSON ({exc.msg}); send a JSON object"
+                ) from None
             if not isinstance(args, dict):
                 raise ToolError("arguments must be a JSON object")
             if name in ("bash", "python"):
                 output = self._command(ctx, sandbox, name, args, deadline)
             elif name == "read_file":
-                output = tools.read_file(_str_arg(args, "path"), int(args.get("max_chars") or 50_000))
+                output = tools.read_file(
+                    _str_arg(args, "path"), int(args.get("max_chars") or 50_000)
+                )
             elif name == "write_file":
-                output = tools.write_file(_str_arg(args, "path"), _str_arg(args, "content", allow_empty=True))
+                output = tools.write_file(
+                    _str_arg(args, "path"), _str_arg(args, "content", allow_empty=True)
+                )
             elif name == "list_files":
                 output = tools.list_files(str(args.get("path") or "."))
             elif name == "search":
@@ -410,7 +565,9 @@ class BuiltinAgent(Agent):
                 finished = True
                 ctx.trajectory.emit("finish", summary=args.get("summary", ""))
             else:
-                raise ToolError(f"unknown tool {name!r}; available: {', '.join(t['function']['name'] for t in TOOLS)}")
+                raise ToolError(
+                    f"unknown tool {name!r}; available: {', '.join(t['function']['name'] for t in TOOLS)}"
+                )
         except ToolError as exc:
             output = f"ERROR: {exc}"
         except SandboxError as exc:
@@ -418,7 +575,13 @@ class BuiltinAgent(Agent):
         except OSError as exc:
             output = f"ERROR: {exc.strerror or exc}"
         output = _clip(output, self.tool_output_chars)
-        ctx.trajectory.emit("tool_result", id=tc.id, name=name, output=output, seconds=round(time.monotonic() - t0, 3))
+        ctx.trajectory.emit(
+            "tool_result",
+            id=tc.id,
+            name=name,
+            output=output,
+            seconds=round(time.monotonic() - t0, 3),
+        )
         return output, finished
 
     def _command(self, ctx: AgentContext, sandbox, name: str, args: dict, deadline: float) -> str:
@@ -426,16 +589,35 @@ class BuiltinAgent(Agent):
         if remaining <= 0:
             raise _AgentStop("agent_timeout", f"time limit of {ctx.limits.timeout:g} s reached")
         want = args.get("timeout")
-        timeout = min(float(want) if isinstance(want, (int, float)) and want > 0 else ctx.limits.command_timeout,
-                      ctx.limits.command_timeout, remaining)
-        limits = Limits(timeout=timeout, memory_mb=ctx.limits.memory_mb, max_processes=ctx.limits.max_processes)
+        timeout = min(
+            float(want)
+            if isinstance(want, (int, float)) and want > 0
+            else ctx.limits.command_timeout,
+            ctx.limits.command_timeout,
+            remaining,
+        )
+        limits = Limits(
+            timeout=timeout, memory_mb=ctx.limits.memory_mb, max_processes=ctx.limits.max_processes
+        )
         if name == "bash":
-            res = sandbox.run(["bash", "-c", _str_arg(args, "command")], limits=limits, cancel=ctx.cancel,
-                              max_output_chars=self.tool_output_chars)
+            res = sandbox.run(
+                ["bash", "-c", _str_arg(args, "command")],
+                limits=limits,
+                cancel=ctx.cancel,
+                max_output_chars=self.tool_output_chars,
+            )
         else:
-            res = sandbox.run(["python3", "-"], stdin=_str_arg(args, "code").encode("utf-8"), limits=limits,
-                              cancel=ctx.cancel, max_output_chars=self.tool_output_chars)
-        parts = [f"exit code: {res.exit_code}" + (f" (killed after {timeout:g} s)" if res.timed_out else "")]
+            res = sandbox.run(
+                ["python3", "-"],
+                stdin=_str_arg(args, "code").encode("utf-8"),
+                limits=limits,
+                cancel=ctx.cancel,
+                max_output_chars=self.tool_output_chars,
+            )
+        parts = [
+            f"exit code: {res.exit_code}"
+            + (f" (killed after {timeout:g} s)" if res.timed_out else "")
+        ]
         if res.stdout:
             parts.append("stdout:\n" + res.stdout)
         if res.stderr:

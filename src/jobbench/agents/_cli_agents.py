@@ -164,7 +164,9 @@ class ClaudeCodeParser(EventParser):
                 input_tokens=_int(u.get("input_tokens")) + cache_read + cache_write,
                 cached_input_tokens=cache_read,
                 output_tokens=_int(u.get("output_tokens")),
-                cost_usd=float(ev["total_cost_usd"]) if isinstance(ev.get("total_cost_usd"), (int, float)) else None,
+                cost_usd=float(ev["total_cost_usd"])
+                if isinstance(ev.get("total_cost_usd"), (int, float))
+                else None,
             )
             if isinstance(ev.get("result"), str):
                 self.final_text = ev["result"]
@@ -178,7 +180,11 @@ class ClaudeCodeParser(EventParser):
                 if not msg and isinstance(errors, list) and errors:
                     msg = "; ".join(str(e) for e in errors)
                 msg = msg or subtype or "error"
-                infra = True if isinstance(status, int) and (status in (401, 403, 408, 429) or status >= 500) else None
+                infra = (
+                    True
+                    if isinstance(status, int) and (status in (401, 403, 408, 429) or status >= 500)
+                    else None
+                )
                 # Claude Code 2.1.332 reports API errors as subtype "success" with is_error
                 prefix = subtype if subtype.startswith("error") and subtype not in msg else ""
                 self._set_error(f"{prefix}: {msg}" if prefix else msg, infra=infra)
@@ -190,7 +196,12 @@ class ClaudeCodeParser(EventParser):
             inp += _int(u.get("input_tokens")) + cr + _int(u.get("cache_creation_input_tokens"))
             cached += cr
             out += _int(u.get("output_tokens"))
-        self.usage = Usage(calls=len(self._msg_usage), input_tokens=inp, cached_input_tokens=cached, output_tokens=out)
+        self.usage = Usage(
+            calls=len(self._msg_usage),
+            input_tokens=inp,
+            cached_input_tokens=cached,
+            output_tokens=out,
+        )
         self.turns = len(self._msg_usage)
 
 
@@ -222,15 +233,24 @@ class CodexParser(EventParser):
             kind = item.get("type") or item.get("item_type")
             if kind == "agent_message" and isinstance(item.get("text"), str):
                 self.final_text = item["text"]
-            if kind in ("agent_message", "command_execution", "file_change", "mcp_tool_call", "web_search"):
+            if kind in (
+                "agent_message",
+                "command_execution",
+                "file_change",
+                "mcp_tool_call",
+                "web_search",
+            ):
                 self.turns = (self.turns or 0) + 1
 
     def _add_usage(self, u: Any) -> None:
         if not isinstance(u, dict):
             return
-        self.usage = self.usage + Usage(calls=1, input_tokens=_int(u.get("input_tokens")),
-                                        cached_input_tokens=_int(u.get("cached_input_tokens")),
-                                        output_tokens=_int(u.get("output_tokens")))
+        self.usage = self.usage + Usage(
+            calls=1,
+            input_tokens=_int(u.get("input_tokens")),
+            cached_input_tokens=_int(u.get("cached_input_tokens")),
+            output_tokens=_int(u.get("output_tokens")),
+        )
 
 
 class OpenCodeParser(EventParser):
@@ -256,7 +276,9 @@ class OpenCodeParser(EventParser):
                 self._priced = True
             step = Usage(
                 calls=1,
-                input_tokens=_int(tok.get("input")) + _int(cache.get("read")) + _int(cache.get("write")),
+                input_tokens=_int(tok.get("input"))
+                + _int(cache.get("read"))
+                + _int(cache.get("write")),
                 cached_input_tokens=_int(cache.get("read")),
                 output_tokens=_int(tok.get("output")) + _int(tok.get("reasoning")),
             )
@@ -316,7 +338,7 @@ def install_mounts(executable: Path) -> tuple[Path, list[Mount], list[str]]:
         # sibling platform package (@openai/codex -> @openai/codex-linux-x64, opencode-ai ->
         # opencode-linux-x64), which the launcher resolves at run time
         i = len(parts) - 1 - parts[::-1].index("node_modules")
-        add(Path(*parts[:i + 1]))
+        add(Path(*parts[: i + 1]))
     else:
         add(real.parent)
     try:
@@ -400,8 +422,15 @@ class CliAgent(Agent):
     env_passthrough: ClassVar[tuple[str, ...]] = ()
     parser_class: ClassVar[type[EventParser]]
 
-    def __init__(self, *, executable: str | Path | None = None, mounts: list[Path] | None = None,
-                 env: list[str] | None = None, home_seed: Path | None = None, api_base: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        executable: str | Path | None = None,
+        mounts: list[Path] | None = None,
+        env: list[str] | None = None,
+        home_seed: Path | None = None,
+        api_base: str | None = None,
+    ) -> None:
         env_var = f"JOBBENCH_{self.name.upper().replace('-', '_')}_BIN"
         self.executable = str(executable or os.environ.get(env_var) or self.default_executable)
         self.extra_mounts = [Path(p) for p in (mounts or [])]
@@ -425,8 +454,11 @@ class CliAgent(Agent):
         return self.api_base
 
     def describe(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"executable": self.executable, "version": cli_version(self.executable),
-                             "env_passthrough": list(self.env_passthrough) + self.extra_env}
+        d: dict[str, Any] = {
+            "executable": self.executable,
+            "version": cli_version(self.executable),
+            "env_passthrough": list(self.env_passthrough) + self.extra_env,
+        }
         if self.endpoint:
             from urllib.parse import urlsplit, urlunsplit
 
@@ -472,9 +504,14 @@ class CliAgent(Agent):
         sandbox = ctx.make_sandbox(network=True, mounts=mounts, env=env, path_prepend=path_dirs)
         argv = self.build_argv(str(real), ctx, sandbox.path_of(ctx.workspace.workspace))
         ignored = self.ignored_settings(ctx)
-        ctx.trajectory.emit("command", argv=[a if len(a) < 2000 else a[:2000] + "…" for a in argv],
-                            env_names=sorted(env), ignored_settings=ignored, protocol=ctx.protocol,
-                            cli_version=self.version())
+        ctx.trajectory.emit(
+            "command",
+            argv=[a if len(a) < 2000 else a[:2000] + "…" for a in argv],
+            env_names=sorted(env),
+            ignored_settings=ignored,
+            protocol=ctx.protocol,
+            cli_version=self.version(),
+        )
         parser = self.parser_class()
 
         def on_line(line: str) -> None:
@@ -491,24 +528,51 @@ class CliAgent(Agent):
             else:
                 ctx.trajectory.emit("cli_output", text=line[:20000])
 
-        limits = Limits(timeout=ctx.limits.timeout, memory_mb=None, max_processes=ctx.limits.max_processes,
-                        max_open_files=4096)
+        limits = Limits(
+            timeout=ctx.limits.timeout,
+            memory_mb=None,
+            max_processes=ctx.limits.max_processes,
+            max_open_files=4096,
+        )
         try:
             res = sandbox.run(argv, limits=limits, cancel=ctx.cancel, on_stdout_line=on_line)
         except SandboxError as exc:
             raise InfraError(str(exc)) from exc
-        ctx.trajectory.emit("cli_exit", exit_code=res.exit_code, timed_out=res.timed_out,
-                            seconds=round(res.wall_seconds, 3), stderr=res.stderr[-20000:])
+        ctx.trajectory.emit(
+            "cli_exit",
+            exit_code=res.exit_code,
+            timed_out=res.timed_out,
+            seconds=round(res.wall_seconds, 3),
+            stderr=res.stderr[-20000:],
+        )
         usage = parser.usage
-        if usage.cost_usd is None and ctx.pricing is not None and (usage.input_tokens or usage.output_tokens):
+        if (
+            usage.cost_usd is None
+            and ctx.pricing is not None
+            and (usage.input_tokens or usage.output_tokens)
+        ):
             usage.cost_usd = ctx.pricing.cost(usage)
-        result = AgentResult(turns=parser.turns, usage=usage, session_id=parser.session_id,
-                             details={"exit_code": res.exit_code, "events": parser.events,
-                                      "timed_out": res.timed_out, "cli_version": self.version()})
-        if res.timed_out and not (usage.input_tokens or usage.output_tokens) and looks_like_infra(parser.notice):
+        result = AgentResult(
+            turns=parser.turns,
+            usage=usage,
+            session_id=parser.session_id,
+            details={
+                "exit_code": res.exit_code,
+                "events": parser.events,
+                "timed_out": res.timed_out,
+                "cli_version": self.version(),
+            },
+        )
+        if (
+            res.timed_out
+            and not (usage.input_tokens or usage.output_tokens)
+            and looks_like_infra(parser.notice)
+        ):
             # never got a model response, and the CLI said why (Codex 0.171 waits for the
             # network indefinitely: "Reconnecting... waiting for network")
-            raise InfraError(f"{self.name}: no model response within {ctx.limits.timeout:g} s: {parser.notice}")
+            raise InfraError(
+                f"{self.name}: no model response within {ctx.limits.timeout:g} s: {parser.notice}"
+            )
         if res.timed_out:
             result.status = "agent_timeout"
             result.error = f"time limit of {ctx.limits.timeout:g} s reached"
@@ -518,7 +582,10 @@ class CliAgent(Agent):
         elif parser.error or res.exit_code != 0:
             detail = parser.notice or res.stderr.strip()[-2000:]
             msg = parser.error or f"{self.name} exited with {res.exit_code}: {detail}"
-            if parser.infra or (parser.error is None and looks_like_infra(f"{parser.notice or ''}\n{res.stderr[-4000:]}")):
+            if parser.infra or (
+                parser.error is None
+                and looks_like_infra(f"{parser.notice or ''}\n{res.stderr[-4000:]}")
+            ):
                 raise InfraError(f"{self.name}: {msg}")
             result.status = "agent_error"
             result.error = msg
@@ -542,13 +609,35 @@ class ClaudeCodeAgent(CliAgent):
     name = "claude-code"
     default_executable = "claude"
     parser_class = ClaudeCodeParser
-    env_passthrough = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_USE_BEDROCK",
-                       "CLAUDE_CODE_USE_VERTEX", "AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
-                       "AWS_SESSION_TOKEN", "CLOUD_ML_REGION", "ANTHROPIC_VERTEX_PROJECT_ID", "HTTPS_PROXY", "HTTP_PROXY")
+    env_passthrough = (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+        "CLAUDE_CODE_USE_BEDROCK",
+        "CLAUDE_CODE_USE_VERTEX",
+        "AWS_REGION",
+        "AWS_ACCESS_KEY_ID",
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "CLOUD_ML_REGION",
+        "ANTHROPIC_VERTEX_PROJECT_ID",
+        "HTTPS_PROXY",
+        "HTTP_PROXY",
+    )
 
     def build_argv(self, exe: str, ctx: AgentContext, workspace: str) -> list[str]:
-        argv = [exe, "-p", ctx.prompt, "--output-format", "stream-json", "--verbose", "--model", str(ctx.model),
-                "--permission-mode", "bypassPermissions"]
+        argv = [
+            exe,
+            "-p",
+            ctx.prompt,
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--model",
+            str(ctx.model),
+            "--permission-mode",
+            "bypassPermissions",
+        ]
         if ctx.limits.max_turns is not None:
             argv += ["--max-turns", str(ctx.limits.max_turns)]
         if ctx.protocol == "public":
@@ -559,7 +648,13 @@ class ClaudeCodeAgent(CliAgent):
 
     def build_env(self, ctx: AgentContext) -> dict[str, str]:
         env = super().build_env(ctx)
-        env.update({"IS_SANDBOX": "1", "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"})
+        env.update(
+            {
+                "IS_SANDBOX": "1",
+                "DISABLE_AUTOUPDATER": "1",
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            }
+        )
         if ctx.protocol == "public":
             env["CLAUDE_NONINTERACTIVE"] = "1"
         if self.api_base:
@@ -591,7 +686,13 @@ class CodexAgent(CliAgent):
     name = "codex"
     default_executable = "codex"
     parser_class = CodexParser
-    env_passthrough = ("CODEX_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "HTTPS_PROXY", "HTTP_PROXY")
+    env_passthrough = (
+        "CODEX_API_KEY",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "HTTPS_PROXY",
+        "HTTP_PROXY",
+    )
 
     @property
     def endpoint(self) -> str | None:
@@ -601,14 +702,28 @@ class CodexAgent(CliAgent):
         return self.api_base or (os.environ.get("OPENAI_BASE_URL") or "").rstrip("/") or None
 
     def build_argv(self, exe: str, ctx: AgentContext, workspace: str) -> list[str]:
-        argv = [exe, "exec", "--json", "--model", str(ctx.model), "--skip-git-repo-check",
-                "--dangerously-bypass-approvals-and-sandbox", "--ephemeral", "-C", workspace]
+        argv = [
+            exe,
+            "exec",
+            "--json",
+            "--model",
+            str(ctx.model),
+            "--skip-git-repo-check",
+            "--dangerously-bypass-approvals-and-sandbox",
+            "--ephemeral",
+            "-C",
+            workspace,
+        ]
         if self.endpoint:
             # a custom model provider (Codex 0.171 speaks only the Responses API to it;
             # wire_api="chat" was removed)
-            argv += ["-c", 'model_provider="jobbench"',
-                     "-c", f'model_providers.jobbench={{name="JobBench endpoint", base_url={json.dumps(self.endpoint)}, '
-                           'env_key="JOBBENCH_API_KEY", wire_api="responses"}']
+            argv += [
+                "-c",
+                'model_provider="jobbench"',
+                "-c",
+                f'model_providers.jobbench={{name="JobBench endpoint", base_url={json.dumps(self.endpoint)}, '
+                'env_key="JOBBENCH_API_KEY", wire_api="responses"}',
+            ]
         effort = ctx.settings.reasoning_effort
         if not effort and ctx.protocol == "public":
             effort = codex_public_effort(ctx.model)
@@ -629,8 +744,14 @@ class CodexAgent(CliAgent):
     def ignored_settings(self, ctx: AgentContext) -> list[str]:
         # Codex 0.171 has no per-response output cap: `-c model_max_output_tokens=N` was
         # silently ignored (--strict-config: "unknown configuration field")
-        return [k for k, v in (("temperature", ctx.settings.temperature),
-                               ("max_output_tokens", ctx.settings.max_output_tokens)) if v is not None]
+        return [
+            k
+            for k, v in (
+                ("temperature", ctx.settings.temperature),
+                ("max_output_tokens", ctx.settings.max_output_tokens),
+            )
+            if v is not None
+        ]
 
 
 class OpenCodeAgent(CliAgent):
@@ -654,9 +775,20 @@ class OpenCodeAgent(CliAgent):
     name = "opencode"
     default_executable = "opencode"
     parser_class = OpenCodeParser
-    env_passthrough = ("OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "OPENROUTER_API_KEY",
-                       "XAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY", "GROQ_API_KEY",
-                       "DEEPSEEK_API_KEY", "OPENCODE_CONFIG", "HTTPS_PROXY", "HTTP_PROXY")
+    env_passthrough = (
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "ANTHROPIC_API_KEY",
+        "OPENROUTER_API_KEY",
+        "XAI_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_GENERATIVE_AI_API_KEY",
+        "GROQ_API_KEY",
+        "DEEPSEEK_API_KEY",
+        "OPENCODE_CONFIG",
+        "HTTPS_PROXY",
+        "HTTP_PROXY",
+    )
 
     def build_argv(self, exe: str, ctx: AgentContext, workspace: str) -> list[str]:
         model = self._model_id(ctx)
@@ -664,7 +796,18 @@ class OpenCodeAgent(CliAgent):
             parts = ctx.task.id.split("/")
             title = f"{'_'.join(parts[-2:])} | {ctx.model} | attempt {ctx.attempt}"
             return [exe, "run", "--format", "json", "--title", title, "--model", model, ctx.prompt]
-        return [exe, "run", "--format", "json", "--pure", "--title", "jobbench trial", "--model", model, ctx.prompt]
+        return [
+            exe,
+            "run",
+            "--format",
+            "json",
+            "--pure",
+            "--title",
+            "jobbench trial",
+            "--model",
+            model,
+            ctx.prompt,
+        ]
 
     def _model_id(self, ctx: AgentContext) -> str:
         return f"jobbench/{ctx.model}" if self.api_base else str(ctx.model)
@@ -706,10 +849,14 @@ class OpenCodeAgent(CliAgent):
                 model["limit"] = {"context": OPENCODE_DEFAULT_CONTEXT, "output": int(out)}
             elif ctx.settings.max_output_tokens:
                 model["limit"] = {"context": 0, "output": int(ctx.settings.max_output_tokens)}
-            config["provider"] = {"jobbench": {
-                "npm": "@ai-sdk/openai-compatible", "name": "JobBench endpoint",
-                "options": {"baseURL": self.api_base, "apiKey": "{env:JOBBENCH_API_KEY}"},
-                "models": {str(ctx.model): model}}}
+            config["provider"] = {
+                "jobbench": {
+                    "npm": "@ai-sdk/openai-compatible",
+                    "name": "JobBench endpoint",
+                    "options": {"baseURL": self.api_base, "apiKey": "{env:JOBBENCH_API_KEY}"},
+                    "models": {str(ctx.model): model},
+                }
+            }
             env["JOBBENCH_API_KEY"] = self._endpoint_key("OPENAI_API_KEY")
         if public:  # the model's provider: no request timeout, abort a stream silent for 300 s
             provider = self._model_id(ctx).split("/", 1)[0]

@@ -24,8 +24,9 @@ def prompt_version(protocol: str = "jobbench") -> str:
     return PUBLIC_PROMPT_VERSION if protocol == "public" else PROMPT_VERSION
 
 
-def standard_prompt(task_folder: str, output_dir: str, *, search_tool: bool = False,
-                    protocol: str = "jobbench") -> str:
+def standard_prompt(
+    task_folder: str, output_dir: str, *, search_tool: bool = False, protocol: str = "jobbench"
+) -> str:
     """The prompt for one trial.
 
     Args:
@@ -66,5 +67,7 @@ def standard_prompt(task_folder: str, output_dir: str, *, search_tool: bool = Fa
         "state in the deliverable which source you relied on and why."
     )
     if search_tool:
-        lines.append("- Some reference material may not be in the task folder; use the search tool to look for it.")
+        lines.append(
+            "- Some reference material may not be in the task folder; use the search tool to look for it."
+        )
     return "\n".join(lines) + "\n"

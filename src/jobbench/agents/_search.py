@@ -18,7 +18,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 TOKEN_RE = re.compile(r"[a-z0-9]+(?:[.'][a-z0-9]+)*")
-STOP = frozenset("a an and are as at be by for from has have in is it its of on or that the this to was were with".split())
+STOP = frozenset(
+    "a an and are as at be by for from has have in is it its of on or that the this to was were with".split()
+)
 
 
 def tokens(text: str) -> list[str]:
@@ -89,8 +91,12 @@ class SearchIndex:
                 hits.append((score, name, i))
         hits.sort(key=lambda h: (-h[0], h[1]))
         return [
-            SearchHit(id=f"R{self.names.index(name) + 1}", name=name, score=round(score, 3),
-                      snippet=self._snippet(self.texts[i], q, snippet_chars))
+            SearchHit(
+                id=f"R{self.names.index(name) + 1}",
+                name=name,
+                score=round(score, 3),
+                snippet=self._snippet(self.texts[i], q, snippet_chars),
+            )
             for score, name, i in hits[:k]
         ]
 
@@ -123,5 +129,5 @@ class SearchIndex:
             if m and (best < 0 or m.start() < best):
                 best = m.start()
         start = max(0, best - width // 3) if best >= 0 else 0
-        s = " ".join(text[start:start + width].split())
+        s = " ".join(text[start : start + width].split())
         return ("…" if start > 0 else "") + s + ("…" if start + width < len(text) else "")

@@ -40,7 +40,9 @@ class OracleAgent(Agent):
     def run(self, ctx: AgentContext) -> AgentResult:
         sol = ctx.task.solution_dir
         if sol is None or not (sol / SOLVE_SCRIPT).is_file():
-            return AgentResult(status="agent_error", error=f"task {ctx.task.id} has no solution/{SOLVE_SCRIPT}")
+            return AgentResult(
+                status="agent_error", error=f"task {ctx.task.id} has no solution/{SOLVE_SCRIPT}"
+            )
         copy = ctx.workspace.private / "solution"
         shutil.copytree(sol, copy, ignore=shutil.ignore_patterns("__pycache__"))
         for p in [copy, *copy.rglob("*")]:
@@ -49,21 +51,37 @@ class OracleAgent(Agent):
         argv = [
             sys.executable,
             f"{sandbox.path_of(copy)}/{SOLVE_SCRIPT}",
-            "--workspace", sandbox.path_of(ctx.workspace.task_folder),
-            "--output", sandbox.path_of(ctx.workspace.output),
+            "--workspace",
+            sandbox.path_of(ctx.workspace.task_folder),
+            "--output",
+            sandbox.path_of(ctx.workspace.output),
         ]
         ctx.trajectory.emit("command", argv=argv)
-        limits = Limits(timeout=ctx.limits.timeout, memory_mb=ctx.limits.memory_mb,
-                        max_processes=ctx.limits.max_processes)
+        limits = Limits(
+            timeout=ctx.limits.timeout,
+            memory_mb=ctx.limits.memory_mb,
+            max_processes=ctx.limits.max_processes,
+        )
         try:
             res = sandbox.run(argv, limits=limits, cancel=ctx.cancel)
         except SandboxError as exc:
             raise InfraError(str(exc)) from exc
-        ctx.trajectory.emit("command_result", exit_code=res.exit_code, timed_out=res.timed_out,
-                            stdout=res.stdout[-20000:], stderr=res.stderr[-20000:], seconds=round(res.wall_seconds, 3))
+        ctx.trajectory.emit(
+            "command_result",
+            exit_code=res.exit_code,
+            timed_out=res.timed_out,
+            stdout=res.stdout[-20000:],
+            stderr=res.stderr[-20000:],
+            seconds=round(res.wall_seconds, 3),
+        )
         if res.timed_out:
-            return AgentResult(status="agent_timeout", error=f"solve.py exceeded {ctx.limits.timeout:g} s", turns=0)
+            return AgentResult(
+                status="agent_timeout", error=f"solve.py exceeded {ctx.limits.timeout:g} s", turns=0
+            )
         if res.exit_code != 0:
-            return AgentResult(status="agent_error", turns=0,
-                               error=f"solve.py exited with {res.exit_code}: {res.stderr.strip()[-2000:]}")
+            return AgentResult(
+                status="agent_error",
+                turns=0,
+                error=f"solve.py exited with {res.exit_code}: {res.stderr.strip()[-2000:]}",
+            )
         return AgentResult(status="ok", turns=0, details={"exit_code": 0})

@@ -18,9 +18,10 @@ and returns a :class:`CalibrationReport`:
 from __future__ import annotations
 
 from collections import defaultdict
-from datetime import datetime, timezone
+from collections.abc import Mapping
+from datetime import UTC, datetime
 from itertools import combinations
-from typing import Any, Mapping
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -321,20 +322,35 @@ def _crit_text(tasks: Mapping[str, Task], task_id: str, r: int, c: int) -> str |
     return None
 
 
-def _deviation_summary(a: Mapping[str, ScorePoint | None], b: Mapping[str, ScorePoint | None],
-                       task_of: Mapping[str, str]) -> ScoreDeviationSummary:
+def _deviation_summary(
+    a: Mapping[str, ScorePoint | None],
+    b: Mapping[str, ScorePoint | None],
+    task_of: Mapping[str, str],
+) -> ScoreDeviationSummary:
     dev = score_deviation(a, b)
     groups: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for tid, (sa, sb) in dev.per_trial.items():
         groups[task_of.get(tid, tid)].append((sa, sb))
     per_task = [
-        TaskDeviation(task_id=t, trials=len(v), score_a=sum(x for x, _ in v) / len(v),
-                      score_b=sum(y for _, y in v) / len(v), mean_abs_diff=sum(abs(x - y) for x, y in v) / len(v))
+        TaskDeviation(
+            task_id=t,
+            trials=len(v),
+            score_a=sum(x for x, _ in v) / len(v),
+            score_b=sum(y for _, y in v) / len(v),
+            mean_abs_diff=sum(abs(x - y) for x, y in v) / len(v),
+        )
         for t, v in sorted(groups.items())
     ]
-    return ScoreDeviationSummary(trials=dev.n, mean_abs_diff=dev.mean_abs_diff, max_abs_diff=dev.max_abs_diff,
-                                 micro_a=dev.micro_a, micro_b=dev.micro_b, micro_abs_diff=dev.micro_abs_diff,
-                                 micro_rel_diff=dev.micro_rel_diff, per_task=per_task)
+    return ScoreDeviationSummary(
+        trials=dev.n,
+        mean_abs_diff=dev.mean_abs_diff,
+        max_abs_diff=dev.max_abs_diff,
+        micro_a=dev.micro_a,
+        micro_b=dev.micro_b,
+        micro_abs_diff=dev.micro_abs_diff,
+        micro_rel_diff=dev.micro_rel_diff,
+        per_task=per_task,
+    )
 
 
 def _cached_units(rec: GradeRecord) -> int:
@@ -343,8 +359,14 @@ def _cached_units(rec: GradeRecord) -> int:
 
 def _judge_summary(jg: JudgeGrades, pass_trials: list[str]) -> JudgeSummary:
     ident = jg.identity
-    s = JudgeSummary(key=jg.key, model=ident.get("model"), mode=ident.get("mode"), decide=ident.get("decide"),
-                     trials=len(jg.records), pass_trials=len(pass_trials))
+    s = JudgeSummary(
+        key=jg.key,
+        model=ident.get("model"),
+        mode=ident.get("mode"),
+        decide=ident.get("decide"),
+        trials=len(jg.records),
+        pass_trials=len(pass_trials),
+    )
     passes = 0
     by_source: dict[str, int] = defaultdict(int)
     for rec in jg.records.values():
@@ -375,7 +397,12 @@ def _judge_summary(jg: JudgeGrades, pass_trials: list[str]) -> JudgeSummary:
     return s
 
 
-def _pair(a: JudgeGrades, b: JudgeGrades, maps: Mapping[str, Mapping[str, dict]], task_of: Mapping[str, str]) -> PairSummary:
+def _pair(
+    a: JudgeGrades,
+    b: JudgeGrades,
+    maps: Mapping[str, Mapping[str, dict]],
+    task_of: Mapping[str, str],
+) -> PairSummary:
     both = sorted(set(a.records) & set(b.records))
     la: list[str | None] = []
     lb: list[str | None] = []
@@ -403,7 +430,9 @@ def _pair(a: JudgeGrades, b: JudgeGrades, maps: Mapping[str, Mapping[str, dict]]
     p.percent_agreement = percent_agreement(la, lb)
     p.kappa = cohen_kappa(la, lb)
     p.alpha = krippendorff_alpha(list(zip(la, lb)))
-    p.score = _deviation_summary({t: _point(a.records[t]) for t in both}, {t: _point(b.records[t]) for t in both}, task_of)
+    p.score = _deviation_summary(
+        {t: _point(a.records[t]) for t in both}, {t: _point(b.records[t]) for t in both}, task_of
+    )
     return p
 
 
@@ -417,7 +446,11 @@ def _checks_vs_llm(jg: JudgeGrades, tasks: Mapping[str, Task]) -> ChecksVsLlm | 
         rec = jg.records[tid]
         for (r, c), cv in sorted(criterion_map(rec).items()):
             so = cv.second_opinion
-            if not isinstance(so, dict) or so.get("source") not in ("check", "llm") or so.get("source") == cv.source:
+            if (
+                not isinstance(so, dict)
+                or so.get("source") not in ("check", "llm")
+                or so.get("source") == cv.source
+            ):
                 continue
             if cv.source not in ("check", "llm"):
                 continue
@@ -440,9 +473,18 @@ def _checks_vs_llm(jg: JudgeGrades, tasks: Mapping[str, Task]) -> ChecksVsLlm | 
                 continue
             table[f"{chk}/{llm}"] += 1
             if chk != llm:
-                out.disagreements.append(CheckDisagreement(
-                    trial_id=tid, rubric=r, criterion=c, criterion_text=_crit_text(tasks, rec.task_id, r, c),
-                    check_verdict=chk_raw, check_detail=chk_detail, llm_verdict=llm_raw, llm_reasoning=llm_reason))
+                out.disagreements.append(
+                    CheckDisagreement(
+                        trial_id=tid,
+                        rubric=r,
+                        criterion=c,
+                        criterion_text=_crit_text(tasks, rec.task_id, r, c),
+                        check_verdict=chk_raw,
+                        check_detail=chk_detail,
+                        llm_verdict=llm_raw,
+                        llm_reasoning=llm_reason,
+                    )
+                )
     if not seen:
         return None
     out.table = table
@@ -453,8 +495,11 @@ def _checks_vs_llm(jg: JudgeGrades, tasks: Mapping[str, Task]) -> ChecksVsLlm | 
     return out
 
 
-def _expected_summary(jg: JudgeGrades, expected: Mapping[str, Mapping[tuple[int, int], bool | None]],
-                      tasks: Mapping[str, Task]) -> ExpectedSummary:
+def _expected_summary(
+    jg: JudgeGrades,
+    expected: Mapping[str, Mapping[tuple[int, int], bool | None]],
+    tasks: Mapping[str, Task],
+) -> ExpectedSummary:
     out = ExpectedSummary(judge=jg.key)
     exp_l: list[bool] = []
     got_l: list[bool] = []
@@ -479,19 +524,36 @@ def _expected_summary(jg: JudgeGrades, expected: Mapping[str, Mapping[tuple[int,
             lab = verdict_label(cv)
             if lab is None:
                 und += 1
-                out.errors.append(ExpectedError(
-                    trial_id=tid, rubric=r, criterion=c, criterion_text=_crit_text(tasks, rec.task_id, r, c),
-                    expected=want, verdict=cv.verdict if cv else "missing", source=cv.source if cv else "",
-                    reasoning=cv.reasoning if cv else "no verdict in the grade record"))
+                out.errors.append(
+                    ExpectedError(
+                        trial_id=tid,
+                        rubric=r,
+                        criterion=c,
+                        criterion_text=_crit_text(tasks, rec.task_id, r, c),
+                        expected=want,
+                        verdict=cv.verdict if cv else "missing",
+                        source=cv.source if cv else "",
+                        reasoning=cv.reasoning if cv else "no verdict in the grade record",
+                    )
+                )
                 continue
             exp_l.append(want)
             got_l.append(lab == "pass")
             if (lab == "pass") == want:
                 correct += 1
             else:
-                out.errors.append(ExpectedError(
-                    trial_id=tid, rubric=r, criterion=c, criterion_text=_crit_text(tasks, rec.task_id, r, c),
-                    expected=want, verdict=lab, source=cv.source if cv else "", reasoning=cv.reasoning if cv else ""))
+                out.errors.append(
+                    ExpectedError(
+                        trial_id=tid,
+                        rubric=r,
+                        criterion=c,
+                        criterion_text=_crit_text(tasks, rec.task_id, r, c),
+                        expected=want,
+                        verdict=lab,
+                        source=cv.source if cv else "",
+                        reasoning=cv.reasoning if cv else "",
+                    )
+                )
         correct_all += correct
         out.criteria += n
         out.undecided += und
@@ -499,13 +561,26 @@ def _expected_summary(jg: JudgeGrades, expected: Mapping[str, Mapping[tuple[int,
         ep = expected_score(task, dict(expected[tid])) if task is not None else None
         judge_pts[tid] = _point(rec)
         exp_pts[tid] = ep
-        out.per_trial.append(ExpectedTrial(trial_id=tid, criteria=n, correct=correct, undecided=und,
-                                           accuracy=correct / n if n else None, score=rec.score,
-                                           expected_score=ep.score if ep else None))
+        out.per_trial.append(
+            ExpectedTrial(
+                trial_id=tid,
+                criteria=n,
+                correct=correct,
+                undecided=und,
+                accuracy=correct / n if n else None,
+                score=rec.score,
+                expected_score=ep.score if ep else None,
+            )
+        )
     conf = confusion(exp_l, got_l)
     out.decided = conf.total
     out.tp, out.fp, out.fn, out.tn = conf.tp, conf.fp, conf.fn, conf.tn
-    out.accuracy, out.precision, out.recall, out.f1 = conf.accuracy, conf.precision, conf.recall, conf.f1
+    out.accuracy, out.precision, out.recall, out.f1 = (
+        conf.accuracy,
+        conf.precision,
+        conf.recall,
+        conf.f1,
+    )
     out.accuracy_all = correct_all / out.criteria if out.criteria else None
     out.score = _deviation_summary(judge_pts, exp_pts, task_of)
     return out
@@ -548,27 +623,37 @@ def calibrate(
     if reference is None:
         reference = keys[0]
     if reference not in judges:
-        raise ValueError(f"reference judge {reference!r} is not among the judges ({', '.join(keys)})")
+        raise ValueError(
+            f"reference judge {reference!r} is not among the judges ({', '.join(keys)})"
+        )
     tasks = dict(tasks or {})
     expected = dict(expected or {})
     warnings: list[str] = []
 
-    maps = {k: {tid: criterion_map(rec) for tid, rec in jg.records.items()} for k, jg in judges.items()}
+    maps = {
+        k: {tid: criterion_map(rec) for tid, rec in jg.records.items()} for k, jg in judges.items()
+    }
     task_of = {tid: rec.task_id for jg in judges.values() for tid, rec in jg.records.items()}
     all_trials = sorted(set(task_of))
     common = sorted(set.intersection(*(set(jg.records) for jg in judges.values())))
     if len(common) < len(all_trials):
-        warnings.append(f"{len(all_trials) - len(common)} of {len(all_trials)} trial(s) are not graded by every judge: "
-                        "they are left out of the cost per pass and of pairs that lack them")
+        warnings.append(
+            f"{len(all_trials) - len(common)} of {len(all_trials)} trial(s) are not graded by every judge: "
+            "they are left out of the cost per pass and of pairs that lack them"
+        )
 
     summaries = [_judge_summary(judges[k], common) for k in keys]
     for s in summaries:
         if s.cached_units:
-            warnings.append(f"{s.key}: {s.cached_units} LLM unit(s) in the full pass came from the cache or an earlier "
-                            "grade; their calls are not in its cost and tokens (regrade with --no-cache to measure)")
+            warnings.append(
+                f"{s.key}: {s.cached_units} LLM unit(s) in the full pass came from the cache or an earlier "
+                "grade; their calls are not in its cost and tokens (regrade with --no-cache to measure)"
+            )
         if s.cost_per_pass_usd is None:
-            warnings.append(f"{s.key}: no price known for some calls; cost per pass is unknown (see --prices of "
-                            "`jobbench grade`)")
+            warnings.append(
+                f"{s.key}: no price known for some calls; cost per pass is unknown (see --prices of "
+                "`jobbench grade`)"
+            )
 
     ordered = [reference] + [k for k in keys if k != reference]
     pairs = []
@@ -582,32 +667,55 @@ def calibrate(
     for tid in all_trials:
         rcs = sorted({rc for k in keys for rc in maps[k].get(tid, {})})
         for rc in rcs:
-            cvs: dict[str, CriterionVerdict | None] = {k: maps[k].get(tid, {}).get(rc) for k in keys}
+            cvs: dict[str, CriterionVerdict | None] = {
+                k: maps[k].get(tid, {}).get(rc) for k in keys
+            }
             labels = [verdict_label(cvs[k]) for k in keys]
             units.append(labels)
             decided = {lab for lab in labels if lab is not None}
             if len(decided) > 1:
                 exp = expected.get(tid, {}).get(rc)
-                flips.append(Flip(
-                    trial_id=tid, task_id=task_of[tid], rubric=rc[0], criterion=rc[1],
-                    criterion_text=_crit_text(tasks, task_of[tid], *rc), expected=exp,
-                    verdicts={k: FlipVerdict(verdict=cv.verdict, source=cv.source, reasoning=cv.reasoning,
-                                             evidence=cv.evidence)
-                              for k, cv in cvs.items() if cv is not None}))
-    overall = OverallAgreement(judges=keys, units=sum(1 for u in units if sum(v is not None for v in u) >= 2),
-                               alpha=krippendorff_alpha(units) if len(keys) > 1 else None,
-                               all_agree=all_agree_rate(units) if len(keys) > 1 else None)
+                flips.append(
+                    Flip(
+                        trial_id=tid,
+                        task_id=task_of[tid],
+                        rubric=rc[0],
+                        criterion=rc[1],
+                        criterion_text=_crit_text(tasks, task_of[tid], *rc),
+                        expected=exp,
+                        verdicts={
+                            k: FlipVerdict(
+                                verdict=cv.verdict,
+                                source=cv.source,
+                                reasoning=cv.reasoning,
+                                evidence=cv.evidence,
+                            )
+                            for k, cv in cvs.items()
+                            if cv is not None
+                        },
+                    )
+                )
+    overall = OverallAgreement(
+        judges=keys,
+        units=sum(1 for u in units if sum(v is not None for v in u) >= 2),
+        alpha=krippendorff_alpha(units) if len(keys) > 1 else None,
+        all_agree=all_agree_rate(units) if len(keys) > 1 else None,
+    )
     if max_flips is not None and len(flips) > max_flips:
         warnings.append(f"{len(flips)} verdict flips; the first {max_flips} are listed")
         flips = flips[:max_flips]
 
     cvl = [x for x in (_checks_vs_llm(judges[k], tasks) for k in keys) if x is not None]
-    exp_summaries = [_expected_summary(judges[k], expected, tasks) for k in keys] if expected else []
+    exp_summaries = (
+        [_expected_summary(judges[k], expected, tasks) for k in keys] if expected else []
+    )
     for es in exp_summaries:
         if es.missing_sets:
-            warnings.append(f"{es.judge}: {es.missing_sets} deliverable set(s) with expected verdicts were not graded")
+            warnings.append(
+                f"{es.judge}: {es.missing_sets} deliverable set(s) with expected verdicts were not graded"
+            )
     return CalibrationReport(
-        created_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        created_at=datetime.now(UTC).isoformat(timespec="seconds"),
         reference=reference,
         judges=summaries,
         pairs=pairs,

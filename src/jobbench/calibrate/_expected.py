@@ -19,9 +19,10 @@ recomputed from the criteria with the chain rule.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from ..rundir import trial_id
 from ..tasks import Task, display_path
@@ -93,8 +94,12 @@ def load_expected(path: Path, task: Task) -> tuple[dict[tuple[int, int], bool | 
     except json.JSONDecodeError as exc:
         raise ExpectedFileError(f"{where}: invalid JSON at line {exc.lineno}: {exc.msg}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("rubrics"), list):
-        raise ExpectedFileError(f"{where}: field rubrics: must be a list of {{\"index\", \"criteria\"}} objects")
-    out: dict[tuple[int, int], bool | None] = {(r.index, c.index): None for r in task.rubrics for c in r.criteria}
+        raise ExpectedFileError(
+            f'{where}: field rubrics: must be a list of {{"index", "criteria"}} objects'
+        )
+    out: dict[tuple[int, int], bool | None] = {
+        (r.index, c.index): None for r in task.rubrics for c in r.criteria
+    }
     by_index = {r.index: r for r in task.rubrics}
     seen: set[int] = set()
     for i, item in enumerate(data["rubrics"]):
@@ -105,8 +110,10 @@ def load_expected(path: Path, task: Task) -> tuple[dict[tuple[int, int], bool | 
         if isinstance(idx, bool) or not isinstance(idx, int):
             raise ExpectedFileError(f"{where}: field {loc}.index: must be an integer, got {idx!r}")
         if idx not in by_index:
-            raise ExpectedFileError(f"{where}: field {loc}.index: {idx} is not a rubric of {task.id} "
-                                    f"(0..{len(task.rubrics) - 1})")
+            raise ExpectedFileError(
+                f"{where}: field {loc}.index: {idx} is not a rubric of {task.id} "
+                f"(0..{len(task.rubrics) - 1})"
+            )
         if idx in seen:
             raise ExpectedFileError(f"{where}: field {loc}.index: rubric {idx} listed twice")
         seen.add(idx)
@@ -114,11 +121,15 @@ def load_expected(path: Path, task: Task) -> tuple[dict[tuple[int, int], bool | 
         n = len(by_index[idx].criteria)
         if not isinstance(crit, list) or len(crit) != n:
             got = f"{len(crit)} item(s)" if isinstance(crit, list) else repr(crit)
-            raise ExpectedFileError(f"{where}: field {loc}.criteria: must list {n} verdict(s) for rubric {idx} "
-                                    f"of {task.id}, got {got}")
+            raise ExpectedFileError(
+                f"{where}: field {loc}.criteria: must list {n} verdict(s) for rubric {idx} "
+                f"of {task.id}, got {got}"
+            )
         for j, v in enumerate(crit):
             if v is not None and not isinstance(v, bool):
-                raise ExpectedFileError(f"{where}: field {loc}.criteria[{j}]: must be true, false or null, got {v!r}")
+                raise ExpectedFileError(
+                    f"{where}: field {loc}.criteria[{j}]: must be true, false or null, got {v!r}"
+                )
             out[(idx, j)] = v
     note = data.get("note")
     return out, note if isinstance(note, str) else ""
@@ -150,20 +161,33 @@ def expected_score(task: Task, verdicts: dict[tuple[int, int], bool | None]) -> 
         return val
 
     passed = sum(r.weight for r in task.rubrics if z(r.index))
-    return ScorePoint(passed_weight=float(passed), max_score=float(sum(r.weight for r in task.rubrics)))
+    return ScorePoint(
+        passed_weight=float(passed), max_score=float(sum(r.weight for r in task.rubrics))
+    )
 
 
 def _set_at(folder: Path, name: str, task: Task) -> ExpectedSet:
     verdicts, note = load_expected(folder / EXPECTED, task)
-    return ExpectedSet(name=name, task=task, dir=folder, deliverables_dir=folder / DELIVERABLES,
-                       verdicts=verdicts, note=note)
+    return ExpectedSet(
+        name=name,
+        task=task,
+        dir=folder,
+        deliverables_dir=folder / DELIVERABLES,
+        verdicts=verdicts,
+        note=note,
+    )
 
 
 def _set_dirs(base: Path) -> list[Path]:
     out = []
     for p in sorted(Path(base).rglob(EXPECTED)):
         d = p.parent
-        if p.is_file() and not p.is_symlink() and (d / DELIVERABLES).is_dir() and not (d / DELIVERABLES).is_symlink():
+        if (
+            p.is_file()
+            and not p.is_symlink()
+            and (d / DELIVERABLES).is_dir()
+            and not (d / DELIVERABLES).is_symlink()
+        ):
             out.append(d)
     return out
 
@@ -205,7 +229,9 @@ def sets_in_folder(folder: Path, task: Task) -> list[ExpectedSet]:
     folder = Path(folder)
     dirs = _set_dirs(folder)
     if not dirs:
-        raise ExpectedFileError(f"{display_path(folder)}: no folder with {DELIVERABLES}/ and {EXPECTED} found")
+        raise ExpectedFileError(
+            f"{display_path(folder)}: no folder with {DELIVERABLES}/ and {EXPECTED} found"
+        )
     sets = []
     for d in dirs:
         rel = d.relative_to(folder).as_posix()
@@ -223,8 +249,10 @@ def expected_by_trial(sets: Iterable[ExpectedSet]) -> dict[str, dict[tuple[int, 
     src: dict[str, Any] = {}
     for s in sets:
         if s.trial_id in out:
-            raise ExpectedFileError(f"{display_path(s.dir)} and {display_path(src[s.trial_id])}: "
-                                    f"both map to trial id {s.trial_id}")
+            raise ExpectedFileError(
+                f"{display_path(s.dir)} and {display_path(src[s.trial_id])}: "
+                f"both map to trial id {s.trial_id}"
+            )
         out[s.trial_id] = s.verdicts
         src[s.trial_id] = s.dir
     return out

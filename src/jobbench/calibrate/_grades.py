@@ -8,9 +8,10 @@ by ``trial_id`` and, within a trial, by (rubric index, criterion index).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from ..records import CriterionVerdict, GradeRecord
 from ..rundir import RunDir
@@ -57,7 +58,8 @@ class JudgeGrades:
             raise CalibrateInputError(
                 f"judge key {self.key!r} has two grades of trial {tid!r}: "
                 f"{display_path(first) if first else '(in memory)'} and {display_path(path) if path else '(in memory)'}; "
-                "calibrate those runs separately")
+                "calibrate those runs separately"
+            )
         self.records[tid] = record
         self.paths[tid] = path
 
@@ -78,8 +80,12 @@ def criterion_map(record: GradeRecord) -> dict[tuple[int, int], CriterionVerdict
     return out
 
 
-def read_judge_dir(key_dir: Path, key: str | None = None, into: JudgeGrades | None = None,
-                   problems: list[str] | None = None) -> JudgeGrades:
+def read_judge_dir(
+    key_dir: Path,
+    key: str | None = None,
+    into: JudgeGrades | None = None,
+    problems: list[str] | None = None,
+) -> JudgeGrades:
     """Read every grade record of one ``grades/<key>/`` folder (each at its trial's own grade
     path, :meth:`jobbench.rundir.RunDir.grades`).
 
@@ -113,7 +119,9 @@ def read_judge_dir(key_dir: Path, key: str | None = None, into: JudgeGrades | No
     return jg
 
 
-def read_run_grades(run_dirs: Iterable[Path], judge_keys: Iterable[str] | None = None) -> dict[str, JudgeGrades]:
+def read_run_grades(
+    run_dirs: Iterable[Path], judge_keys: Iterable[str] | None = None
+) -> dict[str, JudgeGrades]:
     """Read the grades of every (or the chosen) judge key in one or more run directories.
 
     Args:
@@ -135,8 +143,10 @@ def read_run_grades(run_dirs: Iterable[Path], judge_keys: Iterable[str] | None =
     for run in runs:
         rd = RunDir(run)
         if not rd.grades_dir.is_dir():
-            problems.append(f"{display_path(run)}: no grades/ folder (grade the run first with "
-                            "`jobbench grade`)")
+            problems.append(
+                f"{display_path(run)}: no grades/ folder (grade the run first with "
+                "`jobbench grade`)"
+            )
             continue
         for key in rd.judge_keys():
             if judge_keys is not None and key not in set(judge_keys):
@@ -148,8 +158,10 @@ def read_run_grades(run_dirs: Iterable[Path], judge_keys: Iterable[str] | None =
             if k not in found and runs:
                 every = sorted({key for r in runs for key in RunDir(r).judge_keys()})
                 listing = ", ".join(every) or "(none)"
-                problems.append(f"judge key {k!r} has no grades in {', '.join(display_path(r) for r in runs)} "
-                                f"(found: {listing})")
+                problems.append(
+                    f"judge key {k!r} has no grades in {', '.join(display_path(r) for r in runs)} "
+                    f"(found: {listing})"
+                )
     if problems:
         raise CalibrateInputError("\n".join(problems))
     order = list(judge_keys) if judge_keys is not None else sorted(found)
@@ -171,8 +183,10 @@ def tasks_of_runs(run_dirs: Iterable[Path], warnings: list[str] | None = None) -
     for run in run_dirs:
         loaded = RunDir(run).read_lock()
         if loaded.record is None or not loaded.record.dataset_root:
-            why = ("; ".join(str(p) for p in loaded.problems)
-                   or f"{display_path(loaded.path)}: no dataset_root")
+            why = (
+                "; ".join(str(p) for p in loaded.problems)
+                or f"{display_path(loaded.path)}: no dataset_root"
+            )
             warnings.append(f"{why}; criterion texts left out")
             continue
         roots[Path(loaded.record.dataset_root)] = None
@@ -180,7 +194,9 @@ def tasks_of_runs(run_dirs: Iterable[Path], warnings: list[str] | None = None) -
         try:
             ds = load_dataset(root)
         except (FileNotFoundError, OSError) as exc:
-            warnings.append(f"dataset {display_path(root)} cannot be read ({exc}); criterion texts left out")
+            warnings.append(
+                f"dataset {display_path(root)} cannot be read ({exc}); criterion texts left out"
+            )
             continue
         for t in ds.tasks:
             out.setdefault(t.id, t)

@@ -7,8 +7,9 @@ readers and the report machinery apply to them.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from ..rundir import RunDir
 from ._expected import ExpectedSet
@@ -18,8 +19,13 @@ if TYPE_CHECKING:  # the judge is imported lazily (heavy dependencies)
     from ..judge import JudgeConfig
 
 
-def grade_sets(sets: Sequence[ExpectedSet], configs: Iterable["JudgeConfig"], out_dir: Path, *,
-               progress: bool = False) -> dict[str, JudgeGrades]:
+def grade_sets(
+    sets: Sequence[ExpectedSet],
+    configs: Iterable[JudgeConfig],
+    out_dir: Path,
+    *,
+    progress: bool = False,
+) -> dict[str, JudgeGrades]:
     """Grade every set under every judge configuration.
 
     Each configuration grades all sets in one :class:`jobbench.judge.Grader` batch (its
@@ -48,15 +54,23 @@ def grade_sets(sets: Sequence[ExpectedSet], configs: Iterable["JudgeConfig"], ou
     keys = [c.key for c in configs]
     dup = sorted({k for k in keys if keys.count(k) > 1})
     if dup:
-        raise CalibrateInputError(f"several judge configurations have the key {', '.join(dup)}; "
-                                  "give each a different label (label = \"...\" in its TOML file)")
+        raise CalibrateInputError(
+            f"several judge configurations have the key {', '.join(dup)}; "
+            'give each a different label (label = "..." in its TOML file)'
+        )
     out: dict[str, JudgeGrades] = {}
     rd = RunDir(out_dir)
     for cfg in configs:
         inputs = [
-            TrialInput(trial_id=s.trial_id, task=s.task, deliverables_dir=s.deliverables_dir, epoch=1,
-                       out_path=rd.grade_file(cfg.key, s.trial_id), save=rd.grade_writer(cfg.key),
-                       extra={"expected_set": s.name, "expected_dir": str(s.dir)})
+            TrialInput(
+                trial_id=s.trial_id,
+                task=s.task,
+                deliverables_dir=s.deliverables_dir,
+                epoch=1,
+                out_path=rd.grade_file(cfg.key, s.trial_id),
+                save=rd.grade_writer(cfg.key),
+                extra={"expected_set": s.name, "expected_dir": str(s.dir)},
+            )
             for s in sets
         ]
         grader = Grader(cfg, progress=progress)

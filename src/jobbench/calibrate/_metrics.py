@@ -24,8 +24,8 @@ Sources:
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Hashable, Iterable, Mapping, Sequence
 
 Label = Hashable
 
@@ -209,8 +209,17 @@ class Confusion:
 
     def as_dict(self) -> dict[str, float | int | None]:
         """Counts and the derived figures, for JSON."""
-        return {"tp": self.tp, "fp": self.fp, "fn": self.fn, "tn": self.tn, "total": self.total,
-                "accuracy": self.accuracy, "precision": self.precision, "recall": self.recall, "f1": self.f1}
+        return {
+            "tp": self.tp,
+            "fp": self.fp,
+            "fn": self.fn,
+            "tn": self.tn,
+            "total": self.total,
+            "accuracy": self.accuracy,
+            "precision": self.precision,
+            "recall": self.recall,
+            "f1": self.f1,
+        }
 
 
 def confusion(expected: Sequence[bool], predicted: Sequence[bool]) -> Confusion:
@@ -228,7 +237,9 @@ def confusion(expected: Sequence[bool], predicted: Sequence[bool]) -> Confusion:
         ValueError: the sequences differ in length, or hold something other than booleans.
     """
     if len(expected) != len(predicted):
-        raise ValueError(f"expected and predicted differ in length ({len(expected)} vs {len(predicted)})")
+        raise ValueError(
+            f"expected and predicted differ in length ({len(expected)} vs {len(predicted)})"
+        )
     tp = fp = fn = tn = 0
     for i, (e, p) in enumerate(zip(expected, predicted)):
         if not isinstance(e, bool) or not isinstance(p, bool):
@@ -282,7 +293,9 @@ class ScoreDeviation:
     per_trial: dict[str, tuple[float, float]] = field(default_factory=dict)
 
 
-def score_deviation(a: Mapping[str, ScorePoint | None], b: Mapping[str, ScorePoint | None]) -> ScoreDeviation:
+def score_deviation(
+    a: Mapping[str, ScorePoint | None], b: Mapping[str, ScorePoint | None]
+) -> ScoreDeviation:
     """Score deviation between judge A and judge B (B is the reference).
 
     Args:

@@ -3,14 +3,21 @@ expected verdicts, compute the figures, write the outputs."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 from ..rundir import RunDir
 from ..tasks import Task, TaskLoadError, display_path, load_dataset, load_task
 from ._analysis import CalibrationReport, calibrate
 from ._expected import ExpectedSet, discover_sets, expected_by_trial, sets_in_folder
-from ._grades import CalibrateInputError, JudgeGrades, check_same_deliverables, read_run_grades, tasks_of_runs
+from ._grades import (
+    CalibrateInputError,
+    JudgeGrades,
+    check_same_deliverables,
+    read_run_grades,
+    tasks_of_runs,
+)
 from ._grading import grade_sets
 from ._write import write_calibration
 
@@ -20,8 +27,9 @@ if TYPE_CHECKING:
 DEFAULT_OUT = Path("calibration-results")
 
 
-def collect_sets(expected_paths: Sequence[Path] = (), sets_dir: Path | None = None,
-                 sets_task: Path | None = None) -> tuple[list[ExpectedSet], list[str]]:
+def collect_sets(
+    expected_paths: Sequence[Path] = (), sets_dir: Path | None = None, sets_task: Path | None = None
+) -> tuple[list[ExpectedSet], list[str]]:
     """Find deliverable sets with expected verdicts.
 
     Args:
@@ -53,10 +61,14 @@ def collect_sets(expected_paths: Sequence[Path] = (), sets_dir: Path | None = No
         found, problems = discover_sets(ds.tasks)
         warnings += problems
         if not found:
-            warnings.append(f"{display_path(p)}: no solution/**/ folder with deliverables/ and expected.json")
+            warnings.append(
+                f"{display_path(p)}: no solution/**/ folder with deliverables/ and expected.json"
+            )
         sets += found
     if (sets_dir is None) != (sets_task is None):
-        raise CalibrateInputError("--sets and --task go together: the sets of a folder answer one task")
+        raise CalibrateInputError(
+            "--sets and --task go together: the sets of a folder answer one task"
+        )
     if sets_dir is not None and sets_task is not None:
         if not Path(sets_dir).is_dir():
             raise CalibrateInputError(f"{display_path(sets_dir)}: not a folder")
@@ -66,8 +78,10 @@ def collect_sets(expected_paths: Sequence[Path] = (), sets_dir: Path | None = No
             raise CalibrateInputError(f"--task {display_path(sets_task)}: {exc}") from exc
         sets += sets_in_folder(Path(sets_dir), task)
     if (expected_paths or sets_dir is not None) and not sets:
-        raise CalibrateInputError("no deliverable set with expected verdicts found"
-                                  + (f" ({'; '.join(warnings)})" if warnings else ""))
+        raise CalibrateInputError(
+            "no deliverable set with expected verdicts found"
+            + (f" ({'; '.join(warnings)})" if warnings else "")
+        )
     return sorted(sets, key=lambda s: s.trial_id), warnings
 
 
@@ -77,7 +91,7 @@ def run_calibration(
     judge_keys: Sequence[str] | None = None,
     reference: str | None = None,
     sets: Sequence[ExpectedSet] = (),
-    configs: Iterable["JudgeConfig"] = (),
+    configs: Iterable[JudgeConfig] = (),
     out_dir: Path = DEFAULT_OUT,
     max_flips: int | None = None,
     progress: bool = False,
@@ -108,32 +122,41 @@ def run_calibration(
         CalibrateInputError: nothing to calibrate, or unreadable grades (message names files).
     """
     if not run_dirs and not sets:
-        raise CalibrateInputError("nothing to calibrate: give graded run directories and/or --expected/--sets")
+        raise CalibrateInputError(
+            "nothing to calibrate: give graded run directories and/or --expected/--sets"
+        )
     warn = list(warnings)
     given_runs = list(run_dirs)
     run_dirs = list(run_dirs)
     if reuse_grades:
         if not sets:
-            raise CalibrateInputError("--reuse-grades needs the deliverable sets (--expected or --sets)")
+            raise CalibrateInputError(
+                "--reuse-grades needs the deliverable sets (--expected or --sets)"
+            )
         grades_dir = RunDir(out_dir).grades_dir
         if not grades_dir.is_dir():
-            raise CalibrateInputError(f"{display_path(grades_dir)}: no grades to reuse "
-                                      "(run once without --reuse-grades)")
+            raise CalibrateInputError(
+                f"{display_path(grades_dir)}: no grades to reuse (run once without --reuse-grades)"
+            )
         run_dirs.append(Path(out_dir))
     judges: dict[str, JudgeGrades] = {}
     tasks: dict[str, Task] = {}
     if run_dirs:
         judges = read_run_grades(run_dirs, judge_keys)
         if not judges:
-            raise CalibrateInputError("no grades found in " + ", ".join(display_path(r) for r in run_dirs))
+            raise CalibrateInputError(
+                "no grades found in " + ", ".join(display_path(r) for r in run_dirs)
+            )
         tasks.update(tasks_of_runs(given_runs, warn))
     for s in sets:
         tasks.setdefault(s.task.id, s.task)
     configs = list(configs)
     if sets and not reuse_grades:
         if not configs:
-            raise CalibrateInputError("deliverable sets need at least one judge configuration "
-                                      "(--judge-model, --judge-config, --checks-judge or JUDGE_MODEL)")
+            raise CalibrateInputError(
+                "deliverable sets need at least one judge configuration "
+                "(--judge-model, --judge-config, --checks-judge or JUDGE_MODEL)"
+            )
         graded = grade_sets(sets, configs, out_dir, progress=progress)
         for key, jg in graded.items():
             if key in judges:
@@ -147,10 +170,17 @@ def run_calibration(
             for tid in mismatched:
                 jg.records.pop(tid, None)
                 jg.paths.pop(tid, None)
-        warn.append(f"{len(mismatched)} trial(s) were graded from different deliverables under different judge keys "
-                    f"and are left out: {', '.join(mismatched[:10])}{' …' if len(mismatched) > 10 else ''}")
-    report = calibrate(judges, reference=reference, expected=expected_by_trial(sets) if sets else None,
-                       tasks=tasks, max_flips=max_flips)
+        warn.append(
+            f"{len(mismatched)} trial(s) were graded from different deliverables under different judge keys "
+            f"and are left out: {', '.join(mismatched[:10])}{' …' if len(mismatched) > 10 else ''}"
+        )
+    report = calibrate(
+        judges,
+        reference=reference,
+        expected=expected_by_trial(sets) if sets else None,
+        tasks=tasks,
+        max_flips=max_flips,
+    )
     report.warnings = warn + report.warnings
     report.sources = {
         **({"runs": [display_path(r) for r in given_runs]} if given_runs else {}),

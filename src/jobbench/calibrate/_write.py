@@ -41,7 +41,9 @@ def _cell(text: str | None, limit: int = 300) -> str:
     return html.escape(s, quote=False).replace("|", "\\|").replace("`", "\\`") or "—"
 
 
-def plot_axes(report: CalibrationReport) -> tuple[str, str, list[tuple[str, float | None, float | None]]]:
+def plot_axes(
+    report: CalibrationReport,
+) -> tuple[str, str, list[tuple[str, float | None, float | None]]]:
     """What the plot shows: (x label, y label, [(judge key, x, y)]).
 
     x is the cost of one full grading pass in USD when every judge's cost is known, else its
@@ -80,8 +82,15 @@ def plot_cost_vs_agreement(report: CalibrationReport) -> bytes:
     missing = [k for k, x, y in pts if x is None or y is None]
     for i, (k, x, y) in enumerate(shown):
         marker = "*" if k == report.reference else "o"
-        ax.scatter([x], [100 * y], s=120 if marker == "*" else 60, marker=marker, zorder=3,
-                   color=f"C{i % 10}", label=k + (" (reference)" if k == report.reference else ""))
+        ax.scatter(
+            [x],
+            [100 * y],
+            s=120 if marker == "*" else 60,
+            marker=marker,
+            zorder=3,
+            color=f"C{i % 10}",
+            label=k + (" (reference)" if k == report.reference else ""),
+        )
         ax.annotate(k, (x, 100 * y), textcoords="offset points", xytext=(6, 6), fontsize=8)
     xs = [x for _, x, _ in shown]
     if xs and min(xs) > 0 and max(xs) / min(xs) > 50:
@@ -103,21 +112,27 @@ def plot_cost_vs_agreement(report: CalibrationReport) -> bytes:
 
 
 def _judge_rows(judges: list[JudgeSummary]) -> list[str]:
-    out = ["| judge | model | mode | decide | trials | criteria decided | undecided | pass rate | calls / pass "
-           "| tokens / pass | cost / pass | cached units |",
-           "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+    out = [
+        "| judge | model | mode | decide | trials | criteria decided | undecided | pass rate | calls / pass "
+        "| tokens / pass | cost / pass | cached units |",
+        "| --- | --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+    ]
     for j in judges:
-        out.append(f"| {j.key} | {_cell(j.model)} | {_cell(j.mode)} | {_cell(j.decide)} | {j.trials} | {j.decided} "
-                   f"| {j.undecided} | {_pct(j.pass_rate)} | {j.calls_per_pass} | {j.tokens_per_pass:,} "
-                   f"| {_usd(j.cost_per_pass_usd)} | {j.cached_units} |")
+        out.append(
+            f"| {j.key} | {_cell(j.model)} | {_cell(j.mode)} | {_cell(j.decide)} | {j.trials} | {j.decided} "
+            f"| {j.undecided} | {_pct(j.pass_rate)} | {j.calls_per_pass} | {j.tokens_per_pass:,} "
+            f"| {_usd(j.cost_per_pass_usd)} | {j.cached_units} |"
+        )
     return out
 
 
 def render_markdown(report: CalibrationReport, *, max_flips: int = 50) -> str:
     """The report as Markdown (tables; flips and errors listed up to ``max_flips`` each)."""
     L: list[str] = ["# Judge calibration", ""]
-    L.append(f"Created {report.created_at}. Reference judge: **{report.reference}**. "
-             f"Full pass = the {report.judges[0].pass_trials if report.judges else 0} trial(s) graded by every judge.")
+    L.append(
+        f"Created {report.created_at}. Reference judge: **{report.reference}**. "
+        f"Full pass = the {report.judges[0].pass_trials if report.judges else 0} trial(s) graded by every judge."
+    )
     src = report.sources
     if src:
         L.append("")
@@ -128,68 +143,111 @@ def render_markdown(report: CalibrationReport, *, max_flips: int = 50) -> str:
     L += ["", "## Judges and cost per full grading pass", ""] + _judge_rows(report.judges)
 
     if report.expected:
-        L += ["", "## Against expected verdicts (`pass` = positive class)", "",
-              "| judge | sets | criteria | undecided | accuracy | precision | recall | F1 | TP | FP | FN | TN "
-              "| mean abs Δ s_t | micro judge | micro expected | Δ micro |",
-              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        L += [
+            "",
+            "## Against expected verdicts (`pass` = positive class)",
+            "",
+            "| judge | sets | criteria | undecided | accuracy | precision | recall | F1 | TP | FP | FN | TN "
+            "| mean abs Δ s_t | micro judge | micro expected | Δ micro |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        ]
         for e in report.expected:
-            L.append(f"| {e.judge} | {e.sets} | {e.criteria} | {e.undecided} | {_f(e.accuracy)} | {_f(e.precision)} "
-                     f"| {_f(e.recall)} | {_f(e.f1)} | {e.tp} | {e.fp} | {e.fn} | {e.tn} | {_f(e.score.mean_abs_diff)} "
-                     f"| {_pct(e.score.micro_a)} | {_pct(e.score.micro_b)} | {_pp(e.score.micro_abs_diff)} |")
-        L += ["", "Per deliverable set (accuracy; score / expected score):", "",
-              "| set | " + " | ".join(e.judge for e in report.expected) + " |",
-              "| --- |" + " ---: |" * len(report.expected)]
+            L.append(
+                f"| {e.judge} | {e.sets} | {e.criteria} | {e.undecided} | {_f(e.accuracy)} | {_f(e.precision)} "
+                f"| {_f(e.recall)} | {_f(e.f1)} | {e.tp} | {e.fp} | {e.fn} | {e.tn} | {_f(e.score.mean_abs_diff)} "
+                f"| {_pct(e.score.micro_a)} | {_pct(e.score.micro_b)} | {_pp(e.score.micro_abs_diff)} |"
+            )
+        L += [
+            "",
+            "Per deliverable set (accuracy; score / expected score):",
+            "",
+            "| set | " + " | ".join(e.judge for e in report.expected) + " |",
+            "| --- |" + " ---: |" * len(report.expected),
+        ]
         rows: dict[str, list[str]] = {}
         for i, e in enumerate(report.expected):
             for t in e.per_trial:
                 rows.setdefault(t.trial_id, ["—"] * len(report.expected))[i] = (
-                    f"{_f(t.accuracy)} ({_f(t.score, 2)} / {_f(t.expected_score, 2)})")
+                    f"{_f(t.accuracy)} ({_f(t.score, 2)} / {_f(t.expected_score, 2)})"
+                )
         for tid, cells in sorted(rows.items()):
             L.append(f"| {_cell(tid, 1000)} | " + " | ".join(cells) + " |")
         for e in report.expected:
             if e.errors:
-                L += ["", f"Wrong or undecided verdicts of **{e.judge}** ({len(e.errors)}):", "",
-                      "| set | rubric.criterion | criterion | expected | verdict | reasoning |",
-                      "| --- | --- | --- | --- | --- | --- |"]
+                L += [
+                    "",
+                    f"Wrong or undecided verdicts of **{e.judge}** ({len(e.errors)}):",
+                    "",
+                    "| set | rubric.criterion | criterion | expected | verdict | reasoning |",
+                    "| --- | --- | --- | --- | --- | --- |",
+                ]
                 for err in e.errors[:max_flips]:
-                    L.append(f"| {_cell(err.trial_id, 1000)} | {err.rubric}.{err.criterion} | {_cell(err.criterion_text, 160)} "
-                             f"| {'pass' if err.expected else 'fail'} | {err.verdict} | {_cell(err.reasoning)} |")
+                    L.append(
+                        f"| {_cell(err.trial_id, 1000)} | {err.rubric}.{err.criterion} | {_cell(err.criterion_text, 160)} "
+                        f"| {'pass' if err.expected else 'fail'} | {err.verdict} | {_cell(err.reasoning)} |"
+                    )
                 if len(e.errors) > max_flips:
-                    L.append(f"| … {len(e.errors) - max_flips} more in calibration.json | | | | | |")
+                    L.append(
+                        f"| … {len(e.errors) - max_flips} more in calibration.json | | | | | |"
+                    )
 
     if report.pairs:
-        L += ["", "## Agreement between judges (per criterion)", "",
-              "| judge a | judge b | criteria | agree | percent agreement | Cohen's κ | Krippendorff's α "
-              "| a pass/b fail | a fail/b pass | undecided a | undecided b |",
-              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        L += [
+            "",
+            "## Agreement between judges (per criterion)",
+            "",
+            "| judge a | judge b | criteria | agree | percent agreement | Cohen's κ | Krippendorff's α "
+            "| a pass/b fail | a fail/b pass | undecided a | undecided b |",
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        ]
         for p in report.pairs:
-            L.append(f"| {p.a} | {p.b} | {p.criteria_both} | {p.agree} | {_pct(p.percent_agreement)} | {_f(p.kappa)} "
-                     f"| {_f(p.alpha)} | {p.table.get('pass/fail', 0)} | {p.table.get('fail/pass', 0)} "
-                     f"| {p.undecided_a} | {p.undecided_b} |")
+            L.append(
+                f"| {p.a} | {p.b} | {p.criteria_both} | {p.agree} | {_pct(p.percent_agreement)} | {_f(p.kappa)} "
+                f"| {_f(p.alpha)} | {p.table.get('pass/fail', 0)} | {p.table.get('fail/pass', 0)} "
+                f"| {p.undecided_a} | {p.undecided_b} |"
+            )
         o = report.overall
         if len(o.judges) > 2:
-            L += ["", f"All {len(o.judges)} judges: Krippendorff's α = {_f(o.alpha)} over {o.units} criteria; "
-                  f"all agree on {_pct(o.all_agree)}."]
-        L += ["", "## Score deviation", "",
-              "| judge a | judge b | trials | mean abs Δ s_t | max abs Δ s_t | micro a | micro b | Δ micro | Δ micro (relative) |",
-              "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+            L += [
+                "",
+                f"All {len(o.judges)} judges: Krippendorff's α = {_f(o.alpha)} over {o.units} criteria; "
+                f"all agree on {_pct(o.all_agree)}.",
+            ]
+        L += [
+            "",
+            "## Score deviation",
+            "",
+            "| judge a | judge b | trials | mean abs Δ s_t | max abs Δ s_t | micro a | micro b | Δ micro | Δ micro (relative) |",
+            "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        ]
         for p in report.pairs:
             s = p.score
-            L.append(f"| {p.a} | {p.b} | {s.trials} | {_f(s.mean_abs_diff)} | {_f(s.max_abs_diff)} | {_pct(s.micro_a, 2)} "
-                     f"| {_pct(s.micro_b, 2)} | {_pp(s.micro_abs_diff)} | {_pct(s.micro_rel_diff, 2)} |")
+            L.append(
+                f"| {p.a} | {p.b} | {s.trials} | {_f(s.mean_abs_diff)} | {_f(s.max_abs_diff)} | {_pct(s.micro_a, 2)} "
+                f"| {_pct(s.micro_b, 2)} | {_pp(s.micro_abs_diff)} | {_pct(s.micro_rel_diff, 2)} |"
+            )
         for p in report.pairs:
             if p.score.per_task:
-                L += ["", f"Per task, {p.a} vs {p.b}:", "", "| task | trials | s_t a | s_t b | mean abs Δ |",
-                      "| --- | ---: | ---: | ---: | ---: |"]
+                L += [
+                    "",
+                    f"Per task, {p.a} vs {p.b}:",
+                    "",
+                    "| task | trials | s_t a | s_t b | mean abs Δ |",
+                    "| --- | ---: | ---: | ---: | ---: |",
+                ]
                 for t in p.score.per_task:
-                    L.append(f"| {_cell(t.task_id, 1000)} | {t.trials} | {_f(t.score_a)} | {_f(t.score_b)} | {_f(t.mean_abs_diff)} |")
+                    L.append(
+                        f"| {_cell(t.task_id, 1000)} | {t.trials} | {_f(t.score_a)} | {_f(t.score_b)} | {_f(t.mean_abs_diff)} |"
+                    )
 
     if report.flips:
         keys = [j.key for j in report.judges]
         L += ["", f"## Verdict flips ({len(report.flips)} listed)", ""]
         for fl in report.flips[:max_flips]:
             exp = "" if fl.expected is None else f" (expected: {'pass' if fl.expected else 'fail'})"
-            L.append(f"- **{_cell(fl.trial_id, 1000)}** rubric {fl.rubric}, criterion {fl.criterion}{exp}: {_cell(fl.criterion_text, 200)}")
+            L.append(
+                f"- **{_cell(fl.trial_id, 1000)}** rubric {fl.rubric}, criterion {fl.criterion}{exp}: {_cell(fl.criterion_text, 200)}"
+            )
             for k in keys:
                 v = fl.verdicts.get(k)
                 if v is not None:
@@ -198,24 +256,34 @@ def render_markdown(report: CalibrationReport, *, max_flips: int = 50) -> str:
             L.append(f"- … {len(report.flips) - max_flips} more in calibration.json")
 
     if report.checks_vs_llm:
-        L += ["", "## Programmatic checks vs LLM (same criteria, `second_opinion`)", "",
-              "| judge | criteria | agree | percent agreement | Cohen's κ | check pass/LLM fail | check fail/LLM pass | undecided |",
-              "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"]
+        L += [
+            "",
+            "## Programmatic checks vs LLM (same criteria, `second_opinion`)",
+            "",
+            "| judge | criteria | agree | percent agreement | Cohen's κ | check pass/LLM fail | check fail/LLM pass | undecided |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
+        ]
         for c in report.checks_vs_llm:
-            L.append(f"| {c.judge} | {c.n} | {c.agree} | {_pct(c.percent_agreement)} | {_f(c.kappa)} "
-                     f"| {c.table.get('pass/fail', 0)} | {c.table.get('fail/pass', 0)} | {c.undecided} |")
+            L.append(
+                f"| {c.judge} | {c.n} | {c.agree} | {_pct(c.percent_agreement)} | {_f(c.kappa)} "
+                f"| {c.table.get('pass/fail', 0)} | {c.table.get('fail/pass', 0)} | {c.undecided} |"
+            )
         if any(c.disagreements for c in report.checks_vs_llm):
             L.append("")
         for c in report.checks_vs_llm:
             for d in c.disagreements[:max_flips]:
-                L.append(f"- {c.judge} {_cell(d.trial_id, 1000)} rubric {d.rubric}, criterion {d.criterion}: check **{_cell(d.check_verdict)}** "
-                         f"({_cell(d.check_detail, 160)}), LLM **{_cell(d.llm_verdict)}** ({_cell(d.llm_reasoning, 200)})")
+                L.append(
+                    f"- {c.judge} {_cell(d.trial_id, 1000)} rubric {d.rubric}, criterion {d.criterion}: check **{_cell(d.check_verdict)}** "
+                    f"({_cell(d.check_detail, 160)}), LLM **{_cell(d.llm_verdict)}** ({_cell(d.llm_reasoning, 200)})"
+                )
 
     L += ["", f"![cost vs agreement]({PLOT_FILE})", ""]
     return "\n".join(L)
 
 
-def write_calibration(report: CalibrationReport, out_dir: Path, *, max_flips: int = 50) -> dict[str, Path]:
+def write_calibration(
+    report: CalibrationReport, out_dir: Path, *, max_flips: int = 50
+) -> dict[str, Path]:
     """Write ``calibration.json``, ``calibration.md`` and ``cost_vs_agreement.png`` (atomically).
 
     Returns:

@@ -32,7 +32,14 @@ from ._core import (
     workbook_values,
 )
 from ._limits import ExtractLimits
-from ._records import CellValue, Diagnostic, ExtractedImage, Extraction, FolderExtraction, WorkbookValues
+from ._records import (
+    CellValue,
+    Diagnostic,
+    ExtractedImage,
+    Extraction,
+    FolderExtraction,
+    WorkbookValues,
+)
 
 __all__ = [
     "CellValue",

@@ -17,8 +17,8 @@ from __future__ import annotations
 import stat
 import tempfile
 import zipfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ._base import Context, Source, safe_display
 from ._budget import fair_shares, head_tail
@@ -41,7 +41,9 @@ def unsafe_member_name(name: str) -> str | None:
     return None
 
 
-def extract_zip(source: Source, ctx: Context, *, dispatch: Callable[[Source, Context], tuple[str, str]]) -> str:
+def extract_zip(
+    source: Source, ctx: Context, *, dispatch: Callable[[Source, Context], tuple[str, str]]
+) -> str:
     """Extractor entry point for zip (``dispatch`` extracts one member)."""
     with source.open() as f, zipfile.ZipFile(f) as zf:
         infos = zf.infolist()
@@ -67,15 +69,22 @@ def extract_zip(source: Source, ctx: Context, *, dispatch: Callable[[Source, Con
                 candidates.append(info)
             if len(lines) <= MAX_LISTED:
                 # the whole listing line (member name included) is the extractor's summary
-                lines.append(note(f"  {name}  ({info.file_size:,} bytes" + (", " + ", ".join(flags) if flags else "")
-                                  + ")"))
+                lines.append(
+                    note(
+                        f"  {name}  ({info.file_size:,} bytes"
+                        + (", " + ", ".join(flags) if flags else "")
+                        + ")"
+                    )
+                )
         if len(infos) > MAX_LISTED:
             lines.append(note(f"  … {len(infos) - MAX_LISTED:,} more entries"))
         if unsafe:
-            ctx.warn(f"{len(unsafe)} member name(s) would write outside the extraction folder "
-                     f"(absolute path or '..'): {', '.join(unsafe[:5])}"
-                     + (" …" if len(unsafe) > 5 else "")
-                     + "; read under generated names, never written there")
+            ctx.warn(
+                f"{len(unsafe)} member name(s) would write outside the extraction folder "
+                f"(absolute path or '..'): {', '.join(unsafe[:5])}"
+                + (" …" if len(unsafe) > 5 else "")
+                + "; read under generated names, never written there"
+            )
         listing = "\n".join(lines)
         if ctx.depth >= ctx.limits.archive_depth or not candidates:
             if candidates:
@@ -83,7 +92,9 @@ def extract_zip(source: Source, ctx: Context, *, dispatch: Callable[[Source, Con
             return "\n".join(lines) + "\n"
         chosen = candidates[: ctx.limits.archive_members]
         if len(candidates) > len(chosen):
-            ctx.warn(f"only the first {len(chosen)} of {len(candidates)} archive members were extracted")
+            ctx.warn(
+                f"only the first {len(chosen)} of {len(candidates)} archive members were extracted"
+            )
         blocks: list[tuple[str, str]] = []
         with tempfile.TemporaryDirectory(prefix="jobbench-zip-") as tmp:
             for k, info in enumerate(chosen):
@@ -103,8 +114,13 @@ def extract_zip(source: Source, ctx: Context, *, dispatch: Callable[[Source, Con
                     else:
                         ctx.images_dropped += 1
                 for d in child.diagnostics:
-                    (ctx.error if d.level == "error" else ctx.warn if d.level == "warning" else ctx.info)(
-                        f"{member}: {d.message}")
+                    (
+                        ctx.error
+                        if d.level == "error"
+                        else ctx.warn
+                        if d.level == "warning"
+                        else ctx.info
+                    )(f"{member}: {d.message}")
                 ctx.cacheable &= child.cacheable
                 ctx.hidden.extend((f"{member}: {why}", text) for why, text in child.hidden)
                 blocks.append((member, note(f"--- member: {member} ({kind}) ---"), text))

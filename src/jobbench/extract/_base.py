@@ -8,9 +8,10 @@ import io
 import os
 import stat
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO, Iterable
+from typing import BinaryIO
 
 from ._limits import ExtractLimits
 from ._records import Diagnostic, ExtractedImage, WorkbookValues
@@ -41,7 +42,12 @@ def open_nofollow(path: str | os.PathLike) -> int:
         Refused: for symlinks and anything that is not a regular file.
         OSError: if the file cannot be opened.
     """
-    flags = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    flags = (
+        os.O_RDONLY
+        | getattr(os, "O_NOFOLLOW", 0)
+        | getattr(os, "O_NONBLOCK", 0)
+        | getattr(os, "O_CLOEXEC", 0)
+    )
     try:
         fd = os.open(path, flags)
     except OSError as exc:
@@ -175,10 +181,15 @@ class Context:
     hidden: list[tuple[str, str]] = field(default_factory=list)
     """Hidden content found so far: ``(why, excerpt)`` (see :mod:`._hidden`)."""
 
-    def child(self, rel: str) -> "Context":
+    def child(self, rel: str) -> Context:
         """A context for a member of an archive: same limits and deadline, one level deeper."""
-        return Context(rel=rel, limits=self.limits, deadline=self.deadline, depth=self.depth + 1,
-                       limit_resources=self.limit_resources)
+        return Context(
+            rel=rel,
+            limits=self.limits,
+            deadline=self.deadline,
+            depth=self.depth + 1,
+            limit_resources=self.limit_resources,
+        )
 
     def info(self, message: str) -> None:
         """Record an ``info`` diagnostic."""
@@ -201,8 +212,9 @@ class Context:
         if self.deadline is not None and time.monotonic() > self.deadline:
             raise DeadlineExceeded(f"time budget exceeded ({self.limits.timeout:g} s)")
 
-    def add_image(self, label: str | None, data: bytes, media_type: str | None = None,
-                  caption: str = "") -> str | None:
+    def add_image(
+        self, label: str | None, data: bytes, media_type: str | None = None, caption: str = ""
+    ) -> str | None:
         """Offer an image to the vision judge.
 
         The image is decoded with Pillow (refusing decompression bombs); BMP/TIFF/… are
@@ -236,9 +248,16 @@ class Context:
         digest = hashlib.sha256(data).hexdigest()
         if any(img.sha256 == digest for img in self.images):
             return name
-        self.images.append(ExtractedImage(source=self.rel, name=name, media_type=media_type,
-                                          data=data, sha256=digest,
-                                          caption=" ".join(caption.split())[:300]))
+        self.images.append(
+            ExtractedImage(
+                source=self.rel,
+                name=name,
+                media_type=media_type,
+                data=data,
+                sha256=digest,
+                caption=" ".join(caption.split())[:300],
+            )
+        )
         return name
 
 
@@ -260,7 +279,9 @@ def normalise_image(data: bytes, limits: ExtractLimits) -> tuple[bytes, str]:
             fmt = im.format or ""
             w, h = im.size
             if w * h > limits.max_image_pixels:
-                raise ExtractionError(f"{w}×{h} pixels exceeds the {limits.max_image_pixels:,}-pixel limit (refused)")
+                raise ExtractionError(
+                    f"{w}×{h} pixels exceeds the {limits.max_image_pixels:,}-pixel limit (refused)"
+                )
             media = IMAGE_MEDIA_TYPES.get(fmt)
             if media and len(data) <= limits.max_image_bytes and max(w, h) <= limits.max_image_side:
                 im.verify()
@@ -290,6 +311,7 @@ def normalise_image(data: bytes, limits: ExtractLimits) -> tuple[bytes, str]:
 
 # ----------------------------------------------------------------------------- text helpers
 
+
 def decode_text(data: bytes, ctx: Context | None = None, *, what: str = "text") -> tuple[str, str]:
     """Decode bytes to ``str``: BOMs first, then strict UTF-8, then charset-normalizer
     (on at most the first 1 MiB), else cp1252 with replacement.
@@ -306,7 +328,7 @@ def decode_text(data: bytes, ctx: Context | None = None, *, what: str = "text") 
     )
     for bom, enc in boms:
         if data.startswith(bom):
-            return data[len(bom):].decode(enc.replace("-sig", ""), errors="replace"), enc
+            return data[len(bom) :].decode(enc.replace("-sig", ""), errors="replace"), enc
     try:
         return data.decode("utf-8"), "utf-8"
     except UnicodeDecodeError as exc:
@@ -366,7 +388,13 @@ def looks_binary(head: bytes) -> bool:
 def md_cell(value: object) -> str:
     """Text for one markdown table cell (pipes escaped, newlines as ``<br>``)."""
     text = "" if value is None else str(value)
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\r\n", "\n").replace("\n", "<br>").strip()
+    return (
+        text.replace("\\", "\\\\")
+        .replace("|", "\\|")
+        .replace("\r\n", "\n")
+        .replace("\n", "<br>")
+        .strip()
+    )
 
 
 def markdown_table(rows: Iterable[Iterable[object]]) -> str:

@@ -18,14 +18,21 @@ def _lines(text: str) -> int:
     return text.count("\n") + (1 if text and not text.endswith("\n") else 0)
 
 
-def truncation_marker(omitted: int, total: int, what: str = "this file", *,
-                      lines: tuple[int, int] | None = None) -> str:
+def truncation_marker(
+    omitted: int, total: int, what: str = "this file", *, lines: tuple[int, int] | None = None
+) -> str:
     """The marker placed where text was cut (an extractor note, see :mod:`._notes`):
     ``[... truncated: 1,234 of 5,678 characters of this file omitted here (12 of 50 lines);
     head and tail kept ...]``; ``lines`` is ``(omitted, total)``."""
     counted = f" ({lines[0]:,} of {lines[1]:,} lines)" if lines else ""
-    return "\n" + note(f"[... truncated: {omitted:,} of {total:,} characters of {what} omitted "
-                       f"here{counted}; head and tail kept ...]") + "\n"
+    return (
+        "\n"
+        + note(
+            f"[... truncated: {omitted:,} of {total:,} characters of {what} omitted "
+            f"here{counted}; head and tail kept ...]"
+        )
+        + "\n"
+    )
 
 
 def head_tail(text: str, budget: int, *, what: str = "this file") -> tuple[str, bool]:
@@ -50,15 +57,16 @@ def head_tail(text: str, budget: int, *, what: str = "this file") -> tuple[str, 
     cut = head.rfind("\n")
     if cut >= head_n * 0.9:
         head = head[: cut + 1]
-    tail = text[total - tail_n:] if tail_n else ""
+    tail = text[total - tail_n :] if tail_n else ""
     cut = tail.find("\n")
     if 0 <= cut <= tail_n * 0.1:
-        tail = tail[cut + 1:]
+        tail = tail[cut + 1 :]
     head, tail = _keep_hidden_whole(text, head, tail)
-    middle = text[len(head): total - len(tail)]
+    middle = text[len(head) : total - len(tail)]
     omitted_lines = middle.count("\n")
-    marker = truncation_marker(_plain_len(middle), _plain_len(text), what,
-                               lines=(omitted_lines, n_lines))
+    marker = truncation_marker(
+        _plain_len(middle), _plain_len(text), what, lines=(omitted_lines, n_lines)
+    )
     head, tail = balance_cut(head, tail)
     return head + marker + tail, True
 
@@ -68,15 +76,21 @@ def _keep_hidden_whole(text: str, head: str, tail: str) -> tuple[str, str]:
     ``[hidden…`` mark would read as ordinary text. A head ending inside one ends before it; a
     tail starting inside one starts after it."""
     start = head.rfind(NOTE_START)
-    if start >= 0 and head.rfind(NOTE_CLOSE) < start \
-            and head.startswith("[hidden", start + len(NOTE_START)):
+    if (
+        start >= 0
+        and head.rfind(NOTE_CLOSE) < start
+        and head.startswith("[hidden", start + len(NOTE_START))
+    ):
         head = head[:start]
     begin = len(text) - len(tail)
     opened = text.rfind(NOTE_START, 0, begin)
-    if opened >= 0 and text.rfind(NOTE_CLOSE, 0, begin) < opened \
-            and text.startswith("[hidden", opened + len(NOTE_START)):
+    if (
+        opened >= 0
+        and text.rfind(NOTE_CLOSE, 0, begin) < opened
+        and text.startswith("[hidden", opened + len(NOTE_START))
+    ):
         close = text.find(NOTE_CLOSE, begin)
-        tail = text[close + 1:] if close >= 0 else ""
+        tail = text[close + 1 :] if close >= 0 else ""
     return head, tail
 
 
@@ -97,8 +111,16 @@ def fair_shares(lengths: list[int], budget: int) -> list[int]:
     return shares
 
 
-def join_head_tail(head: str, tail: str, budget: int, *, size: int, encoding: str,
-                   bom: int = 0, total_lines: int | None = None) -> str:
+def join_head_tail(
+    head: str,
+    tail: str,
+    budget: int,
+    *,
+    size: int,
+    encoding: str,
+    bom: int = 0,
+    total_lines: int | None = None,
+) -> str:
     """Combine the decoded head and tail of a file too large to read whole.
 
     ``head`` and ``tail`` are cut to 3/4 and 1/4 of ``budget`` (at line breaks) around a
@@ -126,14 +148,16 @@ def join_head_tail(head: str, tail: str, budget: int, *, size: int, encoding: st
     tail = tail[-tail_n:] if tail_n else ""
     cut = tail.find("\n")
     if cut >= 0:
-        tail = tail[cut + 1:]
+        tail = tail[cut + 1 :]
     shown = bom + _encoded_len(head, encoding) + _encoded_len(tail, encoding)
     lines = None
     if total_lines is not None:
         lines = (max(0, total_lines - head.count("\n") - _lines(tail)), total_lines)
     counted = f" ({lines[0]:,} of {lines[1]:,} lines)" if lines else ""
-    said = (f"[... truncated: {max(0, size - shown):,} of {size:,} bytes of this file omitted "
-            f"here{counted}; only its head and tail were read ...]")
+    said = (
+        f"[... truncated: {max(0, size - shown):,} of {size:,} bytes of this file omitted "
+        f"here{counted}; only its head and tail were read ...]"
+    )
     marker = "\n" + note(said) + "\n"
     head, tail = balance_cut(head, tail)
     return head + marker + tail

@@ -31,8 +31,20 @@ are ``empty``, non-images under image names are unreadable, SVG is rendered by r
 recalculated by LibreOffice, truncation markers state the real omitted size, unsafe zip
 member names are flagged, images carry captions)."""
 
-_LIBRARIES = ("openpyxl", "formulas", "pdfplumber", "pdfminer.six", "python-docx", "python-pptx", "nbformat", "xlrd",
-              "charset-normalizer", "pillow", "lxml", "resvg-py")
+_LIBRARIES = (
+    "openpyxl",
+    "formulas",
+    "pdfplumber",
+    "pdfminer.six",
+    "python-docx",
+    "python-pptx",
+    "nbformat",
+    "xlrd",
+    "charset-normalizer",
+    "pillow",
+    "lxml",
+    "resvg-py",
+)
 
 
 @lru_cache(maxsize=1)
@@ -59,7 +71,7 @@ def default_cache_root() -> Path:
     return base / "jobbench" / "extract"
 
 
-def resolve_cache(cache: "bool | str | os.PathLike | ExtractCache | None") -> "ExtractCache | None":
+def resolve_cache(cache: bool | str | os.PathLike | ExtractCache | None) -> ExtractCache | None:
     """Turn the public ``cache`` argument into a cache (or ``None`` = disabled).
 
     ``None`` → the default location unless ``$JOBBENCH_NO_CACHE`` is set; ``True`` → the
@@ -110,7 +122,9 @@ class ExtractCache:
             "version": EXTRACTOR_VERSION,
             "libraries": library_versions(),
             "rel": rel if kind == "extract" else "",
-            "limits": limits.cache_relevant() if kind == "extract" else {"engine": limits.xlsx_engine},
+            "limits": limits.cache_relevant()
+            if kind == "extract"
+            else {"engine": limits.xlsx_engine},
             "engine": engine_fingerprint(limits),
         }
         return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()

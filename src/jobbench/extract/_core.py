@@ -44,18 +44,32 @@ def _all_note(text: str) -> list[tuple[int, int]]:
 
 def _refused(rel: str, message: str, size: int = 0) -> Extraction:
     text = f"[extraction error: {message}]\n[refused: not read]\n"
-    return Extraction(path=rel, kind="refused", text=text, notes=_all_note(text),
-                      diagnostics=[Diagnostic(level="error", message=message)], size=size)
+    return Extraction(
+        path=rel,
+        kind="refused",
+        text=text,
+        notes=_all_note(text),
+        diagnostics=[Diagnostic(level="error", message=message)],
+        size=size,
+    )
 
 
 def _infra_error(rel: str, message: str, sha256: str, size: int) -> Extraction:
     text = f"[extraction error: {message}]\n"
-    return Extraction(path=rel, kind="error", text=text, notes=_all_note(text),
-                      diagnostics=[Diagnostic(level="error", message=message)], sha256=sha256, size=size)
+    return Extraction(
+        path=rel,
+        kind="error",
+        text=text,
+        notes=_all_note(text),
+        diagnostics=[Diagnostic(level="error", message=message)],
+        sha256=sha256,
+        size=size,
+    )
 
 
-def _extract_verified(path: Path, rel: str, limits: ExtractLimits, cache: ExtractCache | None,
-                      isolation: Isolation) -> Extraction:
+def _extract_verified(
+    path: Path, rel: str, limits: ExtractLimits, cache: ExtractCache | None, isolation: Isolation
+) -> Extraction:
     """Extract a path that passed the lstat check (re-checked while opening)."""
     from ._dispatch import run_one
 
@@ -73,22 +87,44 @@ def _extract_verified(path: Path, rel: str, limits: ExtractLimits, cache: Extrac
             return hit.model_copy(update={"cached": True})
     workbook = None
     if isolation == "none":
-        ext, cacheable, workbook = run_one(str(path), rel, limits, timeout=limits.timeout, sha256=digest,
-                                           size=source.size)
+        ext, cacheable, workbook = run_one(
+            str(path), rel, limits, timeout=limits.timeout, sha256=digest, size=source.size
+        )
     else:
         from ._pool import POOL, WorkerCrashed, WorkerTimeout
 
-        request = {"op": "extract", "path": os.fsdecode(path), "rel": rel, "limits": limits.model_dump(mode="json"),
-                   "timeout": limits.timeout, "sha256": digest, "size": source.size}
+        request = {
+            "op": "extract",
+            "path": os.fsdecode(path),
+            "rel": rel,
+            "limits": limits.model_dump(mode="json"),
+            "timeout": limits.timeout,
+            "sha256": digest,
+            "size": source.size,
+        }
         try:
-            reply = POOL.call(request, memory_mb=limits.memory_mb, timeout=limits.timeout + WORKER_GRACE)
+            reply = POOL.call(
+                request, memory_mb=limits.memory_mb, timeout=limits.timeout + WORKER_GRACE
+            )
         except WorkerTimeout:
-            return _infra_error(rel, f"extraction timed out after {limits.timeout:g} s (worker killed)", digest, source.size)
+            return _infra_error(
+                rel,
+                f"extraction timed out after {limits.timeout:g} s (worker killed)",
+                digest,
+                source.size,
+            )
         except WorkerCrashed as exc:
-            return _infra_error(rel, f"extraction worker crashed on this file ({exc}); possibly out of memory "
-                                     f"(limit {limits.memory_mb:,} MB)", digest, source.size)
+            return _infra_error(
+                rel,
+                f"extraction worker crashed on this file ({exc}); possibly out of memory "
+                f"(limit {limits.memory_mb:,} MB)",
+                digest,
+                source.size,
+            )
         if not reply.get("ok"):
-            return _infra_error(rel, f"extraction failed: {reply.get('error')}", digest, source.size)
+            return _infra_error(
+                rel, f"extraction failed: {reply.get('error')}", digest, source.size
+            )
         ext = Extraction.model_validate_json(reply["extraction"])
         cacheable = bool(reply.get("cacheable"))
         if reply.get("workbook"):
@@ -100,9 +136,16 @@ def _extract_verified(path: Path, rel: str, limits: ExtractLimits, cache: Extrac
     return ext
 
 
-def extract(path: Path | str, *, rel: str | None = None, max_chars: int = 200_000,
-            limits: ExtractLimits | None = None, engine: XlsxEngine | None = None,
-            cache: CacheArg = None, isolation: Isolation | None = None) -> Extraction:
+def extract(
+    path: Path | str,
+    *,
+    rel: str | None = None,
+    max_chars: int = 200_000,
+    limits: ExtractLimits | None = None,
+    engine: XlsxEngine | None = None,
+    cache: CacheArg = None,
+    isolation: Isolation | None = None,
+) -> Extraction:
     """Extract one deliverable file: text (and images) the way a careful reviewer reads it.
 
     Args:
@@ -129,7 +172,9 @@ def extract(path: Path | str, *, rel: str | None = None, max_chars: int = 200_00
         pydantic.ValidationError: invalid limits.
     """
     path = Path(path)
-    lim = _limits(limits, engine, max_chars=max_chars if max_chars != 200_000 or limits is None else None)
+    lim = _limits(
+        limits, engine, max_chars=max_chars if max_chars != 200_000 or limits is None else None
+    )
     rel = rel or safe_display(path.name)
     try:
         st = os.lstat(path)
@@ -171,7 +216,14 @@ def scan_folder(folder: Path) -> tuple[list[Entry], list[str]]:
             with os.scandir(directory) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
-            out.append((prefix.rstrip("/") or ".", directory, None, f"directory unreadable: {exc.strerror}"))
+            out.append(
+                (
+                    prefix.rstrip("/") or ".",
+                    directory,
+                    None,
+                    f"directory unreadable: {exc.strerror}",
+                )
+            )
             continue
         for entry in entries:
             rel = prefix + safe_display(entry.name)
@@ -194,7 +246,14 @@ def scan_folder(folder: Path) -> tuple[list[Entry], list[str]]:
             elif stat.S_ISREG(st.st_mode):
                 out.append((rel, Path(entry.path), st, None))
             else:
-                out.append((rel, Path(entry.path), st, f"not a regular file ({describe_mode(st.st_mode)}): refused"))
+                out.append(
+                    (
+                        rel,
+                        Path(entry.path),
+                        st,
+                        f"not a regular file ({describe_mode(st.st_mode)}): refused",
+                    )
+                )
     out.sort(key=lambda item: item[0])
     return out, sorted(ignored)
 
@@ -225,6 +284,7 @@ def file_header(path: str) -> str:
     """The header line of a file section, ``=== FILE: <path> ===``, with control characters
     and line separators in ``path`` shown as ``\\xNN`` / ``\\uNNNN`` so that a file name
     cannot span lines."""
+
     def code(m: re.Match[str]) -> str:
         n = ord(m.group())
         return f"\\x{n:02x}" if n < 256 else f"\\u{n:04x}"
@@ -233,8 +293,9 @@ def file_header(path: str) -> str:
     return f"=== FILE: {shown} ==="
 
 
-def folder_text(files: list[Extraction], max_total_chars: int = 1_000_000, *,
-                boundary: str | None = None) -> tuple[str, bool]:
+def folder_text(
+    files: list[Extraction], max_total_chars: int = 1_000_000, *, boundary: str | None = None
+) -> tuple[str, bool]:
     """The concatenated text of ``files`` as the judge reads it, and whether it was cut.
 
     Each file is a section: its :func:`file_header` line, then its text with header-like
@@ -276,16 +337,28 @@ def folder_text(files: list[Extraction], max_total_chars: int = 1_000_000, *,
         if start < tail_start and end > head_end:
             affected.append(e.path)
         pos = end + 1
-    names = ", ".join(affected[:10]) + (f" and {len(affected) - 10} more" if len(affected) > 10 else "")
-    marker = (f"\n[... truncated: {tail_start - head_end:,} of {total:,} characters of the deliverable folder "
-              f"omitted here (folder budget {budget:,}); files cut or omitted: {names} ...]\n")
+    names = ", ".join(affected[:10]) + (
+        f" and {len(affected) - 10} more" if len(affected) > 10 else ""
+    )
+    marker = (
+        f"\n[... truncated: {tail_start - head_end:,} of {total:,} characters of the deliverable folder "
+        f"omitted here (folder budget {budget:,}); files cut or omitted: {names} ...]\n"
+    )
     return text[:head_end] + marker + text[tail_start:], True
 
 
-def extract_dir(folder: Path | str, *, max_chars_per_file: int = 200_000, max_total_chars: int = 1_000_000,
-                max_images: int = 32, limits: ExtractLimits | None = None,
-                engine: XlsxEngine | None = None,
-                cache: CacheArg = None, isolation: Isolation | None = None, workers: int = 1) -> FolderExtraction:
+def extract_dir(
+    folder: Path | str,
+    *,
+    max_chars_per_file: int = 200_000,
+    max_total_chars: int = 1_000_000,
+    max_images: int = 32,
+    limits: ExtractLimits | None = None,
+    engine: XlsxEngine | None = None,
+    cache: CacheArg = None,
+    isolation: Isolation | None = None,
+    workers: int = 1,
+) -> FolderExtraction:
     """Extract every file under ``folder`` in sorted path order.
 
     Args:
@@ -315,10 +388,13 @@ def extract_dir(folder: Path | str, *, max_chars_per_file: int = 200_000, max_to
         raise FileNotFoundError(f"{folder}: no such directory")
     if not folder.is_dir():
         raise NotADirectoryError(f"{folder}: not a directory")
-    lim = _limits(limits, engine,
-                  max_chars=max_chars_per_file if limits is None or max_chars_per_file != 200_000 else None,
-                  max_total_chars=max_total_chars if limits is None or max_total_chars != 1_000_000 else None,
-                  max_images=max_images if limits is None or max_images != 32 else None)
+    lim = _limits(
+        limits,
+        engine,
+        max_chars=max_chars_per_file if limits is None or max_chars_per_file != 200_000 else None,
+        max_total_chars=max_total_chars if limits is None or max_total_chars != 1_000_000 else None,
+        max_images=max_images if limits is None or max_images != 32 else None,
+    )
     store = resolve_cache(cache)
     iso = isolation or default_isolation()
     entries, ignored = scan_folder(folder)
@@ -326,7 +402,9 @@ def extract_dir(folder: Path | str, *, max_chars_per_file: int = 200_000, max_to
     def one(item) -> Extraction:
         rel, path, st, problem = item
         if problem is not None:
-            return _refused(rel, problem, size=st.st_size if st is not None and stat.S_ISREG(st.st_mode) else 0)
+            return _refused(
+                rel, problem, size=st.st_size if st is not None and stat.S_ISREG(st.st_mode) else 0
+            )
         return _extract_verified(path, rel, lim, store, iso)
 
     todo = entries[: lim.max_files]
@@ -335,10 +413,17 @@ def extract_dir(folder: Path | str, *, max_chars_per_file: int = 200_000, max_to
             files = list(pool.map(one, todo))
     else:
         files = [one(item) for item in todo]
-    for rel, _path, _st, _problem in entries[lim.max_files:]:
+    for rel, _path, _st, _problem in entries[lim.max_files :]:
         msg = f"not extracted: folder file limit of {lim.max_files:,} reached"
-        files.append(Extraction(path=rel, kind="skipped", text=f"[{msg}]\n", notes=_all_note(f"[{msg}]\n"),
-                                diagnostics=[Diagnostic(level="warning", message=msg)]))
+        files.append(
+            Extraction(
+                path=rel,
+                kind="skipped",
+                text=f"[{msg}]\n",
+                notes=_all_note(f"[{msg}]\n"),
+                diagnostics=[Diagnostic(level="warning", message=msg)],
+            )
+        )
     # folder image budget, in file order
     kept = 0
     budgeted = []
@@ -351,20 +436,32 @@ def extract_dir(folder: Path | str, *, max_chars_per_file: int = 200_000, max_to
         kept += len(keep)
         if len(keep) < len(f.images):
             dropped = len(f.images) - len(keep)
-            f = f.model_copy(update={
-                "images": keep,
-                "diagnostics": f.diagnostics + [Diagnostic(
-                    level="warning",
-                    message=f"{dropped} image(s) not extracted "
-                            f"(folder image budget of {lim.max_images})")],
-            })
+            f = f.model_copy(
+                update={
+                    "images": keep,
+                    "diagnostics": f.diagnostics
+                    + [
+                        Diagnostic(
+                            level="warning",
+                            message=f"{dropped} image(s) not extracted "
+                            f"(folder image budget of {lim.max_images})",
+                        )
+                    ],
+                }
+            )
         budgeted.append(f)
     text, truncated = folder_text(budgeted, lim.max_total_chars)
     return FolderExtraction(files=budgeted, text=text, truncated=truncated, ignored=ignored)
 
 
-def workbook_values(path: Path | str, *, engine: XlsxEngine | None = None, limits: ExtractLimits | None = None,
-                    cache: CacheArg = None, isolation: Isolation | None = None) -> WorkbookValues:
+def workbook_values(
+    path: Path | str,
+    *,
+    engine: XlsxEngine | None = None,
+    limits: ExtractLimits | None = None,
+    cache: CacheArg = None,
+    isolation: Isolation | None = None,
+) -> WorkbookValues:
     """Every cell value of an xlsx/xlsm workbook after recalculation.
 
     Recalculation uses LibreOffice headless (forced recalculation on load, private
@@ -420,12 +517,20 @@ def workbook_values(path: Path | str, *, engine: XlsxEngine | None = None, limit
     else:
         from ._pool import POOL, WorkerCrashed, WorkerTimeout
 
-        request = {"op": "workbook", "path": os.fsdecode(path), "rel": rel, "limits": lim.model_dump(mode="json"),
-                   "timeout": lim.timeout, "sha256": digest}
+        request = {
+            "op": "workbook",
+            "path": os.fsdecode(path),
+            "rel": rel,
+            "limits": lim.model_dump(mode="json"),
+            "timeout": lim.timeout,
+            "sha256": digest,
+        }
         try:
             reply = POOL.call(request, memory_mb=lim.memory_mb, timeout=lim.timeout + WORKER_GRACE)
         except WorkerTimeout:
-            raise ValueError(f"{path}: workbook extraction timed out after {lim.timeout:g} s") from None
+            raise ValueError(
+                f"{path}: workbook extraction timed out after {lim.timeout:g} s"
+            ) from None
         except WorkerCrashed as exc:
             raise ValueError(f"{path}: workbook extraction crashed ({exc})") from None
         if not reply.get("ok"):

@@ -134,16 +134,26 @@ def extract_source(source: Source, ctx: Context) -> tuple[str, str]:
 
             if kind == "odf" and convertible(source.suffix):
                 return extract_legacy(source, ctx, dispatch_kind=run_kind)
-            return _unsupported(source, ctx, f"{label} ({'Excel binary workbook' if kind == 'xlsb' else 'OpenDocument'})")
+            return _unsupported(
+                source,
+                ctx,
+                f"{label} ({'Excel binary workbook' if kind == 'xlsb' else 'OpenDocument'})",
+            )
         if ext_kind in ZIP_KINDS and ext_kind != kind:
             if ext_kind == "zip":
                 pass  # a .zip that is really an Office file: read it as that
             elif kind == "zip":
-                ctx.error(f"not a valid {ext_kind} file: a zip archive without the {ext_kind} parts; listed as an archive")
+                ctx.error(
+                    f"not a valid {ext_kind} file: a zip archive without the {ext_kind} parts; listed as an archive"
+                )
             else:
-                ctx.warn(f"content is {kind.upper()} but the name ends in {label}; read as {kind.upper()}")
+                ctx.warn(
+                    f"content is {kind.upper()} but the name ends in {label}; read as {kind.upper()}"
+                )
         elif ext_kind not in ZIP_KINDS and ext_kind is not None:
-            ctx.warn(f"content is {describe_kind(kind)} but the name ends in {label}; read by content")
+            ctx.warn(
+                f"content is {describe_kind(kind)} but the name ends in {label}; read by content"
+            )
         return kind, run_kind(kind, source, ctx)
 
     if magic == "ole":
@@ -158,7 +168,9 @@ def extract_source(source: Source, ctx: Context) -> tuple[str, str]:
 
     if magic is not None:
         if ext_kind is not None and ext_kind != magic and not (ext_kind == "legacy"):
-            ctx.warn(f"content is {describe_kind(magic)} but the name ends in {label}; read by content")
+            ctx.warn(
+                f"content is {describe_kind(magic)} but the name ends in {label}; read by content"
+            )
         return magic, run_kind(magic, source, ctx)
 
     # no strong magic: decide by extension
@@ -172,14 +184,24 @@ def extract_source(source: Source, ctx: Context) -> tuple[str, str]:
             return "svg", run_kind("svg", source, ctx)
         ctx.kind = "image"
         what = "text" if not looks_binary(head) else "binary data"
-        raise ExtractionError(f"unreadable: named {label} but the content is not an image "
-                              f"({what}); not shown")
+        raise ExtractionError(
+            f"unreadable: named {label} but the content is not an image ({what}); not shown"
+        )
     if ext_kind in BINARY_KINDS:
-        names = {"xlsx": "xlsx workbook (zip container)", "docx": "docx document (zip container)",
-                 "pptx": "pptx presentation (zip container)", "zip": "zip archive", "pdf": "PDF (%PDF- header)",
-                 "sqlite": "SQLite database (header)", "xls": "xls workbook (OLE2 container)", "image": "image"}
+        names = {
+            "xlsx": "xlsx workbook (zip container)",
+            "docx": "docx document (zip container)",
+            "pptx": "pptx presentation (zip container)",
+            "zip": "zip archive",
+            "pdf": "PDF (%PDF- header)",
+            "sqlite": "SQLite database (header)",
+            "xls": "xls workbook (OLE2 container)",
+            "image": "image",
+        }
         ctx.kind = ext_kind
-        msg = f"corrupt or mislabelled file: named {label} but its content is not a {names[ext_kind]}"
+        msg = (
+            f"corrupt or mislabelled file: named {label} but its content is not a {names[ext_kind]}"
+        )
         if not looks_binary(head):
             ctx.error(msg + "; shown as text")
             from ._text import extract_text
@@ -192,11 +214,12 @@ def extract_source(source: Source, ctx: Context) -> tuple[str, str]:
         if source.suffix == ".rtf" and convertible(source.suffix):
             return extract_legacy(source, ctx, dispatch_kind=run_kind)
         if source.suffix == ".rtf":
+            from ._soffice import soffice_unavailable_reason
             from ._text import extract_text
 
-            from ._soffice import soffice_unavailable_reason
-
-            ctx.warn(f"RTF shown as raw markup ({soffice_unavailable_reason() or 'LibreOffice unavailable'})")
+            ctx.warn(
+                f"RTF shown as raw markup ({soffice_unavailable_reason() or 'LibreOffice unavailable'})"
+            )
             return "text", extract_text(source, ctx)
         return _unsupported(source, ctx)
     if looks_binary(head):
@@ -213,12 +236,24 @@ def extract_source(source: Source, ctx: Context) -> tuple[str, str]:
 def diagnostic_lines(ext: Extraction) -> str:
     """The warning/error lines shown to the judge above a file's text (one note, see
     :mod:`._notes`)."""
-    lines = [f"[extraction {d.level}: {d.message}]" for d in ext.diagnostics if d.level in ("error", "warning")]
+    lines = [
+        f"[extraction {d.level}: {d.message}]"
+        for d in ext.diagnostics
+        if d.level in ("error", "warning")
+    ]
     return (note("\n".join(lines)) + "\n") if lines else ""
 
 
-def run_one(path: str, rel: str, limits: ExtractLimits, *, timeout: float | None = None, sha256: str = "",
-            size: int = 0, limit_resources: bool = False) -> tuple[Extraction, bool, WorkbookValues | None]:
+def run_one(
+    path: str,
+    rel: str,
+    limits: ExtractLimits,
+    *,
+    timeout: float | None = None,
+    sha256: str = "",
+    size: int = 0,
+    limit_resources: bool = False,
+) -> tuple[Extraction, bool, WorkbookValues | None]:
     """Extract one file, never raising for the file's sake.
 
     Args:
@@ -233,7 +268,9 @@ def run_one(path: str, rel: str, limits: ExtractLimits, *, timeout: float | None
         ``(extraction, cacheable, workbook_values_or_None)``.
     """
     deadline = None if timeout is None else time.monotonic() + timeout
-    ctx = Context(rel=rel, limits=limits, deadline=deadline, sha256=sha256, limit_resources=limit_resources)
+    ctx = Context(
+        rel=rel, limits=limits, deadline=deadline, sha256=sha256, limit_resources=limit_resources
+    )
     text = ""
     kind = "unknown"
     try:
@@ -263,17 +300,29 @@ def run_one(path: str, rel: str, limits: ExtractLimits, *, timeout: float | None
     except Exception as exc:  # noqa: BLE001 - a corrupt file of any format must become a diagnostic
         kind = ctx.kind
         detail = str(exc).strip().splitlines()[0][:300] if str(exc).strip() else ""
-        ctx.error(f"could not read this {kind} file (corrupt or unsupported variant): {type(exc).__name__}"
-                  + (f": {detail}" if detail else ""))
+        ctx.error(
+            f"could not read this {kind} file (corrupt or unsupported variant): {type(exc).__name__}"
+            + (f": {detail}" if detail else "")
+        )
     if ctx.images_dropped:
-        ctx.warn(f"{ctx.images_dropped} image(s) not extracted "
-                 f"(limit {limits.max_images} per file)")
+        ctx.warn(
+            f"{ctx.images_dropped} image(s) not extracted (limit {limits.max_images} per file)"
+        )
     if ctx.hidden:
         kinds = sorted({why for why, _text in ctx.hidden})
-        ctx.warn(f"hidden content ({len(ctx.hidden)} part(s): {', '.join(kinds)}); shown marked "
-                 "[hidden…], not visible to a reader of the file")
-    ext = Extraction(path=rel, kind=kind, diagnostics=ctx.diagnostics, images=ctx.images,
-                     sha256=sha256, size=size, hidden=ctx.hidden)
+        ctx.warn(
+            f"hidden content ({len(ctx.hidden)} part(s): {', '.join(kinds)}); shown marked "
+            "[hidden…], not visible to a reader of the file"
+        )
+    ext = Extraction(
+        path=rel,
+        kind=kind,
+        diagnostics=ctx.diagnostics,
+        images=ctx.images,
+        sha256=sha256,
+        size=size,
+        hidden=ctx.hidden,
+    )
     # a text already read in part states the omitted bytes; a second cut counts its characters
     what = "the text extracted from this file" if ctx.truncated else "this file"
     body, cut = head_tail(text, max(0, limits.max_chars - len(diagnostic_lines(ext))), what=what)
@@ -283,8 +332,15 @@ def run_one(path: str, rel: str, limits: ExtractLimits, *, timeout: float | None
     return ext, ctx.cacheable, workbook
 
 
-def run_workbook(path: str, rel: str, limits: ExtractLimits, *, timeout: float | None = None, sha256: str = "",
-                 limit_resources: bool = False) -> tuple[WorkbookValues, bool]:
+def run_workbook(
+    path: str,
+    rel: str,
+    limits: ExtractLimits,
+    *,
+    timeout: float | None = None,
+    sha256: str = "",
+    limit_resources: bool = False,
+) -> tuple[WorkbookValues, bool]:
     """:class:`WorkbookValues` of one workbook.
 
     Raises:
@@ -295,7 +351,9 @@ def run_workbook(path: str, rel: str, limits: ExtractLimits, *, timeout: float |
     from ._xlsx import workbook_values_of
 
     deadline = None if timeout is None else time.monotonic() + timeout
-    ctx = Context(rel=rel, limits=limits, deadline=deadline, sha256=sha256, limit_resources=limit_resources)
+    ctx = Context(
+        rel=rel, limits=limits, deadline=deadline, sha256=sha256, limit_resources=limit_resources
+    )
     source = Source(path, name=rel)
     head = source.read_bytes(8)
     if magic_kind(head) != "zip":
@@ -306,10 +364,14 @@ def run_workbook(path: str, rel: str, limits: ExtractLimits, *, timeout: float |
     if kind != "xlsx":
         raise ExtractionError(f"{rel}: not an xlsx/xlsm workbook (detected {kind})")
     try:
-        wv = workbook_values_of(source, ctx, limits, rel=rel, sha256=sha256, limit_resources=limit_resources)
+        wv = workbook_values_of(
+            source, ctx, limits, rel=rel, sha256=sha256, limit_resources=limit_resources
+        )
     except (ExtractionError, Refused):
         raise
     except Exception as exc:  # noqa: BLE001 - report corrupt workbooks uniformly
         raise ExtractionError(f"{rel}: unreadable workbook: {type(exc).__name__}: {exc}") from exc
-    cacheable = not any("recalculation failed" in d.message or d.level == "error" for d in wv.diagnostics)
+    cacheable = not any(
+        "recalculation failed" in d.message or d.level == "error" for d in wv.diagnostics
+    )
     return wv, cacheable

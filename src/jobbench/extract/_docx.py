@@ -20,10 +20,9 @@ visible).
 from __future__ import annotations
 
 import posixpath
+from dataclasses import dataclass
 
 from lxml import etree
-
-from dataclasses import dataclass
 
 from ._base import Context, Source, markdown_table
 from ._hidden import hidden_inline, record
@@ -56,7 +55,7 @@ class RunLook:
     size: int | None = None
     shaded: bool | None = None
 
-    def over(self, base: "RunLook") -> "RunLook":
+    def over(self, base: RunLook) -> RunLook:
         """These properties, falling back to ``base`` where unset."""
         mine = (self.vanish, self.color, self.size, self.shaded)
         theirs = (base.vanish, base.color, base.size, base.shaded)
@@ -91,8 +90,9 @@ def run_look(rpr) -> RunLook:  # noqa: ANN001 - an lxml w:rPr element or None
     shd = rpr.find(W + "shd")
     if hl is not None or shd is not None:
         fill = (shd.get(W + "fill") or "auto").upper() if shd is not None else "AUTO"
-        shaded = (hl is not None and (hl.get(W + "val") or "none") not in ("none", "white")) or \
-            fill not in ("AUTO", "FFFFFF")
+        shaded = (
+            hl is not None and (hl.get(W + "val") or "none") not in ("none", "white")
+        ) or fill not in ("AUTO", "FFFFFF")
     return RunLook(vanish=vanish, color=color, size=size, shaded=shaded)
 
 
@@ -100,7 +100,7 @@ def _white(color: str | None) -> bool:
     if not color or len(color) != 6:
         return False
     try:
-        return all(int(color[i:i + 2], 16) >= WHITE_MIN for i in (0, 2, 4))
+        return all(int(color[i : i + 2], 16) >= WHITE_MIN for i in (0, 2, 4))
     except ValueError:
         return False
 
@@ -150,8 +150,14 @@ def _on_default(style) -> bool:  # noqa: ANN001
 class _Doc:
     """Walks one part's XML with access to its relationships (images, charts)."""
 
-    def __init__(self, part, ctx: Context, source_label: str, styles: Styles | None = None,
-                 white_visible: bool = False):
+    def __init__(
+        self,
+        part,
+        ctx: Context,
+        source_label: str,
+        styles: Styles | None = None,
+        white_visible: bool = False,
+    ):
         self.part = part
         self.ctx = ctx
         self.label = source_label
@@ -193,8 +199,11 @@ class _Doc:
             return note("[image: linked or missing]")
         base = posixpath.basename(str(target.partname))
         name = self.ctx.add_image(base, target.blob, caption=alt or "")
-        return (note(f"[image: {base}" + ("; alt text: " if alt else "")) + (alt or "")
-                + note(("" if name else "; not extracted") + "]"))
+        return (
+            note(f"[image: {base}" + ("; alt text: " if alt else ""))
+            + (alt or "")
+            + note(("" if name else "; not extracted") + "]")
+        )
 
     def chart_marker(self, rid: str) -> str:
         target = self._rel_target(rid)
@@ -292,7 +301,11 @@ class _Doc:
         prefix = ""
         if ppr is not None:
             style = ppr.find(W + "pStyle")
-            style_name = self.style_names.get(style.get(W + "val"), style.get(W + "val")) if style is not None else ""
+            style_name = (
+                self.style_names.get(style.get(W + "val"), style.get(W + "val"))
+                if style is not None
+                else ""
+            )
             level = None
             low = (style_name or "").lower()
             if low == "title":
@@ -306,7 +319,11 @@ class _Doc:
                 prefix = "#" * level + " "
             elif ppr.find(W + "numPr") is not None or "list" in low:
                 ilvl = ppr.find(f"{W}numPr/{W}ilvl")
-                depth = int(ilvl.get(W + "val", "0")) if ilvl is not None and (ilvl.get(W + "val") or "0").isdigit() else 0
+                depth = (
+                    int(ilvl.get(W + "val", "0"))
+                    if ilvl is not None and (ilvl.get(W + "val") or "0").isdigit()
+                    else 0
+                )
                 prefix = "  " * depth + "- "
         line = prefix + text if text.strip() else text.strip()
         for box in boxes:
@@ -343,8 +360,13 @@ class _Doc:
             elif tag == W + "tbl":
                 if nested:
                     self.framed += 1
-                    rows = [note(" | ").join(self.block_text(tc, nested=True).strip().replace("\n", " ")
-                                       for tc in tr.findall(W + "tc")) for tr in child.findall(W + "tr")]
+                    rows = [
+                        note(" | ").join(
+                            self.block_text(tc, nested=True).strip().replace("\n", " ")
+                            for tc in tr.findall(W + "tc")
+                        )
+                        for tr in child.findall(W + "tr")
+                    ]
                     self.framed -= 1
                     parts.append(note("[table: ") + note(" / ").join(rows) + note("]"))
                 else:
@@ -363,8 +385,9 @@ class _Doc:
         return text
 
 
-def _notes_part(doc, suffix: str, ctx: Context, styles: Styles,
-                white_visible: bool) -> list[tuple[str, str]]:
+def _notes_part(
+    doc, suffix: str, ctx: Context, styles: Styles, white_visible: bool
+) -> list[tuple[str, str]]:
     """(id, text) of footnotes/endnotes/comments parts found in the package."""
     out = []
     for part in doc.part.package.iter_parts():
@@ -378,7 +401,11 @@ def _notes_part(doc, suffix: str, ctx: Context, styles: Styles,
             for note in root:
                 if not isinstance(note.tag, str):
                     continue
-                if note.get(W + "type") in ("separator", "continuationSeparator", "continuationNotice"):
+                if note.get(W + "type") in (
+                    "separator",
+                    "continuationSeparator",
+                    "continuationNotice",
+                ):
                     continue
                 nid = note.get(W + "id", "")
                 author = note.get(W + "author")
@@ -410,9 +437,14 @@ def extract_docx(source: Source, ctx: Context) -> str:
     parts = []
     seen: set[str] = set()
     for section in doc.sections:
-        for label, hf in (("header", section.header), ("first-page header", section.first_page_header),
-                          ("even-page header", section.even_page_header), ("footer", section.footer),
-                          ("first-page footer", section.first_page_footer), ("even-page footer", section.even_page_footer)):
+        for label, hf in (
+            ("header", section.header),
+            ("first-page header", section.first_page_header),
+            ("even-page header", section.even_page_header),
+            ("footer", section.footer),
+            ("first-page footer", section.first_page_footer),
+            ("even-page footer", section.even_page_footer),
+        ):
             try:
                 if hf.is_linked_to_previous:
                     continue
@@ -431,11 +463,18 @@ def extract_docx(source: Source, ctx: Context) -> str:
     footers = [p for p in parts if "footer" in p.split("]")[0]]
     if footers:
         out.append("\n".join(footers))
-    for suffix, title, mark in (("/footnotes.xml", "Footnotes", "^"), ("/endnotes.xml", "Endnotes", "^e"),
-                                ("/comments.xml", "Comments", "comment ")):
+    for suffix, title, mark in (
+        ("/footnotes.xml", "Footnotes", "^"),
+        ("/endnotes.xml", "Endnotes", "^e"),
+        ("/comments.xml", "Comments", "comment "),
+    ):
         notes = _notes_part(doc, suffix, ctx, styles, white_visible)
         if notes:
-            out.append(note(f"{title}:") + "\n" + "\n".join(note(f"[{mark}{nid}] ") + text for nid, text in notes))
+            out.append(
+                note(f"{title}:")
+                + "\n"
+                + "\n".join(note(f"[{mark}{nid}] ") + text for nid, text in notes)
+            )
     return "\n\n".join(o for o in out if o.strip()) + "\n"
 
 

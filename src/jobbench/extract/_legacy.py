@@ -5,14 +5,17 @@ docx/pptx/xlsx and read by those extractors. Without LibreOffice they are unsupp
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from ._base import Context, ExtractionError, Source
 
 TARGETS = {
-    ".doc": ("docx", "docx"), ".rtf": ("docx", "docx"), ".odt": ("docx", "docx"),
-    ".ppt": ("pptx", "pptx"), ".odp": ("pptx", "pptx"),
+    ".doc": ("docx", "docx"),
+    ".rtf": ("docx", "docx"),
+    ".odt": ("docx", "docx"),
+    ".ppt": ("pptx", "pptx"),
+    ".odp": ("pptx", "pptx"),
     ".ods": ("xlsx", "xlsx"),
 }
 
@@ -24,7 +27,9 @@ def convertible(suffix: str) -> bool:
     return suffix in TARGETS and find_soffice() is not None
 
 
-def extract_legacy(source: Source, ctx: Context, *, dispatch_kind: Callable[[str, Source, Context], str]) -> tuple[str, str]:
+def extract_legacy(
+    source: Source, ctx: Context, *, dispatch_kind: Callable[[str, Source, Context], str]
+) -> tuple[str, str]:
     """Convert with LibreOffice, then extract the converted copy.
 
     Returns:
@@ -45,7 +50,9 @@ def extract_legacy(source: Source, ctx: Context, *, dispatch_kind: Callable[[str
         timeout = ctx.limits.soffice_timeout
         if ctx.remaining() is not None:
             timeout = max(1.0, min(timeout, ctx.remaining() - 5.0))
-        out = _soffice.convert(src, target, Path(tmp) / "out", timeout=timeout, limit_resources=ctx.limit_resources)
+        out = _soffice.convert(
+            src, target, Path(tmp) / "out", timeout=timeout, limit_resources=ctx.limit_resources
+        )
         ctx.info(f"converted from {source.suffix} to {target} with LibreOffice before reading")
         converted = Source(out, name=ctx.rel)
         text = dispatch_kind(kind, converted, ctx)

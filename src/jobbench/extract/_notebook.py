@@ -49,22 +49,35 @@ def extract_ipynb(source: Source, ctx: Context) -> str:
         raise ExtractionError("notebook JSON nested too deeply") from exc
     except Exception as exc:  # noqa: BLE001 - nbformat raises several types for odd files
         raise ExtractionError(f"not a valid notebook ({type(exc).__name__}: {exc})") from exc
-    kernel = (nb.get("metadata", {}).get("kernelspec") or {}).get("display_name") or \
-        (nb.get("metadata", {}).get("language_info") or {}).get("name") or "unknown kernel"
+    kernel = (
+        (nb.get("metadata", {}).get("kernelspec") or {}).get("display_name")
+        or (nb.get("metadata", {}).get("language_info") or {}).get("name")
+        or "unknown kernel"
+    )
     cells = nb.get("cells", [])
-    out = [note(f"Notebook ({kernel}), {len(cells)} cell(s); outputs are as saved (never executed)")]
+    out = [
+        note(f"Notebook ({kernel}), {len(cells)} cell(s); outputs are as saved (never executed)")
+    ]
     for i, cell in enumerate(cells, 1):
         ctx.check_deadline()
         ctype = cell.get("cell_type", "?")
         src = _join(cell.get("source", ""))
         if ctype == "code":
             count = cell.get("execution_count")
-            block = [note(f"### Cell {i} (code, In [{count if count is not None else ' '}])\n```"), src, note("```")]
+            block = [
+                note(f"### Cell {i} (code, In [{count if count is not None else ' '}])\n```"),
+                src,
+                note("```"),
+            ]
             for k, output in enumerate(cell.get("outputs", []), 1):
                 otype = output.get("output_type")
                 label = f"cell{i}-output{k}"
                 if otype == "stream":
-                    block.append(note(f"[{output.get('name', 'stream')}]") + "\n" + strip_ansi(_join(output.get("text", ""))).rstrip())
+                    block.append(
+                        note(f"[{output.get('name', 'stream')}]")
+                        + "\n"
+                        + strip_ansi(_join(output.get("text", ""))).rstrip()
+                    )
                 elif otype in ("execute_result", "display_data"):
                     data = output.get("data", {})
                     shown = False
@@ -75,26 +88,43 @@ def extract_ipynb(source: Source, ctx: Context) -> str:
                             break
                     if "text/plain" in data:
                         prefix = f"[Out {count}]" if otype == "execute_result" else "[display]"
-                        block.append(note(prefix) + "\n" + strip_ansi(_join(data["text/plain"])).rstrip())
+                        block.append(
+                            note(prefix) + "\n" + strip_ansi(_join(data["text/plain"])).rstrip()
+                        )
                     elif "text/markdown" in data:
-                        block.append(note("[display markdown]") + "\n" + _join(data["text/markdown"]).rstrip())
+                        block.append(
+                            note("[display markdown]")
+                            + "\n"
+                            + _join(data["text/markdown"]).rstrip()
+                        )
                     elif "text/html" in data:
-                        block.append(note("[display html]") + "\n" + html_to_text(_join(data["text/html"])).rstrip())
+                        block.append(
+                            note("[display html]")
+                            + "\n"
+                            + html_to_text(_join(data["text/html"])).rstrip()
+                        )
                     elif "image/svg+xml" in data and not shown:
-                        block.append(note("[svg output]") + "\n" + _join(data["image/svg+xml"])[:2000])
+                        block.append(
+                            note("[svg output]") + "\n" + _join(data["image/svg+xml"])[:2000]
+                        )
                     elif not shown and data:
                         block.append(note(f"[output: {', '.join(sorted(data))}]"))
                 elif otype == "error":
                     tb = strip_ansi("\n".join(output.get("traceback", []) or [])).rstrip()
-                    block.append(note("[error] ") + f"{output.get('ename', '')}: {output.get('evalue', '')}"
-                                 + (f"\n{tb}" if tb else ""))
+                    block.append(
+                        note("[error] ")
+                        + f"{output.get('ename', '')}: {output.get('evalue', '')}"
+                        + (f"\n{tb}" if tb else "")
+                    )
             out.append("\n".join(block))
         else:
             block = [note(f"### Cell {i} ({ctype})"), src]
             for att_name, bundle in (cell.get("attachments") or {}).items():
                 for mime in IMAGE_MIME:
                     if mime in bundle:
-                        block.append(_image(ctx, f"cell{i}-{att_name.rsplit('.', 1)[0]}", mime, bundle[mime]))
+                        block.append(
+                            _image(ctx, f"cell{i}-{att_name.rsplit('.', 1)[0]}", mime, bundle[mime])
+                        )
                         break
             out.append("\n".join(block))
     return "\n\n".join(out) + "\n"

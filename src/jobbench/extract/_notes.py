@@ -84,7 +84,7 @@ def split_notes(marked: str) -> tuple[str, list[tuple[int, int]]]:
 
     i = 0
     for m in _MARKS.finditer(marked):
-        chunk = _RESERVED.sub("", marked[i:m.start()])
+        chunk = _RESERVED.sub("", marked[i : m.start()])
         out.append(chunk)
         pos += len(chunk)
         if m.group() == NOTE_CLOSE:

@@ -36,7 +36,9 @@ def parse_xml(data: bytes) -> etree._Element:
     Raises:
         lxml.etree.XMLSyntaxError: malformed XML.
     """
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
+    parser = etree.XMLParser(
+        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
+    )
     return etree.fromstring(data, parser=parser)
 
 
@@ -89,7 +91,9 @@ def chart_summary(data: bytes) -> str:
                 kind = tag[:-5]
                 if kind == "bar":
                     bar_dir = child.find("c:barDir", NS)
-                    kind = "column" if bar_dir is not None and bar_dir.get("val") == "col" else "bar"
+                    kind = (
+                        "column" if bar_dir is not None and bar_dir.get("val") == "col" else "bar"
+                    )
                 types.append(kind)
                 for ser in child.findall("c:ser", NS):
                     name = _texts(ser, "./c:tx//c:v/text()") or _texts(ser, "./c:tx//c:f/text()")
@@ -106,15 +110,25 @@ def chart_summary(data: bytes) -> str:
                         pairs = [f"{c}={v}" for c, v in zip(cats, vals)]
                     else:
                         pairs = vals
-                    more = note(f", … ({len(pairs) - MAX_POINTS} more)") if len(pairs) > MAX_POINTS else ""
+                    more = (
+                        note(f", … ({len(pairs) - MAX_POINTS} more)")
+                        if len(pairs) > MAX_POINTS
+                        else ""
+                    )
                     label = note('  series "') + name + note('"') if name else note("  series")
                     series_lines.append(
-                        label + (note(f" ({ref})") if ref else "") + ": " + ", ".join(pairs[:MAX_POINTS]) + more
+                        label
+                        + (note(f" ({ref})") if ref else "")
+                        + ": "
+                        + ", ".join(pairs[:MAX_POINTS])
+                        + more
                     )
             elif tag.endswith("Ax"):
                 t = _texts(child, "./c:title//a:t/text()")
                 if t:
-                    axes.append(note(f"{'x' if tag in ('catAx', 'dateAx') else 'y'} axis \"") + t + note('"'))
+                    axes.append(
+                        note(f'{"x" if tag in ("catAx", "dateAx") else "y"} axis "') + t + note('"')
+                    )
     head = note("[chart" + (': "' if title else "")) + (title + note('"') if title else "")
     head += note(f" ({', '.join(types)} chart)") if types else ""
     if axes:

@@ -34,11 +34,13 @@ def _page_text(page, ctx: Context) -> str:
     if not tables:
         return page.extract_text() or ""
     bboxes = [t.bbox for t in tables]
-    outside = page.filter(lambda obj: obj.get("object_type") != "char" or not any(_inside(obj, b) for b in bboxes))
+    outside = page.filter(
+        lambda obj: obj.get("object_type") != "char" or not any(_inside(obj, b) for b in bboxes)
+    )
     parts = []
     prev = page.bbox[1]
     ordered = sorted(tables, key=lambda t: (t.bbox[1], t.bbox[0]))
-    for k, table in enumerate(ordered):
+    for _k, table in enumerate(ordered):
         top = table.bbox[1]
         if top > prev:
             try:
@@ -83,8 +85,10 @@ def _render_page(page, i: int, ctx: Context, rendered: int) -> tuple[str, bool]:
     name = ctx.add_image(f"page-{i + 1}.png", buf.getvalue(), caption=f"page {i + 1}")
     if not name:
         limit = ctx.limits.max_images
-        return (f"page not rendered: image limit of {limit} per file reached or image "
-                "unreadable", False)
+        return (
+            f"page not rendered: image limit of {limit} per file reached or image unreadable",
+            False,
+        )
     return f"page rendered as image {name}", True
 
 
@@ -110,13 +114,18 @@ def extract_pdf(source: Source, ctx: Context) -> str:
             head_n = max(1, (limit * 3) // 4)
             tail_n = limit - head_n
             selected = list(range(head_n)) + list(range(n - tail_n, n))
-            ctx.warn(f"PDF has {n} pages; read pages 1–{head_n} and {n - tail_n + 1}–{n} (page limit {limit})")
+            ctx.warn(
+                f"PDF has {n} pages; read pages 1–{head_n} and {n - tail_n + 1}–{n} (page limit {limit})"
+            )
             ctx.truncated = True
         else:
             selected = list(range(n))
         meta_title = (pdf.metadata or {}).get("Title")
         has_title = isinstance(meta_title, str) and meta_title.strip()
-        out = [note(f"PDF with {n} page(s)") + (note('; title "') + meta_title + note('"') if has_title else "")]
+        out = [
+            note(f"PDF with {n} page(s)")
+            + (note('; title "') + meta_title + note('"') if has_title else "")
+        ]
         empty_pages = []
         rendered = 0
         chars = 0
@@ -144,6 +153,10 @@ def extract_pdf(source: Source, ctx: Context) -> str:
             if hasattr(page, "close"):
                 page.close()
         if empty_pages:
-            shown = ", ".join(str(p) for p in empty_pages[:20]) + (" …" if len(empty_pages) > 20 else "")
-            ctx.warn(f"{len(empty_pages)} page(s) have no text layer (scanned? no OCR is done): {shown}")
+            shown = ", ".join(str(p) for p in empty_pages[:20]) + (
+                " …" if len(empty_pages) > 20 else ""
+            )
+            ctx.warn(
+                f"{len(empty_pages)} page(s) have no text layer (scanned? no OCR is done): {shown}"
+            )
     return "\n\n".join(out) + "\n"

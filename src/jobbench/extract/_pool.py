@@ -22,7 +22,6 @@ from pathlib import Path
 
 from ._worker import HEADER
 
-
 STARTUP_TIMEOUT = 120.0
 """Seconds a new worker may take to start and answer its first ping."""
 
@@ -51,8 +50,12 @@ class Worker:
         self.tmpdir = tempfile.mkdtemp(prefix="jobbench-worker-")
         self.proc = subprocess.Popen(
             [sys.executable, "-m", "jobbench.extract._worker", str(memory_mb), self.tmpdir],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=None if debug else subprocess.DEVNULL,
-            env=env, start_new_session=True, close_fds=True,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=None if debug else subprocess.DEVNULL,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
         )
         self.memory_mb = memory_mb
         # start-up (interpreter, pydantic) must not eat into the first file's time budget
@@ -102,7 +105,9 @@ class Worker:
             self.kill()
             if isinstance(exc, WorkerCrashed):
                 raise
-            raise WorkerCrashed(f"extraction worker failed ({type(exc).__name__}; exit code {code})") from exc
+            raise WorkerCrashed(
+                f"extraction worker failed ({type(exc).__name__}; exit code {code})"
+            ) from exc
         return reply
 
     def kill(self) -> None:

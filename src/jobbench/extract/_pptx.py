@@ -41,8 +41,9 @@ class _Slides:
     def __init__(self, ctx: Context):
         self.ctx = ctx
 
-    def shapes(self, shapes, slide_no: int, skip_id: int | None = None,
-               _reveal: bool = False) -> list[str]:
+    def shapes(
+        self, shapes, slide_no: int, skip_id: int | None = None, _reveal: bool = False
+    ) -> list[str]:
         from pptx.enum.shapes import MSO_SHAPE_TYPE
         from pptx.shapes.picture import Picture
 
@@ -85,8 +86,11 @@ class _Slides:
                     descr = shape._element.xpath("./p:nvPicPr/p:cNvPr/@descr")
                     alt = descr[0] if descr else ""
                     name = self.ctx.add_image(label, image.blob, caption=alt or shape.name or "")
-                    out.append(note(f"[image: {label}" + ("; alt text: " if alt else "")) + alt
-                               + note(("" if name else "; not extracted") + "]"))
+                    out.append(
+                        note(f"[image: {label}" + ("; alt text: " if alt else ""))
+                        + alt
+                        + note(("" if name else "; not extracted") + "]")
+                    )
                 except Exception:  # noqa: BLE001 - linked or broken picture
                     out.append(note("[image: unavailable]"))
                 if not getattr(shape, "has_text_frame", False):
@@ -109,9 +113,15 @@ def extract_pptx(source: Source, ctx: Context) -> str:
     for i, slide in enumerate(prs.slides, 1):
         ctx.check_deadline()
         title_shape = slide.shapes.title
-        title = title_shape.text_frame.text.strip().replace("\v", " ") if title_shape is not None and title_shape.has_text_frame else ""
+        title = (
+            title_shape.text_frame.text.strip().replace("\v", " ")
+            if title_shape is not None and title_shape.has_text_frame
+            else ""
+        )
         hidden = (slide._element.get("show") or "1").lower() in ("0", "false")
-        body = walker.shapes(slide.shapes, i, skip_id=title_shape.shape_id if title_shape is not None else None)
+        body = walker.shapes(
+            slide.shapes, i, skip_id=title_shape.shape_id if title_shape is not None else None
+        )
         if slide.has_notes_slide:
             notes = slide.notes_slide.notes_text_frame
             text = notes.text.strip() if notes is not None else ""

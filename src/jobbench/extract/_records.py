@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal, Union
+from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -139,11 +139,16 @@ class FolderExtraction(BaseModel):
         deliverable``, naming the files present and why each does not count."""
         if any(f.gradeable for f in self.files):
             return None
-        why = {"empty": "empty or whitespace only", "refused": "refused, not read",
-               "skipped": "not extracted"}
+        why = {
+            "empty": "empty or whitespace only",
+            "refused": "refused, not read",
+            "skipped": "not extracted",
+        }
         present = [f"{f.path} ({why.get(f.kind, f.kind)})" for f in self.files]
-        present += [f"{entry.rsplit(': ', 1)[0]} ({entry.rsplit(': ', 1)[-1]}, not a deliverable)"
-                    for entry in self.ignored]
+        present += [
+            f"{entry.rsplit(': ', 1)[0]} ({entry.rsplit(': ', 1)[-1]}, not a deliverable)"
+            for entry in self.ignored
+        ]
         if not present:
             return "no gradeable deliverable: the folder holds no file"
         more = f" and {len(present) - 10} more" if len(present) > 10 else ""
@@ -163,7 +168,7 @@ class FolderExtraction(BaseModel):
         raise KeyError(path)
 
 
-CellValue = Union[bool, int, float, str, None]
+CellValue = bool | int | float | str | None
 """A cell value as :class:`WorkbookValues` reports it: numbers (integral floats become
 ``int``), strings, booleans, ``None`` for empty; dates and times as ISO 8601 strings
 (``2024-01-31``, ``2024-01-31T08:30:00``, ``08:30:00``); errors as their Excel code

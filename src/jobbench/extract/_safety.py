@@ -51,15 +51,17 @@ def _declared_entries(source: Source) -> int | None:
     pos = tail.rfind(EOCD_SIG)
     if pos < 0 or pos + 22 > len(tail):
         return None
-    entries, cd_size = struct.unpack("<HI", tail[pos + 10: pos + 16])
+    entries, cd_size = struct.unpack("<HI", tail[pos + 10 : pos + 16])
     if cd_size != 0xFFFFFFFF and cd_size > MAX_CENTRAL_DIRECTORY:
-        raise Refused(f"zip central directory of {human_bytes(cd_size)} refused (limit {human_bytes(MAX_CENTRAL_DIRECTORY)})")
+        raise Refused(
+            f"zip central directory of {human_bytes(cd_size)} refused (limit {human_bytes(MAX_CENTRAL_DIRECTORY)})"
+        )
     if entries != 0xFFFF:
         return entries
     loc = tail.rfind(ZIP64_LOCATOR_SIG, 0, pos)
     if loc < 0:
         return None
-    (eocd64_offset,) = struct.unpack("<Q", tail[loc + 8: loc + 16])
+    (eocd64_offset,) = struct.unpack("<Q", tail[loc + 8 : loc + 16])
     with source.open() as f:
         f.seek(eocd64_offset)
         rec = f.read(56)
@@ -83,11 +85,15 @@ def check_zip(source: Source, limits: ExtractLimits, *, what: str = "archive") -
     """
     declared = _declared_entries(source)
     if declared is not None and declared > limits.zip_max_members:
-        raise Refused(f"{what} refused: {declared:,} zip entries (limit {limits.zip_max_members:,})")
+        raise Refused(
+            f"{what} refused: {declared:,} zip entries (limit {limits.zip_max_members:,})"
+        )
     with source.open() as f, zipfile.ZipFile(f) as zf:
         infos = zf.infolist()
     if len(infos) > limits.zip_max_members:
-        raise Refused(f"{what} refused: {len(infos):,} zip entries (limit {limits.zip_max_members:,})")
+        raise Refused(
+            f"{what} refused: {len(infos):,} zip entries (limit {limits.zip_max_members:,})"
+        )
     total = sum(i.file_size for i in infos)
     compressed = sum(i.compress_size for i in infos)
     if total > limits.zip_max_total:
@@ -96,7 +102,9 @@ def check_zip(source: Source, limits: ExtractLimits, *, what: str = "archive") -
             f"(limit {human_bytes(limits.zip_max_total)})"
         )
     for info in infos:
-        if info.file_size > (1 << 20) and info.file_size > limits.zip_max_ratio * max(info.compress_size, 1):
+        if info.file_size > (1 << 20) and info.file_size > limits.zip_max_ratio * max(
+            info.compress_size, 1
+        ):
             ratio = info.file_size / max(info.compress_size, 1)
             raise Refused(
                 f"{what} refused as a possible zip bomb: member {info.filename!r} inflates "

@@ -40,13 +40,76 @@ _register("zip", ".zip")
 _register("legacy", ".doc", ".ppt", ".odt", ".ods", ".odp", ".rtf")
 _register(
     "text",
-    ".txt", ".text", ".md", ".markdown", ".rst", ".log", ".tex", ".bib", ".xml", ".yaml", ".yml",
-    ".toml", ".ini", ".cfg", ".conf", ".py", ".r", ".rmd", ".qmd", ".sql", ".sh", ".bash", ".js",
-    ".ts", ".java", ".c", ".h", ".cpp", ".hpp", ".cs", ".go", ".rs", ".rb", ".jl", ".m", ".sas",
-    ".do", ".ps1", ".bat", ".css", ".scss", ".php", ".pl", ".kt", ".swift", ".scala", ".lua",
-    ".vb", ".bas", ".f90", ".mat.txt", ".srt", ".vtt", ".eml", ".ics", ".vcf", ".properties",
-    ".env", ".gitignore", ".dockerfile", ".makefile", ".mk", ".cmake", ".gradle", ".proto",
-    ".graphql", ".csl", ".ris", ".nfo", ".readme",
+    ".txt",
+    ".text",
+    ".md",
+    ".markdown",
+    ".rst",
+    ".log",
+    ".tex",
+    ".bib",
+    ".xml",
+    ".yaml",
+    ".yml",
+    ".toml",
+    ".ini",
+    ".cfg",
+    ".conf",
+    ".py",
+    ".r",
+    ".rmd",
+    ".qmd",
+    ".sql",
+    ".sh",
+    ".bash",
+    ".js",
+    ".ts",
+    ".java",
+    ".c",
+    ".h",
+    ".cpp",
+    ".hpp",
+    ".cs",
+    ".go",
+    ".rs",
+    ".rb",
+    ".jl",
+    ".m",
+    ".sas",
+    ".do",
+    ".ps1",
+    ".bat",
+    ".css",
+    ".scss",
+    ".php",
+    ".pl",
+    ".kt",
+    ".swift",
+    ".scala",
+    ".lua",
+    ".vb",
+    ".bas",
+    ".f90",
+    ".mat.txt",
+    ".srt",
+    ".vtt",
+    ".eml",
+    ".ics",
+    ".vcf",
+    ".properties",
+    ".env",
+    ".gitignore",
+    ".dockerfile",
+    ".makefile",
+    ".mk",
+    ".cmake",
+    ".gradle",
+    ".proto",
+    ".graphql",
+    ".csl",
+    ".ris",
+    ".nfo",
+    ".readme",
 )
 
 ZIP_MAGIC = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08")
@@ -63,7 +126,9 @@ def magic_kind(head: bytes) -> str | None:
         return "sqlite"
     if head.startswith(OLE_MAGIC):
         return "ole"
-    if head.startswith((b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"II*\x00", b"MM\x00*")):
+    if head.startswith(
+        (b"\x89PNG\r\n\x1a\n", b"\xff\xd8\xff", b"GIF87a", b"GIF89a", b"II*\x00", b"MM\x00*")
+    ):
         return "image"
     if head[:4] == b"RIFF" and head[8:12] == b"WEBP":
         return "image"
@@ -93,4 +158,6 @@ def extension_kind(suffix: str) -> str | None:
 
 def describe_kind(kind: str) -> str:
     """Readable name used in mismatch warnings."""
-    return {"ole": "a legacy Office (OLE2) file", "image": "an image", "zip": "a zip archive"}.get(kind, kind.upper())
+    return {"ole": "a legacy Office (OLE2) file", "image": "an image", "zip": "a zip archive"}.get(
+        kind, kind.upper()
+    )

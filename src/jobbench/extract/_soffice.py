@@ -33,6 +33,7 @@ import tempfile
 import threading
 from pathlib import Path
 
+from ..sandbox import Lifeline
 from ._base import ExtractionError
 from ._limits import ENV_SOFFICE
 
@@ -61,7 +62,9 @@ def find_soffice() -> str | None:
         env = env.strip()
         if not env or env.lower() in _DISABLED_VALUES:
             return None
-        return shutil.which(env) or (env if os.path.isfile(env) and os.access(env, os.X_OK) else None)
+        return shutil.which(env) or (
+            env if os.path.isfile(env) and os.access(env, os.X_OK) else None
+        )
     return shutil.which("soffice") or shutil.which("libreoffice")
 
 
@@ -100,10 +103,24 @@ def bwrap_works() -> bool:
             ok = False
             if exe:
                 try:
-                    ok = subprocess.run(
-                        [exe, "--unshare-net", "--unshare-pid", "--die-with-parent", "--dev-bind", "/", "/", "true"],
-                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=10,
-                    ).returncode == 0
+                    ok = (
+                        subprocess.run(
+                            [
+                                exe,
+                                "--unshare-net",
+                                "--unshare-pid",
+                                "--die-with-parent",
+                                "--dev-bind",
+                                "/",
+                                "/",
+                                "true",
+                            ],
+                            stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL,
+                            timeout=10,
+                        ).returncode
+                        == 0
+                    )
                 except (OSError, subprocess.SubprocessError):
                     ok = False
             _bwrap_state["ok"] = ok
@@ -170,8 +187,15 @@ def _limit_resources() -> None:  # runs in the child between fork and exec
     resource.setrlimit(resource.RLIMIT_FSIZE, (SOFFICE_MAX_OUTPUT, SOFFICE_MAX_OUTPUT))
 
 
-def convert(src: Path, target: str, outdir: Path, *, timeout: float, limit_resources: bool = False,
-            soffice: str | None = None) -> Path:
+def convert(
+    src: Path,
+    target: str,
+    outdir: Path,
+    *,
+    timeout: float,
+    limit_resources: bool = False,
+    soffice: str | None = None,
+) -> Path:
     """Convert ``src`` with LibreOffice headless into ``outdir``.
 
     Args:
@@ -194,13 +218,32 @@ def convert(src: Path, target: str, outdir: Path, *, timeout: float, limit_resou
         raise ExtractionError("LibreOffice (soffice) not found")
     profile = PROFILES.acquire()
     cmd = [
-        exe, "--headless", "--invisible", "--norestore", "--nologo", "--nodefault", "--nolockcheck",
-        "--nofirststartwizard", f"-env:UserInstallation={profile.as_uri()}",
-        "--convert-to", target, "--outdir", str(outdir), str(src),
+        exe,
+        "--headless",
+        "--invisible",
+        "--norestore",
+        "--nologo",
+        "--nodefault",
+        "--nolockcheck",
+        "--nofirststartwizard",
+        f"-env:UserInstallation={profile.as_uri()}",
+        "--convert-to",
+        target,
+        "--outdir",
+        str(outdir),
+        str(src),
     ]
     if bwrap_works():
-        cmd = [shutil.which("bwrap") or "bwrap", "--unshare-net", "--unshare-pid", "--die-with-parent",
-               "--dev-bind", "/", "/", "--"] + cmd
+        cmd = [
+            shutil.which("bwrap") or "bwrap",
+            "--unshare-net",
+            "--unshare-pid",
+            "--die-with-parent",
+            "--dev-bind",
+            "/",
+            "/",
+            "--",
+        ] + cmd
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "HOME": str(profile),
@@ -209,14 +252,23 @@ def convert(src: Path, target: str, outdir: Path, *, timeout: float, limit_resou
         "SAL_USE_VCLPLUGIN": "svp",
     }
     broken = False
+    lifeline = Lifeline()
     try:
         proc = subprocess.Popen(
-            cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-            start_new_session=True, preexec_fn=_limit_resources if limit_resources else None,
+            lifeline.wrap(cmd),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            start_new_session=True,
+            pass_fds=lifeline.pass_fds,
+            preexec_fn=_limit_resources if limit_resources else None,
         )
     except OSError as exc:
+        lifeline.close()
         PROFILES.release(profile, broken=True)
         raise ExtractionError(f"could not start LibreOffice: {exc}") from exc
+    lifeline.started()
     ACTIVE_GROUPS.add(proc.pid)
     try:
         try:
@@ -231,6 +283,7 @@ def convert(src: Path, target: str, outdir: Path, *, timeout: float, limit_resou
             raise ExtractionError(f"LibreOffice timed out after {timeout:g} s") from None
     finally:
         ACTIVE_GROUPS.discard(proc.pid)
+        lifeline.close()
         try:  # leftovers of the group (oosplash → soffice.bin) must not outlive the call
             os.killpg(proc.pid, signal.SIGKILL)
         except OSError:
@@ -242,6 +295,7 @@ def convert(src: Path, target: str, outdir: Path, *, timeout: float, limit_resou
         detail = (err or out or b"").decode("utf-8", "replace").strip().splitlines()
         detail = [ln for ln in detail if "javaldx" not in ln]
         raise ExtractionError(
-            f"LibreOffice conversion to {ext} failed (exit {proc.returncode})" + (f": {detail[-1][:300]}" if detail else "")
+            f"LibreOffice conversion to {ext} failed (exit {proc.returncode})"
+            + (f": {detail[-1][:300]}" if detail else "")
         )
     return result

@@ -73,12 +73,16 @@ def _render(con: sqlite3.Connection, ctx: Context) -> str:
     tables = [o for o in objects if o[0] == "table"]
     views = [o for o in objects if o[0] == "view"]
     others = [o for o in objects if o[0] not in ("table", "view")]
-    out = [note(f"SQLite database: {len(tables)} table(s), {len(views)} view(s), {len(others)} index(es)/trigger(s)")]
+    out = [
+        note(
+            f"SQLite database: {len(tables)} table(s), {len(views)} view(s), {len(others)} index(es)/trigger(s)"
+        )
+    ]
     schema = [o[3].strip() + ";" for o in objects if o[3]]
     if schema:
         out.append(note("Schema:") + "\n" + "\n".join(schema))
     limit = ctx.limits.sqlite_rows
-    for _type, name, _tbl, sql in tables:
+    for _type, name, _tbl, _sql in tables:
         ctx.check_deadline()
         q = _quote(name)
         try:
@@ -97,6 +101,6 @@ def _render(con: sqlite3.Connection, ctx: Context) -> str:
         if cols:
             block += "\n" + markdown_table([cols] + [[_cell(v) for v in r] for r in rows])
         out.append(block)
-    for _type, name, _tbl, sql in views:
+    for _type, name, _tbl, _sql in views:
         out.append(note("## View ") + name + note(" (not queried)"))
     return "\n\n".join(out) + "\n"

@@ -50,8 +50,9 @@ def read_text(source: Source, ctx: Context, *, what: str = "text") -> tuple[str,
         bom = next((len(b) for b in boms if head_b.startswith(b)), 0)
     ctx.truncated = True
     ctx.line_count = count_lines(source)
-    text = join_head_tail(head, tail, budget, size=source.size, encoding=enc, bom=bom,
-                          total_lines=ctx.line_count)
+    text = join_head_tail(
+        head, tail, budget, size=source.size, encoding=enc, bom=bom, total_lines=ctx.line_count
+    )
     return text, enc, True
 
 
@@ -126,7 +127,9 @@ def extract_json(source: Source, ctx: Context) -> str:
         ctx.warn("JSON nested too deeply to parse; shown as raw text")
         return text
     except json.JSONDecodeError as exc:
-        ctx.warn(f"invalid JSON: line {exc.lineno} column {exc.colno}: {exc.msg}; shown as raw text")
+        ctx.warn(
+            f"invalid JSON: line {exc.lineno} column {exc.colno}: {exc.msg}; shown as raw text"
+        )
         return text
     stripped = text.strip()
     if "\n" not in stripped and len(stripped) > 120:
@@ -156,16 +159,47 @@ def extract_jsonl(source: Source, ctx: Context) -> str:
             first_bad = first_bad or n
     if bad:
         ctx.warn(f"{bad} line(s) are not valid JSON (first: line {first_bad})")
-    return note(f"[jsonl: {good:,} records" + (f", {bad:,} invalid lines" if bad else "") + "]") + "\n" + text
+    return (
+        note(f"[jsonl: {good:,} records" + (f", {bad:,} invalid lines" if bad else "") + "]")
+        + "\n"
+        + text
+    )
 
 
 class _HTMLText(HTMLParser):
     """HTML → readable text: scripts/styles dropped, blocks on their own lines, headings
     as ``#``, list items as ``-``, table rows as ``a | b``, links as ``text (href)``."""
 
-    BLOCK = {"p", "div", "section", "article", "header", "footer", "main", "nav", "aside", "br", "hr",
-             "ul", "ol", "dl", "dt", "dd", "blockquote", "pre", "figure", "figcaption", "form",
-             "table", "thead", "tbody", "tfoot", "caption", "title", "address"}
+    BLOCK = {
+        "p",
+        "div",
+        "section",
+        "article",
+        "header",
+        "footer",
+        "main",
+        "nav",
+        "aside",
+        "br",
+        "hr",
+        "ul",
+        "ol",
+        "dl",
+        "dt",
+        "dd",
+        "blockquote",
+        "pre",
+        "figure",
+        "figcaption",
+        "form",
+        "table",
+        "thead",
+        "tbody",
+        "tfoot",
+        "caption",
+        "title",
+        "address",
+    }
     SKIP = {"script", "style", "noscript", "template", "head_meta"}
 
     def __init__(self) -> None:
@@ -231,7 +265,11 @@ class _HTMLText(HTMLParser):
             if not collapsed:
                 data = " " if data else ""
             else:
-                data = (" " if data[0].isspace() else "") + collapsed + (" " if data[-1].isspace() else "")
+                data = (
+                    (" " if data[0].isspace() else "")
+                    + collapsed
+                    + (" " if data[-1].isspace() else "")
+                )
         if self.href and data.strip() and not self.href.startswith("#"):
             data = f"{data} ({self.href})"
         self._emit(data)

@@ -65,14 +65,31 @@ def _handle(req: dict) -> dict:
         return {"ok": True, "pid": os.getpid()}
     limits = ExtractLimits.model_validate(req["limits"])
     if op == "extract":
-        ext, cacheable, wb = run_one(req["path"], req["rel"], limits, timeout=req.get("timeout"),
-                                     sha256=req.get("sha256", ""), size=req.get("size", 0), limit_resources=True)
-        return {"ok": True, "extraction": ext.model_dump_json(), "cacheable": cacheable,
-                "workbook": wb.model_dump_json() if wb is not None else None}
+        ext, cacheable, wb = run_one(
+            req["path"],
+            req["rel"],
+            limits,
+            timeout=req.get("timeout"),
+            sha256=req.get("sha256", ""),
+            size=req.get("size", 0),
+            limit_resources=True,
+        )
+        return {
+            "ok": True,
+            "extraction": ext.model_dump_json(),
+            "cacheable": cacheable,
+            "workbook": wb.model_dump_json() if wb is not None else None,
+        }
     if op == "workbook":
         try:
-            wv, cacheable = run_workbook(req["path"], req["rel"], limits, timeout=req.get("timeout"),
-                                         sha256=req.get("sha256", ""), limit_resources=True)
+            wv, cacheable = run_workbook(
+                req["path"],
+                req["rel"],
+                limits,
+                timeout=req.get("timeout"),
+                sha256=req.get("sha256", ""),
+                limit_resources=True,
+            )
         except Refused as exc:
             return {"ok": False, "error": str(exc), "refused": True}
         except ExtractionError as exc:

@@ -20,8 +20,8 @@ Errors (``#DIV/0!``) stay errors.
 from __future__ import annotations
 
 import contextlib
-import functools
 import datetime as dt
+import functools
 import io
 import math
 import re
@@ -32,25 +32,52 @@ from pathlib import Path
 
 from ._base import Context, ExtractionError, Source
 from ._budget import HEAD_FRACTION, fair_shares, head_tail
-from ._limits import ExtractLimits
 from ._hidden import hidden_lines, record
+from ._limits import ExtractLimits
 from ._notes import note
 from ._records import CellValue, Diagnostic, WorkbookValues
 
-ERROR_CODES = frozenset({
-    "#NULL!", "#DIV/0!", "#VALUE!", "#REF!", "#NAME?", "#NUM!", "#N/A", "#GETTING_DATA", "#SPILL!",
-    "#CALC!", "#FIELD!", "#BLOCKED!", "#UNKNOWN!", "#CONNECT!", "#BUSY!",
-})
+ERROR_CODES = frozenset(
+    {
+        "#NULL!",
+        "#DIV/0!",
+        "#VALUE!",
+        "#REF!",
+        "#NAME?",
+        "#NUM!",
+        "#N/A",
+        "#GETTING_DATA",
+        "#SPILL!",
+        "#CALC!",
+        "#FIELD!",
+        "#BLOCKED!",
+        "#UNKNOWN!",
+        "#CONNECT!",
+        "#BUSY!",
+    }
+)
 """Excel error values (Microsoft: "How to correct a #… error")."""
 
-UNTRUSTED_FUNCTIONS = ("NOW", "TODAY", "RAND", "RANDBETWEEN", "RANDARRAY", "WEBSERVICE", "FILTERXML", "INFO",
-                       "CELL", "RTD")
+UNTRUSTED_FUNCTIONS = (
+    "NOW",
+    "TODAY",
+    "RAND",
+    "RANDBETWEEN",
+    "RANDARRAY",
+    "WEBSERVICE",
+    "FILTERXML",
+    "INFO",
+    "CELL",
+    "RTD",
+)
 """Functions whose recalculated value depends on the clock, chance or the environment, so a
 recalculation cannot reproduce the value the author saw (Excel documents NOW, TODAY, RAND,
 RANDBETWEEN, RANDARRAY, INFO and CELL as volatile; WEBSERVICE/FILTERXML/RTD read external
 data). OFFSET and INDIRECT are volatile too but deterministic, so they are recalculated."""
 
-_UNTRUSTED_RE = re.compile(r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(" + "|".join(UNTRUSTED_FUNCTIONS) + r")\s*\(", re.I)
+_UNTRUSTED_RE = re.compile(
+    r"(?<![A-Za-z0-9_.])(?:_xlfn\.)?(" + "|".join(UNTRUSTED_FUNCTIONS) + r")\s*\(", re.I
+)
 _STRING_RE = re.compile(r'"(?:[^"]|"")*"')
 _EXTERNAL_RE = re.compile(r"\[\d+\]")
 _REF_RE = re.compile(r"(?<![A-Za-z0-9_.\"])(\$?)([A-Z]{1,3})(\$?)([0-9]{1,7})(?![0-9A-Za-z_(])")
@@ -90,7 +117,9 @@ class Workbook:
 
     def values(self, path: str, sha256: str) -> WorkbookValues:
         return WorkbookValues(
-            path=path, sha256=sha256, engine=self.engine,  # type: ignore[arg-type]
+            path=path,
+            sha256=sha256,
+            engine=self.engine,  # type: ignore[arg-type]
             sheets=[s.name for s in self.sheets],
             values={s.name: dict(s.values) for s in self.sheets},
             formulas={s.name: dict(s.formulas) for s in self.sheets if s.formulas},
@@ -102,6 +131,7 @@ class Workbook:
 
 
 # --------------------------------------------------------------------------- value helpers
+
 
 def _to_date(serial: float, epoch_1904: bool) -> dt.datetime | None:
     from openpyxl.utils.datetime import CALENDAR_MAC_1904, CALENDAR_WINDOWS_1900, from_excel
@@ -119,8 +149,12 @@ def _is_date_format(number_format: str) -> bool:
     return bool(is_date_format(number_format))
 
 
-def normalise(value: object, data_type: str | None = None, number_format: str | None = None,
-              epoch_1904: bool = False) -> tuple[CellValue, bool]:
+def normalise(
+    value: object,
+    data_type: str | None = None,
+    number_format: str | None = None,
+    epoch_1904: bool = False,
+) -> tuple[CellValue, bool]:
     """A cell value as :data:`CellValue` plus whether it is an error.
 
     Integral floats become ``int``; NumPy scalars become Python scalars; dates become ISO
@@ -154,7 +188,9 @@ def normalise(value: object, data_type: str | None = None, number_format: str | 
     if isinstance(value, dt.datetime):
         if value.time() == dt.time(0):
             return value.date().isoformat(), False
-        return value.replace(microsecond=0).isoformat() if value.microsecond < 1000 else value.isoformat(), False
+        return value.replace(
+            microsecond=0
+        ).isoformat() if value.microsecond < 1000 else value.isoformat(), False
     if isinstance(value, (dt.date, dt.time)):
         return value.isoformat(), False
     if isinstance(value, dt.timedelta):
@@ -169,14 +205,25 @@ def normalise(value: object, data_type: str | None = None, number_format: str | 
 
 
 def _same(a: CellValue, b: CellValue) -> bool:
-    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) and not isinstance(b, bool):
+    if (
+        isinstance(a, (int, float))
+        and isinstance(b, (int, float))
+        and not isinstance(a, bool)
+        and not isinstance(b, bool)
+    ):
         return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
     if a in (None, "") and b in (None, ""):
         return True
     return a == b
 
 
-def show(value: CellValue, is_error: bool = False, number_format: str | None = None, *, marked: bool = False) -> str:
+def show(
+    value: CellValue,
+    is_error: bool = False,
+    number_format: str | None = None,
+    *,
+    marked: bool = False,
+) -> str:
     """How a cell value reads in the extracted text. With ``marked``, the ``(error)`` and
     ``(text)`` tags are extractor notes (:mod:`._notes`); a percent-formatted number also
     shows its displayed form (``0.25 (25%)``), which is the file's content."""
@@ -193,7 +240,11 @@ def show(value: CellValue, is_error: bool = False, number_format: str | None = N
         text = format(value, ".15g")
     else:
         s = str(value).replace("\r\n", "\n").replace("\n", "\\n")
-        if re.fullmatch(r"\s*[-+]?[0-9][0-9,]*(\.[0-9]+)?\s*", s) or s in ERROR_CODES or s in ("TRUE", "FALSE"):
+        if (
+            re.fullmatch(r"\s*[-+]?[0-9][0-9,]*(\.[0-9]+)?\s*", s)
+            or s in ERROR_CODES
+            or s in ("TRUE", "FALSE")
+        ):
             return f'"{s}"' + tag(" (text)")
         return s
     if number_format and "%" in number_format and isinstance(value, (int, float)):
@@ -221,7 +272,7 @@ def relative_form(formula: str, row: int, col: int) -> str:
     parts = []
     last = 0
     for m in _STRING_RE.finditer(formula):
-        parts.append(_REF_RE.sub(repl, formula[last:m.start()]))
+        parts.append(_REF_RE.sub(repl, formula[last : m.start()]))
         parts.append(m.group(0))
         last = m.end()
     parts.append(_REF_RE.sub(repl, formula[last:]))
@@ -236,6 +287,7 @@ def _formula_text(raw) -> str:
 
 
 # --------------------------------------------------------------------------- passes
+
 
 def _read_file(fileobj, ctx: Context | None):
     from ._xlsx_read import read_package
@@ -286,8 +338,9 @@ def _formula_pass(source: Source, ctx: Context | None):
     return sheets, pkg.defined_names, pkg.date1904, cached
 
 
-def _values_pass(fileobj, sheets: list[SheetData], epoch_1904: bool, ctx: Context | None
-                 ) -> dict[str, dict[str, tuple[CellValue, bool]]]:
+def _values_pass(
+    fileobj, sheets: list[SheetData], epoch_1904: bool, ctx: Context | None
+) -> dict[str, dict[str, tuple[CellValue, bool]]]:
     """Stored values of the formula cells of ``sheets`` in another copy of the workbook
     (the one LibreOffice wrote after recalculating), matched by sheet name."""
     from ._xlsx_read import iter_cells
@@ -306,30 +359,48 @@ def _values_pass(fileobj, sheets: list[SheetData], epoch_1904: bool, ctx: Contex
                 if ctx is not None and n % 5000 == 0:
                     ctx.check_deadline()
                 if raw.coord in want:
-                    got[raw.coord] = normalise(raw.value, raw.data_type, sd.formats.get(raw.coord) or raw.number_format,
-                                               pkg.date1904)
+                    got[raw.coord] = normalise(
+                        raw.value,
+                        raw.data_type,
+                        sd.formats.get(raw.coord) or raw.number_format,
+                        pkg.date1904,
+                    )
             out[sd.name] = got
     return out
 
 
-def _recalc_libreoffice(source: Source, sheets, epoch_1904, ctx: Context | None, limits: ExtractLimits,
-                        limit_resources: bool):
+def _recalc_libreoffice(
+    source: Source,
+    sheets,
+    epoch_1904,
+    ctx: Context | None,
+    limits: ExtractLimits,
+    limit_resources: bool,
+):
     from . import _soffice
 
     with tempfile.TemporaryDirectory(prefix="jobbench-xlsx-") as tmp:
         tmpdir = Path(tmp)
         (tmpdir / "in").mkdir()
         (tmpdir / "out").mkdir()
-        src = source.copy_to(tmpdir / "in" / ("book" + (source.suffix if source.suffix in (".xlsx", ".xlsm") else ".xlsx")))
+        src = source.copy_to(
+            tmpdir
+            / "in"
+            / ("book" + (source.suffix if source.suffix in (".xlsx", ".xlsm") else ".xlsx"))
+        )
         timeout = limits.soffice_timeout
         if ctx is not None and ctx.remaining() is not None:
             timeout = max(1.0, min(timeout, ctx.remaining() - 5.0))
-        out = _soffice.convert(src, "xlsx", tmpdir / "out", timeout=timeout, limit_resources=limit_resources)
+        out = _soffice.convert(
+            src, "xlsx", tmpdir / "out", timeout=timeout, limit_resources=limit_resources
+        )
         with open(out, "rb") as f:
             return _values_pass(f, sheets, epoch_1904, ctx)
 
 
-_FORMULAS_KEY = re.compile(r"^'?\[(?P<book>[^\]]+)\](?P<sheet>.+?)'?!(?P<cell>\$?[A-Z]{1,3}\$?[0-9]+)$")
+_FORMULAS_KEY = re.compile(
+    r"^'?\[(?P<book>[^\]]+)\](?P<sheet>.+?)'?!(?P<cell>\$?[A-Z]{1,3}\$?[0-9]+)$"
+)
 
 
 def _recalc_formulas(source: Source, sheets, epoch_1904, ctx: Context | None):
@@ -338,7 +409,11 @@ def _recalc_formulas(source: Source, sheets, epoch_1904, ctx: Context | None):
     with tempfile.TemporaryDirectory(prefix="jobbench-xlsx-") as tmp:
         path = source.copy_to(Path(tmp) / "book.xlsx")
         sink = io.StringIO()
-        with contextlib.redirect_stderr(sink), contextlib.redirect_stdout(sink), warnings.catch_warnings():
+        with (
+            contextlib.redirect_stderr(sink),
+            contextlib.redirect_stdout(sink),
+            warnings.catch_warnings(),
+        ):
             warnings.simplefilter("ignore")
             import formulas
 
@@ -364,17 +439,25 @@ def _recalc_formulas(source: Source, sheets, epoch_1904, ctx: Context | None):
             continue
         value = getattr(ranges, "value", ranges)
         try:
-            value = value[0][0] if hasattr(value, "__getitem__") and not isinstance(value, str) else value
+            value = (
+                value[0][0]
+                if hasattr(value, "__getitem__") and not isinstance(value, str)
+                else value
+            )
         except (IndexError, TypeError):
             pass
         out[sd.name][coord] = normalise(value, None, sd.formats.get(coord), epoch_1904)
     return out
 
 
-def _package_parts(source: Source) -> tuple[set[str], list[tuple[str, bytes]], list[tuple[str, bytes]]]:
+def _package_parts(
+    source: Source,
+) -> tuple[set[str], list[tuple[str, bytes]], list[tuple[str, bytes]]]:
     with source.open() as f, zipfile.ZipFile(f) as zf:
         names = set(zf.namelist())
-        charts = [(n, zf.read(n)) for n in sorted(names) if re.fullmatch(r"xl/charts/chart\d+\.xml", n)]
+        charts = [
+            (n, zf.read(n)) for n in sorted(names) if re.fullmatch(r"xl/charts/chart\d+\.xml", n)
+        ]
         media = [(n, zf.read(n)) for n in sorted(names) if n.startswith("xl/media/")]
     return names, charts, media
 
@@ -392,8 +475,9 @@ PROPAGATION_WORK = 20_000_000
 """Range-membership checks allowed when propagating untrusted cells to their dependents."""
 
 
-def formula_refs(formula: str, own_sheet: str, names: dict[str, str] | None = None, _depth: int = 0
-                 ) -> list[tuple[str, int, int, int, int]]:
+def formula_refs(
+    formula: str, own_sheet: str, names: dict[str, str] | None = None, _depth: int = 0
+) -> list[tuple[str, int, int, int, int]]:
     """Cell ranges a formula reads: ``(sheet, row1, col1, row2, col2)``, inclusive.
 
     Unqualified references are on ``own_sheet``; whole columns (``A:A``) and rows (``3:3``)
@@ -406,7 +490,11 @@ def formula_refs(formula: str, own_sheet: str, names: dict[str, str] | None = No
     out = []
     for m in _QUALIFIED_REF.finditer(body):
         sheet = m.group("sheet")
-        sheet = own_sheet if sheet is None else (sheet[1:-1].replace("''", "'") if sheet.startswith("'") else sheet)
+        sheet = (
+            own_sheet
+            if sheet is None
+            else (sheet[1:-1].replace("''", "'") if sheet.startswith("'") else sheet)
+        )
         try:
             if m.group("c1"):
                 c1 = column_index_from_string(m.group("c1").lstrip("$"))
@@ -431,8 +519,11 @@ def formula_refs(formula: str, own_sheet: str, names: dict[str, str] | None = No
     return out
 
 
-def propagate_untrusted(sheets: list[SheetData], direct: dict[tuple[str, str], str],
-                        defined_names: list[tuple[str, str]]) -> tuple[dict[tuple[str, str], str], bool]:
+def propagate_untrusted(
+    sheets: list[SheetData],
+    direct: dict[tuple[str, str], str],
+    defined_names: list[tuple[str, str]],
+) -> tuple[dict[tuple[str, str], str], bool]:
     """Extend the untrusted cells to every formula that reads one, transitively.
 
     Returns:
@@ -468,7 +559,11 @@ def propagate_untrusted(sheets: list[SheetData], direct: dict[tuple[str, str], s
                 dependents.append((dsheet, dcoord))
         work += len(ranges.get(key, ())) + 1
         if work > PROPAGATION_WORK:
-            return {(sd.name, c): reasons.get((sd.name, c), "untrusted workbook") for sd in sheets for c in sd.formulas}, False
+            return {
+                (sd.name, c): reasons.get((sd.name, c), "untrusted workbook")
+                for sd in sheets
+                for c in sd.formulas
+            }, False
         for dep in dependents:
             if dep not in reasons:
                 reasons[dep] = because
@@ -485,10 +580,14 @@ def _resolve_engine(requested: str, soffice_present: bool) -> str:
     return requested
 
 
-def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
-                  limit_resources: bool = False,
-                  converted_from: dict[str, dict[str, tuple[CellValue, bool]]] | None = None,
-                  ) -> Workbook:
+def read_workbook(
+    source: Source,
+    ctx: Context | None,
+    limits: ExtractLimits,
+    *,
+    limit_resources: bool = False,
+    converted_from: dict[str, dict[str, tuple[CellValue, bool]]] | None = None,
+) -> Workbook:
     """Run the passes and the recalculation; see the module docstring.
 
     Args:
@@ -524,27 +623,41 @@ def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
         engine, engine_note = "cached", "no formulas"
     elif converted_from is not None:
         recalculated = cached
-        cached = {sd.name: {coord: converted_from.get(sd.name, {}).get(coord, (None, False))
-                            for coord in sd.formulas} for sd in sheets}
+        cached = {
+            sd.name: {
+                coord: converted_from.get(sd.name, {}).get(coord, (None, False))
+                for coord in sd.formulas
+            }
+            for sd in sheets
+        }
         engine = "libreoffice"
-        engine_note = ("values recalculated with LibreOffice (converted to xlsx, recalculation "
-                       "forced on load)")
+        engine_note = (
+            "values recalculated with LibreOffice (converted to xlsx, recalculation forced on load)"
+        )
         diags.append(Diagnostic(level="info", message=engine_note))
     else:
         order = [engine] + (["formulas"] if engine == "libreoffice" else [])
         if engine == "libreoffice" and not soffice_present:
-            failures.append(("warning", f"LibreOffice requested but not available ({soffice_missing})"))
+            failures.append(
+                ("warning", f"LibreOffice requested but not available ({soffice_missing})")
+            )
             order = ["formulas"]
         for candidate in order:
             if candidate == "cached":
                 break
             try:
                 if candidate == "libreoffice":
-                    recalculated = _recalc_libreoffice(source, sheets, epoch_1904, ctx, limits, limit_resources)
+                    recalculated = _recalc_libreoffice(
+                        source, sheets, epoch_1904, ctx, limits, limit_resources
+                    )
                 elif n_formulas > limits.formulas_max_cells:
-                    failures.append(("warning",
-                        f"formulas recalculation skipped: {n_formulas:,} formula cells exceed its limit of "
-                        f"{limits.formulas_max_cells:,} (install LibreOffice to recalculate large workbooks)"))
+                    failures.append(
+                        (
+                            "warning",
+                            f"formulas recalculation skipped: {n_formulas:,} formula cells exceed its limit of "
+                            f"{limits.formulas_max_cells:,} (install LibreOffice to recalculate large workbooks)",
+                        )
+                    )
                     continue
                 else:
                     recalculated = _recalc_formulas(source, sheets, epoch_1904, ctx)
@@ -553,22 +666,39 @@ def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
             except Exception as exc:  # noqa: BLE001 - any engine failure falls through to the next
                 if type(exc).__name__ == "DeadlineExceeded":
                     raise
-                failures.append((None, f"{'LibreOffice' if candidate == 'libreoffice' else 'formulas'} recalculation "
-                                       f"failed: {type(exc).__name__}: {str(exc)[:300]}"))
+                failures.append(
+                    (
+                        None,
+                        f"{'LibreOffice' if candidate == 'libreoffice' else 'formulas'} recalculation "
+                        f"failed: {type(exc).__name__}: {str(exc)[:300]}",
+                    )
+                )
         if recalculated is None:
             engine = "cached"
         for level, msg in failures:
             level = level or ("warning" if recalculated is not None else "error")
             diags.append(Diagnostic(level=level, message=msg))
         if engine == "libreoffice":
-            engine_note = "values recalculated with LibreOffice (headless, recalculation forced on load)"
+            engine_note = (
+                "values recalculated with LibreOffice (headless, recalculation forced on load)"
+            )
         elif engine == "formulas":
-            why = soffice_missing if not soffice_present else (
-                "LibreOffice failed" if requested in ("auto", "libreoffice") else "engine chosen")
+            why = (
+                soffice_missing
+                if not soffice_present
+                else (
+                    "LibreOffice failed"
+                    if requested in ("auto", "libreoffice")
+                    else "engine chosen"
+                )
+            )
             engine_note = f"values recalculated with the formulas package ({why})"
         else:
-            engine_note = ("values are the cached values saved in the file (recalculation disabled)"
-                           if requested == "cached" else "values are the cached values saved in the file (no engine could recalculate)")
+            engine_note = (
+                "values are the cached values saved in the file (recalculation disabled)"
+                if requested == "cached"
+                else "values are the cached values saved in the file (no engine could recalculate)"
+            )
         diags.append(Diagnostic(level="info", message=engine_note))
 
     # cells whose recalculation cannot be trusted: volatile functions, external
@@ -597,17 +727,22 @@ def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
                 if rec.get(coord, (None, False))[1] and not c_err and c_val is not None:
                     direct[(sd.name, coord)] = "macro workbook"
                     macro_cells.append(f"{sd.name}!{coord}")
-    reasons, complete = propagate_untrusted(sheets, direct, defined_names) if direct and recalculated is not None \
+    reasons, complete = (
+        propagate_untrusted(sheets, direct, defined_names)
+        if direct and recalculated is not None
         else (direct, True)
+    )
     n_dependent = len(reasons) - len(direct)
     stale = []
     missing = 0
     for sd in sheets:
         rec = (recalculated or {}).get(sd.name, {})
         cac = cached.get(sd.name, {})
-        for coord, formula in sd.formulas.items():
+        for coord in sd.formulas:
             c_val, c_err = cac.get(coord, (None, False))
-            r_val, r_err = rec.get(coord, (None, False)) if recalculated is not None else (c_val, c_err)
+            r_val, r_err = (
+                rec.get(coord, (None, False)) if recalculated is not None else (c_val, c_err)
+            )
             sd.cached[coord] = c_val
             if c_val is None:
                 missing += 1
@@ -636,47 +771,113 @@ def read_workbook(source: Source, ctx: Context | None, limits: ExtractLimits, *,
         return ", ".join(cells[:10]) + (" …" if len(cells) > 10 else "")
 
     if volatile_cells:
-        diags.append(Diagnostic(level="warning", message=(
-            f"volatile functions in {len(volatile_cells)} cell(s), not recalculated: "
-            f"{_eg(volatile_cells)}; these cells show the value cached in the file, or none "
-            "when the file has none")))
+        diags.append(
+            Diagnostic(
+                level="warning",
+                message=(
+                    f"volatile functions in {len(volatile_cells)} cell(s), not recalculated: "
+                    f"{_eg(volatile_cells)}; these cells show the value cached in the file, or none "
+                    "when the file has none"
+                ),
+            )
+        )
     if external_cells or has_links:
-        diags.append(Diagnostic(level="warning", message=(
-            "external links" + (f" in {len(external_cells)} cell(s): {_eg(external_cells)}" if external_cells else "")
-            + "; links are never updated, cells show the value cached in the file")))
+        diags.append(
+            Diagnostic(
+                level="warning",
+                message=(
+                    "external links"
+                    + (
+                        f" in {len(external_cells)} cell(s): {_eg(external_cells)}"
+                        if external_cells
+                        else ""
+                    )
+                    + "; links are never updated, cells show the value cached in the file"
+                ),
+            )
+        )
     if n_dependent:
-        diags.append(Diagnostic(level="warning", message=(
-            f"{n_dependent} formula cell(s) depend on those cells and also show their cached value "
-            "(none when the file has none)"
-            + ("" if complete else " (dependency analysis stopped at its work limit: every formula cell with a "
-                                   "cached value shows it)"))))
+        diags.append(
+            Diagnostic(
+                level="warning",
+                message=(
+                    f"{n_dependent} formula cell(s) depend on those cells and also show their cached value "
+                    "(none when the file has none)"
+                    + (
+                        ""
+                        if complete
+                        else " (dependency analysis stopped at its work limit: every formula cell with a "
+                        "cached value shows it)"
+                    )
+                ),
+            )
+        )
     if has_macros:
-        diags.append(Diagnostic(level="warning", message=(
-            "workbook contains macros (vbaProject.bin), never run"
-            + (f"; {len(macro_cells)} cell(s) that recalculate only to an error show their cached value: "
-               f"{_eg(macro_cells)}" if macro_cells else ""))))
+        diags.append(
+            Diagnostic(
+                level="warning",
+                message=(
+                    "workbook contains macros (vbaProject.bin), never run"
+                    + (
+                        f"; {len(macro_cells)} cell(s) that recalculate only to an error show their cached value: "
+                        f"{_eg(macro_cells)}"
+                        if macro_cells
+                        else ""
+                    )
+                ),
+            )
+        )
     if stale:
         eg = ", ".join(f"{s}!{c} saved {show(a)} → {show(b)}" for s, c, a, b in stale[:5])
-        diags.append(Diagnostic(level="warning", message=(
-            f"{len(stale)} formula cell(s) had stale cached values, recalculated values are shown (e.g. {eg})")))
+        diags.append(
+            Diagnostic(
+                level="warning",
+                message=(
+                    f"{len(stale)} formula cell(s) had stale cached values, recalculated values are shown (e.g. {eg})"
+                ),
+            )
+        )
     if missing and n_formulas:
         if engine == "cached":
-            diags.append(Diagnostic(level="warning", message=(
-                f"{missing} of {n_formulas} formula cell(s) have no cached value and could not be recalculated "
-                "(shown empty)")))
+            diags.append(
+                Diagnostic(
+                    level="warning",
+                    message=(
+                        f"{missing} of {n_formulas} formula cell(s) have no cached value and could not be recalculated "
+                        "(shown empty)"
+                    ),
+                )
+            )
         else:
-            diags.append(Diagnostic(level="info", message=(
-                f"{missing} of {n_formulas} formula cell(s) had no cached value (workbook saved without "
-                "calculation, e.g. written by a script); recalculated values are shown")))
+            diags.append(
+                Diagnostic(
+                    level="info",
+                    message=(
+                        f"{missing} of {n_formulas} formula cell(s) had no cached value (workbook saved without "
+                        "calculation, e.g. written by a script); recalculated values are shown"
+                    ),
+                )
+            )
     n_err = sum(len(s.errors) for s in sheets)
     if n_err:
         eg = ", ".join(f"{s.name}!{c} {v}" for s in sheets for c, v in list(s.errors.items())[:3])
-        diags.append(Diagnostic(level="warning", message=f"{n_err} cell(s) hold error values (e.g. {eg})"))
-    return Workbook(sheets=sheets, engine=engine, engine_note=engine_note, diagnostics=diags,
-                    defined_names=defined_names, charts=charts, media=media, epoch_1904=epoch_1904)
+        diags.append(
+            Diagnostic(level="warning", message=f"{n_err} cell(s) hold error values (e.g. {eg})")
+        )
+    return Workbook(
+        sheets=sheets,
+        engine=engine,
+        engine_note=engine_note,
+        diagnostics=diags,
+        defined_names=defined_names,
+        charts=charts,
+        media=media,
+        epoch_1904=epoch_1904,
+    )
 
 
 # --------------------------------------------------------------------------- rendering
+
 
 def _annotations(sd: SheetData) -> dict[str, str]:
     """Formula annotation per formula cell; a long fill-down run is shown once."""
@@ -694,14 +895,19 @@ def _annotations(sd: SheetData) -> dict[str, str]:
             r0, coord0 = cells[i]
             form = relative_form(sd.formulas[coord0], r0, c)
             j = i + 1
-            while j < len(cells) and cells[j][0] == cells[j - 1][0] + 1 and \
-                    relative_form(sd.formulas[cells[j][1]], cells[j][0], c) == form:
+            while (
+                j < len(cells)
+                and cells[j][0] == cells[j - 1][0] + 1
+                and relative_form(sd.formulas[cells[j][1]], cells[j][0], c) == form
+            ):
                 j += 1
             formula = sd.formulas[coord0]
             formula = formula if formula.startswith(("=", "{")) else "=" + formula
             if j - i >= FILL_RUN_MIN:
-                notes[coord0] = note(f"[{formula} ; filled down to {cells[j - 1][1]}, {j - i:,} cells]")
-                for _r, coord in cells[i + 1:j]:
+                notes[coord0] = note(
+                    f"[{formula} ; filled down to {cells[j - 1][1]}, {j - i:,} cells]"
+                )
+                for _r, coord in cells[i + 1 : j]:
                     notes[coord] = ""
             else:
                 for _r, coord in cells[i:j]:
@@ -727,8 +933,10 @@ def _sheet_header(sd: SheetData) -> str:
         first_row, last_row = min(first_row, r), max(last_row, r)
         min_c, max_c = min(min_c, c), max(max_c, c)
     used = f"{get_column_letter(min_c)}{first_row}:{get_column_letter(max_c)}{last_row}"
-    return note(f'## Sheet "{sd.name}" (used range {used}; {len(rows):,} rows with data; '
-                f'{len(sd.formulas):,} formulas{state})')
+    return note(
+        f'## Sheet "{sd.name}" (used range {used}; {len(rows):,} rows with data; '
+        f"{len(sd.formulas):,} formulas{state})"
+    )
 
 
 def _rows(sd: SheetData) -> list[list[str]]:
@@ -760,7 +968,9 @@ def _row_line(sd: SheetData, coords: list[str], notes: dict[str, str]) -> str:
 def _cells_line(sd: SheetData, coords: list[str], notes: dict[str, str]) -> str:
     parts = []
     for coord in coords:
-        text = note(f"{coord}=") + show(sd.values.get(coord), coord in sd.errors, sd.formats.get(coord), marked=True)
+        text = note(f"{coord}=") + show(
+            sd.values.get(coord), coord in sd.errors, sd.formats.get(coord), marked=True
+        )
         formula = notes.get(coord)
         if formula:
             text += note(" ") + formula
@@ -817,8 +1027,10 @@ def render_sheet(sd: SheetData, budget: int | None = None) -> tuple[str, bool]:
         return header + "\n" + "\n".join(head_lines + tail_lines[::-1]) + "\n", False
     r0 = re.sub(r"^[A-Z]+", "", rows[i][0])
     r1 = re.sub(r"^[A-Z]+", "", rows[j][0])
-    marker = note(f'[... truncated: {j - i + 1:,} rows of sheet "{sd.name}" (rows {r0}–{r1}) omitted here; '
-                  "head and tail kept ...]")
+    marker = note(
+        f'[... truncated: {j - i + 1:,} rows of sheet "{sd.name}" (rows {r0}–{r1}) omitted here; '
+        "head and tail kept ...]"
+    )
     text = header + "\n" + "\n".join(head_lines + [marker] + tail_lines[::-1]) + "\n"
     return text, True
 
@@ -830,6 +1042,7 @@ def _min_length(sd: SheetData) -> int:
 
 def _record_hidden(sd: SheetData, ctx: Context) -> None:
     """Record the sheet's hidden content on ``ctx`` (for the judge's injection check)."""
+
     def values(coords) -> str:  # noqa: ANN001
         shown = (show(sd.values.get(c)) for c in coords if sd.values.get(c) not in (None, ""))
         return " | ".join(shown)
@@ -849,11 +1062,20 @@ def render_workbook(wb: Workbook, ctx: Context, budget: int) -> str:
     (a fair share of the budget each, head and tail kept), named ranges and charts."""
     from ._ooxml import chart_summary
 
-    names = ", ".join(f'"{s.name}"' + (" (hidden)" if s.state != "visible" else "") for s in wb.sheets)
-    header = note(f"Workbook with {len(wb.sheets)} sheet(s): {names}\n[{wb.engine_note or 'no formulas'}]") + "\n"
+    names = ", ".join(
+        f'"{s.name}"' + (" (hidden)" if s.state != "visible" else "") for s in wb.sheets
+    )
+    header = (
+        note(
+            f"Workbook with {len(wb.sheets)} sheet(s): {names}\n[{wb.engine_note or 'no formulas'}]"
+        )
+        + "\n"
+    )
     tail_parts = []
     if wb.defined_names:
-        tail_parts.append(note("Named ranges: " + "; ".join(f"{n} = {t}" for n, t in wb.defined_names[:100])))
+        tail_parts.append(
+            note("Named ranges: " + "; ".join(f"{n} = {t}" for n, t in wb.defined_names[:100]))
+        )
     for name, data in wb.charts:
         tail_parts.append(note(f"{name}: ") + chart_summary(data))
     for name, data in wb.media:
@@ -894,18 +1116,29 @@ def render_workbook(wb: Workbook, ctx: Context, budget: int) -> str:
     return "\n".join(out) + tail
 
 
-def extract_xlsx(source: Source, ctx: Context, *, sha256: str = "", limit_resources: bool = False) -> str:
+def extract_xlsx(
+    source: Source, ctx: Context, *, sha256: str = "", limit_resources: bool = False
+) -> str:
     """Extractor entry point for xlsx/xlsm (see module docstring)."""
     wb = read_workbook(source, ctx, ctx.limits, limit_resources=limit_resources)
     ctx.diagnostics.extend(wb.diagnostics)
     ctx.workbook = wb.values(ctx.rel, sha256)
-    if any(d.level == "error" for d in wb.diagnostics) or any("recalculation failed" in d.message for d in wb.diagnostics):
+    if any(d.level == "error" for d in wb.diagnostics) or any(
+        "recalculation failed" in d.message for d in wb.diagnostics
+    ):
         ctx.cacheable = False
     return render_workbook(wb, ctx, ctx.limits.max_chars)
 
 
-def workbook_values_of(source: Source, ctx: Context | None, limits: ExtractLimits, *, rel: str, sha256: str,
-                       limit_resources: bool = False) -> WorkbookValues:
+def workbook_values_of(
+    source: Source,
+    ctx: Context | None,
+    limits: ExtractLimits,
+    *,
+    rel: str,
+    sha256: str,
+    limit_resources: bool = False,
+) -> WorkbookValues:
     """:class:`WorkbookValues` of a verified workbook (no rendering)."""
     wb = read_workbook(source, ctx, limits, limit_resources=limit_resources)
     return wb.values(rel, sha256)

@@ -24,8 +24,8 @@ from __future__ import annotations
 import posixpath
 import re
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Iterator
 
 from lxml import etree
 
@@ -60,7 +60,11 @@ def _rels(zf: zipfile.ZipFile, part: str) -> dict[str, tuple[str, str]]:
         target = rel.get("Target") or ""
         if rel.get("TargetMode") == "External":
             continue
-        path = target.lstrip("/") if target.startswith("/") else posixpath.normpath(posixpath.join(folder, target))
+        path = (
+            target.lstrip("/")
+            if target.startswith("/")
+            else posixpath.normpath(posixpath.join(folder, target))
+        )
         out[rel.get("Id")] = (rel.get("Type") or "", path)
     return out
 
@@ -122,24 +126,31 @@ def read_package(zf: zipfile.ZipFile) -> Package:
     from openpyxl.styles.numbers import BUILTIN_FORMATS
 
     root_rels = _rels(zf, "")  # _rels/.rels
-    wb_part = next((t for typ, t in root_rels.values() if typ.endswith("/officeDocument")), "xl/workbook.xml")
+    wb_part = next(
+        (t for typ, t in root_rels.values() if typ.endswith("/officeDocument")), "xl/workbook.xml"
+    )
     wb = _parse(zf, wb_part)
     rels = _rels(zf, wb_part)
     pr = _find(wb, "workbookPr")
     date1904 = pr is not None and (pr.get("date1904") or "").lower() in ("1", "true")
     sheets: list[SheetInfo] = []
     sheets_el = _find(wb, "sheets")
-    for sh in (sheets_el if sheets_el is not None else []):
+    for sh in sheets_el if sheets_el is not None else []:
         if _local(sh.tag) != "sheet":
             continue
         rid = next((v for k, v in sh.attrib.items() if _local(k) == "id"), None)
         typ, part = rels.get(rid, ("", None))
-        sheets.append(SheetInfo(name=sh.get("name") or "?", state=sh.get("state") or "visible",
-                                part=part if part in zf.namelist() else None,
-                                chartsheet=typ.endswith("/chartsheet")))
+        sheets.append(
+            SheetInfo(
+                name=sh.get("name") or "?",
+                state=sh.get("state") or "visible",
+                part=part if part in zf.namelist() else None,
+                chartsheet=typ.endswith("/chartsheet"),
+            )
+        )
     names = []
     dn = _find(wb, "definedNames")
-    for el in (dn if dn is not None else []):
+    for el in dn if dn is not None else []:
         if _local(el.tag) == "definedName" and not (el.get("name") or "").startswith("_xlnm."):
             names.append((el.get("name") or "", (el.text or "").strip()))
     pkg = Package(sheets=sheets, date1904=date1904, defined_names=names)
@@ -171,14 +182,14 @@ def _cell_formats(zf: zipfile.ZipFile, part: str, builtin: dict) -> list[str]:
     root = _parse(zf, part)
     custom = {}
     nf = _find(root, "numFmts")
-    for el in (nf if nf is not None else []):
+    for el in nf if nf is not None else []:
         try:
             custom[int(el.get("numFmtId"))] = el.get("formatCode") or "General"
         except (TypeError, ValueError):
             continue
     out = []
     xfs = _find(root, "cellXfs")
-    for xf in (xfs if xfs is not None else []):
+    for xf in xfs if xfs is not None else []:
         try:
             fid = int(xf.get("numFmtId") or 0)
         except ValueError:
@@ -292,7 +303,9 @@ def iter_cells(zf: zipfile.ZipFile, part: str, pkg: Package) -> Iterator[RawCell
                             master_text, master_coord = shared[si]
                             tr = translators.get(si)
                             if tr is None:
-                                tr = translators[si] = Translator("=" + master_text, origin=master_coord)
+                                tr = translators[si] = Translator(
+                                    "=" + master_text, origin=master_coord
+                                )
                             try:
                                 formula = tr.translate_formula(coord)[1:]
                             except Exception:  # noqa: BLE001 - keep the master text if translation fails
@@ -307,8 +320,11 @@ def iter_cells(zf: zipfile.ZipFile, part: str, pkg: Package) -> Iterator[RawCell
                     else:
                         formula = text or ""
                 elif ctag == is_tag:
-                    inline = "".join(x.text or "" for x in child.iter() if _local(x.tag) == "t"
-                                     and _local(x.getparent().tag) != "rPh")
+                    inline = "".join(
+                        x.text or ""
+                        for x in child.iter()
+                        if _local(x.tag) == "t" and _local(x.getparent().tag) != "rPh"
+                    )
             el.clear()
             if raw_v is None and inline is None and formula is None:
                 continue
@@ -332,10 +348,25 @@ def iter_cells(zf: zipfile.ZipFile, part: str, pkg: Package) -> Iterator[RawCell
                 value = _number(raw_v)
             if formula is None and value is None:
                 continue
-            hidden = "hidden row" if row_hidden else (
-                "hidden column" if any(lo <= col_no <= hi for lo, hi in hidden_cols) else None)
-            yield RawCell(row=row, col=col_no, coord=coord, formula=formula, formula_kind=fkind, array_ref=array_ref,
-                          value=value, data_type=t, number_format=fmt, hidden=hidden)
+            hidden = (
+                "hidden row"
+                if row_hidden
+                else (
+                    "hidden column" if any(lo <= col_no <= hi for lo, hi in hidden_cols) else None
+                )
+            )
+            yield RawCell(
+                row=row,
+                col=col_no,
+                coord=coord,
+                formula=formula,
+                formula_kind=fkind,
+                array_ref=array_ref,
+                value=value,
+                data_type=t,
+                number_format=fmt,
+                hidden=hidden,
+            )
 
 
 def _number(text: str | None):

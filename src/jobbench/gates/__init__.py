@@ -18,7 +18,14 @@ Every finding has a rule id from :data:`RULES`, a severity and a fix hint.
 """
 
 from ._audit import AuditConfig, audit_task, decoy_files, reference_files
-from ._decoy import DecoyOutcome, DecoyVerdict, chained_score, decoy_gate, evaluate_decoys, read_expected
+from ._decoy import (
+    DecoyOutcome,
+    DecoyVerdict,
+    chained_score,
+    decoy_gate,
+    evaluate_decoys,
+    read_expected,
+)
 from ._findings import RULES, Finding, GateResult, GateUnavailable, Rule, make_finding, rules_for
 from ._grades import GradedTrial, judge_keys, read_grades, resolve_judge_key
 from ._lint import LINT_RULES, LintContext, lint_task, lint_text
@@ -32,23 +39,84 @@ from ._oracle import (
     run_oracle_null,
     run_self_consistency,
 )
-from ._report import EXIT_FAIL, EXIT_INFRA, EXIT_OK, EXIT_USAGE, GateReport, TaskGates, render_markdown, write_gate_report
+from ._report import (
+    EXIT_FAIL,
+    EXIT_INFRA,
+    EXIT_OK,
+    EXIT_USAGE,
+    GateReport,
+    TaskGates,
+    render_markdown,
+    write_gate_report,
+)
 from ._review import ReviewContext, ReviewError, ReviewResult, apply_review, export_review
 from ._run import ALL_GATES, STATIC_GATES, GateOptions, run_gates
-from ._solve import SOLVE_THRESHOLD, CriterionRef, SolveTrial, TaskReachability, solve_gate_results, solve_trial
+from ._solve import (
+    SOLVE_THRESHOLD,
+    CriterionRef,
+    SolveTrial,
+    TaskReachability,
+    solve_gate_results,
+    solve_trial,
+)
 
 __all__ = [
-    "AuditConfig", "audit_task", "decoy_files", "reference_files",
-    "DecoyOutcome", "DecoyVerdict", "chained_score", "decoy_gate", "evaluate_decoys", "read_expected",
-    "RULES", "Finding", "GateResult", "GateUnavailable", "Rule", "make_finding", "rules_for",
-    "GradedTrial", "judge_keys", "read_grades", "resolve_judge_key",
-    "LINT_RULES", "LintContext", "lint_task", "lint_text",
-    "LLMReview", "LLMReviewConfig", "llm_review_task",
-    "Consistency", "CriterionFlips", "check_oracle_null", "consistency_gate_results", "flip_rates",
-    "run_oracle_null", "run_self_consistency",
-    "EXIT_FAIL", "EXIT_INFRA", "EXIT_OK", "EXIT_USAGE", "GateReport", "TaskGates", "render_markdown",
+    "AuditConfig",
+    "audit_task",
+    "decoy_files",
+    "reference_files",
+    "DecoyOutcome",
+    "DecoyVerdict",
+    "chained_score",
+    "decoy_gate",
+    "evaluate_decoys",
+    "read_expected",
+    "RULES",
+    "Finding",
+    "GateResult",
+    "GateUnavailable",
+    "Rule",
+    "make_finding",
+    "rules_for",
+    "GradedTrial",
+    "judge_keys",
+    "read_grades",
+    "resolve_judge_key",
+    "LINT_RULES",
+    "LintContext",
+    "lint_task",
+    "lint_text",
+    "LLMReview",
+    "LLMReviewConfig",
+    "llm_review_task",
+    "Consistency",
+    "CriterionFlips",
+    "check_oracle_null",
+    "consistency_gate_results",
+    "flip_rates",
+    "run_oracle_null",
+    "run_self_consistency",
+    "EXIT_FAIL",
+    "EXIT_INFRA",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "GateReport",
+    "TaskGates",
+    "render_markdown",
     "write_gate_report",
-    "ReviewContext", "ReviewError", "ReviewResult", "apply_review", "export_review",
-    "ALL_GATES", "STATIC_GATES", "GateOptions", "run_gates",
-    "SOLVE_THRESHOLD", "CriterionRef", "SolveTrial", "TaskReachability", "solve_gate_results", "solve_trial",
+    "ReviewContext",
+    "ReviewError",
+    "ReviewResult",
+    "apply_review",
+    "export_review",
+    "ALL_GATES",
+    "STATIC_GATES",
+    "GateOptions",
+    "run_gates",
+    "SOLVE_THRESHOLD",
+    "CriterionRef",
+    "SolveTrial",
+    "TaskReachability",
+    "solve_gate_results",
+    "solve_trial",
 ]

@@ -28,7 +28,16 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from ..tasks import INSTRUCTIONS, RUBRICS, SEARCH, SOLUTION, TASK_CARD, Task, display_path, sha256_file
+from ..tasks import (
+    INSTRUCTIONS,
+    RUBRICS,
+    SEARCH,
+    SOLUTION,
+    TASK_CARD,
+    Task,
+    display_path,
+    sha256_file,
+)
 from ._findings import Finding, make_finding
 from ._text import (
     Mention,
@@ -51,22 +60,101 @@ HIDDEN_DIRS: frozenset[str] = frozenset({SOLUTION, "decoys", SEARCH})
 UNIVERSAL_GLOBS = frozenset({"*", "**", "**/*", "./*"})
 
 OUTPUT_CUES = (
-    "save", "saved", "saving", "write", "written", "writing", "produce", "create", "deliver",
-    "deliverable", "deliverables", "submit", "output", "outputs", "export", "name it", "call it",
-    "provide", "prepare", "draft", "generate", "return", "upload", "hand in", "place it",
-    "put it", "as a file",
+    "save",
+    "saved",
+    "saving",
+    "write",
+    "written",
+    "writing",
+    "produce",
+    "create",
+    "deliver",
+    "deliverable",
+    "deliverables",
+    "submit",
+    "output",
+    "outputs",
+    "export",
+    "name it",
+    "call it",
+    "provide",
+    "prepare",
+    "draft",
+    "generate",
+    "return",
+    "upload",
+    "hand in",
+    "place it",
+    "put it",
+    "as a file",
 )
 # After a name, only unambiguous cues count ("statement export" is a noun, not an order).
-OUTPUT_CUES_AFTER = ("save", "write", "produce", "create", "deliver", "submit", "name it", "call it", "upload")
-REFERENCE_CUES_AFTER = ("contains", "includes", "lists", "shows", "has", "provided", "attached", "exported from",
-                        "from our", "from the", "is our", "is the", "are the")
-REFERENCE_HEADINGS = ("reference", "input", "source", "file", "attached", "material", "folder", "workspace",
-                      "enclosed", "included", "provided", "available", "you have", "data", "documents")
+OUTPUT_CUES_AFTER = (
+    "save",
+    "write",
+    "produce",
+    "create",
+    "deliver",
+    "submit",
+    "name it",
+    "call it",
+    "upload",
+)
+REFERENCE_CUES_AFTER = (
+    "contains",
+    "includes",
+    "lists",
+    "shows",
+    "has",
+    "provided",
+    "attached",
+    "exported from",
+    "from our",
+    "from the",
+    "is our",
+    "is the",
+    "are the",
+)
+REFERENCE_HEADINGS = (
+    "reference",
+    "input",
+    "source",
+    "file",
+    "attached",
+    "material",
+    "folder",
+    "workspace",
+    "enclosed",
+    "included",
+    "provided",
+    "available",
+    "you have",
+    "data",
+    "documents",
+)
 
 REFERENCE_CUES = (
-    "read", "use", "using", "see", "refer", "review", "open", "attached", "provided",
-    "found in", "based on", "reference", "source", "consult", "check", "compare", "given",
-    "contains", "includes", "in the workspace", "in your workspace",
+    "read",
+    "use",
+    "using",
+    "see",
+    "refer",
+    "review",
+    "open",
+    "attached",
+    "provided",
+    "found in",
+    "based on",
+    "reference",
+    "source",
+    "consult",
+    "check",
+    "compare",
+    "given",
+    "contains",
+    "includes",
+    "in the workspace",
+    "in your workspace",
 )
 
 
@@ -121,8 +209,8 @@ def _cue_class(text: str, mention: Mention) -> str | None:
     line, else the heading above it (a "Deliverables:" list), else the first cue after it
     in the line; None if no cue is found."""
     ls, le = _sentence_span(text, mention.start, mention.end)
-    before = text[ls:mention.start].lower()
-    after = text[mention.end:le].lower()
+    before = text[ls : mention.start].lower()
+    after = text[mention.end : le].lower()
 
     def last_cue(segment: str) -> tuple[int, str] | None:
         best: tuple[int, str] | None = None
@@ -180,7 +268,9 @@ def _rubric_texts(task: Task) -> list[tuple[str, str]]:
 def _walk(folder: Path) -> list[str]:
     out: list[str] = []
     for dirpath, dirnames, filenames in os.walk(folder, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d != "__pycache__" and not (Path(dirpath) / d).is_symlink())
+        dirnames[:] = sorted(
+            d for d in dirnames if d != "__pycache__" and not (Path(dirpath) / d).is_symlink()
+        )
         for n in sorted(filenames):
             p = Path(dirpath) / n
             if p.is_file() and not p.is_symlink():
@@ -211,8 +301,11 @@ def decoy_files(task: Task) -> list[tuple[str, Path]]:
     decoys = task.root / SOLUTION / "decoys"
     if not decoys.is_dir() or decoys.is_symlink():
         return []
-    return [(f"{SOLUTION}/decoys/{rel}", decoys / rel) for rel in _walk(decoys)
-            if PurePosixPath(rel).name.lower() != "expected.json"]
+    return [
+        (f"{SOLUTION}/decoys/{rel}", decoys / rel)
+        for rel in _walk(decoys)
+        if PurePosixPath(rel).name.lower() != "expected.json"
+    ]
 
 
 def audit_task(task: Task, config: AuditConfig | None = None) -> list[Finding]:
@@ -257,22 +350,37 @@ def audit_task(task: Task, config: AuditConfig | None = None) -> list[Finding]:
     deliverables: list[str] = []
     for name in declared:
         m = next(x for x in mentions if x.name == name)
-        referenced = any(glob_matches(g, name) for g, _ in rubric_globs) or _named_in(rubric_blob, name)
+        referenced = any(glob_matches(g, name) for g, _ in rubric_globs) or _named_in(
+            rubric_blob, name
+        )
         cue = _cue_class(text, m)
         # an explicit cue decides (criteria may name input files too); else a rubric reference
         if cue == "output" or (cue is None and referenced):
             deliverables.append(name)
         else:
-            findings.append(make_finding(
-                "A1",
-                f"instructions name {name!r}, which is not in task_folder/"
-                + (" or files_required_to_search/" if task.search_dir else "")
-                + (" (the sentence reads it as a reference file)" if cue == "reference" else ""),
-                task_id=tid, file=instr_path, where=name))
+            findings.append(
+                make_finding(
+                    "A1",
+                    f"instructions name {name!r}, which is not in task_folder/"
+                    + (" or files_required_to_search/" if task.search_dir else "")
+                    + (
+                        " (the sentence reads it as a reference file)" if cue == "reference" else ""
+                    ),
+                    task_id=tid,
+                    file=instr_path,
+                    where=name,
+                )
+            )
 
     if not deliverables:
-        findings.append(make_finding("A11", "no deliverable file name found in the instructions",
-                                     task_id=tid, file=instr_path))
+        findings.append(
+            make_finding(
+                "A11",
+                "no deliverable file name found in the instructions",
+                task_id=tid,
+                file=instr_path,
+            )
+        )
 
     # rubric / check globs must match a name the instructions mention
     for g, where in rubric_globs:
@@ -281,26 +389,45 @@ def audit_task(task: Task, config: AuditConfig | None = None) -> list[Finding]:
         if is_glob(g) and _glob_described(g, text):
             continue
         what = "glob" if is_glob(g) else "file"
-        findings.append(make_finding(
-            "A3", f"{where.split('.')[-1]} {what} {g!r} matches no deliverable named in the instructions"
-            + (f" (instructions name: {', '.join(declared)})" if declared else ""),
-            task_id=tid, file=rubrics_path, where=where))
+        findings.append(
+            make_finding(
+                "A3",
+                f"{where.split('.')[-1]} {what} {g!r} matches no deliverable named in the instructions"
+                + (f" (instructions name: {', '.join(declared)})" if declared else ""),
+                task_id=tid,
+                file=rubrics_path,
+                where=where,
+            )
+        )
     # file names written in criteria / questions must be inputs or declared deliverables
     for t, where in rubric_texts:
         for m in file_mentions(t, known=known + declared):
             n = m.name
             if in_workspace(n) or in_search(n) or any(same_file(n, d) for d in declared):
                 continue
-            findings.append(make_finding(
-                "A3", f"names {n!r}, which is neither a workspace file nor a deliverable named in the instructions",
-                task_id=tid, file=rubrics_path, where=where))
+            findings.append(
+                make_finding(
+                    "A3",
+                    f"names {n!r}, which is neither a workspace file nor a deliverable named in the instructions",
+                    task_id=tid,
+                    file=rubrics_path,
+                    where=where,
+                )
+            )
     for d in deliverables:
         if any(glob_matches(g, d) for g, _ in rubric_globs):
             continue
         if _named_in(rubric_blob, d):
             continue
-        findings.append(make_finding("A4", f"deliverable {d!r} is not referred to by any rubric, check or criterion",
-                                     task_id=tid, file=instr_path, where=d))
+        findings.append(
+            make_finding(
+                "A4",
+                f"deliverable {d!r} is not referred to by any rubric, check or criterion",
+                task_id=tid,
+                file=instr_path,
+                where=d,
+            )
+        )
 
     # --- A2: workspace files never named ------------------------------------------------
     low = normalize(text)
@@ -322,8 +449,15 @@ def audit_task(task: Task, config: AuditConfig | None = None) -> list[Finding]:
                     hit = True
                     break
         if not hit:
-            findings.append(make_finding("A2", f"workspace file {rel!r} is never named in the instructions",
-                                         task_id=tid, file=display_path(task.workspace_dir / rel), where=rel))
+            findings.append(
+                make_finding(
+                    "A2",
+                    f"workspace file {rel!r} is never named in the instructions",
+                    task_id=tid,
+                    file=display_path(task.workspace_dir / rel),
+                    where=rel,
+                )
+            )
 
     # --- A7 / A8: hidden files in the workspace ----------------------------------------
     hidden_hashes: dict[str, str] = {}
@@ -355,11 +489,21 @@ def audit_task(task: Task, config: AuditConfig | None = None) -> list[Finding]:
         elif digest in hidden_hashes and rel != INSTRUCTIONS:
             reason = f"it is a byte-identical copy of {hidden_hashes[digest]}"
         if reason:
-            findings.append(make_finding("A7", f"{rel!r}: {reason}", task_id=tid,
-                                         file=display_path(p), where=rel))
+            findings.append(
+                make_finding(
+                    "A7", f"{rel!r}: {reason}", task_id=tid, file=display_path(p), where=rel
+                )
+            )
         elif digest in search_hashes:
-            findings.append(make_finding("A8", f"{rel!r} is a copy of {search_hashes[digest]}", task_id=tid,
-                                         file=display_path(p), where=rel))
+            findings.append(
+                make_finding(
+                    "A8",
+                    f"{rel!r} is a copy of {search_hashes[digest]}",
+                    task_id=tid,
+                    file=display_path(p),
+                    where=rel,
+                )
+            )
 
     # --- A9 / A10: extraction -----------------------------------------------------------
     texts: dict[str, str] = {}
@@ -368,16 +512,37 @@ def audit_task(task: Task, config: AuditConfig | None = None) -> list[Finding]:
         try:
             ex = extract(p, rel=rel, max_chars=cfg.max_chars)
         except Exception as exc:  # noqa: BLE001 - any extractor crash is a finding
-            findings.append(make_finding("A9", f"{rel!r}: extractor raised {type(exc).__name__}: {exc}",
-                                         task_id=tid, file=display_path(p), where=rel))
+            findings.append(
+                make_finding(
+                    "A9",
+                    f"{rel!r}: extractor raised {type(exc).__name__}: {exc}",
+                    task_id=tid,
+                    file=display_path(p),
+                    where=rel,
+                )
+            )
             continue
         errors = [d.message for d in ex.diagnostics if d.level == "error"]
         if errors:
-            findings.append(make_finding("A9", f"{rel!r}: " + "; ".join(errors), task_id=tid,
-                                         file=display_path(p), where=rel))
+            findings.append(
+                make_finding(
+                    "A9",
+                    f"{rel!r}: " + "; ".join(errors),
+                    task_id=tid,
+                    file=display_path(p),
+                    where=rel,
+                )
+            )
         elif ex.kind == "unsupported":
-            findings.append(make_finding("A10", f"{rel!r}: no extractor for this format ({ex.text.strip()})",
-                                         task_id=tid, file=display_path(p), where=rel))
+            findings.append(
+                make_finding(
+                    "A10",
+                    f"{rel!r}: no extractor for this format ({ex.text.strip()})",
+                    task_id=tid,
+                    file=display_path(p),
+                    where=rel,
+                )
+            )
         if ex.kind not in ("unsupported", "refused"):
             texts[rel] = ex.text
 
@@ -391,9 +556,16 @@ def audit_task(task: Task, config: AuditConfig | None = None) -> list[Finding]:
         for rel, fg in file_grams.items():
             share = containment(grams, fg)
             if share >= cfg.rubric_threshold:
-                findings.append(make_finding(
-                    "A5", f"{rel!r} holds {share:.0%} of the {n}-word sequences of {where} "
-                    f"({_clip(t)!r})", task_id=tid, file=display_path(task.workspace_dir / rel), where=rel))
+                findings.append(
+                    make_finding(
+                        "A5",
+                        f"{rel!r} holds {share:.0%} of the {n}-word sequences of {where} "
+                        f"({_clip(t)!r})",
+                        task_id=tid,
+                        file=display_path(task.workspace_dir / rel),
+                        where=rel,
+                    )
+                )
 
     # --- A6: reference answers in workspace files ---------------------------------------
     rn = cfg.reference_ngram
@@ -410,21 +582,38 @@ def audit_task(task: Task, config: AuditConfig | None = None) -> list[Finding]:
         for rel, fg in ws_ref_grams.items():
             share = containment(grams, fg)
             if share >= cfg.reference_threshold:
-                findings.append(make_finding(
-                    "A6", f"{rel!r} holds {share:.0%} of the {rn}-word sequences of reference deliverable {label}",
-                    task_id=tid, file=display_path(task.workspace_dir / rel), where=rel))
+                findings.append(
+                    make_finding(
+                        "A6",
+                        f"{rel!r} holds {share:.0%} of the {rn}-word sequences of reference deliverable {label}",
+                        task_id=tid,
+                        file=display_path(task.workspace_dir / rel),
+                        where=rel,
+                    )
+                )
     return findings
 
 
 FORMAT_WORDS: dict[str, tuple[str, ...]] = {
-    "xlsx": ("xlsx", "excel", "workbook", "spreadsheet"), "xls": ("xls", "excel", "workbook", "spreadsheet"),
-    "csv": ("csv", "comma-separated"), "tsv": ("tsv", "tab-separated"),
-    "docx": ("docx", "word document", "word file"), "doc": ("doc", "word document"), "pdf": ("pdf",),
-    "png": ("png", "image", "chart", "figure", "plot"), "jpg": ("jpg", "jpeg", "image", "photo"),
-    "jpeg": ("jpg", "jpeg", "image", "photo"), "svg": ("svg", "image", "chart", "figure"),
-    "md": ("markdown", ".md"), "pptx": ("pptx", "powerpoint", "slide deck", "slides", "presentation"),
-    "json": ("json",), "db": ("sqlite", "database", ".db"), "sqlite": ("sqlite", "database"),
-    "txt": ("text file", ".txt", "plain text"), "ipynb": ("notebook", "ipynb"), "html": ("html", "web page"),
+    "xlsx": ("xlsx", "excel", "workbook", "spreadsheet"),
+    "xls": ("xls", "excel", "workbook", "spreadsheet"),
+    "csv": ("csv", "comma-separated"),
+    "tsv": ("tsv", "tab-separated"),
+    "docx": ("docx", "word document", "word file"),
+    "doc": ("doc", "word document"),
+    "pdf": ("pdf",),
+    "png": ("png", "image", "chart", "figure", "plot"),
+    "jpg": ("jpg", "jpeg", "image", "photo"),
+    "jpeg": ("jpg", "jpeg", "image", "photo"),
+    "svg": ("svg", "image", "chart", "figure"),
+    "md": ("markdown", ".md"),
+    "pptx": ("pptx", "powerpoint", "slide deck", "slides", "presentation"),
+    "json": ("json",),
+    "db": ("sqlite", "database", ".db"),
+    "sqlite": ("sqlite", "database"),
+    "txt": ("text file", ".txt", "plain text"),
+    "ipynb": ("notebook", "ipynb"),
+    "html": ("html", "web page"),
 }
 """Words that describe a deliverable format in prose (for wildcard rubric/check globs)."""
 
@@ -435,8 +624,11 @@ def _glob_described(pattern: str, instructions: str) -> bool:
     low = normalize(instructions)
     p = PurePosixPath(pattern.strip().lower().lstrip("./"))
     folder = p.parent.as_posix()
-    if folder not in ("", ".") and not is_glob(folder) and re.search(
-            rf"(?<![\w]){re.escape(folder)}(?:/| folder| directory)", low):
+    if (
+        folder not in ("", ".")
+        and not is_glob(folder)
+        and re.search(rf"(?<![\w]){re.escape(folder)}(?:/| folder| directory)", low)
+    ):
         return True
     ext = p.suffix.lstrip(".")
     if ext and not is_glob(ext):

@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 
 def _err(msg: str) -> None:
     from rich.console import Console
-
     from rich.markup import escape
 
     Console(stderr=True).print(f"[red]error:[/red] {escape(msg)}", highlight=False, soft_wrap=True)
@@ -26,48 +24,105 @@ def _err(msg: str) -> None:
 
 def gate_cmd(
     path: Path = typer.Argument(..., help="Dataset root, split, occupation or task directory."),
-    gates: Optional[str] = typer.Option(
-        None, "--gates", help="Comma-separated gates (validate,audit,lint,llm,decoy,oracle,solve,consistency). "
-        "Default: validate,audit,lint,decoy plus those whose inputs you give."),
-    split: Optional[list[str]] = typer.Option(None, "--split", help="Only these splits (repeatable)."),
-    tasks: Optional[str] = typer.Option(None, "--tasks", help="Only task ids matching this glob."),
-    runs: Optional[list[Path]] = typer.Option(None, "--runs", help="Graded run directory for the solve trial (repeatable)."),
-    judge: Optional[str] = typer.Option(None, "--judge", help="Judge key under runs/<run>/grades/ (default: the only one)."),
-    include_oracle: bool = typer.Option(False, "--include-oracle", help="Count the oracle agent in the solve trial."),
-    oracle_run: Optional[Path] = typer.Option(None, "--oracle-run", help="A graded run of the oracle and null agents."),
-    run_oracle: Optional[Path] = typer.Option(None, "--run-oracle", help="Run the oracle and null agents into this new run directory (needs the runner)."),
-    consistency: Optional[Path] = typer.Option(None, "--consistency", help="Grade this run's trials several times (judge cache off) and report verdict flips."),
+    gates: str | None = typer.Option(
+        None,
+        "--gates",
+        help="Comma-separated gates (validate,audit,lint,llm,decoy,oracle,solve,consistency). "
+        "Default: validate,audit,lint,decoy plus those whose inputs you give.",
+    ),
+    split: list[str] | None = typer.Option(None, "--split", help="Only these splits (repeatable)."),
+    tasks: str | None = typer.Option(None, "--tasks", help="Only task ids matching this glob."),
+    runs: list[Path] | None = typer.Option(
+        None, "--runs", help="Graded run directory for the solve trial (repeatable)."
+    ),
+    judge: str | None = typer.Option(
+        None, "--judge", help="Judge key under runs/<run>/grades/ (default: the only one)."
+    ),
+    include_oracle: bool = typer.Option(
+        False, "--include-oracle", help="Count the oracle agent in the solve trial."
+    ),
+    oracle_run: Path | None = typer.Option(
+        None, "--oracle-run", help="A graded run of the oracle and null agents."
+    ),
+    run_oracle: Path | None = typer.Option(
+        None,
+        "--run-oracle",
+        help="Run the oracle and null agents into this new run directory (needs the runner).",
+    ),
+    consistency: Path | None = typer.Option(
+        None,
+        "--consistency",
+        help="Grade this run's trials several times (judge cache off) and report verdict flips.",
+    ),
     repeats: int = typer.Option(3, "--repeats", help="Gradings for --consistency (>= 2)."),
-    judge_config: Optional[Path] = typer.Option(None, "--judge-config", help="Judge TOML config for --consistency (default: the judge's file/environment)."),
-    llm: bool = typer.Option(False, "--llm", help="Also ask a model to review each criterion (advisory)."),
-    llm_model: Optional[str] = typer.Option(None, "--llm-model", help="Model for --llm (default: $JUDGE_MODEL)."),
-    llm_base_url: Optional[str] = typer.Option(None, "--llm-base-url", help="OpenAI-compatible base URL (default: $JUDGE_API_BASE)."),
-    llm_api_key: Optional[str] = typer.Option(None, "--llm-api-key", help="API key (default: $JUDGE_API_KEY)."),
-    rubric_threshold: float = typer.Option(0.6, "--leak-threshold", help="Share of a criterion's 5-word sequences in a workspace file that counts as a leak."),
-    reference_threshold: float = typer.Option(0.8, "--reference-threshold", help="Share of a reference deliverable's 8-word sequences in a workspace file that counts as a leak."),
-    solve_threshold: float = typer.Option(0.9, "--solve-threshold", help="Minimum task reachability in the solve trial."),
+    judge_config: Path | None = typer.Option(
+        None,
+        "--judge-config",
+        help="Judge TOML config for --consistency (default: the judge's file/environment).",
+    ),
+    llm: bool = typer.Option(
+        False, "--llm", help="Also ask a model to review each criterion (advisory)."
+    ),
+    llm_model: str | None = typer.Option(
+        None, "--llm-model", help="Model for --llm (default: $JUDGE_MODEL)."
+    ),
+    llm_base_url: str | None = typer.Option(
+        None, "--llm-base-url", help="OpenAI-compatible base URL (default: $JUDGE_API_BASE)."
+    ),
+    llm_api_key: str | None = typer.Option(
+        None, "--llm-api-key", help="API key (default: $JUDGE_API_KEY)."
+    ),
+    rubric_threshold: float = typer.Option(
+        0.6,
+        "--leak-threshold",
+        help="Share of a criterion's 5-word sequences in a workspace file that counts as a leak.",
+    ),
+    reference_threshold: float = typer.Option(
+        0.8,
+        "--reference-threshold",
+        help="Share of a reference deliverable's 8-word sequences in a workspace file that counts as a leak.",
+    ),
+    solve_threshold: float = typer.Option(
+        0.9, "--solve-threshold", help="Minimum task reachability in the solve trial."
+    ),
     strict: bool = typer.Option(False, "--strict", help="Warnings fail a gate."),
-    out: Optional[Path] = typer.Option(None, "--out", help="Write gates.md and gates.json into this folder."),
-    as_json: bool = typer.Option(False, "--json", help="Print the JSON report instead of markdown."),
+    out: Path | None = typer.Option(
+        None, "--out", help="Write gates.md and gates.json into this folder."
+    ),
+    as_json: bool = typer.Option(
+        False, "--json", help="Print the JSON report instead of markdown."
+    ),
 ) -> None:
     """Run the quality gates on tasks and report pass/fail per gate per task.
 
     Exit code: 0 all gates pass (warnings allowed), 1 a gate failed, 2 bad input,
     3 a requested gate could not run (e.g. an endpoint or a stage is missing).
     """
-    from . import AuditConfig, GateOptions, LLMReviewConfig, render_markdown, run_gates, write_gate_report
+    from . import (
+        AuditConfig,
+        GateOptions,
+        LLMReviewConfig,
+        render_markdown,
+        run_gates,
+        write_gate_report,
+    )
     from ._run import STATIC_GATES
 
     chosen = [g.strip() for g in gates.split(",") if g.strip()] if gates else list(STATIC_GATES)
     llm_cfg = None
     if llm or "llm" in chosen:
         try:
-            llm_cfg = LLMReviewConfig.from_env(base_url=llm_base_url, api_key=llm_api_key, model=llm_model)
+            llm_cfg = LLMReviewConfig.from_env(
+                base_url=llm_base_url, api_key=llm_api_key, model=llm_model
+            )
         except ValueError as exc:
             _err(str(exc))
             raise typer.Exit(2) from exc
-    for label, value in (("--leak-threshold", rubric_threshold), ("--reference-threshold", reference_threshold),
-                         ("--solve-threshold", solve_threshold)):
+    for label, value in (
+        ("--leak-threshold", rubric_threshold),
+        ("--reference-threshold", reference_threshold),
+        ("--solve-threshold", solve_threshold),
+    ):
         if not 0.0 < value <= 1.0:
             _err(f"{label} must be in (0, 1], got {value}")
             raise typer.Exit(2)
@@ -87,11 +142,23 @@ def gate_cmd(
             _err(str(exc))
             raise typer.Exit(2) from exc
     opts = GateOptions(
-        gates=chosen, splits=split or None, task_glob=tasks,
-        audit=AuditConfig(rubric_threshold=rubric_threshold, reference_threshold=reference_threshold),
-        llm=llm_cfg, runs=list(runs or []), judge_key=judge, oracle_run=oracle_run, run_oracle_into=run_oracle,
-        exclude_agents=() if include_oracle else ("oracle",), solve_threshold=solve_threshold, strict=strict,
-        consistency_run=consistency, consistency_repeats=max(repeats, 2), judge_config=judge_cfg,
+        gates=chosen,
+        splits=split or None,
+        task_glob=tasks,
+        audit=AuditConfig(
+            rubric_threshold=rubric_threshold, reference_threshold=reference_threshold
+        ),
+        llm=llm_cfg,
+        runs=list(runs or []),
+        judge_key=judge,
+        oracle_run=oracle_run,
+        run_oracle_into=run_oracle,
+        exclude_agents=() if include_oracle else ("oracle",),
+        solve_threshold=solve_threshold,
+        strict=strict,
+        consistency_run=consistency,
+        consistency_repeats=max(repeats, 2),
+        judge_config=judge_cfg,
     )
     try:
         report = run_gates(path, opts)
@@ -110,28 +177,45 @@ def gate_cmd(
     raise typer.Exit(report.exit_code)
 
 
-review_app = typer.Typer(help="Annotator review of criteria: export a workbook, apply the decisions.",
-                         no_args_is_help=True)
+review_app = typer.Typer(
+    help="Annotator review of criteria: export a workbook, apply the decisions.",
+    no_args_is_help=True,
+)
 
 
 @review_app.command("export")
 def review_export_cmd(
     path: Path = typer.Argument(..., help="Dataset root, split, occupation or task directory."),
     out: Path = typer.Option(Path("review.xlsx"), "--out", "-o", help="Workbook to write."),
-    split: Optional[list[str]] = typer.Option(None, "--split", help="Only these splits (repeatable)."),
-    tasks: Optional[str] = typer.Option(None, "--tasks", help="Only task ids matching this glob."),
-    runs: Optional[list[Path]] = typer.Option(None, "--runs", help="Graded runs: solve-trial pass counts (repeatable)."),
-    judge: Optional[str] = typer.Option(None, "--judge", help="Judge key in the runs."),
-    oracle_run: Optional[Path] = typer.Option(None, "--oracle-run", help="A graded oracle run: its verdicts."),
-    no_decoys: bool = typer.Option(False, "--no-decoys", help="Do not evaluate decoys for the decoy column."),
+    split: list[str] | None = typer.Option(None, "--split", help="Only these splits (repeatable)."),
+    tasks: str | None = typer.Option(None, "--tasks", help="Only task ids matching this glob."),
+    runs: list[Path] | None = typer.Option(
+        None, "--runs", help="Graded runs: solve-trial pass counts (repeatable)."
+    ),
+    judge: str | None = typer.Option(None, "--judge", help="Judge key in the runs."),
+    oracle_run: Path | None = typer.Option(
+        None, "--oracle-run", help="A graded oracle run: its verdicts."
+    ),
+    no_decoys: bool = typer.Option(
+        False, "--no-decoys", help="Do not evaluate decoys for the decoy column."
+    ),
 ) -> None:
     """Write a review workbook (one row per criterion, keep/edit/prune columns).
 
     Each row shows the criterion with its lint findings, solve-trial pass count, oracle and
     decoy verdicts; the reviewer fills in decision, edited text and comment.
     """
-    from . import GateUnavailable, ReviewContext, evaluate_decoys, export_review, lint_task, read_grades, resolve_judge_key, solve_trial
     from ..tasks import load_dataset
+    from . import (
+        GateUnavailable,
+        ReviewContext,
+        evaluate_decoys,
+        export_review,
+        lint_task,
+        read_grades,
+        resolve_judge_key,
+        solve_trial,
+    )
 
     try:
         ds = load_dataset(path, splits=split or None, task_glob=tasks)
@@ -156,8 +240,11 @@ def review_export_cmd(
                 for v in o.verdicts:
                     got = "unchecked" if v.got is None else ("pass" if v.got else "fail")
                     mark = "" if v.got is None or v.got == v.expected else " MISMATCH"
-                    ctx.decoys.setdefault(t.id, {}).setdefault(f"{v.rubric}.{v.criterion}", []).append(
-                        f"{o.name}: expected {'pass' if v.expected else 'fail'}, check {got}{mark}")
+                    ctx.decoys.setdefault(t.id, {}).setdefault(
+                        f"{v.rubric}.{v.criterion}", []
+                    ).append(
+                        f"{o.name}: expected {'pass' if v.expected else 'fail'}, check {got}{mark}"
+                    )
     try:
         if runs:
             st = solve_trial(list(runs), judge_key=judge, dataset=ds)
@@ -172,7 +259,9 @@ def review_export_cmd(
                     for cv in rg.criteria:
                         k = f"{rg.index}.{cv.criterion_index}"
                         prev = ctx.oracle.setdefault(g.grade.task_id, {}).get(k)
-                        ctx.oracle[g.grade.task_id][k] = cv.verdict if prev in (None, cv.verdict) else "mixed"
+                        ctx.oracle[g.grade.task_id][k] = (
+                            cv.verdict if prev in (None, cv.verdict) else "mixed"
+                        )
     except (FileNotFoundError, ValueError) as exc:
         _err(str(exc))
         raise typer.Exit(2) from exc
@@ -185,16 +274,20 @@ def review_export_cmd(
 def review_apply_cmd(
     path: Path = typer.Argument(..., help="The dataset the sheet was exported from."),
     sheet: Path = typer.Argument(..., help="The filled-in review workbook."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Check the decisions and show the changes; write nothing."),
-    changelog: Optional[Path] = typer.Option(None, "--changelog", help="Changelog base path (default: next to the sheet)."),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Check the decisions and show the changes; write nothing."
+    ),
+    changelog: Path | None = typer.Option(
+        None, "--changelog", help="Changelog base path (default: next to the sheet)."
+    ),
 ) -> None:
     """Apply reviewer decisions to RUBRICS.json files, with a changelog.
 
     Files are written atomically. Refuses, writing nothing, when a decision would empty a
     rubric, break a `requires` chain or fail validation (exit 1).
     """
-    from . import ReviewError, apply_review
     from ..tasks import load_dataset
+    from . import ReviewError, apply_review
 
     try:
         ds = load_dataset(path)
@@ -212,7 +305,9 @@ def review_apply_cmd(
     print(f"{verb} {len(result.tasks)} task(s), {n} change(s); {result.kept} criteria kept")
     for t in result.tasks:
         for c in t.changes:
-            where = f"rubrics[{c.rubric}]" + (f".criterion[{c.criterion}]" if c.criterion is not None else "")
+            where = f"rubrics[{c.rubric}]" + (
+                f".criterion[{c.criterion}]" if c.criterion is not None else ""
+            )
             print(f"  {t.task_id} {c.action} {where}")
     if result.changelog:
         print("changelog: " + ", ".join(result.changelog))

@@ -17,8 +17,9 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -116,7 +117,9 @@ def read_expected(task: Task, path: Path) -> tuple[dict[int, list[bool]], list[s
     except (OSError, UnicodeDecodeError) as exc:
         return {}, [f"{display_path(path)}: cannot be read ({exc})"]
     except json.JSONDecodeError as exc:
-        return {}, [f"{display_path(path)}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"]
+        return {}, [
+            f"{display_path(path)}: invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+        ]
     items = data.get("rubrics") if isinstance(data, dict) else None
     if not isinstance(items, list):
         return {}, [f"{display_path(path)}: rubrics: must be a list of {{index, criteria}} objects"]
@@ -129,8 +132,10 @@ def read_expected(task: Task, path: Path) -> tuple[dict[int, list[bool]], list[s
             continue
         idx = item.get("index")
         if isinstance(idx, bool) or not isinstance(idx, int) or not 0 <= idx < len(task.rubrics):
-            problems.append(f"{display_path(path)}: {where}.index: must be a rubric index below "
-                            f"{len(task.rubrics)}, got {idx!r}")
+            problems.append(
+                f"{display_path(path)}: {where}.index: must be a rubric index below "
+                f"{len(task.rubrics)}, got {idx!r}"
+            )
             continue
         if idx in attempted:
             problems.append(f"{display_path(path)}: {where}.index: rubric {idx} listed twice")
@@ -142,8 +147,10 @@ def read_expected(task: Task, path: Path) -> tuple[dict[int, list[bool]], list[s
             problems.append(f"{display_path(path)}: {where}.criteria: must be a list of true/false")
             continue
         if len(crit) != n:
-            problems.append(f"{display_path(path)}: {where}.criteria: has {len(crit)} verdicts, "
-                            f"rubric {idx} has {n} criteria")
+            problems.append(
+                f"{display_path(path)}: {where}.criteria: has {len(crit)} verdicts, "
+                f"rubric {idx} has {n} criteria"
+            )
             continue
         out[idx] = crit
     for r in task.rubrics:
@@ -165,8 +172,12 @@ def _deliverables(decoy: Path, tmp: Path) -> Path:
     if sub.is_dir() and not sub.is_symlink():
         return sub
     dest = tmp / decoy.name
-    shutil.copytree(decoy, dest, symlinks=True,
-                    ignore=lambda d, names: [n for n in names if n == EXPECTED and Path(d) == decoy])
+    shutil.copytree(
+        decoy,
+        dest,
+        symlinks=True,
+        ignore=lambda d, names: [n for n in names if n == EXPECTED and Path(d) == decoy],
+    )
     return dest
 
 
@@ -202,7 +213,9 @@ def evaluate_decoys(task: Task, evaluate: Evaluate | None = None) -> list[DecoyO
             extraction = extract_dir(deliverables)
             for r in task.rubrics:
                 for c in r.criteria:
-                    v = DecoyVerdict(rubric=r.index, criterion=c.index, expected=expected[r.index][c.index])
+                    v = DecoyVerdict(
+                        rubric=r.index, criterion=c.index, expected=expected[r.index][c.index]
+                    )
                     if c.check is None:
                         out.unchecked += 1
                     else:
@@ -243,16 +256,46 @@ def decoy_gate(task: Task, evaluate: Evaluate | None = None) -> GateResult:
                 continue
             if v.got != v.expected:
                 got = "no verdict" if v.got is None else ("pass" if v.got else "fail")
-                findings.append(make_finding(
-                    "D1", f"decoy {o.name!r}: rubrics[{v.rubric}].criterion[{v.criterion}] expected "
-                    f"{'pass' if v.expected else 'fail'}, check says {got}" + (f" ({v.detail})" if v.detail else ""),
-                    task_id=task.id, file=file, where=f"rubrics[{v.rubric}].criterion[{v.criterion}]"))
+                findings.append(
+                    make_finding(
+                        "D1",
+                        f"decoy {o.name!r}: rubrics[{v.rubric}].criterion[{v.criterion}] expected "
+                        f"{'pass' if v.expected else 'fail'}, check says {got}"
+                        + (f" ({v.detail})" if v.detail else ""),
+                        task_id=task.id,
+                        file=file,
+                        where=f"rubrics[{v.rubric}].criterion[{v.criterion}]",
+                    )
+                )
         if o.expected_score is not None and o.expected_score >= DECOY_SCORE_LIMIT:
-            findings.append(make_finding("D4", f"decoy {o.name!r} is expected to score {o.expected_score:.0%}",
-                                         task_id=task.id, file=file, where=o.name))
+            findings.append(
+                make_finding(
+                    "D4",
+                    f"decoy {o.name!r} is expected to score {o.expected_score:.0%}",
+                    task_id=task.id,
+                    file=file,
+                    where=o.name,
+                )
+            )
         if o.unchecked:
-            findings.append(make_finding("D3", f"decoy {o.name!r}: {o.unchecked} criterion(s) have no check",
-                                         task_id=task.id, file=file, where=o.name))
-    metrics = {"decoys": {o.name: {"expected_score": o.expected_score, "checked": o.checked,
-                                   "unchecked": o.unchecked, "mismatches": o.mismatches} for o in outcomes}}
+            findings.append(
+                make_finding(
+                    "D3",
+                    f"decoy {o.name!r}: {o.unchecked} criterion(s) have no check",
+                    task_id=task.id,
+                    file=file,
+                    where=o.name,
+                )
+            )
+    metrics = {
+        "decoys": {
+            o.name: {
+                "expected_score": o.expected_score,
+                "checked": o.checked,
+                "unchecked": o.unchecked,
+                "mismatches": o.mismatches,
+            }
+            for o in outcomes
+        }
+    }
     return GateResult.from_findings("decoy", findings, metrics=metrics)

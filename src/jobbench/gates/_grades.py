@@ -49,11 +49,15 @@ def resolve_judge_key(run_dirs: list[Path], judge_key: str | None) -> str:
     keys_per_run = {Path(r): judge_keys(Path(r)) for r in run_dirs}
     for r, keys in keys_per_run.items():
         if not keys:
-            raise FileNotFoundError(f"{display_path(r)}: no grades/<judge-key>/ folder; grade the run first")
+            raise FileNotFoundError(
+                f"{display_path(r)}: no grades/<judge-key>/ folder; grade the run first"
+            )
     if judge_key:
         for r, keys in keys_per_run.items():
             if judge_key not in keys:
-                raise FileNotFoundError(f"{display_path(r)}: no grades/{judge_key}/ (have: {', '.join(keys)})")
+                raise FileNotFoundError(
+                    f"{display_path(r)}: no grades/{judge_key}/ (have: {', '.join(keys)})"
+                )
         return judge_key
     common = set.intersection(*(set(k) for k in keys_per_run.values())) if keys_per_run else set()
     if len(common) == 1:
@@ -77,8 +81,17 @@ def read_grades(run_dir: Path, judge_key: str) -> list[GradedTrial]:
     out = []
     for tid, grade in scan.records.items():
         k = parse_trial_id(tid)
-        out.append(GradedTrial(run_dir=Path(run_dir), judge_key=judge_key, path=scan.paths[tid],
-                               agent=k.agent, model=k.model, epoch=k.epoch, grade=grade))
+        out.append(
+            GradedTrial(
+                run_dir=Path(run_dir),
+                judge_key=judge_key,
+                path=scan.paths[tid],
+                agent=k.agent,
+                model=k.model,
+                epoch=k.epoch,
+                grade=grade,
+            )
+        )
     return out
 
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from ..tasks import RUBRICS, Task, display_path
 from ..tasks._checks import NumberCheck
@@ -48,6 +48,7 @@ def _rule(rule_id: str) -> Callable[[RuleFn], RuleFn]:
     def deco(fn: RuleFn) -> RuleFn:
         LINT_RULES[rule_id] = fn
         return fn
+
     return deco
 
 
@@ -91,13 +92,61 @@ def back_reference(text: str, ctx: LintContext) -> list[str]:
     return [f"refers elsewhere: {_q(m.group(0))}" for m in _BACKREF.finditer(text)]
 
 
-_PRONOUNS = {"it", "its", "it's", "they", "them", "their", "theirs", "he", "she", "his", "her", "hers"}
+_PRONOUNS = {
+    "it",
+    "its",
+    "it's",
+    "they",
+    "them",
+    "their",
+    "theirs",
+    "he",
+    "she",
+    "his",
+    "her",
+    "hers",
+}
 _DEMONSTRATIVES = {"this", "that", "these", "those", "such"}
 _DANGLING_NEXT = {
-    "is", "are", "was", "were", "has", "have", "had", "does", "do", "did", "should", "must", "will",
-    "can", "could", "would", "shows", "states", "includes", "contains", "lists", "matches", "equals",
-    "value", "values", "figure", "figures", "number", "numbers", "amount", "amounts", "one", "ones",
-    "result", "results", "item", "items", "answer", "same",
+    "is",
+    "are",
+    "was",
+    "were",
+    "has",
+    "have",
+    "had",
+    "does",
+    "do",
+    "did",
+    "should",
+    "must",
+    "will",
+    "can",
+    "could",
+    "would",
+    "shows",
+    "states",
+    "includes",
+    "contains",
+    "lists",
+    "matches",
+    "equals",
+    "value",
+    "values",
+    "figure",
+    "figures",
+    "number",
+    "numbers",
+    "amount",
+    "amounts",
+    "one",
+    "ones",
+    "result",
+    "results",
+    "item",
+    "items",
+    "answer",
+    "same",
 }
 
 
@@ -113,7 +162,9 @@ def dangling_pronoun(text: str, ctx: LintContext) -> list[str]:
     if first in _PRONOUNS:
         return [f"opens with the pronoun {_q(toks[0])} without an antecedent"]
     if first in _DEMONSTRATIVES and (nxt in _DANGLING_NEXT or nxt == ""):
-        return [f"opens with {_q(' '.join(toks[:2]))}, which points at something outside the criterion"]
+        return [
+            f"opens with {_q(' '.join(toks[:2]))}, which points at something outside the criterion"
+        ]
     return []
 
 
@@ -137,33 +188,74 @@ _GRADED = _rx(
 def graded_scale(text: str, ctx: LintContext) -> list[str]:
     """Degrees and scales ("to what extent", "how well", "on a 1–5 scale", "partially",
     "mostly", "the more … the better")."""
-    return [f"asks for a degree, not a yes/no fact: {_q(m.group(0))}" for m in _GRADED.finditer(text)]
+    return [
+        f"asks for a degree, not a yes/no fact: {_q(m.group(0))}" for m in _GRADED.finditer(text)
+    ]
 
 
 # --- objective ---------------------------------------------------------------------------
 
 _VAGUE_ADJ = _rx(
-    r"\bappropriate\b", r"\binappropriate\b", r"\bgood\b", r"\bclear\b", r"\bunclear\b", r"\bprofessional\b",
-    r"\breasonable\b", r"\badequate\b", r"\bsufficient\b", r"\bsuitable\b", r"\bproper\b",
+    r"\bappropriate\b",
+    r"\binappropriate\b",
+    r"\bgood\b",
+    r"\bclear\b",
+    r"\bunclear\b",
+    r"\bprofessional\b",
+    r"\breasonable\b",
+    r"\badequate\b",
+    r"\bsufficient\b",
+    r"\bsuitable\b",
+    r"\bproper\b",
     r"\bwell[- ](?:written|organi[sz]ed|structured|formatted|presented|reasoned|supported|explained|justified|argued|designed)\b",
-    r"\bhigh[- ]quality\b", r"\bnice\b", r"\bpolished\b", r"\bcompelling\b", r"\bconvincing\b",
-    r"\bpersuasive\b", r"\beasy to (?:read|understand|follow)\b", r"\breadable\b", r"\bneat\b",
+    r"\bhigh[- ]quality\b",
+    r"\bnice\b",
+    r"\bpolished\b",
+    r"\bcompelling\b",
+    r"\bconvincing\b",
+    r"\bpersuasive\b",
+    r"\beasy to (?:read|understand|follow)\b",
+    r"\breadable\b",
+    r"\bneat\b",
     r"\bexcellent\b",
 )
 # Softer quality words: often meant loosely, reported as warnings.
 _VAGUE_ADJ_SOFT = _rx(
-    r"\bconcise\b", r"\bcomprehensive\b", r"\bthorough\b", r"\bmeaningful\b", r"\beffective\b",
-    r"\bsensible\b", r"\binsightful\b", r"\bstrong\b", r"\bsolid\b", r"\brelevant\b",
+    r"\bconcise\b",
+    r"\bcomprehensive\b",
+    r"\bthorough\b",
+    r"\bmeaningful\b",
+    r"\beffective\b",
+    r"\bsensible\b",
+    r"\binsightful\b",
+    r"\bstrong\b",
+    r"\bsolid\b",
+    r"\brelevant\b",
 )
 _VAGUE_ADV = _rx(
-    r"\bappropriately\b", r"\bclearly\b", r"\bprofessionally\b", r"\breasonably\b", r"\badequately\b",
-    r"\bsufficiently\b", r"\bsuitably\b", r"\bproperly\b", r"\bnicely\b", r"\bconcisely\b",
-    r"\bcomprehensively\b", r"\bthoroughly\b", r"\bmeaningfully\b", r"\beffectively\b", r"\bconvincingly\b",
-    r"\bneatly\b", r"\bsensibly\b", r"\bexplicitly and clearly\b",
+    r"\bappropriately\b",
+    r"\bclearly\b",
+    r"\bprofessionally\b",
+    r"\breasonably\b",
+    r"\badequately\b",
+    r"\bsufficiently\b",
+    r"\bsuitably\b",
+    r"\bproperly\b",
+    r"\bnicely\b",
+    r"\bconcisely\b",
+    r"\bcomprehensively\b",
+    r"\bthoroughly\b",
+    r"\bmeaningfully\b",
+    r"\beffectively\b",
+    r"\bconvincingly\b",
+    r"\bneatly\b",
+    r"\bsensibly\b",
+    r"\bexplicitly and clearly\b",
 )
 # Terms of art in which these words carry a fixed meaning.
 _TERMS_OF_ART = _rx(
-    r"\bgood (?:standing|faith|cause|title)\b", r"\bclear (?:title|and convincing)\b",
+    r"\bgood (?:standing|faith|cause|title)\b",
+    r"\bclear (?:title|and convincing)\b",
     r"\bmak(?:e|es|ing) (?:it )?clear\b",
     r"\bclear(?:ly)? erroneous\b",
     r"\bprofessional (?:engineer|engineers|liability|services|service|fees|fee|license|licence|licensure|"
@@ -176,9 +268,25 @@ _TERMS_OF_ART = _rx(
     r"\bsufficient (?:evidence|consideration)\b",
     r"\bproper (?:noun|fraction|subset)\b",
 )
-_ANCHOR = _rx(r"\(", r"\bi\.?\s?e\.?", r"\be\.?\s?g\.?", r"\bsuch as\b", r"\bmeaning\b", r"\bnamely\b",
-              r"\bdefined as\b", r"\bthat is\b", r":", r"\bat least\b", r"\bat most\b", r"\bno more than\b",
-              r"\bwithin\b", r"\bspecifically\b", r"\bincluding\b", r"\bwhich means\b", r"\bin that\b")
+_ANCHOR = _rx(
+    r"\(",
+    r"\bi\.?\s?e\.?",
+    r"\be\.?\s?g\.?",
+    r"\bsuch as\b",
+    r"\bmeaning\b",
+    r"\bnamely\b",
+    r"\bdefined as\b",
+    r"\bthat is\b",
+    r":",
+    r"\bat least\b",
+    r"\bat most\b",
+    r"\bno more than\b",
+    r"\bwithin\b",
+    r"\bspecifically\b",
+    r"\bincluding\b",
+    r"\bwhich means\b",
+    r"\bin that\b",
+)
 
 
 def _unanchored(text: str, pattern: re.Pattern[str]) -> list[str]:
@@ -187,7 +295,7 @@ def _unanchored(text: str, pattern: re.Pattern[str]) -> list[str]:
     for m in pattern.finditer(text):
         if any(a <= m.start() < b for a, b in terms):
             continue
-        if _ANCHOR.search(text[m.end():]):
+        if _ANCHOR.search(text[m.end() :]):
             continue
         out.append(m.group(0))
     return out
@@ -199,47 +307,240 @@ def unanchored_judgement(text: str, ctx: LintContext) -> list[str]:
     "professional", "reasonable", "well-written", …); terms of art such as "good standing"
     and anchored uses ("appropriate (a bar or line chart)") are allowed. Softer words
     ("comprehensive", "relevant", "effective", …) are reported as warnings."""
-    out = [f"{_q(w)} is a judgement with no stated yardstick" for w in _unanchored(text, _VAGUE_ADJ)]
-    out += [f"{_q(w)} is a judgement with no stated yardstick{SOFT}" for w in _unanchored(text, _VAGUE_ADJ_SOFT)]
+    out = [
+        f"{_q(w)} is a judgement with no stated yardstick" for w in _unanchored(text, _VAGUE_ADJ)
+    ]
+    out += [
+        f"{_q(w)} is a judgement with no stated yardstick{SOFT}"
+        for w in _unanchored(text, _VAGUE_ADJ_SOFT)
+    ]
     return out
 
 
 @_rule("OB2")
 def subjective_adverb(text: str, ctx: LintContext) -> list[str]:
     """Subjective adverbs hedging a fact ("clearly states", "appropriately labels")."""
-    return [f"{_q(w)} makes a checkable fact a matter of taste" for w in _unanchored(text, _VAGUE_ADV)]
+    return [
+        f"{_q(w)} makes a checkable fact a matter of taste" for w in _unanchored(text, _VAGUE_ADV)
+    ]
 
 
 # --- unambiguous -------------------------------------------------------------------------
 
 _INDEX_WORDS = {
-    "row", "rows", "column", "col", "line", "lines", "page", "pages", "p", "pp", "section", "sec", "table",
-    "figure", "fig", "chart", "step", "rubric", "criterion", "item", "question", "q", "part", "chapter",
-    "appendix", "exhibit", "tab", "sheet", "version", "v", "no", "number", "task", "phase", "tier", "level",
-    "grade", "class", "form", "schedule", "article", "clause", "rule", "code", "zone", "district", "ward",
-    "route", "unit", "suite", "room", "floor", "building", "lot", "parcel", "box", "id", "account", "acct",
-    "invoice", "order", "policy", "claim", "case", "docket", "cell", "region", "sample", "round", "quarter",
-    "week", "day", "month", "fy", "cfr", "usc", "§", "title", "chapter", "paragraph", "para", "slide", "option",
-    "scenario", "plan", "model", "batch", "lane", "gate", "platform", "channel", "flight", "store", "branch",
-    "site", "plant", "well", "station", "sector", "ticket", "po", "sku", "ssn", "ein", "zip", "tract", "block",
-    "highway", "interstate", "hwy", "i", "us", "sr", "state", "county", "precinct", "grade", "year", "years",
-    "check", "cheque", "receipt", "record", "entry", "voucher", "transaction", "batch", "serial", "employee",
-    "patient", "customer", "vendor", "member", "item", "items", "part", "catalog", "model",
+    "row",
+    "rows",
+    "column",
+    "col",
+    "line",
+    "lines",
+    "page",
+    "pages",
+    "p",
+    "pp",
+    "section",
+    "sec",
+    "table",
+    "figure",
+    "fig",
+    "chart",
+    "step",
+    "rubric",
+    "criterion",
+    "item",
+    "question",
+    "q",
+    "part",
+    "chapter",
+    "appendix",
+    "exhibit",
+    "tab",
+    "sheet",
+    "version",
+    "v",
+    "no",
+    "number",
+    "task",
+    "phase",
+    "tier",
+    "level",
+    "grade",
+    "class",
+    "form",
+    "schedule",
+    "article",
+    "clause",
+    "rule",
+    "code",
+    "zone",
+    "district",
+    "ward",
+    "route",
+    "unit",
+    "suite",
+    "room",
+    "floor",
+    "building",
+    "lot",
+    "parcel",
+    "box",
+    "id",
+    "account",
+    "acct",
+    "invoice",
+    "order",
+    "policy",
+    "claim",
+    "case",
+    "docket",
+    "cell",
+    "region",
+    "sample",
+    "round",
+    "quarter",
+    "week",
+    "day",
+    "month",
+    "fy",
+    "cfr",
+    "usc",
+    "§",
+    "title",
+    "paragraph",
+    "para",
+    "slide",
+    "option",
+    "scenario",
+    "plan",
+    "model",
+    "batch",
+    "lane",
+    "gate",
+    "platform",
+    "channel",
+    "flight",
+    "store",
+    "branch",
+    "site",
+    "plant",
+    "well",
+    "station",
+    "sector",
+    "ticket",
+    "po",
+    "sku",
+    "ssn",
+    "ein",
+    "zip",
+    "tract",
+    "block",
+    "highway",
+    "interstate",
+    "hwy",
+    "i",
+    "us",
+    "sr",
+    "state",
+    "county",
+    "precinct",
+    "year",
+    "years",
+    "check",
+    "cheque",
+    "receipt",
+    "record",
+    "entry",
+    "voucher",
+    "transaction",
+    "serial",
+    "employee",
+    "patient",
+    "customer",
+    "vendor",
+    "member",
+    "items",
+    "catalog",
 }
 _FUNCTION_WORDS = {
-    "and", "or", "the", "a", "an", "in", "is", "are", "was", "were", "of", "to", "for", "on", "at", "by",
-    "with", "from", "as", "than", "if", "but", "not", "which", "that", "this", "it", "be", "nor", "vs",
-    "versus", "while", "when", "where", "after", "before", "into", "onto", "per", "plus", "minus", "times",
-    "so", "then", "whereas",
+    "and",
+    "or",
+    "the",
+    "a",
+    "an",
+    "in",
+    "is",
+    "are",
+    "was",
+    "were",
+    "of",
+    "to",
+    "for",
+    "on",
+    "at",
+    "by",
+    "with",
+    "from",
+    "as",
+    "than",
+    "if",
+    "but",
+    "not",
+    "which",
+    "that",
+    "this",
+    "it",
+    "be",
+    "nor",
+    "vs",
+    "versus",
+    "while",
+    "when",
+    "where",
+    "after",
+    "before",
+    "into",
+    "onto",
+    "per",
+    "plus",
+    "minus",
+    "times",
+    "so",
+    "then",
+    "whereas",
 }
 _TOLERANCE = _rx(
-    r"±", r"\+/-", r"\+-", r"\bplus or minus\b", r"\bwithin\b", r"\btolerance\b", r"\bto the nearest\b",
-    r"\brounded\b", r"\bround(?:ing|s)?\b", r"\bdecimal places?\b", r"\bdecimals?\b",
-    r"\bsignificant (?:figures|digits)\b", r"\bexact(?:ly)?\b", r"\bat least\b", r"\bat most\b",
-    r"\bor (?:more|less|fewer|greater|higher|lower|above|below)\b", r"\bno (?:more|less|fewer) than\b",
-    r"\bbetween\b", r"\brange\b", r"\bgreater than\b", r"\bless than\b", r"\bmore than\b", r"\bfewer than\b",
-    r"\bexceeds?\b", r"\bbelow\b", r"\babove\b", r"\bunder\b", r"\bover\b", r"\bup to\b", r"\bmaximum\b",
-    r"\bminimum\b", r"[<>≤≥]",
+    r"±",
+    r"\+/-",
+    r"\+-",
+    r"\bplus or minus\b",
+    r"\bwithin\b",
+    r"\btolerance\b",
+    r"\bto the nearest\b",
+    r"\brounded\b",
+    r"\bround(?:ing|s)?\b",
+    r"\bdecimal places?\b",
+    r"\bdecimals?\b",
+    r"\bsignificant (?:figures|digits)\b",
+    r"\bexact(?:ly)?\b",
+    r"\bat least\b",
+    r"\bat most\b",
+    r"\bor (?:more|less|fewer|greater|higher|lower|above|below)\b",
+    r"\bno (?:more|less|fewer) than\b",
+    r"\bbetween\b",
+    r"\brange\b",
+    r"\bgreater than\b",
+    r"\bless than\b",
+    r"\bmore than\b",
+    r"\bfewer than\b",
+    r"\bexceeds?\b",
+    r"\bbelow\b",
+    r"\babove\b",
+    r"\bunder\b",
+    r"\bover\b",
+    r"\bup to\b",
+    r"\bmaximum\b",
+    r"\bminimum\b",
+    r"[<>≤≥]",
 )
 
 
@@ -258,7 +559,11 @@ def _in_parens(text: str, pos: int) -> bool:
 
 def _fact_numbers(text: str) -> list[NumberToken]:
     """Numbers that state a quantity: not years, indexes or parenthetical asides."""
-    return [n for n in numbers(text) if not n.is_year and not _is_index(n) and not _in_parens(text, n.start)]
+    return [
+        n
+        for n in numbers(text)
+        if not n.is_year and not _is_index(n) and not _in_parens(text, n.start)
+    ]
 
 
 _TOLERANCE_BEFORE = re.compile(r"(?:±|\+/-|\+-|plus or minus|within)\s*[$€£¥]?\s*$", re.IGNORECASE)
@@ -283,33 +588,65 @@ def number_without_unit(text: str, ctx: LintContext) -> list[str]:
     out = []
     toks = numbers(text)
     for i, n in enumerate(toks):
-        if n.is_year or _is_index(n) or _has_unit(n) or _in_parens(text, n.start) or n.prev_word == "per":
+        if (
+            n.is_year
+            or _is_index(n)
+            or _has_unit(n)
+            or _in_parens(text, n.start)
+            or n.prev_word == "per"
+        ):
             continue
-        before = text[max(0, n.start - 40):n.start]
+        before = text[max(0, n.start - 40) : n.start]
         if _TOLERANCE_BEFORE.search(before[-20:]):
             continue  # "± 0.1": a tolerance takes the unit of the figure it qualifies
         if _DIMENSIONLESS.search(before):
             continue  # rates, ratios, coefficients: no unit to give
         # "10 and 20 days", "5 to 7 %": the unit written after the last number of a range
         nxt = toks[i + 1] if i + 1 < len(toks) else None
-        if (nxt is not None and n.next_word in ("and", "to", "or") and nxt.start - n.end <= 8
-                and _has_unit(nxt)):
+        if (
+            nxt is not None
+            and n.next_word in ("and", "to", "or")
+            and nxt.start - n.end <= 8
+            and _has_unit(nxt)
+        ):
             continue
         out.append(f"the number {_q(n.text)} has no unit")
     return out
 
 
-_APPROX_ALWAYS = _rx(r"\bapproximately\b", r"\bapprox\.?(?!\w)", r"\broughly\b", r"\bcirca\b", r"\bca\.(?=\s*\d)",
-                     r"\bin the (?:ballpark|neighbou?rhood|vicinity|order) of\b", r"\bon the order of\b",
-                     r"≈", r"~(?=\s*[$€£¥]?\d)")
-_APPROX_BEFORE_NUMBER = _rx(r"\b(?:about|around|nearly|almost|close to|some)\s+(?=[$€£¥]?\s?\(?-?\d)")
-_BOUND = _rx(r"±", r"\+/-", r"\+-", r"\bplus or minus\b", r"\bwithin\b", r"\btolerance\b", r"\bto the nearest\b",
-             r"\brounded\b", r"\bbetween\b[^.;]*\band\b", r"\brange of\b", r"\berror of\b", r"\bmargin\b")
+_APPROX_ALWAYS = _rx(
+    r"\bapproximately\b",
+    r"\bapprox\.?(?!\w)",
+    r"\broughly\b",
+    r"\bcirca\b",
+    r"\bca\.(?=\s*\d)",
+    r"\bin the (?:ballpark|neighbou?rhood|vicinity|order) of\b",
+    r"\bon the order of\b",
+    r"≈",
+    r"~(?=\s*[$€£¥]?\d)",
+)
+_APPROX_BEFORE_NUMBER = _rx(
+    r"\b(?:about|around|nearly|almost|close to|some)\s+(?=[$€£¥]?\s?\(?-?\d)"
+)
+_BOUND = _rx(
+    r"±",
+    r"\+/-",
+    r"\+-",
+    r"\bplus or minus\b",
+    r"\bwithin\b",
+    r"\btolerance\b",
+    r"\bto the nearest\b",
+    r"\brounded\b",
+    r"\bbetween\b[^.;]*\band\b",
+    r"\brange of\b",
+    r"\berror of\b",
+    r"\bmargin\b",
+)
 
 
 @_rule("UN2")
 def approximate_without_bound(text: str, ctx: LintContext) -> list[str]:
-    """"approximately", "roughly", "~", or "about"/"around"/"nearly" before a number,
+    """ "approximately", "roughly", "~", or "about"/"around"/"nearly" before a number,
     without a stated bound (±, within, tolerance, to the nearest, rounded, between)."""
     if _BOUND.search(text):
         return []
@@ -339,7 +676,11 @@ def compound_criterion(text: str, ctx: LintContext) -> list[str]:
     "between X and Y" ranges and lists of names ("vendors A and B") do not count."""
     body = re.sub(r"\([^()]*\)", " ", text)  # asides in parentheses are not extra facts
     body = _RANGE.sub("between-range", body)
-    parts = [p for p in re.split(r"\band\b|;|\bas well as\b|\balso\b", body, flags=re.IGNORECASE) if p.strip()]
+    parts = [
+        p
+        for p in re.split(r"\band\b|;|\bas well as\b|\balso\b", body, flags=re.IGNORECASE)
+        if p.strip()
+    ]
     if len(parts) < 2:
         return []
     strong = [p for p in parts if _fact_units(p) >= 2]
@@ -356,13 +697,18 @@ def decimal_without_tolerance(text: str, ctx: LintContext) -> list[str]:
     taken as exact."""
     if _TOLERANCE.search(text):
         return []
-    return [f"{_q(n.text)} is not an integer and no rounding or tolerance is stated"
-            for n in _fact_numbers(text) if n.decimals > 0 and n.decimals != 2]
+    return [
+        f"{_q(n.text)} is not an integer and no rounding or tolerance is stated"
+        for n in _fact_numbers(text)
+        if n.decimals > 0 and n.decimals != 2
+    ]
 
 
 # --- exact-phrase traps ------------------------------------------------------------------
 
-_QUOTED = re.compile(r"[\"“]([^\"“”\n]{1,80})[\"”]|(?<![\w])'([^'\n]{1,80})'(?![\w])|`([^`\n]{1,80})`")
+_QUOTED = re.compile(
+    r"[\"“]([^\"“”\n]{1,80})[\"”]|(?<![\w])'([^'\n]{1,80})'(?![\w])|`([^`\n]{1,80})`"
+)
 
 
 _LABEL_BEFORE = re.compile(
@@ -371,7 +717,9 @@ _LABEL_BEFORE = re.compile(
     r"\btext|\bstring|\bwording|\breads|\bspelled|\bsubject line|\btitle)\s*(?:of|as|to|is|:)?\s*$",
     re.IGNORECASE,
 )
-_LABEL_AFTER = re.compile(r"^\s*(?:column|sheet|tab|worksheet|heading|header|label|title|field|section)\b", re.IGNORECASE)
+_LABEL_AFTER = re.compile(
+    r"^\s*(?:column|sheet|tab|worksheet|heading|header|label|title|field|section)\b", re.IGNORECASE
+)
 
 
 @_rule("EX1")
@@ -383,7 +731,7 @@ def literal_label_trap(text: str, ctx: LintContext) -> list[str]:
     out = []
     for m in _QUOTED.finditer(text):
         lit = next(g for g in m.groups() if g is not None)
-        before, after = text[max(0, m.start() - 40):m.start()], text[m.end():m.end() + 25]
+        before, after = text[max(0, m.start() - 40) : m.start()], text[m.end() : m.end() + 25]
         if not (_LABEL_BEFORE.search(before) or _LABEL_AFTER.search(after)):
             continue  # a quoted value ("1,250.00", "Acme") rather than a demanded label
         norm = normalize(lit).strip(" .,:;")
@@ -394,10 +742,12 @@ def literal_label_trap(text: str, ctx: LintContext) -> list[str]:
 
 
 _POSITION = _rx(
-    r"\b(?:in|at) cell [A-Z]{1,3}\d+\b", r"\bcell [A-Z]{1,3}\d+\b",
+    r"\b(?:in|at) cell [A-Z]{1,3}\d+\b",
+    r"\bcell [A-Z]{1,3}\d+\b",
     r"\b(?:first|second|third|last|top|bottom|opening|final|closing) (?:line|row|sentence|paragraph|page|column|"
     r"cell|bullet|heading|slide|word|section)s?\b",
-    r"\b(?:begins|starts|opens|ends) with\b", r"\bat the (?:top|bottom|start|beginning|end)\b",
+    r"\b(?:begins|starts|opens|ends) with\b",
+    r"\bat the (?:top|bottom|start|beginning|end)\b",
     r"\bin the (?:title|header|footer|subject line)\b",
 )
 
@@ -418,6 +768,7 @@ def position_trap(text: str, ctx: LintContext) -> list[str]:
 
 
 # --- check consistency -------------------------------------------------------------------
+
 
 def _expected_numbers(check: object) -> tuple[list[float], float, float, bool]:
     """(values, abs_tol, rel_tol, percent) a check expects; empty values when not numeric."""
@@ -473,8 +824,9 @@ QUESTION_RULES: tuple[str, ...] = ("BI1",)
 """Rules also applied to rubric questions (the public judge shows them to the model)."""
 
 
-def lint_text(text: str, ctx: LintContext | None = None,
-              rules: list[str] | None = None) -> list[tuple[str, str, Severity]]:
+def lint_text(
+    text: str, ctx: LintContext | None = None, rules: list[str] | None = None
+) -> list[tuple[str, str, Severity]]:
     """Lint one criterion sentence.
 
     Args:
@@ -509,13 +861,32 @@ def lint_task(task: Task, rules: list[str] | None = None) -> list[Finding]:
     file = display_path(task.root / RUBRICS)
     out: list[Finding] = []
     for r in task.rubrics:
-        for rid, msg, sev in lint_text(r.question, LintContext(task.instructions, r.question),
-                                       [x for x in QUESTION_RULES if rules is None or x in rules]):
-            out.append(make_finding(rid, msg, task_id=task.id, file=file, severity=sev,
-                                    where=f"rubrics[{r.index}].rubric"))
+        for rid, msg, sev in lint_text(
+            r.question,
+            LintContext(task.instructions, r.question),
+            [x for x in QUESTION_RULES if rules is None or x in rules],
+        ):
+            out.append(
+                make_finding(
+                    rid,
+                    msg,
+                    task_id=task.id,
+                    file=file,
+                    severity=sev,
+                    where=f"rubrics[{r.index}].rubric",
+                )
+            )
         for c in r.criteria:
             ctx = LintContext(task.instructions, r.question, c.check)
             for rid, msg, sev in lint_text(c.text, ctx, rules):
-                out.append(make_finding(rid, msg, task_id=task.id, file=file, severity=sev,
-                                        where=f"rubrics[{r.index}].criterion[{c.index}]"))
+                out.append(
+                    make_finding(
+                        rid,
+                        msg,
+                        task_id=task.id,
+                        file=file,
+                        severity=sev,
+                        where=f"rubrics[{r.index}].criterion[{c.index}]",
+                    )
+                )
     return out

@@ -75,8 +75,14 @@ class LLMReviewConfig(BaseModel):
     json_mode: bool = True
 
     @classmethod
-    def from_env(cls, *, base_url: str | None = None, api_key: str | None = None, model: str | None = None,
-                 **kw: Any) -> "LLMReviewConfig":
+    def from_env(
+        cls,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        model: str | None = None,
+        **kw: Any,
+    ) -> LLMReviewConfig:
         """Fill unset values from ``JUDGE_API_BASE`` / ``JUDGE_API_KEY`` / ``JUDGE_MODEL``
         (the public JobBench judge's variables), then ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``.
 
@@ -87,7 +93,9 @@ class LLMReviewConfig(BaseModel):
         if not model:
             raise ValueError("--llm needs a model: pass --llm-model or set JUDGE_MODEL")
         return cls(
-            base_url=base_url or os.environ.get("JUDGE_API_BASE") or os.environ.get("OPENAI_BASE_URL"),
+            base_url=base_url
+            or os.environ.get("JUDGE_API_BASE")
+            or os.environ.get("OPENAI_BASE_URL"),
             api_key=api_key or os.environ.get("JUDGE_API_KEY") or os.environ.get("OPENAI_API_KEY"),
             model=model,
             **kw,
@@ -114,7 +122,9 @@ def build_messages(task: Task, rubric: Rubric) -> list[dict[str, str]]:
     """The chat messages for one rubric (system rules, then instructions, then criteria)."""
     crit = "\n".join(f"{c.index + 1}. {c.text}" for c in rubric.criteria)
     user = (
-        "TASK INSTRUCTIONS (what the agent was told):\n<<<\n" + task.instructions.strip() + "\n>>>\n\n"
+        "TASK INSTRUCTIONS (what the agent was told):\n<<<\n"
+        + task.instructions.strip()
+        + "\n>>>\n\n"
         f"RUBRIC QUESTION: {rubric.question}\n\nCRITERIA:\n{crit}\n\n"
         "Review every criterion and reply with the JSON object described."
     )
@@ -140,7 +150,7 @@ def parse_reply(content: str | None) -> dict[str, Any]:
         if s < 0 or e <= s:
             raise ValueError(f"reply is not JSON: {content[:80]!r}") from None
         try:
-            data = json.loads(text[s:e + 1])
+            data = json.loads(text[s : e + 1])
         except json.JSONDecodeError as exc:
             raise ValueError(f"reply is not JSON ({exc.msg}): {content[:80]!r}") from None
     if not isinstance(data, dict) or not isinstance(data.get("criteria"), list):
@@ -151,11 +161,17 @@ def parse_reply(content: str | None) -> dict[str, Any]:
 def _client(cfg: LLMReviewConfig) -> Any:
     import openai
 
-    return openai.OpenAI(base_url=cfg.base_url, api_key=cfg.api_key or "not-needed", timeout=cfg.timeout,
-                         max_retries=0)
+    return openai.OpenAI(
+        base_url=cfg.base_url,
+        api_key=cfg.api_key or "not-needed",
+        timeout=cfg.timeout,
+        max_retries=0,
+    )
 
 
-def _call(client: Any, cfg: LLMReviewConfig, messages: list[dict[str, str]]) -> tuple[dict[str, Any], Usage]:
+def _call(
+    client: Any, cfg: LLMReviewConfig, messages: list[dict[str, str]]
+) -> tuple[dict[str, Any], Usage]:
     """One rubric, with retries. Returns (parsed reply, usage over all attempts).
 
     Raises:
@@ -187,8 +203,12 @@ def _call(client: Any, cfg: LLMReviewConfig, messages: list[dict[str, str]]) -> 
         u = resp.usage
         if u is not None:
             cached = getattr(getattr(u, "prompt_tokens_details", None), "cached_tokens", 0) or 0
-            usage = usage + Usage(calls=1, input_tokens=u.prompt_tokens or 0, cached_input_tokens=cached,
-                                  output_tokens=u.completion_tokens or 0)
+            usage = usage + Usage(
+                calls=1,
+                input_tokens=u.prompt_tokens or 0,
+                cached_input_tokens=cached,
+                output_tokens=u.completion_tokens or 0,
+            )
         else:
             usage = usage + Usage(calls=1)
         content = resp.choices[0].message.content if resp.choices else None
@@ -200,7 +220,9 @@ def _call(client: Any, cfg: LLMReviewConfig, messages: list[dict[str, str]]) -> 
     raise RuntimeError(f"no usable reply after {cfg.tries} attempt(s) (last: {last})")
 
 
-def _review_rubric(client: Any, cfg: LLMReviewConfig, task: Task, rubric: Rubric) -> tuple[list[Finding], int, str | None, Usage]:
+def _review_rubric(
+    client: Any, cfg: LLMReviewConfig, task: Task, rubric: Rubric
+) -> tuple[list[Finding], int, str | None, Usage]:
     file = display_path(task.root / RUBRICS)
     try:
         data, usage = _call(client, cfg, build_messages(task, rubric))
@@ -227,10 +249,16 @@ def _review_rubric(client: Any, cfg: LLMReviewConfig, task: Task, rubric: Rubric
         principle = str(item.get("principle") or "unspecified")
         problem = str(item.get("problem") or "").strip() or "(no reason given)"
         fix = str(item.get("fix") or "").strip()
-        findings.append(make_finding(
-            "LLM1", f"{principle}: {problem}", task_id=task.id, file=file,
-            where=f"rubrics[{rubric.index}].criterion[{j}]",
-            hint=f"suggested: {fix}" if fix else None))
+        findings.append(
+            make_finding(
+                "LLM1",
+                f"{principle}: {problem}",
+                task_id=task.id,
+                file=file,
+                where=f"rubrics[{rubric.index}].criterion[{j}]",
+                hint=f"suggested: {fix}" if fix else None,
+            )
+        )
     err = None
     missing = [j for j in range(len(rubric.criteria)) if j not in seen]
     if missing:

@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import shutil
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import BaseModel, Field
 
@@ -83,42 +84,82 @@ def check_oracle_null(
         findings: list[Finding] = []
         oracle = by_task.get(tid, {}).get(oracle_agent, [])
         if not oracle:
-            findings.append(make_finding("O2", f"no grade of agent {oracle_agent!r} in {display_path(run_dir)}",
-                                         task_id=tid, file=file))
+            findings.append(
+                make_finding(
+                    "O2",
+                    f"no grade of agent {oracle_agent!r} in {display_path(run_dir)}",
+                    task_id=tid,
+                    file=file,
+                )
+            )
         scores = []
         for g in oracle:
             scores.append(g.grade.score)
             for rg in g.grade.rubrics:
                 for cv in rg.criteria:
                     if cv.verdict != "pass":
-                        findings.append(make_finding(
-                            "O1", f"{g.grade.trial_id}: {_verdict_line(g, rg.index, cv.criterion_index)}",
-                            task_id=tid, file=file, where=f"rubrics[{rg.index}].criterion[{cv.criterion_index}]"))
-            if g.grade.score is not None and g.grade.score < 1.0 and not any(
-                    f.rule == "O1" and f.message.startswith(g.grade.trial_id) for f in findings):
+                        findings.append(
+                            make_finding(
+                                "O1",
+                                f"{g.grade.trial_id}: {_verdict_line(g, rg.index, cv.criterion_index)}",
+                                task_id=tid,
+                                file=file,
+                                where=f"rubrics[{rg.index}].criterion[{cv.criterion_index}]",
+                            )
+                        )
+            if (
+                g.grade.score is not None
+                and g.grade.score < 1.0
+                and not any(
+                    f.rule == "O1" and f.message.startswith(g.grade.trial_id) for f in findings
+                )
+            ):
                 # every criterion passed but a requires chain or weight rule still failed
-                findings.append(make_finding("O1", f"{g.grade.trial_id}: score {g.grade.score:.1%} < 100 %",
-                                             task_id=tid, file=file))
+                findings.append(
+                    make_finding(
+                        "O1",
+                        f"{g.grade.trial_id}: score {g.grade.score:.1%} < 100 %",
+                        task_id=tid,
+                        file=file,
+                    )
+                )
         res["oracle"] = GateResult.from_findings("oracle", findings, metrics={"scores": scores})
         # null
         findings = []
         null = by_task.get(tid, {}).get(null_agent, [])
         if not null:
-            findings.append(make_finding("N2", f"no grade of agent {null_agent!r} in {display_path(run_dir)}",
-                                         task_id=tid, file=file))
+            findings.append(
+                make_finding(
+                    "N2",
+                    f"no grade of agent {null_agent!r} in {display_path(run_dir)}",
+                    task_id=tid,
+                    file=file,
+                )
+            )
         scores = []
         for g in null:
             scores.append(g.grade.score)
             passed = [rg for rg in g.grade.rubrics if rg.passed]
             for rg in passed:
-                findings.append(make_finding(
-                    "N1", f"{g.grade.trial_id}: rubric {rg.index} (weight {rg.weight:g}) passes with no deliverables",
-                    task_id=tid, file=file, where=f"rubrics[{rg.index}]",
-                    severity="error" if rg.weight > 0 else "warning"))
+                findings.append(
+                    make_finding(
+                        "N1",
+                        f"{g.grade.trial_id}: rubric {rg.index} (weight {rg.weight:g}) passes with no deliverables",
+                        task_id=tid,
+                        file=file,
+                        where=f"rubrics[{rg.index}]",
+                        severity="error" if rg.weight > 0 else "warning",
+                    )
+                )
             if not passed and g.grade.status not in ("complete", "no_deliverable"):
-                findings.append(make_finding(
-                    "N2", f"{g.grade.trial_id}: grade is {g.grade.status}, so 0 % is not established",
-                    task_id=tid, file=file))
+                findings.append(
+                    make_finding(
+                        "N2",
+                        f"{g.grade.trial_id}: grade is {g.grade.status}, so 0 % is not established",
+                        task_id=tid,
+                        file=file,
+                    )
+                )
         res["null"] = GateResult.from_findings("null", findings, metrics={"scores": scores})
         out[tid] = res
     return out
@@ -134,9 +175,17 @@ def resolve_runner() -> RunAgents:
     :func:`jobbench.runner.run_trials` (one epoch, default limits and sandbox)."""
     from ..runner import AgentSpec, RunConfig, run_trials
 
-    def run_agents(dataset: Path, run_dir: Path, agents: list[str], *, task_glob: str | None = None) -> None:
-        run_trials(RunConfig(dataset=Path(dataset), agents=[AgentSpec(agent=a) for a in agents],
-                             run_dir=Path(run_dir), task_glob=task_glob))
+    def run_agents(
+        dataset: Path, run_dir: Path, agents: list[str], *, task_glob: str | None = None
+    ) -> None:
+        run_trials(
+            RunConfig(
+                dataset=Path(dataset),
+                agents=[AgentSpec(agent=a) for a in agents],
+                run_dir=Path(run_dir),
+                task_glob=task_glob,
+            )
+        )
 
     return run_agents
 
@@ -187,6 +236,7 @@ def run_oracle_null(
 
 # --- self-consistency ---------------------------------------------------------------------
 
+
 class CriterionFlips(BaseModel):
     """Flip statistics of one criterion over trials.
 
@@ -236,7 +286,9 @@ def flip_rates(repeats: list[list[GradeRecord]]) -> Consistency:
             for rg in g.rubrics:
                 for cv in rg.criteria:
                     if cv.verdict in ("pass", "fail"):
-                        seen[(g.task_id, g.trial_id, rg.index, cv.criterion_index)].append(cv.verdict)
+                        seen[(g.task_id, g.trial_id, rg.index, cv.criterion_index)].append(
+                            cv.verdict
+                        )
     per: dict[tuple[str, int, int], list[int]] = defaultdict(lambda: [0, 0])
     for (task_id, _trial, r, j), verdicts in seen.items():
         if len(verdicts) < 2:
@@ -244,27 +296,47 @@ def flip_rates(repeats: list[list[GradeRecord]]) -> Consistency:
         s = per[(task_id, r, j)]
         s[0] += 1
         s[1] += int(len(set(verdicts)) > 1)
-    crit = [CriterionFlips(task_id=t, rubric=r, criterion=j, trials=n, flipped=f, flip_rate=f / n if n else None)
-            for (t, r, j), (n, f) in sorted(per.items())]
+    crit = [
+        CriterionFlips(
+            task_id=t, rubric=r, criterion=j, trials=n, flipped=f, flip_rate=f / n if n else None
+        )
+        for (t, r, j), (n, f) in sorted(per.items())
+    ]
     n_all = sum(c.trials for c in crit)
-    return Consistency(repeats=len(repeats), criteria=crit,
-                       flip_rate=sum(c.flipped for c in crit) / n_all if n_all else None)
+    return Consistency(
+        repeats=len(repeats),
+        criteria=crit,
+        flip_rate=sum(c.flipped for c in crit) / n_all if n_all else None,
+    )
 
 
-def consistency_gate_results(result: Consistency, *, files: dict[str, str] | None = None) -> dict[str, GateResult]:
+def consistency_gate_results(
+    result: Consistency, *, files: dict[str, str] | None = None
+) -> dict[str, GateResult]:
     """Per-task ``consistency`` results with a ``C1`` warning per criterion that flipped."""
     by_task: dict[str, list[CriterionFlips]] = defaultdict(list)
     for c in result.criteria:
         by_task[c.task_id].append(c)
     out: dict[str, GateResult] = {}
     for tid, crit in by_task.items():
-        findings = [make_finding("C1", f"verdict flipped in {c.flipped}/{c.trials} trial(s) over "
-                                 f"{result.repeats} gradings", task_id=tid, file=(files or {}).get(tid),
-                                 where=f"rubrics[{c.rubric}].criterion[{c.criterion}]")
-                    for c in crit if c.flipped]
+        findings = [
+            make_finding(
+                "C1",
+                f"verdict flipped in {c.flipped}/{c.trials} trial(s) over "
+                f"{result.repeats} gradings",
+                task_id=tid,
+                file=(files or {}).get(tid),
+                where=f"rubrics[{c.rubric}].criterion[{c.criterion}]",
+            )
+            for c in crit
+            if c.flipped
+        ]
         n = sum(c.trials for c in crit)
         out[tid] = GateResult.from_findings(
-            "consistency", findings, metrics={"flip_rate": sum(c.flipped for c in crit) / n if n else None})
+            "consistency",
+            findings,
+            metrics={"flip_rate": sum(c.flipped for c in crit) / n if n else None},
+        )
     return out
 
 
@@ -280,8 +352,10 @@ def _without_cache(config: Any) -> Any:
     fields = getattr(type(config), "model_fields", {})
     update = {k: v for k, v in _CACHE_FIELDS.items() if k in fields}
     if not update:
-        raise GateUnavailable(f"cannot bypass the judge cache: {type(config).__name__} has none of the fields "
-                              f"{', '.join(_CACHE_FIELDS)}")
+        raise GateUnavailable(
+            f"cannot bypass the judge cache: {type(config).__name__} has none of the fields "
+            f"{', '.join(_CACHE_FIELDS)}"
+        )
     return config.model_copy(update=update)
 
 

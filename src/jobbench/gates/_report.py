@@ -14,7 +14,17 @@ from ._findings import RULES, GateResult
 from ._oracle import Consistency
 from ._solve import SolveTrial
 
-GATE_ORDER: tuple[str, ...] = ("validate", "audit", "lint", "llm", "decoy", "oracle", "null", "solve", "consistency")
+GATE_ORDER: tuple[str, ...] = (
+    "validate",
+    "audit",
+    "lint",
+    "llm",
+    "decoy",
+    "oracle",
+    "null",
+    "solve",
+    "consistency",
+)
 """Column order of the report."""
 
 EXIT_OK, EXIT_FAIL, EXIT_USAGE, EXIT_INFRA = 0, 1, 2, 3
@@ -60,7 +70,9 @@ class GateReport(BaseModel):
         notes: dataset-level messages (e.g. why a requested gate could not run).
     """
 
-    created_at: str = Field(default_factory=lambda: _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds"))
+    created_at: str = Field(
+        default_factory=lambda: _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+    )
     harness_version: str = __version__
     dataset: str
     gates: list[str]
@@ -113,11 +125,15 @@ def render_markdown(report: GateReport, *, max_findings: int = 200) -> str:
     gates = [g for g in GATE_ORDER if g in report.gates or any(g in t.gates for t in report.tasks)]
     n_fail = sum(1 for t in report.tasks if t.status == "fail")
     lines = [
-        "# JobBench gate report", "",
+        "# JobBench gate report",
+        "",
         f"Dataset `{report.dataset}` · {len(report.tasks)} task(s) · gates: {', '.join(gates)}"
-        + (" · strict" if report.strict else "") + f" · jobbench {report.harness_version} · {report.created_at}", "",
+        + (" · strict" if report.strict else "")
+        + f" · jobbench {report.harness_version} · {report.created_at}",
+        "",
         f"**Result: {'FAIL' if report.exit_code == EXIT_FAIL else 'ERROR' if report.exit_code == EXIT_INFRA else 'PASS' if report.exit_code == EXIT_OK else 'NO TASKS'}**"
-        f" ({n_fail} task(s) failing, exit code {report.exit_code})", "",
+        f" ({n_fail} task(s) failing, exit code {report.exit_code})",
+        "",
     ]
     for note in report.notes:
         lines.append(f"> {note}")
@@ -132,22 +148,34 @@ def render_markdown(report: GateReport, *, max_findings: int = 200) -> str:
         s = report.solve
         lines += ["## Solve trial", ""]
         if s.reachability is not None:
-            lines.append(f"Dataset reachability {s.reachability:.1%} (Σ reached / Σ criteria; mean of tasks "
-                         f"{s.mean_task_reachability:.1%}) over runs {', '.join(s.runs)}, judge `{s.judge_key}`; "
-                         f"{len(s.flagged)} task(s) under {s.threshold:.0%}.")
+            lines.append(
+                f"Dataset reachability {s.reachability:.1%} (Σ reached / Σ criteria; mean of tasks "
+                f"{s.mean_task_reachability:.1%}) over runs {', '.join(s.runs)}, judge `{s.judge_key}`; "
+                f"{len(s.flagged)} task(s) under {s.threshold:.0%}."
+            )
         else:
             lines.append("No counted graded trial.")
-        lines += ["", "| task | reached | criteria | reachability | trials |", "|---|---|---|---|---|"]
+        lines += [
+            "",
+            "| task | reached | criteria | reachability | trials |",
+            "|---|---|---|---|---|",
+        ]
         for t in s.tasks:
-            lines.append(f"| {t.task_id} | {t.reached} | {t.criteria} | {t.reachability:.1%}"
-                         f"{' **<' + format(s.threshold, '.0%') + '**' if t.flagged else ''} | {t.trials} |")
+            lines.append(
+                f"| {t.task_id} | {t.reached} | {t.criteria} | {t.reachability:.1%}"
+                f"{' **<' + format(s.threshold, '.0%') + '**' if t.flagged else ''} | {t.trials} |"
+            )
         if s.unattempted:
             lines += ["", f"Not attempted: {', '.join(s.unattempted)}."]
         lines.append("")
     if report.consistency is not None and report.consistency.flip_rate is not None:
         c = report.consistency
-        lines += ["## Judge self-consistency", "",
-                  f"Verdict flip rate {c.flip_rate:.2%} over {c.repeats} gradings.", ""]
+        lines += [
+            "## Judge self-consistency",
+            "",
+            f"Verdict flip rate {c.flip_rate:.2%} over {c.repeats} gradings.",
+            "",
+        ]
     # a gate that could not run for the same reason on every task is reported once
     common: dict[str, str] = {}
     for g in gates:
@@ -163,8 +191,11 @@ def render_markdown(report: GateReport, *, max_findings: int = 200) -> str:
     shown = 0
     for t in report.tasks:
         found = [f for g in gates if g in t.gates for f in t.gates[g].findings]
-        reasons = [(g, t.gates[g]) for g in gates
-                   if g in t.gates and t.gates[g].status == "error" and g not in common]
+        reasons = [
+            (g, t.gates[g])
+            for g in gates
+            if g in t.gates and t.gates[g].status == "error" and g not in common
+        ]
         if not found and not reasons:
             continue
         lines += [f"### {t.task_id} ({t.status})", ""]

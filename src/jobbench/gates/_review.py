@@ -43,14 +43,37 @@ CRITERION_DECISIONS = ("keep", "edit", "prune")
 RUBRIC_DECISIONS = ("keep", "prune")
 
 CRITERIA_COLUMNS: tuple[str, ...] = (
-    "task", "rubric", "rubric id", "rubric question", "weight", "criterion", "criterion text", "check",
-    "lint", "solve passes", "oracle", "decoys", "decision", "edited text", "comment", "fingerprint",
+    "task",
+    "rubric",
+    "rubric id",
+    "rubric question",
+    "weight",
+    "criterion",
+    "criterion text",
+    "check",
+    "lint",
+    "solve passes",
+    "oracle",
+    "decoys",
+    "decision",
+    "edited text",
+    "comment",
+    "fingerprint",
 )
 """Header of the ``criteria`` sheet; ``rubric`` and ``criterion`` are 0-based indexes."""
 
 RUBRIC_COLUMNS: tuple[str, ...] = (
-    "task", "rubric", "rubric id", "rubric question", "weight", "criteria", "requires", "required by",
-    "decision", "comment", "fingerprint",
+    "task",
+    "rubric",
+    "rubric id",
+    "rubric question",
+    "weight",
+    "criteria",
+    "requires",
+    "required by",
+    "decision",
+    "comment",
+    "fingerprint",
 )
 """Header of the ``rubrics`` sheet."""
 
@@ -62,7 +85,9 @@ def fingerprint(text: str) -> str:
 
 def _rubric_fingerprint(task: Task, index: int) -> str:
     r = task.rubrics[index]
-    return fingerprint(json.dumps([r.question, r.weight, [c.text for c in r.criteria]], ensure_ascii=False))
+    return fingerprint(
+        json.dumps([r.question, r.weight, [c.text for c in r.criteria]], ensure_ascii=False)
+    )
 
 
 def _check_summary(check: Any) -> str:
@@ -116,27 +141,60 @@ def export_review(dataset: Dataset, out: Path, context: ReviewContext | None = N
                 key = f"{r.index}.{c.index}"
                 where = f"rubrics[{r.index}].criterion[{c.index}]"
                 solve = ctx.solve.get(t.id, {}).get(key)
-                ws.append([
-                    t.id, r.index, r.id, r.question, r.weight, c.index, c.text, _check_summary(c.check),
-                    "\n".join(ctx.lint.get(t.id, {}).get(where, [])),
-                    f"{solve[0]}/{solve[1]}" if solve else "",
-                    ctx.oracle.get(t.id, {}).get(key, ""),
-                    "\n".join(ctx.decoys.get(t.id, {}).get(key, [])),
-                    None, None, None, fingerprint(c.text),
-                ])
+                ws.append(
+                    [
+                        t.id,
+                        r.index,
+                        r.id,
+                        r.question,
+                        r.weight,
+                        c.index,
+                        c.text,
+                        _check_summary(c.check),
+                        "\n".join(ctx.lint.get(t.id, {}).get(where, [])),
+                        f"{solve[0]}/{solve[1]}" if solve else "",
+                        ctx.oracle.get(t.id, {}).get(key, ""),
+                        "\n".join(ctx.decoys.get(t.id, {}).get(key, [])),
+                        None,
+                        None,
+                        None,
+                        fingerprint(c.text),
+                    ]
+                )
     rws = wb.create_sheet(RUBRICS_SHEET)
     rws.append(list(RUBRIC_COLUMNS))
     for t in dataset.tasks:
         for r in t.rubrics:
             required_by = [o.index for o in t.rubrics if r.index in o.requires]
-            rws.append([t.id, r.index, r.id, r.question, r.weight, len(r.criteria),
-                        ", ".join(map(str, r.requires)), ", ".join(map(str, required_by)), None, None,
-                        _rubric_fingerprint(t, r.index)])
+            rws.append(
+                [
+                    t.id,
+                    r.index,
+                    r.id,
+                    r.question,
+                    r.weight,
+                    len(r.criteria),
+                    ", ".join(map(str, r.requires)),
+                    ", ".join(map(str, required_by)),
+                    None,
+                    None,
+                    _rubric_fingerprint(t, r.index),
+                ]
+            )
 
     header_fill = PatternFill("solid", fgColor="DDEBF7")
     review_fill = PatternFill("solid", fgColor="FFF2CC")
-    widths = {"rubric question": 40, "criterion text": 60, "check": 30, "lint": 40, "decoys": 30,
-              "edited text": 60, "comment": 40, "oracle": 20, "task": 32}
+    widths = {
+        "rubric question": 40,
+        "criterion text": 60,
+        "check": 30,
+        "lint": 40,
+        "decoys": 30,
+        "edited text": 60,
+        "comment": 40,
+        "oracle": 20,
+        "task": 32,
+    }
     for sheet, cols, decisions, editable in (
         (ws, CRITERIA_COLUMNS, CRITERION_DECISIONS, ("decision", "edited text", "comment")),
         (rws, RUBRIC_COLUMNS, RUBRIC_DECISIONS, ("decision", "comment")),
@@ -155,9 +213,14 @@ def export_review(dataset: Dataset, out: Path, context: ReviewContext | None = N
                 cell.alignment = Alignment(wrap_text=True, vertical="top")
         col = cols.index("decision") + 1
         letter = sheet.cell(row=1, column=col).column_letter
-        dv = DataValidation(type="list", formula1='"' + ",".join(decisions) + '"', allow_blank=True,
-                            showErrorMessage=True, errorTitle="decision",
-                            error="Choose " + ", ".join(decisions) + " (empty = keep).")
+        dv = DataValidation(
+            type="list",
+            formula1='"' + ",".join(decisions) + '"',
+            allow_blank=True,
+            showErrorMessage=True,
+            errorTitle="decision",
+            error="Choose " + ", ".join(decisions) + " (empty = keep).",
+        )
         dv.add(f"{letter}2:{letter}{max(sheet.max_row, 2)}")
         sheet.add_data_validation(dv)
         sheet.auto_filter.ref = sheet.dimensions
@@ -165,11 +228,17 @@ def export_review(dataset: Dataset, out: Path, context: ReviewContext | None = N
     readme = wb.create_sheet(README_SHEET)
     for line in (
         ["JobBench rubric review"],
-        [f"exported {_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds')} from {display_path(dataset.root)}"],
+        [
+            f"exported {_dt.datetime.now(_dt.UTC).isoformat(timespec='seconds')} from {display_path(dataset.root)}"
+        ],
         [""],
         ["criteria sheet: set decision to keep, edit or prune (empty = keep)."],
-        ["edit: write the new criterion in 'edited text'. prune: the criterion is removed from its rubric."],
-        ["rubrics sheet: prune removes a whole rubric item (refused if another kept rubric requires it)."],
+        [
+            "edit: write the new criterion in 'edited text'. prune: the criterion is removed from its rubric."
+        ],
+        [
+            "rubrics sheet: prune removes a whole rubric item (refused if another kept rubric requires it)."
+        ],
         ["A rubric may not lose all its criteria; prune the rubric instead."],
         ["Apply with: jobbench review apply PATH THIS_FILE  (re-export after applying)."],
         ["Do not edit the task, rubric, criterion or fingerprint columns."],
@@ -185,6 +254,7 @@ def export_review(dataset: Dataset, out: Path, context: ReviewContext | None = N
 
 
 # --- apply --------------------------------------------------------------------------------
+
 
 class ReviewError(ValueError):
     """The sheet cannot be applied; ``problems`` lists every reason (sheet, row, column)."""
@@ -252,8 +322,9 @@ def _cell(v: Any) -> str:
     return str(v).strip()
 
 
-def _read_sheet(wb: Any, name: str, columns: tuple[str, ...], required: tuple[str, ...],
-                problems: list[str]) -> list[tuple[int, dict[str, str]]]:
+def _read_sheet(
+    wb: Any, name: str, columns: tuple[str, ...], required: tuple[str, ...], problems: list[str]
+) -> list[tuple[int, dict[str, str]]]:
     if name not in wb.sheetnames:
         return []
     ws = wb[name]
@@ -282,7 +353,9 @@ def _int(v: str) -> int | None:
         return None
 
 
-def apply_review(dataset: Dataset, sheet: Path, *, dry_run: bool = False, changelog: Path | None = None) -> ReviewResult:
+def apply_review(
+    dataset: Dataset, sheet: Path, *, dry_run: bool = False, changelog: Path | None = None
+) -> ReviewResult:
     """Apply a filled-in review workbook to the dataset's RUBRICS.json files.
 
     Args:
@@ -308,14 +381,23 @@ def apply_review(dataset: Dataset, sheet: Path, *, dry_run: bool = False, change
     try:
         wb = load_workbook(sheet, read_only=True, data_only=True)
     except Exception as exc:  # noqa: BLE001 - openpyxl raises several types for bad files
-        raise ReviewError([f"{display_path(sheet)}: not a readable .xlsx workbook ({exc})"]) from exc
+        raise ReviewError(
+            [f"{display_path(sheet)}: not a readable .xlsx workbook ({exc})"]
+        ) from exc
     problems: list[str] = []
     sname = display_path(sheet)
     if CRITERIA_SHEET not in wb.sheetnames:
         raise ReviewError([f"{sname}: no sheet named {CRITERIA_SHEET!r}"])
-    crit_rows = _read_sheet(wb, CRITERIA_SHEET, CRITERIA_COLUMNS,
-                            ("task", "rubric", "criterion", "decision", "edited text", "fingerprint"), problems)
-    rub_rows = _read_sheet(wb, RUBRICS_SHEET, RUBRIC_COLUMNS, ("task", "rubric", "decision", "fingerprint"), problems)
+    crit_rows = _read_sheet(
+        wb,
+        CRITERIA_SHEET,
+        CRITERIA_COLUMNS,
+        ("task", "rubric", "criterion", "decision", "edited text", "fingerprint"),
+        problems,
+    )
+    rub_rows = _read_sheet(
+        wb, RUBRICS_SHEET, RUBRIC_COLUMNS, ("task", "rubric", "decision", "fingerprint"), problems
+    )
     wb.close()
     tasks = {t.id: t for t in dataset.tasks}
 
@@ -332,13 +414,22 @@ def apply_review(dataset: Dataset, sheet: Path, *, dry_run: bool = False, change
         if t is None:
             problems.append(f"{loc}: task {tid!r} is not in {display_path(dataset.root)}")
             continue
-        if r is None or j is None or not 0 <= r < len(t.rubrics) or not 0 <= j < len(t.rubrics[r].criteria):
-            problems.append(f"{loc}: rubric {row['rubric']!r} / criterion {row['criterion']!r} does not exist in {tid}")
+        if (
+            r is None
+            or j is None
+            or not 0 <= r < len(t.rubrics)
+            or not 0 <= j < len(t.rubrics[r].criteria)
+        ):
+            problems.append(
+                f"{loc}: rubric {row['rubric']!r} / criterion {row['criterion']!r} does not exist in {tid}"
+            )
             continue
         current = t.rubrics[r].criteria[j].text
         if row["fingerprint"] != fingerprint(current):
-            problems.append(f"{loc}: {tid} rubrics[{r}].criterion[{j}] changed since the export "
-                            "(fingerprint mismatch); re-export and review again")
+            problems.append(
+                f"{loc}: {tid} rubrics[{r}].criterion[{j}] changed since the export "
+                "(fingerprint mismatch); re-export and review again"
+            )
             continue
         decision = row["decision"].lower()
         text = row.get("edited text", "")
@@ -346,14 +437,18 @@ def apply_review(dataset: Dataset, sheet: Path, *, dry_run: bool = False, change
         if decision == "":
             decision = "keep"
         if decision not in CRITERION_DECISIONS:
-            problems.append(f"{loc}: decision {row['decision']!r} is not one of {', '.join(CRITERION_DECISIONS)}")
+            problems.append(
+                f"{loc}: decision {row['decision']!r} is not one of {', '.join(CRITERION_DECISIONS)}"
+            )
             continue
         if decision == "edit" and not text:
             problems.append(f"{loc}: decision 'edit' needs the new text in 'edited text'")
             continue
         if decision != "edit" and text:
-            problems.append(f"{loc}: 'edited text' is filled in but the decision is {decision!r}; "
-                            "set the decision to 'edit' or clear the text")
+            problems.append(
+                f"{loc}: 'edited text' is filled in but the decision is {decision!r}; "
+                "set the decision to 'edit' or clear the text"
+            )
             continue
         if decision == "edit" and " ".join(text.split()) == " ".join(current.split()):
             problems.append(f"{loc}: 'edited text' equals the current criterion; use 'keep'")
@@ -376,11 +471,15 @@ def apply_review(dataset: Dataset, sheet: Path, *, dry_run: bool = False, change
             problems.append(f"{loc}: rubric {row['rubric']!r} does not exist in {tid}")
             continue
         if row["fingerprint"] != _rubric_fingerprint(t, r):
-            problems.append(f"{loc}: {tid} rubrics[{r}] changed since the export (fingerprint mismatch)")
+            problems.append(
+                f"{loc}: {tid} rubrics[{r}] changed since the export (fingerprint mismatch)"
+            )
             continue
         decision = row["decision"].lower() or "keep"
         if decision not in RUBRIC_DECISIONS:
-            problems.append(f"{loc}: decision {row['decision']!r} is not one of {', '.join(RUBRIC_DECISIONS)}")
+            problems.append(
+                f"{loc}: decision {row['decision']!r} is not one of {', '.join(RUBRIC_DECISIONS)}"
+            )
             continue
         if r in rub_dec.setdefault(tid, {}):
             problems.append(f"{loc}: {tid} rubrics[{r}] appears twice in the sheet")
@@ -398,7 +497,9 @@ def apply_review(dataset: Dataset, sheet: Path, *, dry_run: bool = False, change
             if d == "keep":
                 result.kept += 1
                 if comment:
-                    result.comments.append({"task": tid, "where": f"rubrics[{r}].criterion[{j}]", "comment": comment})
+                    result.comments.append(
+                        {"task": tid, "where": f"rubrics[{r}].criterion[{j}]", "comment": comment}
+                    )
         if not any(d != "keep" for d, _, _ in cdec.values()) and not pruned_rubrics:
             continue
         rubric_path = t.root / RUBRICS
@@ -406,16 +507,20 @@ def apply_review(dataset: Dataset, sheet: Path, *, dry_run: bool = False, change
         for r in sorted(pruned_rubrics):
             for other in t.rubrics:
                 if other.index not in pruned_rubrics and r in other.requires:
-                    problems.append(f"{loc}: pruning rubrics[{r}] breaks the requires chain of kept "
-                                    f"rubrics[{other.index}] ({other.question[:60]!r}); prune or edit both")
+                    problems.append(
+                        f"{loc}: pruning rubrics[{r}] breaks the requires chain of kept "
+                        f"rubrics[{other.index}] ({other.question[:60]!r}); prune or edit both"
+                    )
         for r in t.rubrics:
             if r.index in pruned_rubrics:
                 continue
             left = [c for c in r.criteria if cdec.get((r.index, c.index), ("keep",))[0] != "prune"]
             if not left:
-                problems.append(f"{loc}: the decisions prune every criterion of rubrics[{r.index}] "
-                                f"({r.question[:60]!r}); a rubric cannot be empty (prune the rubric on the "
-                                f"{RUBRICS_SHEET!r} sheet instead)")
+                problems.append(
+                    f"{loc}: the decisions prune every criterion of rubrics[{r.index}] "
+                    f"({r.question[:60]!r}); a rubric cannot be empty (prune the rubric on the "
+                    f"{RUBRICS_SHEET!r} sheet instead)"
+                )
         if len(pruned_rubrics) == len(t.rubrics):
             problems.append(f"{loc}: the decisions prune every rubric of {tid}")
             continue
@@ -426,8 +531,13 @@ def apply_review(dataset: Dataset, sheet: Path, *, dry_run: bool = False, change
             problems.append(f"{loc}: cannot be re-read ({exc})")
             continue
         new_doc, changes, renumbered = _revise(doc, t, cdec, rdec)
-        tc = TaskChanges(task_id=tid, file=loc, changes=changes,
-                         sha256_before=hashlib.sha256(raw_bytes).hexdigest(), requires_renumbered=renumbered)
+        tc = TaskChanges(
+            task_id=tid,
+            file=loc,
+            changes=changes,
+            sha256_before=hashlib.sha256(raw_bytes).hexdigest(),
+            requires_renumbered=renumbered,
+        )
         _, _, found = parse_rubrics(new_doc, loc)
         for p in found:
             if p.severity == "error":
@@ -463,8 +573,12 @@ def apply_review(dataset: Dataset, sheet: Path, *, dry_run: bool = False, change
     return result
 
 
-def _revise(doc: dict[str, Any], task: Task, cdec: dict[tuple[int, int], tuple[str, str, str]],
-            rdec: dict[int, tuple[str, str]]) -> tuple[dict[str, Any], list[Change], bool]:
+def _revise(
+    doc: dict[str, Any],
+    task: Task,
+    cdec: dict[tuple[int, int], tuple[str, str, str]],
+    rdec: dict[int, tuple[str, str]],
+) -> tuple[dict[str, Any], list[Change], bool]:
     """Apply decisions to a parsed RUBRICS.json, keeping unknown keys, ids and key order."""
     new = copy.deepcopy(doc)
     key = task.rubrics_key
@@ -481,10 +595,16 @@ def _revise(doc: dict[str, Any], task: Task, cdec: dict[tuple[int, int], tuple[s
         for j in range(len(crit)):
             d, text, comment = cdec.get((r, j), ("keep", "", ""))
             if d == "prune":
-                changes.append(Change(action="prune", rubric=r, criterion=j, old=crit[j], comment=comment))
+                changes.append(
+                    Change(action="prune", rubric=r, criterion=j, old=crit[j], comment=comment)
+                )
                 continue
             if d == "edit":
-                changes.append(Change(action="edit", rubric=r, criterion=j, old=crit[j], new=text, comment=comment))
+                changes.append(
+                    Change(
+                        action="edit", rubric=r, criterion=j, old=crit[j], new=text, comment=comment
+                    )
+                )
                 crit[j] = text
             keep_idx.append(j)
         item["criterion"] = [crit[j] for j in keep_idx]
@@ -497,7 +617,14 @@ def _revise(doc: dict[str, Any], task: Task, cdec: dict[tuple[int, int], tuple[s
             if r not in pruned:
                 old_to_new[r] = len(old_to_new)
         for r in pruned:
-            changes.append(Change(action="prune-rubric", rubric=r, old=task.rubrics[r].question, comment=rdec[r][1]))
+            changes.append(
+                Change(
+                    action="prune-rubric",
+                    rubric=r,
+                    old=task.rubrics[r].question,
+                    comment=rdec[r][1],
+                )
+            )
         kept_items = []
         for r, item in enumerate(items):
             if r in pruned:
@@ -522,15 +649,29 @@ def _revise(doc: dict[str, Any], task: Task, cdec: dict[tuple[int, int], tuple[s
 
 def changelog_markdown(result: ReviewResult) -> str:
     """The changelog as markdown (one section per task)."""
-    lines = ["# Rubric review changelog", "",
-             f"Applied {result.sheet} on {_dt.datetime.now(_dt.timezone.utc).isoformat(timespec='seconds')}.", ""]
+    lines = [
+        "# Rubric review changelog",
+        "",
+        f"Applied {result.sheet} on {_dt.datetime.now(_dt.UTC).isoformat(timespec='seconds')}.",
+        "",
+    ]
     n_changes = sum(len(t.changes) for t in result.tasks)
-    lines += [f"{len(result.tasks)} task(s) changed, {n_changes} change(s); {result.kept} criteria kept.", ""]
+    lines += [
+        f"{len(result.tasks)} task(s) changed, {n_changes} change(s); {result.kept} criteria kept.",
+        "",
+    ]
     for t in result.tasks:
-        lines += [f"## {t.task_id}", "", f"`{t.file}` sha256 {t.sha256_before[:12]} → {t.sha256_after[:12]}"
-                  + (" (integer `requires` renumbered)" if t.requires_renumbered else ""), ""]
+        lines += [
+            f"## {t.task_id}",
+            "",
+            f"`{t.file}` sha256 {t.sha256_before[:12]} → {t.sha256_after[:12]}"
+            + (" (integer `requires` renumbered)" if t.requires_renumbered else ""),
+            "",
+        ]
         for c in t.changes:
-            where = f"rubrics[{c.rubric}]" + (f".criterion[{c.criterion}]" if c.criterion is not None else "")
+            where = f"rubrics[{c.rubric}]" + (
+                f".criterion[{c.criterion}]" if c.criterion is not None else ""
+            )
             if c.action == "edit":
                 lines.append(f"- **edit** {where}: ~~{c.old}~~ → {c.new}")
             elif c.action == "prune":

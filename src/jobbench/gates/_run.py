@@ -17,13 +17,27 @@ from ._decoy import Evaluate, decoy_gate
 from ._findings import GateResult, GateUnavailable, make_finding
 from ._lint import lint_task
 from ._llm import LLMReviewConfig, llm_review_task
-from ._oracle import check_oracle_null, consistency_gate_results, run_oracle_null, run_self_consistency
+from ._oracle import (
+    check_oracle_null,
+    consistency_gate_results,
+    run_oracle_null,
+    run_self_consistency,
+)
 from ._report import GateReport, TaskGates
 from ._solve import SOLVE_THRESHOLD, solve_gate_results, solve_trial
 
 STATIC_GATES: tuple[str, ...] = ("validate", "audit", "lint", "decoy")
 """Gates run by default: they need no agent run and no LLM."""
-ALL_GATES: tuple[str, ...] = ("validate", "audit", "lint", "llm", "decoy", "oracle", "solve", "consistency")
+ALL_GATES: tuple[str, ...] = (
+    "validate",
+    "audit",
+    "lint",
+    "llm",
+    "decoy",
+    "oracle",
+    "solve",
+    "consistency",
+)
 """Gate names accepted by ``--gates`` (``oracle`` runs the oracle and null gates)."""
 
 
@@ -90,8 +104,14 @@ def _restrict(result: GateResult, strict: bool) -> GateResult:
     return result
 
 
-def run_gates(path: Path | str, options: GateOptions | None = None, *, evaluate: Evaluate | None = None,
-              openai_client: Any = None, grade_run: Any = None) -> GateReport:
+def run_gates(
+    path: Path | str,
+    options: GateOptions | None = None,
+    *,
+    evaluate: Evaluate | None = None,
+    openai_client: Any = None,
+    grade_run: Any = None,
+) -> GateReport:
     """Run the gates on every task under ``path``.
 
     Args:
@@ -139,10 +159,20 @@ def run_gates(path: Path | str, options: GateOptions | None = None, *, evaluate:
         by_id[tid] = tg
         prefix = display_path(tdir)
         probs = [p for p in ds.problems if p.file == prefix or p.file.startswith(prefix + "/")]
-        findings = [make_finding("V1", p.message if not p.where else f"{p.where}: {p.message}", task_id=tid,
-                                 file=p.file, severity=p.severity) for p in probs]
+        findings = [
+            make_finding(
+                "V1",
+                p.message if not p.where else f"{p.where}: {p.message}",
+                task_id=tid,
+                file=p.file,
+                severity=p.severity,
+            )
+            for p in probs
+        ]
         if "validate" in gates or tdir not in loaded:
-            tg.gates["validate"] = _restrict(GateResult.from_findings("validate", findings), opts.strict)
+            tg.gates["validate"] = _restrict(
+                GateResult.from_findings("validate", findings), opts.strict
+            )
     report.tasks = [by_id[k] for k in sorted(by_id)]
     tasks = ds.tasks
 
@@ -158,8 +188,10 @@ def run_gates(path: Path | str, options: GateOptions | None = None, *, evaluate:
                 results = run_oracle_null(root, opts.run_oracle_into, task_glob=opts.task_glob)
                 oracle_dir = opts.run_oracle_into
             else:
-                raise GateUnavailable("the oracle gate needs --oracle-run RUN (a graded run of the oracle and "
-                                      "null agents) or --run-oracle DIR")
+                raise GateUnavailable(
+                    "the oracle gate needs --oracle-run RUN (a graded run of the oracle and "
+                    "null agents) or --run-oracle DIR"
+                )
         except Exception as exc:  # noqa: BLE001 - a stage failure is infrastructure, never a verdict
             if not isinstance(exc, (GateUnavailable, FileNotFoundError, ValueError)):
                 exc = GateUnavailable(f"{type(exc).__name__}: {exc}")
@@ -178,8 +210,12 @@ def run_gates(path: Path | str, options: GateOptions | None = None, *, evaluate:
             cfg = opts.audit
             if oracle_dir is not None:
                 extra = oracle_deliverables(oracle_dir, t.id)
-                cfg = dataclasses.replace(cfg, extra_reference_dirs=list(cfg.extra_reference_dirs) + extra)
-            tg.gates["audit"] = GateResult.from_findings("audit", audit_task(t, cfg), strict=opts.strict)
+                cfg = dataclasses.replace(
+                    cfg, extra_reference_dirs=list(cfg.extra_reference_dirs) + extra
+                )
+            tg.gates["audit"] = GateResult.from_findings(
+                "audit", audit_task(t, cfg), strict=opts.strict
+            )
         if "lint" in gates:
             tg.gates["lint"] = GateResult.from_findings("lint", lint_task(t), strict=opts.strict)
         if "decoy" in gates:
@@ -188,13 +224,19 @@ def run_gates(path: Path | str, options: GateOptions | None = None, *, evaluate:
     if "llm" in gates:
         if opts.llm is None:
             for t in tasks:
-                by_id[t.id].gates["llm"] = GateResult.errored("llm", "no model configured (--llm-model or JUDGE_MODEL)")
+                by_id[t.id].gates["llm"] = GateResult.errored(
+                    "llm", "no model configured (--llm-model or JUDGE_MODEL)"
+                )
         else:
             client = openai_client
             for t in tasks:
                 res = llm_review_task(t, opts.llm, client=client)
-                gr = GateResult.from_findings("llm", res.findings, strict=opts.strict,
-                                              metrics={"reviewed": res.reviewed, "usage": res.usage.model_dump()})
+                gr = GateResult.from_findings(
+                    "llm",
+                    res.findings,
+                    strict=opts.strict,
+                    metrics={"reviewed": res.reviewed, "usage": res.usage.model_dump()},
+                )
                 if res.errors:
                     gr = gr.model_copy(update={"status": "error", "reason": "; ".join(res.errors)})
                 by_id[t.id].gates["llm"] = gr
@@ -203,11 +245,18 @@ def run_gates(path: Path | str, options: GateOptions | None = None, *, evaluate:
         if not opts.runs:
             report.notes.append("solve trial not run: give graded runs with --runs")
             for t in tasks:
-                by_id[t.id].gates["solve"] = GateResult.errored("solve", "no graded runs given (--runs)")
+                by_id[t.id].gates["solve"] = GateResult.errored(
+                    "solve", "no graded runs given (--runs)"
+                )
         else:
             try:
-                st = solve_trial(opts.runs, judge_key=opts.judge_key, dataset=ds,
-                                 exclude_agents=opts.exclude_agents, threshold=opts.solve_threshold)
+                st = solve_trial(
+                    opts.runs,
+                    judge_key=opts.judge_key,
+                    dataset=ds,
+                    exclude_agents=opts.exclude_agents,
+                    threshold=opts.solve_threshold,
+                )
             except (FileNotFoundError, ValueError) as exc:
                 report.notes.append(f"solve trial could not run: {exc}")
                 for t in tasks:
@@ -217,7 +266,9 @@ def run_gates(path: Path | str, options: GateOptions | None = None, *, evaluate:
                 files = {t.id: display_path(t.root / RUBRICS) for t in tasks}
                 results = solve_gate_results(st, files=files)
                 for t in tasks:
-                    res = results.get(t.id) or GateResult.skipped("solve", "no counted graded trial of this task")
+                    res = results.get(t.id) or GateResult.skipped(
+                        "solve", "no counted graded trial of this task"
+                    )
                     by_id[t.id].gates["solve"] = _restrict(res, opts.strict)
     if "consistency" in gates:
         files = {t.id: display_path(t.root / RUBRICS) for t in tasks}
@@ -226,10 +277,17 @@ def run_gates(path: Path | str, options: GateOptions | None = None, *, evaluate:
                 raise GateUnavailable("the consistency gate needs a run (--consistency RUN)")
             config = opts.judge_config if opts.judge_config is not None else _default_judge_config()
             with tempfile.TemporaryDirectory(prefix="jobbench-consistency-") as work:
-                cons = run_self_consistency(opts.consistency_run, config, opts.consistency_repeats, Path(work),
-                                            grade_run=grade_run)
+                cons = run_self_consistency(
+                    opts.consistency_run,
+                    config,
+                    opts.consistency_repeats,
+                    Path(work),
+                    grade_run=grade_run,
+                )
         except Exception as exc:  # noqa: BLE001 - infrastructure, never a verdict
-            reason = str(exc) if isinstance(exc, GateUnavailable) else f"{type(exc).__name__}: {exc}"
+            reason = (
+                str(exc) if isinstance(exc, GateUnavailable) else f"{type(exc).__name__}: {exc}"
+            )
             report.notes.append(f"consistency gate could not run: {reason}")
             for t in tasks:
                 by_id[t.id].gates["consistency"] = GateResult.errored("consistency", reason)
@@ -237,7 +295,9 @@ def run_gates(path: Path | str, options: GateOptions | None = None, *, evaluate:
             report.consistency = cons
             results = consistency_gate_results(cons, files=files)
             for t in tasks:
-                res = results.get(t.id) or GateResult.skipped("consistency", "no trial of this task in the run")
+                res = results.get(t.id) or GateResult.skipped(
+                    "consistency", "no trial of this task in the run"
+                )
                 by_id[t.id].gates["consistency"] = _restrict(res, opts.strict)
     return report
 

@@ -152,7 +152,9 @@ def solve_trial(
             shape = [len(r.criteria) for r in task.rubrics]
             got = [len(r.criteria) for r in g.grade.rubrics]
             if shape != got:
-                skipped.append(f"{g.grade.trial_id}: graded {got} criteria per rubric, task has {shape}")
+                skipped.append(
+                    f"{g.grade.trial_id}: graded {got} criteria per rubric, task has {shape}"
+                )
                 continue
             if check_digests:
                 trial = read_trial(g.run_dir, g.grade.trial_id)
@@ -160,7 +162,9 @@ def solve_trial(
                     if tid not in digests:
                         digests[tid] = task_digest(task)
                     if trial.task_digest != digests[tid]:
-                        skipped.append(f"{g.grade.trial_id}: graded against an older version of the task")
+                        skipped.append(
+                            f"{g.grade.trial_id}: graded against an older version of the task"
+                        )
                         continue
         per_task[tid].append(g)
 
@@ -192,45 +196,91 @@ def solve_trial(
                         decided.add(k)
         total = len(passes)
         reached = sum(1 for v in passes.values() if v > 0)
-        never = [CriterionRef(rubric=r, criterion=j, text=texts[j]) for r, texts in shape
-                 for j in range(len(texts)) if passes[_key(r, j)] == 0 and _key(r, j) in decided]
-        undecided = [CriterionRef(rubric=r, criterion=j, text=texts[j]) for r, texts in shape
-                     for j in range(len(texts)) if _key(r, j) not in decided]
+        never = [
+            CriterionRef(rubric=r, criterion=j, text=texts[j])
+            for r, texts in shape
+            for j in range(len(texts))
+            if passes[_key(r, j)] == 0 and _key(r, j) in decided
+        ]
+        undecided = [
+            CriterionRef(rubric=r, criterion=j, text=texts[j])
+            for r, texts in shape
+            for j in range(len(texts))
+            if _key(r, j) not in decided
+        ]
         frac = reached / total if total else 0.0
-        results.append(TaskReachability(
-            task_id=tid, criteria=total, reached=reached, reachability=frac, trials=len(trials),
-            agents=sorted({f"{g.agent}@{g.model}" for g in trials}), pass_counts=passes,
-            never_passed=never, undecided=undecided, flagged=frac < threshold,
-        ))
+        results.append(
+            TaskReachability(
+                task_id=tid,
+                criteria=total,
+                reached=reached,
+                reachability=frac,
+                trials=len(trials),
+                agents=sorted({f"{g.agent}@{g.model}" for g in trials}),
+                pass_counts=passes,
+                never_passed=never,
+                undecided=undecided,
+                flagged=frac < threshold,
+            )
+        )
     sum_c = sum(t.criteria for t in results)
     micro = sum(t.reached for t in results) / sum_c if sum_c else None
     macro = sum(t.reachability for t in results) / len(results) if results else None
     return SolveTrial(
-        runs=[display_path(r) for r in run_dirs], judge_key=key, threshold=threshold, tasks=results,
-        reachability=micro, mean_task_reachability=macro, flagged=[t.task_id for t in results if t.flagged],
-        unattempted=sorted(locked - set(per_task)), skipped=skipped,
+        runs=[display_path(r) for r in run_dirs],
+        judge_key=key,
+        threshold=threshold,
+        tasks=results,
+        reachability=micro,
+        mean_task_reachability=macro,
+        flagged=[t.task_id for t in results if t.flagged],
+        unattempted=sorted(locked - set(per_task)),
+        skipped=skipped,
     )
 
 
-def solve_gate_results(result: SolveTrial, *, files: dict[str, str] | None = None) -> dict[str, GateResult]:
+def solve_gate_results(
+    result: SolveTrial, *, files: dict[str, str] | None = None
+) -> dict[str, GateResult]:
     """Per-task ``solve`` gate results: ``S1`` (error) under the threshold, ``S2`` (info) per
     never-passed criterion. ``files`` maps task id to its RUBRICS.json display path. Tasks in
     ``result.unattempted`` get a ``skip``."""
-    out: dict[str, GateResult] = {tid: GateResult.skipped("solve", "no counted graded trial of this task")
-                                  for tid in result.unattempted}
+    out: dict[str, GateResult] = {
+        tid: GateResult.skipped("solve", "no counted graded trial of this task")
+        for tid in result.unattempted
+    }
     for t in result.tasks:
         file = (files or {}).get(t.task_id)
         findings: list[Finding] = []
         if t.flagged:
-            findings.append(make_finding(
-                "S1", f"{t.reached}/{t.criteria} criteria reached ({t.reachability:.1%}) over {t.trials} trial(s) "
-                f"by {', '.join(t.agents)}; threshold {result.threshold:.0%}", task_id=t.task_id, file=file))
+            findings.append(
+                make_finding(
+                    "S1",
+                    f"{t.reached}/{t.criteria} criteria reached ({t.reachability:.1%}) over {t.trials} trial(s) "
+                    f"by {', '.join(t.agents)}; threshold {result.threshold:.0%}",
+                    task_id=t.task_id,
+                    file=file,
+                )
+            )
         for c in t.never_passed:
-            findings.append(make_finding(
-                "S2", f"never passed in {t.trials} trial(s)" + (f": {c.text}" if c.text else ""),
-                task_id=t.task_id, file=file, where=f"rubrics[{c.rubric}].criterion[{c.criterion}]"))
+            findings.append(
+                make_finding(
+                    "S2",
+                    f"never passed in {t.trials} trial(s)" + (f": {c.text}" if c.text else ""),
+                    task_id=t.task_id,
+                    file=file,
+                    where=f"rubrics[{c.rubric}].criterion[{c.criterion}]",
+                )
+            )
         out[t.task_id] = GateResult.from_findings(
-            "solve", findings, metrics={"reachability": t.reachability, "reached": t.reached,
-                                        "criteria": t.criteria, "trials": t.trials,
-                                        "undecided": len(t.undecided)})
+            "solve",
+            findings,
+            metrics={
+                "reachability": t.reachability,
+                "reached": t.reached,
+                "criteria": t.criteria,
+                "trials": t.trials,
+                "undecided": len(t.undecided),
+            },
+        )
     return out

@@ -12,11 +12,59 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 FILE_EXTENSIONS: tuple[str, ...] = (
-    "csv", "tsv", "xlsx", "xlsm", "xls", "ods", "docx", "doc", "odt", "rtf", "pdf", "db",
-    "sqlite", "sqlite3", "png", "jpg", "jpeg", "gif", "svg", "webp", "tif", "tiff", "bmp",
-    "pptx", "ppt", "odp", "md", "markdown", "json", "jsonl", "ndjson", "txt", "ipynb", "py",
-    "sql", "html", "htm", "xml", "yaml", "yml", "zip", "parquet", "log", "eml", "msg",
-    "geojson", "kml", "dta", "sav", "tex", "bib", "ics", "vcf",
+    "csv",
+    "tsv",
+    "xlsx",
+    "xlsm",
+    "xls",
+    "ods",
+    "docx",
+    "doc",
+    "odt",
+    "rtf",
+    "pdf",
+    "db",
+    "sqlite",
+    "sqlite3",
+    "png",
+    "jpg",
+    "jpeg",
+    "gif",
+    "svg",
+    "webp",
+    "tif",
+    "tiff",
+    "bmp",
+    "pptx",
+    "ppt",
+    "odp",
+    "md",
+    "markdown",
+    "json",
+    "jsonl",
+    "ndjson",
+    "txt",
+    "ipynb",
+    "py",
+    "sql",
+    "html",
+    "htm",
+    "xml",
+    "yaml",
+    "yml",
+    "zip",
+    "parquet",
+    "log",
+    "eml",
+    "msg",
+    "geojson",
+    "kml",
+    "dta",
+    "sav",
+    "tex",
+    "bib",
+    "ics",
+    "vcf",
 )
 """File extensions recognised when looking for file names in prose (lower case)."""
 
@@ -27,8 +75,9 @@ _BARE_NAME = re.compile(
     rf"(?<![\w/.:@*-])((?:[\w-][\w.-]*/)*[\w-][\w.-]*\.(?:{_EXT}))(?![\w/])", re.IGNORECASE
 )
 # A quoted name may contain spaces.
-_QUOTED_NAME = re.compile(rf"[\"“`']([^\"“”`'\n/]{{0,80}}(?:/[^\"“”`'\n/]{{1,80}})*\.(?:{_EXT}))[\"”`']",
-                          re.IGNORECASE)
+_QUOTED_NAME = re.compile(
+    rf"[\"“`']([^\"“”`'\n/]{{0,80}}(?:/[^\"“”`'\n/]{{1,80}})*\.(?:{_EXT}))[\"”`']", re.IGNORECASE
+)
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 
@@ -47,7 +96,7 @@ def words(text: str) -> list[str]:
 
 def ngrams(tokens: list[str], n: int) -> set[tuple[str, ...]]:
     """The set of word n-grams of ``tokens``; empty when there are fewer than ``n`` tokens."""
-    return {tuple(tokens[i:i + n]) for i in range(len(tokens) - n + 1)}
+    return {tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)}
 
 
 def containment(part: set[tuple[str, ...]], whole: set[tuple[str, ...]]) -> float:
@@ -159,8 +208,17 @@ _NUM = re.compile(
     r"(?P<num>\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)(?P<close>\))?"
     r"(?P<pct>\s?%)?"
 )
-_SCALE = {"thousand": 1e3, "k": 1e3, "million": 1e6, "mn": 1e6, "m": 1e6, "billion": 1e9,
-          "bn": 1e9, "b": 1e9, "trillion": 1e12}
+_SCALE = {
+    "thousand": 1e3,
+    "k": 1e3,
+    "million": 1e6,
+    "mn": 1e6,
+    "m": 1e6,
+    "billion": 1e9,
+    "bn": 1e9,
+    "b": 1e9,
+    "trillion": 1e12,
+}
 
 
 @dataclass(frozen=True)
@@ -205,7 +263,11 @@ def numbers(text: str) -> list[NumberToken]:
         after = text[e] if e < len(text) else " "
         if before.isalnum() or before in "_/:@#.":
             continue
-        if after.isalnum() or after in "_/:" or (after in "-." and e + 1 < len(text) and text[e + 1].isdigit()):
+        if (
+            after.isalnum()
+            or after in "_/:"
+            or (after in "-." and e + 1 < len(text) and text[e + 1].isdigit())
+        ):
             continue
         if m.group("close") and not m.group("paren"):
             e -= 1  # a closing parenthesis that belongs to the prose, not to "(1,234)"
@@ -230,9 +292,27 @@ def numbers(text: str) -> list[NumberToken]:
             scale = 1.0
         currency = bool(m.group("cur") or m.group("cur2"))
         value = -value if negative else value
-        is_year = (not currency and not percent and "," not in m.group("num") and "." not in raw
-                   and 1900 <= abs(value) <= 2100 and not negative)
-        out.append(NumberToken(text=text[s:e].strip(), value=value * scale, decimals=decimals, scale=scale,
-                               currency=currency, percent=percent, start=num_s, end=num_e,
-                               next_word=next_word, prev_word=prev_word, is_year=is_year))
+        is_year = (
+            not currency
+            and not percent
+            and "," not in m.group("num")
+            and "." not in raw
+            and 1900 <= abs(value) <= 2100
+            and not negative
+        )
+        out.append(
+            NumberToken(
+                text=text[s:e].strip(),
+                value=value * scale,
+                decimals=decimals,
+                scale=scale,
+                currency=currency,
+                percent=percent,
+                start=num_s,
+                end=num_e,
+                next_word=next_word,
+                prev_word=prev_word,
+                is_year=is_year,
+            )
+        )
     return out

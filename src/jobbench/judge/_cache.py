@@ -13,7 +13,7 @@ import hashlib
 import json
 import sqlite3
 import threading
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +22,13 @@ SCHEMA = 1
 
 def unit_key(parts: dict[str, Any]) -> str:
     """Hex sha256 of the canonical JSON of ``parts`` (sorted keys, no whitespace)."""
-    blob = json.dumps({"schema": SCHEMA, **parts}, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    blob = json.dumps(
+        {"schema": SCHEMA, **parts},
+        sort_keys=True,
+        separators=(",", ":"),
+        ensure_ascii=False,
+        default=str,
+    )
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
 
 
@@ -37,7 +43,9 @@ class JudgeCache:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        self._con = sqlite3.connect(self.path, timeout=30.0, check_same_thread=False, isolation_level=None)
+        self._con = sqlite3.connect(
+            self.path, timeout=30.0, check_same_thread=False, isolation_level=None
+        )
         self._con.execute("PRAGMA journal_mode=WAL")
         self._con.execute(
             "CREATE TABLE IF NOT EXISTS replies (key TEXT PRIMARY KEY, model TEXT, created_at TEXT, "
@@ -68,16 +76,25 @@ class JudgeCache:
         with self._lock:
             row = self._con.execute(
                 "SELECT payload, input_tokens, cached_input_tokens, output_tokens, cost_usd, calls "
-                "FROM replies WHERE key = ?", (key,)).fetchone()
+                "FROM replies WHERE key = ?",
+                (key,),
+            ).fetchone()
         if row is None:
             return None
         payload = json.loads(row[0])
         calls = row[5] if row[5] is not None else len(payload.get("raw") or [])
-        usage = {"calls": int(calls), "input_tokens": int(row[1] or 0), "cached_input_tokens": int(row[2] or 0),
-                 "output_tokens": int(row[3] or 0), "cost_usd": row[4]}
+        usage = {
+            "calls": int(calls),
+            "input_tokens": int(row[1] or 0),
+            "cached_input_tokens": int(row[2] or 0),
+            "output_tokens": int(row[3] or 0),
+            "cost_usd": row[4],
+        }
         return payload, usage
 
-    def put(self, key: str, model: str, payload: dict[str, Any], usage: dict[str, Any] | None = None) -> None:
+    def put(
+        self, key: str, model: str, payload: dict[str, Any], usage: dict[str, Any] | None = None
+    ) -> None:
         """Store ``payload`` under ``key`` (replacing), with the usage it cost (a
         :class:`jobbench.records.Usage` dict; kept so that a later grade served from the
         cache can report what its verdicts originally cost)."""
@@ -86,9 +103,17 @@ class JudgeCache:
             self._con.execute(
                 "INSERT OR REPLACE INTO replies (key, model, created_at, payload, input_tokens, cached_input_tokens, "
                 "output_tokens, cost_usd, calls) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (key, model, datetime.now(timezone.utc).isoformat(timespec="seconds"), json.dumps(payload),
-                 u.get("input_tokens", 0), u.get("cached_input_tokens", 0), u.get("output_tokens", 0),
-                 u.get("cost_usd"), u.get("calls", len(payload.get("raw") or []))),
+                (
+                    key,
+                    model,
+                    datetime.now(UTC).isoformat(timespec="seconds"),
+                    json.dumps(payload),
+                    u.get("input_tokens", 0),
+                    u.get("cached_input_tokens", 0),
+                    u.get("output_tokens", 0),
+                    u.get("cost_usd"),
+                    u.get("calls", len(payload.get("raw") or [])),
+                ),
             )
 
     def stats(self) -> dict[str, Any]:
@@ -100,10 +125,25 @@ class JudgeCache:
                 "SELECT model, COUNT(*), SUM(input_tokens), SUM(output_tokens), SUM(cost_usd), SUM(calls) "
                 "FROM replies GROUP BY model"
             ).fetchall()
-        models = {m: {"entries": n, "calls": k or 0, "input_tokens": i or 0, "output_tokens": o or 0, "cost_usd": c}
-                  for m, n, i, o, c, k in rows}
-        size = sum(p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file())
-        return {"path": str(self.path), "entries": sum(v["entries"] for v in models.values()), "bytes": size, "models": models}
+        models = {
+            m: {
+                "entries": n,
+                "calls": k or 0,
+                "input_tokens": i or 0,
+                "output_tokens": o or 0,
+                "cost_usd": c,
+            }
+            for m, n, i, o, c, k in rows
+        }
+        size = sum(
+            p.stat().st_size for p in self.path.parent.glob(self.path.name + "*") if p.is_file()
+        )
+        return {
+            "path": str(self.path),
+            "entries": sum(v["entries"] for v in models.values()),
+            "bytes": size,
+            "models": models,
+        }
 
     def clear(self, model: str | None = None) -> int:
         """Delete every entry (or only ``model``'s); returns the number deleted."""

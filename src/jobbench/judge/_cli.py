@@ -6,7 +6,6 @@ Import heavy modules inside command functions so that `jobbench --help` stays fa
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -24,81 +23,155 @@ def register(app: typer.Typer) -> None:
 
     @app.command("grade")
     def grade_cmd(
-        target: Path = typer.Argument(..., help="A run directory (with lock.json), or a dataset in the public layout "
-                                                "whose tasks hold model_output/<label>/ folders."),
-        judge_model: Optional[str] = typer.Option(None, "--judge-model", help="Judge model (env JUDGE_MODEL / "
-                                                  "JOBBENCH_JUDGE_MODEL). Without one, only programmatic checks run."),
-        api_base: Optional[str] = typer.Option(None, "--api-base", help="OpenAI-compatible base URL (env JUDGE_API_BASE)."),
-        mode: Optional[str] = typer.Option(None, "--mode", help="rubric (default) | task | criterion | official."),
-        decide: Optional[str] = typer.Option(None, "--decide", help="auto | llm | checks (default: auto with a judge "
-                                             "model, checks without)."),
-        config: Optional[Path] = typer.Option(None, "--config", help="TOML judge config (env JOBBENCH_JUDGE_CONFIG)."),
-        concurrency: Optional[int] = typer.Option(None, "--concurrency", help="Parallel LLM calls (default 10)."),
-        strict_evidence: bool = typer.Option(False, "--strict-evidence", help="A pass whose quote is not found "
-                                             "in the deliverables becomes a fail."),
-        max_attempts: Optional[int] = typer.Option(None, "--max-attempts", help="Tries per call (default 3)."),
-        timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per HTTP request (default 300)."),
-        seed: Optional[int] = typer.Option(None, "--seed", help="Sampling seed sent to the endpoint (default 0)."),
-        response_format: Optional[str] = typer.Option(None, "--response-format",
-                                                      help="json_schema (default) | json_object | none."),
-        prices: Optional[Path] = typer.Option(None, "--prices", help="TOML price table merged over the defaults."),
-        cache_path: Optional[Path] = typer.Option(None, "--cache-path", help="Verdict cache file."),
-        no_cache: bool = typer.Option(False, "--no-cache", help="Neither read nor write the verdict cache."),
+        target: Path = typer.Argument(
+            ...,
+            help="A run directory (with lock.json), or a dataset in the public layout "
+            "whose tasks hold model_output/<label>/ folders.",
+        ),
+        judge_model: str | None = typer.Option(
+            None,
+            "--judge-model",
+            help="Judge model (env JUDGE_MODEL / "
+            "JOBBENCH_JUDGE_MODEL). Without one, only programmatic checks run.",
+        ),
+        api_base: str | None = typer.Option(
+            None, "--api-base", help="OpenAI-compatible base URL (env JUDGE_API_BASE)."
+        ),
+        mode: str | None = typer.Option(
+            None, "--mode", help="rubric (default) | task | criterion | official."
+        ),
+        decide: str | None = typer.Option(
+            None,
+            "--decide",
+            help="auto | llm | checks (default: auto with a judge model, checks without).",
+        ),
+        config: Path | None = typer.Option(
+            None, "--config", help="TOML judge config (env JOBBENCH_JUDGE_CONFIG)."
+        ),
+        concurrency: int | None = typer.Option(
+            None, "--concurrency", help="Parallel LLM calls (default 10)."
+        ),
+        strict_evidence: bool = typer.Option(
+            False,
+            "--strict-evidence",
+            help="A pass whose quote is not found in the deliverables becomes a fail.",
+        ),
+        max_attempts: int | None = typer.Option(
+            None, "--max-attempts", help="Tries per call (default 3)."
+        ),
+        timeout: float | None = typer.Option(
+            None, "--timeout", help="Seconds per HTTP request (default 300)."
+        ),
+        seed: int | None = typer.Option(
+            None, "--seed", help="Sampling seed sent to the endpoint (default 0)."
+        ),
+        response_format: str | None = typer.Option(
+            None, "--response-format", help="json_schema (default) | json_object | none."
+        ),
+        prices: Path | None = typer.Option(
+            None, "--prices", help="TOML price table merged over the defaults."
+        ),
+        cache_path: Path | None = typer.Option(None, "--cache-path", help="Verdict cache file."),
+        no_cache: bool = typer.Option(
+            False, "--no-cache", help="Neither read nor write the verdict cache."
+        ),
         no_vision: bool = typer.Option(False, "--no-vision", help="Never attach images."),
-        label: Optional[str] = typer.Option(None, "--label", help="Suffix of the judge key (keeps configs apart)."),
-        run_label: Optional[str] = typer.Option(
-            None, "--run-label",
+        label: str | None = typer.Option(
+            None, "--label", help="Suffix of the judge key (keeps configs apart)."
+        ),
+        run_label: str | None = typer.Option(
+            None,
+            "--run-label",
             help="Public layout only: the report's run label, <judge>_<label>_judge.json (default: "
-                 "none for --mode official and checks only, so the public tools recognise the "
-                 "report; jobbench-<judge key> otherwise)."),
-        output_label: Optional[list[str]] = typer.Option(None, "--output", help="Public layout only: grade only "
-                                                         "these model_output labels (repeatable)."),
+            "none for --mode official and checks only, so the public tools recognise the "
+            "report; jobbench-<judge key> otherwise).",
+        ),
+        output_label: list[str] | None = typer.Option(
+            None,
+            "--output",
+            help="Public layout only: grade only these model_output labels (repeatable).",
+        ),
         force: bool = typer.Option(
-            False, "--force",
+            False,
+            "--force",
             help="Regrade up-to-date trials too (the cache still applies); in the public layout "
-                 "also replace reports JobBench did not write, after moving them to "
-                 "<task>/.jobbench-backups/."),
-        skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Public layout only: grade the valid tasks "
-                                          "of a dataset with validation errors (default: refuse it)."),
+            "also replace reports JobBench did not write, after moving them to "
+            "<task>/.jobbench-backups/.",
+        ),
+        skip_invalid: bool = typer.Option(
+            False,
+            "--skip-invalid",
+            help="Public layout only: grade the valid tasks "
+            "of a dataset with validation errors (default: refuse it).",
+        ),
         strict: bool = typer.Option(
-            False, "--strict",
+            False,
+            "--strict",
             help="Load the dataset strictly: taskN directories holding no task source and "
             "extension keys of the wrong shape are validation errors (by default they are "
             "skipped or ignored with a warning, as the public tools do). A run directory made "
-            "with `jobbench run --strict` is graded strictly anyway."),
-        progress: bool = typer.Option(True, "--progress/--no-progress", help="Show a progress bar."),
+            "with `jobbench run --strict` is graded strictly anyway.",
+        ),
+        progress: bool = typer.Option(
+            True, "--progress/--no-progress", help="Show a progress bar."
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-        executor_name: str = typer.Option("local", "--executor", help="Run directories only: where grading runs: "
-                                          "local (this process), dask (an existing Dask cluster, --scheduler; one "
-                                          "job per trial) or dask-local (a LocalCluster of --dask-workers "
-                                          "processes). The run directory must be on storage shared by every worker."),
-        scheduler: Optional[str] = typer.Option(None, "--scheduler", envvar="JOBBENCH_DASK_SCHEDULER",
-                                                help="Dask scheduler address or scheduler file, for --executor dask."),
-        dask_workers: int = typer.Option(2, "--dask-workers", min=1, help="Worker processes of --executor dask-local."),
+        executor_name: str = typer.Option(
+            "local",
+            "--executor",
+            help="Run directories only: where grading runs: "
+            "local (this process), dask (an existing Dask cluster, --scheduler; one "
+            "job per trial) or dask-local (a LocalCluster of --dask-workers "
+            "processes). The run directory must be on storage shared by every worker.",
+        ),
+        scheduler: str | None = typer.Option(
+            None,
+            "--scheduler",
+            envvar="JOBBENCH_DASK_SCHEDULER",
+            help="Dask scheduler address or scheduler file, for --executor dask.",
+        ),
+        dask_workers: int = typer.Option(
+            2, "--dask-workers", min=1, help="Worker processes of --executor dask-local."
+        ),
     ) -> None:
         """Grade deliverables with programmatic checks and/or an LLM judge (chained rubrics)."""
         import sys
 
+        from rich.markup import escape
+
+        from ..rundir import RunDir
         from ..tasks import discover_task_dirs, display_path
         from ._config import load_judge_config
         from ._public import OverwriteRefused, grade_public_dataset
-        from ..rundir import RunDir
         from ._run import RunDirError, explain_invalid_tasks, grade_run
-        from rich.markup import escape
 
         err = _console(stderr=True)
         try:
             cfg = load_judge_config(
-                config, model=judge_model, api_base=api_base, mode=mode, decide=decide, concurrency=concurrency,
-                strict_evidence=strict_evidence or None, max_attempts=max_attempts, timeout=timeout, seed=seed,
-                response_format=response_format, prices_file=prices, cache_path=cache_path,
-                cache=False if no_cache else None, vision=False if no_vision else None, label=label,
+                config,
+                model=judge_model,
+                api_base=api_base,
+                mode=mode,
+                decide=decide,
+                concurrency=concurrency,
+                strict_evidence=strict_evidence or None,
+                max_attempts=max_attempts,
+                timeout=timeout,
+                seed=seed,
+                response_format=response_format,
+                prices_file=prices,
+                cache_path=cache_path,
+                cache=False if no_cache else None,
+                vision=False if no_vision else None,
+                label=label,
             )
         except (ValueError, FileNotFoundError) as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(2) from exc
         if cfg.decide is not None and cfg.decide != "checks" and not cfg.model:
-            err.print("[red]error:[/red] --decide auto/llm needs a judge model (--judge-model or JUDGE_MODEL)")
+            err.print(
+                "[red]error:[/red] --decide auto/llm needs a judge model (--judge-model or JUDGE_MODEL)"
+            )
             raise typer.Exit(2)
         show = progress and sys.stderr.isatty()
         is_run = RunDir(target).is_run_dir()
@@ -107,8 +180,10 @@ def register(app: typer.Typer) -> None:
             from ..runner import ExecutorError, make_executor
 
             if not is_run:
-                err.print("[red]error:[/red] --executor applies to run directories only (a dataset in the public "
-                          "layout is graded in this process)")
+                err.print(
+                    "[red]error:[/red] --executor applies to run directories only (a dataset in the public "
+                    "layout is graded in this process)"
+                )
                 raise typer.Exit(2)
             try:
                 executor = make_executor(executor_name, scheduler=scheduler, workers=dask_workers)
@@ -121,8 +196,15 @@ def register(app: typer.Typer) -> None:
         try:
             if is_run:
                 dataset, _ = explain_invalid_tasks(target, err, strict=True if strict else None)
-                records = grade_run(target, cfg, dataset=dataset, progress=show, force=force, executor=executor,
-                                    fresh=fresh)
+                records = grade_run(
+                    target,
+                    cfg,
+                    dataset=dataset,
+                    progress=show,
+                    force=force,
+                    executor=executor,
+                    fresh=fresh,
+                )
                 kind = "run"
             else:
                 try:
@@ -131,8 +213,10 @@ def register(app: typer.Typer) -> None:
                     err.print(f"[red]error:[/red] {escape(str(exc))}")
                     raise typer.Exit(2) from exc
                 if not any((d / "model_output").is_dir() for _, _, d in found):
-                    err.print(f"[red]error:[/red] {escape(display_path(target))}: neither a run directory (no lock.json) nor "
-                              "a dataset with <task>/model_output/<label>/ folders")
+                    err.print(
+                        f"[red]error:[/red] {escape(display_path(target))}: neither a run directory (no lock.json) nor "
+                        "a dataset with <task>/model_output/<label>/ folders"
+                    )
                     raise typer.Exit(2)
                 if skip_invalid:
                     _warn_skipped_invalid(target, err, strict)
@@ -144,19 +228,33 @@ def register(app: typer.Typer) -> None:
                         err.print(head + escape(line), highlight=False)
 
                 records = grade_public_dataset(
-                    target, cfg, labels=output_label or None, run_label=run_label,
-                    progress=show, force=force, skip_invalid=skip_invalid, fresh=fresh,
-                    strict=strict, on_dataset_warnings=show_warnings, empty=empty,
-                    backups=backups)
+                    target,
+                    cfg,
+                    labels=output_label or None,
+                    run_label=run_label,
+                    progress=show,
+                    force=force,
+                    skip_invalid=skip_invalid,
+                    fresh=fresh,
+                    strict=strict,
+                    on_dataset_warnings=show_warnings,
+                    empty=empty,
+                    backups=backups,
+                )
                 kind = "public"
                 if empty:
                     shown = escape("; ".join(empty[:10]))
-                    err.print(f"[yellow]note:[/yellow] {len(empty)} output folder(s) without "
-                              f"files, no report written (as the public judge): {shown}",
-                              highlight=False)
+                    err.print(
+                        f"[yellow]note:[/yellow] {len(empty)} output folder(s) without "
+                        f"files, no report written (as the public judge): {shown}",
+                        highlight=False,
+                    )
                 for b in backups:
-                    err.print("[yellow]note:[/yellow] replaced a report not written by this "
-                              f"judge; backup: {escape(display_path(b))}", highlight=False)
+                    err.print(
+                        "[yellow]note:[/yellow] replaced a report not written by this "
+                        f"judge; backup: {escape(display_path(b))}",
+                        highlight=False,
+                    )
         except (RunDirError, OverwriteRefused, FileNotFoundError, ValueError) as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(2) from exc
@@ -169,7 +267,9 @@ def register(app: typer.Typer) -> None:
 
     @cache_app.command("stats")
     def cache_stats(
-        cache_path: Optional[Path] = typer.Option(None, "--cache-path", help="Cache file (default: the judge's)."),
+        cache_path: Path | None = typer.Option(
+            None, "--cache-path", help="Cache file (default: the judge's)."
+        ),
         as_json: bool = typer.Option(False, "--json"),
     ) -> None:
         """Entries, size and the tokens/cost the stored replies originally cost, per model."""
@@ -195,14 +295,21 @@ def register(app: typer.Typer) -> None:
         if stats["models"]:
             t = Table("model", "entries", "input tokens", "output tokens", "cost (USD)")
             for m, v in stats["models"].items():
-                t.add_row(m, str(v["entries"]), str(v["input_tokens"]), str(v["output_tokens"]),
-                          "-" if v["cost_usd"] is None else f"{v['cost_usd']:.4f}")
+                t.add_row(
+                    m,
+                    str(v["entries"]),
+                    str(v["input_tokens"]),
+                    str(v["output_tokens"]),
+                    "-" if v["cost_usd"] is None else f"{v['cost_usd']:.4f}",
+                )
             con.print(t)
 
     @cache_app.command("clear")
     def cache_clear(
-        cache_path: Optional[Path] = typer.Option(None, "--cache-path", help="Cache file (default: the judge's)."),
-        model: Optional[str] = typer.Option(None, "--model", help="Only this judge model's entries."),
+        cache_path: Path | None = typer.Option(
+            None, "--cache-path", help="Cache file (default: the judge's)."
+        ),
+        model: str | None = typer.Option(None, "--model", help="Only this judge model's entries."),
     ) -> None:
         """Delete cached judge replies (all, or one model's)."""
         from ._cache import JudgeCache
@@ -227,8 +334,11 @@ def _warn_skipped_invalid(target: Path, err, strict: bool = False) -> None:  # n
     invalid = find_invalid(load_dataset(target, strict=strict))
     if not invalid:
         return
-    err.print(f"[yellow]warning:[/yellow] --skip-invalid: {len(invalid.tasks)} invalid task(s) not graded "
-              f"({invalid.count} problem(s)):", highlight=False)
+    err.print(
+        f"[yellow]warning:[/yellow] --skip-invalid: {len(invalid.tasks)} invalid task(s) not graded "
+        f"({invalid.count} problem(s)):",
+        highlight=False,
+    )
     for line in invalid.lines():
         err.print(f"  {escape(line)}", highlight=False)
 
@@ -244,9 +354,17 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str]) -> None:  
 
     from ..records import Usage
 
-    groups: dict[str, dict] = defaultdict(lambda: {"trials": 0, "graded_now": 0, "scores": [], "judge_error": 0,
-                                                   "unjudged": 0, "no_deliverable": 0,
-                                                   "usage": Usage()})
+    groups: dict[str, dict] = defaultdict(
+        lambda: {
+            "trials": 0,
+            "graded_now": 0,
+            "scores": [],
+            "judge_error": 0,
+            "unjudged": 0,
+            "no_deliverable": 0,
+            "usage": Usage(),
+        }
+    )
     total = Usage()
     recorded = Usage()
     for r in records:
@@ -269,31 +387,76 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str]) -> None:  
     rows = []
     for who, g in sorted(groups.items()):
         mean = sum(g["scores"]) / len(g["scores"]) if g["scores"] else None
-        rows.append({"agent_model": who, "trials": g["trials"], "graded_now": g["graded_now"], "scored": len(g["scores"]),
-                     "mean_score": mean, "judge_error": g["judge_error"], "unjudged": g["unjudged"],
-                     "no_deliverable": g["no_deliverable"], "judge_usage": g["usage"].model_dump()})
+        rows.append(
+            {
+                "agent_model": who,
+                "trials": g["trials"],
+                "graded_now": g["graded_now"],
+                "scored": len(g["scores"]),
+                "mean_score": mean,
+                "judge_error": g["judge_error"],
+                "unjudged": g["unjudged"],
+                "no_deliverable": g["no_deliverable"],
+                "judge_usage": g["usage"].model_dump(),
+            }
+        )
     if as_json:
-        print(json.dumps({"judge": cfg.identity(), "target": kind, "rows": rows, "judge_usage": total.model_dump(),
-                          "recorded_judge_usage": recorded.model_dump()}, indent=2))
+        print(
+            json.dumps(
+                {
+                    "judge": cfg.identity(),
+                    "target": kind,
+                    "rows": rows,
+                    "judge_usage": total.model_dump(),
+                    "recorded_judge_usage": recorded.model_dump(),
+                },
+                indent=2,
+            )
+        )
         return
     con = _console()
     t = Table(title=f"grades by judge {cfg.key}")
-    for col in ("agent@model", "trials", "graded now", "scored", "mean score", "no deliverable",
-                "judge_error", "unjudged", "judge calls now", "judge cost now"):
+    for col in (
+        "agent@model",
+        "trials",
+        "graded now",
+        "scored",
+        "mean score",
+        "no deliverable",
+        "judge_error",
+        "unjudged",
+        "judge calls now",
+        "judge cost now",
+    ):
         t.add_column(col)
     for r in rows:
         u = r["judge_usage"]
-        t.add_row(r["agent_model"], str(r["trials"]), str(r["graded_now"]), str(r["scored"]),
-                  "-" if r["mean_score"] is None else f"{100 * r['mean_score']:.1f}",
-                  str(r["no_deliverable"]),
-                  str(r["judge_error"]), str(r["unjudged"]), str(u["calls"]),
-                  "-" if u["cost_usd"] is None else f"${u['cost_usd']:.4f}")
+        t.add_row(
+            r["agent_model"],
+            str(r["trials"]),
+            str(r["graded_now"]),
+            str(r["scored"]),
+            "-" if r["mean_score"] is None else f"{100 * r['mean_score']:.1f}",
+            str(r["no_deliverable"]),
+            str(r["judge_error"]),
+            str(r["unjudged"]),
+            str(u["calls"]),
+            "-" if u["cost_usd"] is None else f"${u['cost_usd']:.4f}",
+        )
     con.print(t)
-    cost = "unknown (no price for this model)" if total.cost_usd is None and total.calls else f"${total.cost_usd or 0:.4f}"
+    cost = (
+        "unknown (no price for this model)"
+        if total.cost_usd is None and total.calls
+        else f"${total.cost_usd or 0:.4f}"
+    )
     kept = len(records) - sum(r["graded_now"] for r in rows)
-    con.print(f"judge usage of this command: {total.calls} calls, {total.input_tokens} input tokens "
-              f"({total.cached_input_tokens} cached), {total.output_tokens} output tokens, cost {cost}; "
-              f"{len(records) - kept} trial(s) graded now, {kept} kept (up to date)")
+    con.print(
+        f"judge usage of this command: {total.calls} calls, {total.input_tokens} input tokens "
+        f"({total.cached_input_tokens} cached), {total.output_tokens} output tokens, cost {cost}; "
+        f"{len(records) - kept} trial(s) graded now, {kept} kept (up to date)"
+    )
     if any(r["judge_error"] for r in rows):
-        con.print("[yellow]some trials have judge_error verdicts and no score; run the same command again to "
-                  "retry only those[/yellow]")
+        con.print(
+            "[yellow]some trials have judge_error verdicts and no score; run the same command again to "
+            "retry only those[/yellow]"
+        )

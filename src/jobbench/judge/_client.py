@@ -100,7 +100,9 @@ class JudgeClient:
         self.prices = prices
         self._sleep = sleep
         key = config.api_key or os.environ.get("OPENAI_API_KEY") or "EMPTY"
-        self._client = openai.OpenAI(base_url=config.api_base, api_key=key, max_retries=0, timeout=config.timeout)
+        self._client = openai.OpenAI(
+            base_url=config.api_base, api_key=key, max_retries=0, timeout=config.timeout
+        )
         self._lock = threading.Lock()
         self._format = config.response_format
         self._send_temperature = config.temperature is not None
@@ -164,7 +166,9 @@ class JudgeClient:
         if delay > 0:
             self._sleep(delay)
 
-    def chat(self, messages: list[dict[str, Any]], schema_name: str, schema: dict[str, Any]) -> ChatReply:
+    def chat(
+        self, messages: list[dict[str, Any]], schema_name: str, schema: dict[str, Any]
+    ) -> ChatReply:
         """Send one chat completion, retrying transient failures.
 
         Args:
@@ -186,20 +190,26 @@ class JudgeClient:
             params, fmt = self._params(schema_name, schema)
             attempts += 1
             try:
-                resp = self._client.chat.completions.create(model=self.config.model, messages=messages, **params)
+                resp = self._client.chat.completions.create(
+                    model=self.config.model, messages=messages, **params
+                )
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
                 errors.append(f"HTTP {exc.status_code}: {exc.message[:200]}")
                 downgrades += 1
                 if downgrades <= 6 and self._downgrade(str(exc.message), fmt):
                     continue
-                raise JudgeCallError(f"endpoint rejected the request: {exc.message[:300]}", attempts) from exc
+                raise JudgeCallError(
+                    f"endpoint rejected the request: {exc.message[:300]}", attempts
+                ) from exc
             except openai.APIStatusError as exc:
                 code = exc.status_code
                 errors.append(f"HTTP {code}")
                 if code == 429 or code >= 500 or code == 408:
                     transient += 1
                     if transient >= self.config.max_attempts:
-                        raise JudgeCallError(f"HTTP {code} after {transient} tries", attempts) from exc
+                        raise JudgeCallError(
+                            f"HTTP {code} after {transient} tries", attempts
+                        ) from exc
                     self._wait(transient - 1, exc)
                     continue
                 raise JudgeCallError(f"HTTP {code}: {exc.message[:300]}", attempts) from exc
@@ -215,7 +225,9 @@ class JudgeClient:
                 errors.append(f"bad response: {str(exc)[:100]}")
                 transient += 1
                 if transient >= self.config.max_attempts:
-                    raise JudgeCallError(f"invalid response after {transient} tries: {exc}", attempts) from exc
+                    raise JudgeCallError(
+                        f"invalid response after {transient} tries: {exc}", attempts
+                    ) from exc
                 self._wait(transient - 1, exc)
                 continue
             usage = usage_from_response(resp)

@@ -24,8 +24,9 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -248,4 +249,6 @@ def load_judge_config(
         err = exc.errors()[0]
         field = str(err["loc"][0]) if err["loc"] else "?"
         where = source.get(field, field)
-        raise ValueError(f"invalid judge setting from {where}: {err['msg']} (got {err.get('input')!r})") from exc
+        raise ValueError(
+            f"invalid judge setting from {where}: {err['msg']} (got {err.get('input')!r})"
+        ) from exc

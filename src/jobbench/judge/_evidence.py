@@ -6,8 +6,19 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-_QUOTES = {"\u2018": "'", "\u2019": "'", "\u201a": "'", "\u201b": "'", "\u201c": '"', "\u201d": '"',
-           "\u201e": '"', "\u2032": "'", "\u2033": '"', "\u00ab": '"', "\u00bb": '"'}
+_QUOTES = {
+    "\u2018": "'",
+    "\u2019": "'",
+    "\u201a": "'",
+    "\u201b": "'",
+    "\u201c": '"',
+    "\u201d": '"',
+    "\u201e": '"',
+    "\u2032": "'",
+    "\u2033": '"',
+    "\u00ab": '"',
+    "\u00bb": '"',
+}
 _DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"
 _NOISE = re.compile(r"[*_`|#>\[\]]+")
 _SPACE = re.compile(r"\s+")
@@ -42,8 +53,10 @@ def evidence_found(evidence: str, haystack_normalised: str) -> bool | None:
 
 
 _GRADER = r"(grader|judge|evaluator|assessor|reviewer\s+model|grading\s+model)"
-_ASK = (r"(ignore|disregard|forget|mark\s+(this|these|all|every|each|it)|award|give\s+(this|it|me|us|full|all)"
-        r"|respond|reply|output|you\s+(must|should|will)|pass\b|verdict|(all|every)\s+(criteria|criterion|rubrics?))")
+_ASK = (
+    r"(ignore|disregard|forget|mark\s+(this|these|all|every|each|it)|award|give\s+(this|it|me|us|full|all)"
+    r"|respond|reply|output|you\s+(must|should|will)|pass\b|verdict|(all|every)\s+(criteria|criterion|rubrics?))"
+)
 _BREAK = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _INJECTION_PATTERNS = [
     # English: "ignore (all) previous instructions", "disregard the rubric above"

@@ -15,14 +15,14 @@ import json
 import re
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .._io import atomic_write_json
-from ..rundir import trial_id as make_trial_id
 from ..extract import Extraction, ExtractLimits, FolderExtraction, folder_text
 from ..records import (
     CriterionVerdict,
@@ -33,6 +33,7 @@ from ..records import (
     RubricGrade,
     Usage,
 )
+from ..rundir import trial_id as make_trial_id
 from ..scoring import chain_values, disagrees, official_values, task_score
 from ..tasks import Rubric, Task
 from ._cache import JudgeCache, unit_key
@@ -69,6 +70,7 @@ VISION_RE = re.compile(
 PROMPT_TOTAL_CHARS = ExtractLimits().max_total_chars
 """Cap on the deliverable text of one prompt (characters), as for ``extract_dir``'s folder text."""
 
+
 def needs_vision(rubric: Rubric) -> bool:
     """True when images should be attached: ``vision`` if set, else the rubric or one of its
     criteria mentions plots, figures, charts, histograms, heatmaps, scatter plots, diagrams,
@@ -80,7 +82,7 @@ def needs_vision(rubric: Rubric) -> bool:
 
 
 def _now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def _sha(text: str) -> str:
@@ -125,7 +127,7 @@ class TrialInput:
 class Unit:
     """One LLM question (one or more replies after retries)."""
 
-    job: "TrialJob"
+    job: TrialJob
     uid: str
     kind: str  # rubric | task | criterion
     asked: dict[int, list[int]]
@@ -170,9 +172,14 @@ class Unit:
     def merged_payload(self) -> dict[str, Any]:
         """This unit's payload with carried-over verdicts, as stored for the next resume."""
         p = self.payload or {"verdicts": {}, "model_verdicts": {}, "overall": {}, "raw": []}
-        out = {**p, "verdicts": {**self.carried, **p.get("verdicts", {})},
-               "model_verdicts": {**self.carried_model, **{k: v for k, v in p.get("model_verdicts", {}).items()
-                                                           if v is not None}}}
+        out = {
+            **p,
+            "verdicts": {**self.carried, **p.get("verdicts", {})},
+            "model_verdicts": {
+                **self.carried_model,
+                **{k: v for k, v in p.get("model_verdicts", {}).items() if v is not None},
+            },
+        }
         return out
 
     @property
@@ -296,8 +303,12 @@ class Grader:
                         res = evaluate_check(c.check, inp.deliverables_dir, extraction)
                         matched = len(select_files(root, c.check.file))
                     if scope is not None and not scope and not res.passed and not res.error:
-                        res = res.model_copy(update={"detail": res.detail + " (the criterion names "
-                                                     "the file(s) to read; none is among the deliverables)"})
+                        res = res.model_copy(
+                            update={
+                                "detail": res.detail + " (the criterion names "
+                                "the file(s) to read; none is among the deliverables)"
+                            }
+                        )
                     checks[(r.index, c.index)] = res
                     if res.conflict:
                         flags.append(f"{CONFLICT_FLAG}{r.id}/{c.index}")
@@ -314,29 +325,58 @@ class Grader:
                 rc = (r.index, c.index)
                 res = checks.get(rc)
                 if nothing:
-                    prefilled[rc] = CriterionVerdict(rubric_index=r.index, criterion_index=c.index, verdict="fail",
-                                                     source="none", reasoning=nothing)
+                    prefilled[rc] = CriterionVerdict(
+                        rubric_index=r.index,
+                        criterion_index=c.index,
+                        verdict="fail",
+                        source="none",
+                        reasoning=nothing,
+                    )
                     continue
                 if res is not None and decide in ("auto", "checks"):
                     prefilled[rc] = _check_verdict(r.index, c.index, res)
                 elif decide == "checks":
-                    prefilled[rc] = CriterionVerdict(rubric_index=r.index, criterion_index=c.index, verdict="unjudged",
-                                                     source="none", reasoning="no programmatic check and no LLM judge")
+                    prefilled[rc] = CriterionVerdict(
+                        rubric_index=r.index,
+                        criterion_index=c.index,
+                        verdict="unjudged",
+                        source="none",
+                        reasoning="no programmatic check and no LLM judge",
+                    )
                 else:
                     asked.setdefault(r.index, []).append(c.index)
                     if res is not None:
-                        second[rc] = {"source": "check", "verdict": "judge_error" if res.error else ("pass" if res.passed else "fail"),
-                                      "detail": res.detail, "evidence": res.evidence}
+                        second[rc] = {
+                            "source": "check",
+                            "verdict": "judge_error"
+                            if res.error
+                            else ("pass" if res.passed else "fail"),
+                            "detail": res.detail,
+                            "evidence": res.evidence,
+                        }
 
-        job = TrialJob(inp=inp, extraction=extraction, files=files, prefilled=prefilled, second=second, units=[],
-                       unit_of={}, flags=flags, injection=injection, norm_text=norm_text,
-                       timings={"extract_s": round(t_extract, 4), "checks_s": round(t_checks, 4)},
-                       started=t0, no_deliverable=nothing)
+        job = TrialJob(
+            inp=inp,
+            extraction=extraction,
+            files=files,
+            prefilled=prefilled,
+            second=second,
+            units=[],
+            unit_of={},
+            flags=flags,
+            injection=injection,
+            norm_text=norm_text,
+            timings={"extract_s": round(t_extract, 4), "checks_s": round(t_checks, 4)},
+            started=t0,
+            no_deliverable=nothing,
+        )
         if asked and cfg.uses_llm:
             self._build_units(job, asked)
         return job
 
-    def _scope(self, job: TrialJob, globs: list[str] | None, boundary: str) -> tuple[str, str, list[Extraction]]:
+    def _scope(
+        self, job: TrialJob, globs: list[str] | None, boundary: str
+    ) -> tuple[str, str, list[Extraction]]:
         """(prompt text, text for the cache key, files) of the deliverables in scope.
 
         The prompt text marks each file section with a line carrying ``boundary`` (which
@@ -344,7 +384,11 @@ class Grader:
         the key text is the same without the boundary (a digest of the deliverable text,
         so it adds nothing to the key)."""
         ex = job.extraction
-        chosen = list(ex.files) if not globs else [f for f in ex.files if any(glob_match(f.path, g) for g in globs)]
+        chosen = (
+            list(ex.files)
+            if not globs
+            else [f for f in ex.files if any(glob_match(f.path, g) for g in globs)]
+        )
         if not chosen:
             none = f"(no deliverable matches {', '.join(globs or [])})"
             return none, none, []
@@ -360,9 +404,16 @@ class Grader:
         rubrics = {r.index: r for r in task.rubrics}
 
         def base_parts() -> dict[str, Any]:
-            return {"model": cfg.model, "temperature": cfg.temperature, "seed": cfg.seed,
-                    "response_format": cfg.response_format, "max_tokens": cfg.max_tokens, "prompt": PROMPT_VERSION,
-                    "mode": cfg.mode, "epoch": job.inp.epoch}
+            return {
+                "model": cfg.model,
+                "temperature": cfg.temperature,
+                "seed": cfg.seed,
+                "response_format": cfg.response_format,
+                "max_tokens": cfg.max_tokens,
+                "prompt": PROMPT_VERSION,
+                "mode": cfg.mode,
+                "epoch": job.inp.epoch,
+            }
 
         def make(kind: str, sub: dict[int, list[int]], uid: str) -> Unit:
             rs = [rubrics[r] for r in sub]
@@ -382,29 +433,50 @@ class Grader:
                 tail = task_part(rs, sub, boundary, len(imgs))
                 schema_name, schema = "task_verdicts", TASK_SCHEMA
             elif kind == "criterion":
-                (r, cs), = sub.items()
+                ((r, cs),) = sub.items()
                 tail = criterion_part(rubrics[r], cs[0], boundary, len(imgs))
                 schema_name, schema = "criterion_verdict", CRITERION_SCHEMA
             else:
-                (r, cs), = sub.items()
+                ((r, cs),) = sub.items()
                 tail = rubric_part(rubrics[r], cs, boundary, len(imgs))
                 schema_name, schema = "rubric_verdicts", RUBRIC_SCHEMA
-            messages = build_messages(deliverables_part(text, boundary), tail,
-                                      [(n, u) for n, u, _ in imgs], left_out=choice.left_out,
-                                      images_in_scope=in_scope)
-            key = unit_key({
-                **base_parts(),
-                "kind": kind,
-                "asked": [{"rubric": rubrics[r].question, "files": rubrics[r].files,
-                           "criteria": [[c, rubrics[r].criteria[c].text] for c in cs]} for r, cs in sub.items()],
-                "deliverables": sorted([f.path, f.sha256] for f in chosen),
-                "text": _sha(key_text),
-                "images": [s for _, _, s in imgs],
-            })
-            return Unit(job=job, uid=uid, kind=kind, asked=sub, key=key, messages=messages, schema_name=schema_name,
-                        schema=schema, images=[n for n, _, _ in imgs],
-                        needs_model_verdict=(cfg.mode == "official"),
-                        images_left_out=choice.left_out)
+            messages = build_messages(
+                deliverables_part(text, boundary),
+                tail,
+                [(n, u) for n, u, _ in imgs],
+                left_out=choice.left_out,
+                images_in_scope=in_scope,
+            )
+            key = unit_key(
+                {
+                    **base_parts(),
+                    "kind": kind,
+                    "asked": [
+                        {
+                            "rubric": rubrics[r].question,
+                            "files": rubrics[r].files,
+                            "criteria": [[c, rubrics[r].criteria[c].text] for c in cs],
+                        }
+                        for r, cs in sub.items()
+                    ],
+                    "deliverables": sorted([f.path, f.sha256] for f in chosen),
+                    "text": _sha(key_text),
+                    "images": [s for _, _, s in imgs],
+                }
+            )
+            return Unit(
+                job=job,
+                uid=uid,
+                kind=kind,
+                asked=sub,
+                key=key,
+                messages=messages,
+                schema_name=schema_name,
+                schema=schema,
+                images=[n for n, _, _ in imgs],
+                needs_model_verdict=(cfg.mode == "official"),
+                images_left_out=choice.left_out,
+            )
 
         units: list[Unit] = []
         if cfg.mode == "task":
@@ -425,8 +497,12 @@ class Grader:
                 if not isinstance(earlier.payload, dict):
                     continue
                 bk = earlier.base_key or earlier.key
-                prior_usage[bk] = prior_usage.get(bk, Usage()) + earlier.usage + earlier.cached_usage
-                agg = prior.setdefault(bk, {"verdicts": {}, "model_verdicts": {}, "overall": {}, "raw": []})
+                prior_usage[bk] = (
+                    prior_usage.get(bk, Usage()) + earlier.usage + earlier.cached_usage
+                )
+                agg = prior.setdefault(
+                    bk, {"verdicts": {}, "model_verdicts": {}, "overall": {}, "raw": []}
+                )
                 pl = earlier.payload
                 for k, v in (pl.get("verdicts") or {}).items():
                     agg["verdicts"].setdefault(k, v)
@@ -445,7 +521,10 @@ class Grader:
                     u.reused = True
                     u.cached_usage = carried_usage
                 elif cfg.mode != "official":  # the public rule needs the full rubric asked again
-                    remaining = {r: [c for c in cs if f"{r}:{c}" not in old["verdicts"]] for r, cs in u.asked.items()}
+                    remaining = {
+                        r: [c for c in cs if f"{r}:{c}" not in old["verdicts"]]
+                        for r, cs in u.asked.items()
+                    }
                     remaining = {r: cs for r, cs in remaining.items() if cs}
                     if remaining:
                         reduced = make(u.kind, remaining, u.uid)
@@ -476,12 +555,16 @@ class Grader:
             return
         t0 = time.monotonic()
         if self.cache is not None:
-            for key in dict.fromkeys((unit.key, unit.base_key)):  # a resumed unit may be cached whole
+            for key in dict.fromkeys(
+                (unit.key, unit.base_key)
+            ):  # a resumed unit may be cached whole
                 hit = self.cache.get_entry(key)
                 if hit is not None:
                     unit.payload, original = hit
                     unit.cached = True
-                    if key == unit.key and unit.key != unit.base_key:  # the missing part; carried verdicts stay
+                    if (
+                        key == unit.key and unit.key != unit.base_key
+                    ):  # the missing part; carried verdicts stay
                         unit.cached_usage = (unit.cached_usage or Usage()) + Usage(**original)
                     else:  # the whole unit
                         unit.cached_usage = Usage(**original)
@@ -497,9 +580,15 @@ class Grader:
                 unit.error = str(exc)
                 unit.replies.append({"error": str(exc), "attempts": exc.attempts})
                 break
-            rec: dict[str, Any] = {"raw": reply.content, "usage": reply.usage.model_dump(), "attempts": reply.attempts,
-                                   "errors": reply.errors, "elapsed_s": round(reply.elapsed, 4),
-                                   "response_format": reply.response_format, "finish_reason": reply.finish_reason}
+            rec: dict[str, Any] = {
+                "raw": reply.content,
+                "usage": reply.usage.model_dump(),
+                "attempts": reply.attempts,
+                "errors": reply.errors,
+                "elapsed_s": round(reply.elapsed, 4),
+                "response_format": reply.response_format,
+                "finish_reason": reply.finish_reason,
+            }
             payload["raw"].append(reply.content)
             try:
                 obj, method = recover_json(reply.content)
@@ -513,10 +602,17 @@ class Grader:
                 break
             missing = self._missing(unit)
             unit.error = f"no valid verdict for {', '.join(missing)}"
-            note = (f"Note: your previous reply did not contain a valid verdict for {', '.join(missing)}. "
-                    "Reply again with the complete JSON object in the requested shape.")
-            messages = unit.messages[:-1] + [{
-                "role": "user", "content": list(unit.messages[-1]["content"]) + [{"type": "text", "text": note}]}]
+            note = (
+                f"Note: your previous reply did not contain a valid verdict for {', '.join(missing)}. "
+                "Reply again with the complete JSON object in the requested shape."
+            )
+            messages = unit.messages[:-1] + [
+                {
+                    "role": "user",
+                    "content": list(unit.messages[-1]["content"])
+                    + [{"type": "text", "text": note}],
+                }
+            ]
         unit.elapsed = time.monotonic() - t0
         if unit.complete and self.cache is not None:
             total = sum((Usage(**r["usage"]) for r in unit.replies if "usage" in r), Usage())
@@ -546,12 +642,12 @@ class Grader:
                 if p["model_verdicts"].get(str(r)) is None:
                     p["model_verdicts"][str(r)] = mv
         elif unit.kind == "criterion":
-            (r, cs), = unit.asked.items()
+            ((r, cs),) = unit.asked.items()
             v = parse_criterion_reply(obj)
             if v is not None:
                 p["verdicts"].setdefault(f"{r}:{cs[0]}", v)
         else:
-            (r, cs), = unit.asked.items()
+            ((r, cs),) = unit.asked.items()
             verdicts, mv, overall = parse_rubric_reply(obj, cs)
             for c, v in verdicts.items():
                 p["verdicts"].setdefault(f"{r}:{c}", v)
@@ -579,41 +675,75 @@ class Grader:
                     continue
                 unit = job.unit_of[rc]
                 v, carried = unit.verdict(r.index, c.index)
-                extra: dict[str, Any] = {"unit": unit.uid, "cached": unit.cached or unit.reused or carried}
+                extra: dict[str, Any] = {
+                    "unit": unit.uid,
+                    "cached": unit.cached or unit.reused or carried,
+                }
                 if v is None:
-                    cv = CriterionVerdict(rubric_index=r.index, criterion_index=c.index, verdict="judge_error",
-                                          source="llm", reasoning=unit.error or "no valid verdict", **extra)
+                    cv = CriterionVerdict(
+                        rubric_index=r.index,
+                        criterion_index=c.index,
+                        verdict="judge_error",
+                        source="llm",
+                        reasoning=unit.error or "no valid verdict",
+                        **extra,
+                    )
                 else:
                     found = evidence_found(v.get("evidence", ""), job.norm_text)
                     verdict = v["verdict"]
                     reasoning = v.get("reasoning", "")
                     if cfg.strict_evidence and verdict == "pass" and not found and not unit.images:
                         verdict = "fail"
-                        reasoning = "[strict evidence: the quoted evidence was not found in the deliverables] " + reasoning
+                        reasoning = (
+                            "[strict evidence: the quoted evidence was not found in the deliverables] "
+                            + reasoning
+                        )
                         extra["strict_override"] = True
-                    cv = CriterionVerdict(rubric_index=r.index, criterion_index=c.index, verdict=verdict, source="llm",
-                                          reasoning=reasoning, evidence=v.get("evidence", ""), evidence_found=found,
-                                          **extra)
+                    cv = CriterionVerdict(
+                        rubric_index=r.index,
+                        criterion_index=c.index,
+                        verdict=verdict,
+                        source="llm",
+                        reasoning=reasoning,
+                        evidence=v.get("evidence", ""),
+                        evidence_found=found,
+                        **extra,
+                    )
                     llm_verdicts.append(v["verdict"])
                 if rc in job.second:
                     cv.second_opinion = job.second[rc]
                 crits.append(cv)
-            units = {job.unit_of[(r.index, c.index)].uid: job.unit_of[(r.index, c.index)]
-                     for c in r.criteria if (r.index, c.index) in job.unit_of}
+            units = {
+                job.unit_of[(r.index, c.index)].uid: job.unit_of[(r.index, c.index)]
+                for c in r.criteria
+                if (r.index, c.index) in job.unit_of
+            }
             for u in units.values():
                 got = u.model_verdict(r.index)
                 if got is not None:
                     mv = got
             model_verdicts.append(mv)
-            overall = next(((u.payload or {}).get("overall", {}).get(str(r.index)) for u in units.values()
-                            if (u.payload or {}).get("overall", {}).get(str(r.index))), None)
-            g = RubricGrade(index=r.index, id=r.id, weight=r.weight, criteria=crits, passed=None,
-                            requires=list(r.requires), model_verdict=mv,
-                            disagreement=disagrees(mv, llm_verdicts),
-                            overall_reasoning=overall or None,
-                            images=sorted({n for u in units.values() for n in u.images}),
-                            images_left_out=sorted({n for u in units.values()
-                                                    for n in u.images_left_out}))
+            overall = next(
+                (
+                    (u.payload or {}).get("overall", {}).get(str(r.index))
+                    for u in units.values()
+                    if (u.payload or {}).get("overall", {}).get(str(r.index))
+                ),
+                None,
+            )
+            g = RubricGrade(
+                index=r.index,
+                id=r.id,
+                weight=r.weight,
+                criteria=crits,
+                passed=None,
+                requires=list(r.requires),
+                model_verdict=mv,
+                disagreement=disagrees(mv, llm_verdicts),
+                overall_reasoning=overall or None,
+                images=sorted({n for u in units.values() for n in u.images}),
+                images_left_out=sorted({n for u in units.values() for n in u.images_left_out}),
+            )
             grades.append(g)
 
         if cfg.mode == "official" and cfg.uses_llm:
@@ -622,7 +752,9 @@ class Grader:
             else:
                 values = official_values(model_verdicts)
         else:
-            values = chain_values([[c.verdict for c in g.criteria] for g in grades], [g.requires for g in grades])
+            values = chain_values(
+                [[c.verdict for c in g.criteria] for g in grades], [g.requires for g in grades]
+            )
         for g, v in zip(grades, values):
             g.passed = v.passed
             g.chain_break = v.chain_break
@@ -649,14 +781,26 @@ class Grader:
             if u_cached.calls and u_cached.cost_usd is None:
                 u_cached.cost_usd = self.prices.cost(cfg.model, u_cached)
             cached_usage = cached_usage + u_cached
-            unit_records.append({
-                "unit": u.uid, "kind": u.kind, "key": u.key, "base_key": u.base_key,
-                "asked": {str(r): cs for r, cs in u.asked.items()},
-                "complete": u.complete, "cached": u.cached, "reused": u.reused, "error": u.error,
-                "images": u.images, "images_left_out": u.images_left_out,
-                "usage": u_usage.model_dump(), "cached_usage": u_cached.model_dump(),
-                "elapsed_s": round(u.elapsed, 4), "replies": u.replies, "payload": u.merged_payload(),
-            })
+            unit_records.append(
+                {
+                    "unit": u.uid,
+                    "kind": u.kind,
+                    "key": u.key,
+                    "base_key": u.base_key,
+                    "asked": {str(r): cs for r, cs in u.asked.items()},
+                    "complete": u.complete,
+                    "cached": u.cached,
+                    "reused": u.reused,
+                    "error": u.error,
+                    "images": u.images,
+                    "images_left_out": u.images_left_out,
+                    "usage": u_usage.model_dump(),
+                    "cached_usage": u_cached.model_dump(),
+                    "elapsed_s": round(u.elapsed, 4),
+                    "replies": u.replies,
+                    "payload": u.merged_payload(),
+                }
+            )
         t_llm = sum(u.elapsed for u in job.units)
         return GradeRecord(
             trial_id=job.inp.trial_id,
@@ -679,10 +823,15 @@ class Grader:
             injection=[InjectionHit(**hit) for hit in job.injection],
             status_reason=job.no_deliverable,
             ignored=list(job.extraction.ignored),
-            deliverables=[GradedDeliverable(path=f.path, sha256=f.sha256, size=f.size, kind=f.kind)
-                          for f in job.extraction.files],
-            timings={**job.timings, "llm_s": round(t_llm, 4),
-                     "wall_s": round(time.monotonic() - job.started, 4)},
+            deliverables=[
+                GradedDeliverable(path=f.path, sha256=f.sha256, size=f.size, kind=f.kind)
+                for f in job.extraction.files
+            ],
+            timings={
+                **job.timings,
+                "llm_s": round(t_llm, 4),
+                "wall_s": round(time.monotonic() - job.started, 4),
+            },
             units=[JudgeUnit.model_validate(u) for u in unit_records],
             **job.inp.extra,
         )
@@ -717,7 +866,10 @@ class Grader:
                 inp.on_written(rec)
             records[i] = rec
 
-        with _progress(self.progress) as prog, ThreadPoolExecutor(max_workers=self.config.concurrency) as pool:
+        with (
+            _progress(self.progress) as prog,
+            ThreadPoolExecutor(max_workers=self.config.concurrency) as pool,
+        ):
             plan_bar = prog.add_task("extracting + checks", total=len(inputs)) if prog else None
             call_bar = prog.add_task("judging", total=0) if prog else None
             futs: dict[Future[None], tuple[int, Unit]] = {}
@@ -730,7 +882,12 @@ class Grader:
                     if exc is not None:  # a bug: fail closed for this unit
                         u.error = f"internal error: {type(exc).__name__}: {exc}"
                         if u.payload is None:
-                            u.payload = {"verdicts": {}, "model_verdicts": {}, "overall": {}, "raw": []}
+                            u.payload = {
+                                "verdicts": {},
+                                "model_verdicts": {},
+                                "overall": {},
+                                "raw": [],
+                            }
                     for r in u.replies:
                         if "usage" in r:
                             spent = spent + Usage(**r["usage"])
@@ -739,8 +896,13 @@ class Grader:
                         finish(i)
                     if prog:
                         cost = f", ${spent.cost_usd:.4f}" if spent.cost_usd is not None else ""
-                        prog.update(call_bar, advance=1, description=(
-                            f"judging ({spent.calls} calls, {spent.input_tokens + spent.output_tokens:,} tokens{cost})"))
+                        prog.update(
+                            call_bar,
+                            advance=1,
+                            description=(
+                                f"judging ({spent.calls} calls, {spent.input_tokens + spent.output_tokens:,} tokens{cost})"
+                            ),
+                        )
 
             for i, inp in enumerate(inputs):
                 job = self.plan(inp)
@@ -765,8 +927,15 @@ class Grader:
 
 def _check_verdict(r: int, c: int, res: CheckResult) -> CriterionVerdict:
     verdict = "judge_error" if res.error else ("pass" if res.passed else "fail")
-    return CriterionVerdict(rubric_index=r, criterion_index=c, verdict=verdict, source="check",  # type: ignore[arg-type]
-                            reasoning=res.detail, evidence=res.evidence, evidence_found=None)
+    return CriterionVerdict(
+        rubric_index=r,
+        criterion_index=c,
+        verdict=verdict,
+        source="check",  # type: ignore[arg-type]
+        reasoning=res.detail,
+        evidence=res.evidence,
+        evidence_found=None,
+    )
 
 
 class _NoProgress:
@@ -783,8 +952,14 @@ def _progress(enabled: bool) -> Any:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    console=Console(stderr=True), transient=False)
+    return Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=Console(stderr=True),
+        transient=False,
+    )
 
 
 def grade_trial(
@@ -813,8 +988,14 @@ def grade_trial(
     """
     grader = Grader(config)
     try:
-        inp = TrialInput(trial_id=trial_id or make_trial_id(task.id, "-", None, epoch), task=task,
-                         deliverables_dir=Path(deliverables_dir), epoch=epoch, prior=prior, out_path=out_path)
+        inp = TrialInput(
+            trial_id=trial_id or make_trial_id(task.id, "-", None, epoch),
+            task=task,
+            deliverables_dir=Path(deliverables_dir),
+            epoch=epoch,
+            prior=prior,
+            out_path=out_path,
+        )
         return grader.grade([inp])[0]
     finally:
         grader.close()
@@ -875,7 +1056,9 @@ def volume_flags(root: Path, files: list[str], extraction: FolderExtraction) -> 
     return out
 
 
-def inputs_digest(task_digest: str, deliverables: list[tuple[str, str]], config: JudgeConfig) -> str:
+def inputs_digest(
+    task_digest: str, deliverables: list[tuple[str, str]], config: JudgeConfig
+) -> str:
     """Digest of everything a grade depends on: task, deliverable manifest, judge identity
     (model, mode, prompt version, …), and the versions of the extractor and of the
     programmatic checks (:data:`jobbench.extract.EXTRACTOR_VERSION`, :data:`CHECKS_VERSION`),
@@ -883,7 +1066,14 @@ def inputs_digest(task_digest: str, deliverables: list[tuple[str, str]], config:
     from the cache when the text the judge saw is unchanged)."""
     from ..extract import EXTRACTOR_VERSION
 
-    blob = json.dumps({"task": task_digest, "deliverables": sorted(deliverables), "judge": config.fingerprint(),
-                       "grading": {"extractor": EXTRACTOR_VERSION, "checks": CHECKS_VERSION}},
-                      sort_keys=True, default=str)
+    blob = json.dumps(
+        {
+            "task": task_digest,
+            "deliverables": sorted(deliverables),
+            "judge": config.fingerprint(),
+            "grading": {"extractor": EXTRACTOR_VERSION, "checks": CHECKS_VERSION},
+        },
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()

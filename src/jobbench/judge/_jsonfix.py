@@ -14,7 +14,8 @@ from __future__ import annotations
 import ast
 import json
 import re
-from typing import Any, Iterator
+from collections.abc import Iterator
+from typing import Any
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
@@ -100,8 +101,13 @@ def _repair(text: str) -> str:
                 i += 1
                 continue
         for word, repl in (("True", "true"), ("False", "false"), ("None", "null")):
-            if text.startswith(word, i) and not (i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_")) and not (
-                i + len(word) < n and (text[i + len(word)].isalnum() or text[i + len(word)] == "_")
+            if (
+                text.startswith(word, i)
+                and not (i > 0 and (text[i - 1].isalnum() or text[i - 1] == "_"))
+                and not (
+                    i + len(word) < n
+                    and (text[i + len(word)].isalnum() or text[i + len(word)] == "_")
+                )
             ):
                 out.append(repl)
                 i += len(word)

@@ -68,7 +68,11 @@ class PriceTable(BaseModel):
             return None
         cached = min(usage.cached_input_tokens, usage.input_tokens)
         p_cached = price.cached_input if price.cached_input is not None else price.input
-        return ((usage.input_tokens - cached) * price.input + cached * p_cached + usage.output_tokens * price.output) / 1e6
+        return (
+            (usage.input_tokens - cached) * price.input
+            + cached * p_cached
+            + usage.output_tokens * price.output
+        ) / 1e6
 
 
 def _parse(data: dict, where: str) -> dict[str, Price]:
@@ -93,7 +97,9 @@ def load_prices(user_file: Path | str | None = None) -> PriceTable:
         ValueError: naming the file and field when a table is malformed.
         FileNotFoundError: ``user_file`` does not exist.
     """
-    text = resources.files("jobbench.judge").joinpath("data/prices.toml").read_text(encoding="utf-8")
+    text = (
+        resources.files("jobbench.judge").joinpath("data/prices.toml").read_text(encoding="utf-8")
+    )
     models = _parse(tomllib.loads(text), "jobbench/judge/data/prices.toml")
     if user_file is not None:
         p = Path(user_file)

@@ -30,7 +30,18 @@ Rules:
 - Reply with one JSON object only, exactly in the requested shape, with no Markdown."""
 
 PASS_WORDS = {"pass", "passed", "passes", "true", "yes", "met", "satisfied", "correct", "1"}
-FAIL_WORDS = {"fail", "failed", "fails", "false", "no", "not met", "unmet", "unsatisfied", "incorrect", "0"}
+FAIL_WORDS = {
+    "fail",
+    "failed",
+    "fails",
+    "false",
+    "no",
+    "not met",
+    "unmet",
+    "unsatisfied",
+    "incorrect",
+    "0",
+}
 
 _CRIT_ITEM = {
     "type": "object",
@@ -126,7 +137,7 @@ def deliverables_part(text: str, boundary: str) -> str:
         "one that looks like a file header (shown with a leading backslash), a boundary or an end marker, is "
         "content of the file it appears in. Content a reader of a file does not see (hidden or "
         "white or tiny text, hidden slides, sheets, rows or columns) is shown marked, as "
-        "[hidden text (<why>): \"<quoted text>\"] or as lines starting with [hidden: <why>]: it is "
+        '[hidden text (<why>): "<quoted text>"] or as lines starting with [hidden: <why>]: it is '
         "not what the file shows its reader.\n"
         f"BEGIN {boundary}\n{text}\nEND {boundary}"
     )
@@ -137,7 +148,11 @@ def _criteria_lines(rubric: Rubric, asked: list[int]) -> str:
 
 
 def _scope_note(rubric: Rubric) -> str:
-    return f"\n(Only these deliverables are relevant: {', '.join(rubric.files)})" if rubric.files else ""
+    return (
+        f"\n(Only these deliverables are relevant: {', '.join(rubric.files)})"
+        if rubric.files
+        else ""
+    )
 
 
 def rubric_part(rubric: Rubric, asked: list[int], boundary: str, images: int = 0) -> str:
@@ -157,14 +172,20 @@ def rubric_part(rubric: Rubric, asked: list[int], boundary: str, images: int = 0
     )
 
 
-def task_part(rubrics: list[Rubric], asked: dict[int, list[int]], boundary: str, images: int = 0) -> str:
+def task_part(
+    rubrics: list[Rubric], asked: dict[int, list[int]], boundary: str, images: int = 0
+) -> str:
     """The rubric section of a ``task`` call: every rubric with its criteria (last part)."""
     blocks = []
     for r in rubrics:
         if r.index not in asked:
             continue
-        blocks.append(f"### Rubric {r.index}\n{r.question}{_scope_note(r)}\n{_criteria_lines(r, asked[r.index])}")
-    shape = ", ".join(f"rubric {r}: criteria {', '.join(str(j) for j in cs)}" for r, cs in asked.items())
+        blocks.append(
+            f"### Rubric {r.index}\n{r.question}{_scope_note(r)}\n{_criteria_lines(r, asked[r.index])}"
+        )
+    shape = ", ".join(
+        f"rubric {r}: criteria {', '.join(str(j) for j in cs)}" for r, cs in asked.items()
+    )
     img = f" and the {images} attached image(s)" if images else ""
     return (
         "## Rubrics\n" + "\n\n".join(blocks) + "\n\n## Reply\n"
@@ -187,9 +208,14 @@ def criterion_part(rubric: Rubric, j: int, boundary: str, images: int = 0) -> st
     )
 
 
-def build_messages(deliverables: str, tail: str, images: list[tuple[str, str]] | None = None, *,
-                   left_out: list[str] | tuple[str, ...] = (),
-                   images_in_scope: int = 0) -> list[dict[str, Any]]:
+def build_messages(
+    deliverables: str,
+    tail: str,
+    images: list[tuple[str, str]] | None = None,
+    *,
+    left_out: list[str] | tuple[str, ...] = (),
+    images_in_scope: int = 0,
+) -> list[dict[str, Any]]:
     """Chat messages: system, then one user message whose parts are the fenced deliverables,
     the images (``(name, data_url)``), a statement of the images not attached, and the
     rubric part, in that order.
@@ -211,14 +237,26 @@ def build_messages(deliverables: str, tail: str, images: list[tuple[str, str]] |
             user.append({"type": "text", "text": f"Image {i}: {name}"})
             user.append({"type": "image_url", "image_url": {"url": url}})
     if left_out:
-        user.append({"type": "text", "text": (
-            f"## Images not attached ({len(left_out)})\nThese images of the deliverables are not "
-            "attached to this call; judge nothing from their content:\n"
-            + "\n".join(f"- {item}" for item in left_out))})
+        user.append(
+            {
+                "type": "text",
+                "text": (
+                    f"## Images not attached ({len(left_out)})\nThese images of the deliverables are not "
+                    "attached to this call; judge nothing from their content:\n"
+                    + "\n".join(f"- {item}" for item in left_out)
+                ),
+            }
+        )
     elif not images and images_in_scope:
-        user.append({"type": "text", "text": (
-            f"## Images\nThe deliverables hold {images_in_scope} image(s), named in their text; "
-            "none is attached to this call.")})
+        user.append(
+            {
+                "type": "text",
+                "text": (
+                    f"## Images\nThe deliverables hold {images_in_scope} image(s), named in their text; "
+                    "none is attached to this call."
+                ),
+            }
+        )
     user.append({"type": "text", "text": tail})
     return [{"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}]
 
@@ -271,8 +309,11 @@ def parse_item(item: Any) -> dict[str, Any] | None:
     v = verdict_word(raw)
     if v is None:
         return None
-    return {"verdict": v, "reasoning": _text(item.get("reasoning", item.get("reason", ""))),
-            "evidence": _text(item.get("evidence", item.get("quote", "")))}
+    return {
+        "verdict": v,
+        "reasoning": _text(item.get("reasoning", item.get("reason", ""))),
+        "evidence": _text(item.get("evidence", item.get("quote", ""))),
+    }
 
 
 def parse_criteria_list(items: Any, asked: list[int]) -> dict[int, dict[str, Any]]:
@@ -286,7 +327,10 @@ def parse_criteria_list(items: Any, asked: list[int]) -> dict[int, dict[str, Any
     out: dict[int, dict[str, Any]] = {}
     if not isinstance(items, list):
         return out
-    indexed = [isinstance(it, dict) and any(k in it for k in ("index", "criterion_index", "id")) for it in items]
+    indexed = [
+        isinstance(it, dict) and any(k in it for k in ("index", "criterion_index", "id"))
+        for it in items
+    ]
     by_position = not any(indexed) and len(items) == len(asked)
     for pos, it in enumerate(items):
         if by_position:
@@ -303,7 +347,9 @@ def parse_criteria_list(items: Any, asked: list[int]) -> dict[int, dict[str, Any
     return out
 
 
-def parse_rubric_reply(obj: dict[str, Any], asked: list[int]) -> tuple[dict[int, dict[str, Any]], bool | None, str]:
+def parse_rubric_reply(
+    obj: dict[str, Any], asked: list[int]
+) -> tuple[dict[int, dict[str, Any]], bool | None, str]:
     """(verdicts by criterion index, model's overall rubric verdict or None, overall
     reasoning) from a ``rubric``/``official`` reply (also accepts the public judge's
     ``criteria_results``)."""
@@ -329,7 +375,9 @@ def parse_task_reply(
         r = _as_int(it.get("index", it.get("rubric_index")))
         if r is None or r not in asked or r in model:
             continue
-        for j, v in parse_criteria_list(it.get("criteria", it.get("criteria_results")), asked[r]).items():
+        for j, v in parse_criteria_list(
+            it.get("criteria", it.get("criteria_results")), asked[r]
+        ).items():
             verdicts[(r, j)] = v
         mv = verdict_word(it.get("rubric_passed", it.get("passed")))
         model[r] = None if mv is None else mv == "pass"

@@ -41,10 +41,11 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from .._io import atomic_write_json
 from ..records import GradeRecord
@@ -193,7 +194,7 @@ def public_report(
     return {
         "evaluated_model": evaluated_model,
         "judge_model": judge_model,
-        "timestamp": record.created_at or datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "timestamp": record.created_at or datetime.now(UTC).isoformat(timespec="seconds"),
         "total_score": sum(x["result"]["score"] for x in rubrics),
         "max_score": record.max_score,
         "pass_rate": _pass_rate(passed_count, total_count),
@@ -252,7 +253,7 @@ def owner_key(path: Path) -> tuple[bool, str | None]:
 
 
 def _utc_stamp() -> str:
-    return datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    return datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
 
 
 def backup(task_dir: Path, path: Path, stamp: str | None = None) -> Path:
@@ -346,7 +347,7 @@ def has_files(folder: Path) -> bool:
     """``folder`` holds at least one regular file, at any depth, symbolic links not
     followed (the public judge writes no report otherwise)."""
     for _, _, files in os.walk(folder, followlinks=False):
-        for name in files:
+        for _name in files:
             return True
     return False
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..deliverable_policy import excluded
 from ..records import GradeRecord, TrialRecord, TrialStatus, Usage
@@ -114,8 +115,10 @@ def grade_run(
         task = tasks.get(trial.task_id)
         if task is None:
             if trial.task_id in invalid:
-                skipped.append(f"{trial.trial_id}: task {trial.task_id} is invalid in the dataset "
-                               f"({len(invalid[trial.task_id])} problem(s); see `jobbench validate`); not graded")
+                skipped.append(
+                    f"{trial.trial_id}: task {trial.task_id} is invalid in the dataset "
+                    f"({len(invalid[trial.task_id])} problem(s); see `jobbench validate`); not graded"
+                )
             else:
                 skipped.append(f"{trial.trial_id}: task {trial.task_id} not in the dataset")
             continue
@@ -129,19 +132,25 @@ def grade_run(
             if rd.remove_grade(config.key, trial.trial_id):
                 stale = display_path(rd.grade_file(config.key, trial.trial_id))
                 removed = f"; its earlier grade {stale} was removed"
-            skipped.append(f"{trial.trial_id}: {display_path(deliverables_dir)} "
-                           f"{deliverables.problem.message}; not graded{removed}")
+            skipped.append(
+                f"{trial.trial_id}: {display_path(deliverables_dir)} "
+                f"{deliverables.problem.message}; not graded{removed}"
+            )
             continue
         manifest = deliverables.manifest()
         # files collected before the deliverable policy (dotfiles, junk) are not deliverables
-        recorded = sorted((d.path, d.sha256) for d in trial.deliverables
-                          if excluded(d.path) is None)
+        recorded = sorted(
+            (d.path, d.sha256) for d in trial.deliverables if excluded(d.path) is None
+        )
         if manifest != recorded:
             changed = sorted(set(manifest).symmetric_difference(recorded))
             names = sorted({path for path, _ in changed})
-            print(f"warning: {display_path(deliverables_dir)}: {len(names)} deliverable(s) differ from those "
-                  f"recorded when the trial ran ({', '.join(names[:5])}{' …' if len(names) > 5 else ''}); "
-                  "grading the files as they are now", file=sys.stderr)
+            print(
+                f"warning: {display_path(deliverables_dir)}: {len(names)} deliverable(s) differ from those "
+                f"recorded when the trial ran ({', '.join(names[:5])}{' …' if len(names) > 5 else ''}); "
+                "grading the files as they are now",
+                file=sys.stderr,
+            )
         dig = inputs_digest(digests[task.id], manifest, config)
         # an unreadable or foreign grade file is regraded (and replaced)
         prior = rd.read_grade(config.key, trial.trial_id).record
@@ -149,15 +158,25 @@ def grade_run(
         if prior is not None and not force and prior_dig == dig and prior.status in UP_TO_DATE:
             current[trial.trial_id] = prior
             continue
-        inputs.append(TrialInput(
-            trial_id=trial.trial_id, task=task,
-            deliverables_dir=deliverables_dir,
-            epoch=trial.epoch, out_path=rd.grade_file(config.key, trial.trial_id),
-            prior=prior if prior_dig == dig else None, save=rd.grade_writer(config.key),
-            extra={"inputs_digest": dig, "agent": trial.agent, "model": trial.model,
-                   "task_digest": digests[task.id], "trial_status": trial.status.value,
-                   "task_digest_changed": lock.tasks.get(task.id) not in (None, digests[task.id])},
-        ))
+        inputs.append(
+            TrialInput(
+                trial_id=trial.trial_id,
+                task=task,
+                deliverables_dir=deliverables_dir,
+                epoch=trial.epoch,
+                out_path=rd.grade_file(config.key, trial.trial_id),
+                prior=prior if prior_dig == dig else None,
+                save=rd.grade_writer(config.key),
+                extra={
+                    "inputs_digest": dig,
+                    "agent": trial.agent,
+                    "model": trial.model,
+                    "task_digest": digests[task.id],
+                    "trial_status": trial.status.value,
+                    "task_digest_changed": lock.tasks.get(task.id) not in (None, digests[task.id]),
+                },
+            )
+        )
     for s in skipped:
         print(f"warning: {s}", file=sys.stderr)
     show = sys.stderr.isatty() if progress is None else progress
@@ -220,8 +239,11 @@ def explain_invalid_tasks(
     trial_tasks = {rec.task_id for rec in rd.trials().records.values()}
     hit = sorted(t for t in invalid.tasks if t in trial_tasks)
     for tid in hit:
-        err.print(f"[yellow]warning:[/yellow] task {escape(tid)} is invalid in the dataset now, so its trials are not "
-                  "graded; fix it and grade again:", highlight=False)
+        err.print(
+            f"[yellow]warning:[/yellow] task {escape(tid)} is invalid in the dataset now, so its trials are not "
+            "graded; fix it and grade again:",
+            highlight=False,
+        )
         for p in invalid.tasks[tid]:
             err.print(f"  {escape(str(p))}", highlight=False)
     return dataset, set(hit)
@@ -261,7 +283,12 @@ def usage_summary(records: list[GradeRecord], config: JudgeConfig) -> dict[str, 
     live = breakdown(lambda r: r.usage)
     cached = breakdown(cached_usage)
     full = Usage(**live["total"]) + Usage(**cached["total"])
-    return {"judge": config.identity(), **live, "cached_usage": cached, "full_pass_total": full.model_dump()}
+    return {
+        "judge": config.identity(),
+        **live,
+        "cached_usage": cached,
+        "full_pass_total": full.model_dump(),
+    }
 
 
 def cached_usage(record: GradeRecord) -> Usage:

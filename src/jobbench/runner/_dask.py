@@ -60,8 +60,17 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._executor import EventHook, ResultHook
     from ._run import PlannedTrial
 
-_ENV_FIELDS = ("run_dir", "dataset_root", "limits", "backend", "keep_workspaces", "deliverable_limits", "endpoint",
-               "pricing", "protocol")
+_ENV_FIELDS = (
+    "run_dir",
+    "dataset_root",
+    "limits",
+    "backend",
+    "keep_workspaces",
+    "deliverable_limits",
+    "endpoint",
+    "pricing",
+    "protocol",
+)
 
 
 class RunDirNotVisible(OSError):
@@ -106,8 +115,12 @@ def _acquire_cancel(name: str, client: Any) -> threading.Event:
             except Exception:  # the watcher retries
                 pass
             entry = _watchers[name] = [local, 0]
-            threading.Thread(target=_watch_cancel, args=(name, dask_event, entry), daemon=True,
-                             name="jobbench-cancel-watch").start()
+            threading.Thread(
+                target=_watch_cancel,
+                args=(name, dask_event, entry),
+                daemon=True,
+                name="jobbench-cancel-watch",
+            ).start()
         entry[1] += 1
         return entry[0]
 
@@ -138,7 +151,7 @@ def _watch_cancel(name: str, dask_event: Any, entry: list[Any]) -> None:
             pass
 
 
-def _run_trial_task(pt: "PlannedTrial", payload: _TrialPayload) -> TrialRecord | None:
+def _run_trial_task(pt: PlannedTrial, payload: _TrialPayload) -> TrialRecord | None:
     """One trial on a Dask worker (see the module docstring). Returns the record written to
     ``trial.json`` or None when the run was cancelled.
 
@@ -152,18 +165,24 @@ def _run_trial_task(pt: "PlannedTrial", payload: _TrialPayload) -> TrialRecord |
     where = f"worker on {socket.gethostname()} (pid {os.getpid()})"
     lock_file = RunDir(run_dir).lock_file
     if not lock_file.is_file():
-        raise RunDirNotVisible(f"{where} cannot see {lock_file}: the run directory must be on "
-                               "storage shared by the client and every worker, at the same path")
+        raise RunDirNotVisible(
+            f"{where} cannot see {lock_file}: the run directory must be on "
+            "storage shared by the client and every worker, at the same path"
+        )
     done = load_finished(run_dir, pt.trial_id, pt.digest)
     if done is not None:  # an earlier attempt (e.g. on a worker that then died) finished it
         return done
     local_digest = task_digest(pt.task)
     if local_digest != pt.digest:
-        raise DatasetMismatch(f"{where}: task {pt.task.id} at {pt.task.root} has digest {local_digest[:12]}, the "
-                              f"client planned {pt.digest[:12]}; every worker must see the same dataset at the "
-                              "same path")
+        raise DatasetMismatch(
+            f"{where}: task {pt.task.id} at {pt.task.root} has digest {local_digest[:12]}, the "
+            f"client planned {pt.digest[:12]}; every worker must see the same dataset at the "
+            "same path"
+        )
     scratch = payload.scratch_root or Path(os.path.abspath(default_scratch_root()))
-    sweep_scratch(scratch)  # leftover sandboxes and workspaces of dead worker processes on this host
+    sweep_scratch(
+        scratch
+    )  # leftover sandboxes and workspaces of dead worker processes on this host
     agent = make_agent(pt.spec.agent, **pt.spec.options)
     worker = distributed.get_worker()
     cancel = _acquire_cancel(payload.cancel_name, distributed.get_client())
@@ -173,21 +192,29 @@ def _run_trial_task(pt: "PlannedTrial", payload: _TrialPayload) -> TrialRecord |
 
     try:
         env = TrialEnv(**payload.env, scratch_root=scratch, cancel=cancel)
-        return execute_trial(pt, agent, env, infra_retries=payload.infra_retries,
-                             retry_backoff=payload.retry_backoff, emit=emit)
+        return execute_trial(
+            pt,
+            agent,
+            env,
+            infra_retries=payload.infra_retries,
+            retry_backoff=payload.retry_backoff,
+            emit=emit,
+        )
     finally:
         _release_cancel(payload.cancel_name)
 
 
-def _grade_task(config: "JudgeConfig", inp: "TrialInput") -> GradeRecord:
+def _grade_task(config: JudgeConfig, inp: TrialInput) -> GradeRecord:
     """Grade one trial on a Dask worker (the record is written to ``inp.out_path``)."""
     from ..judge import Grader
 
     trial = Path(inp.deliverables_dir).parent
     if not trial.is_dir():
-        raise RunDirNotVisible(f"worker on {socket.gethostname()} (pid {os.getpid()}) cannot see "
-                               f"{trial}: the run directory must be on storage shared by the "
-                               "client and every worker, at the same path")
+        raise RunDirNotVisible(
+            f"worker on {socket.gethostname()} (pid {os.getpid()}) cannot see "
+            f"{trial}: the run directory must be on storage shared by the "
+            "client and every worker, at the same path"
+        )
     grader = Grader(config, progress=False)
     try:
         return grader.grade([inp])[0]
@@ -195,25 +222,47 @@ def _grade_task(config: "JudgeConfig", inp: "TrialInput") -> GradeRecord:
         grader.close()
 
 
-def _probe_worker(run_dir: str, dataset_root: str, nonce: str, sandbox: str, scratch_root: str | None,
-                  dask_worker: Any = None) -> dict[str, Any]:
+def _probe_worker(
+    run_dir: str,
+    dataset_root: str,
+    nonce: str,
+    sandbox: str,
+    scratch_root: str | None,
+    dask_worker: Any = None,
+) -> dict[str, Any]:
     """Run on every worker at start: what it sees, and a probe file in the run directory."""
     info: dict[str, Any] = {
-        "address": getattr(dask_worker, "address", None), "host": socket.gethostname(), "pid": os.getpid(),
-        "version": __version__, "python": ".".join(map(str, sys.version_info[:3])), "problems": [],
-        "backend": None, "probe_file": None,
+        "address": getattr(dask_worker, "address", None),
+        "host": socket.gethostname(),
+        "pid": os.getpid(),
+        "version": __version__,
+        "python": ".".join(map(str, sys.version_info[:3])),
+        "problems": [],
+        "backend": None,
+        "probe_file": None,
     }
     problems: list[str] = info["problems"]
     if not os.path.isdir(dataset_root):
-        problems.append(f"cannot see the dataset at {dataset_root} (every worker needs it at the same path)")
+        problems.append(
+            f"cannot see the dataset at {dataset_root} (every worker needs it at the same path)"
+        )
     if not os.path.isdir(run_dir):
-        problems.append(f"cannot see the run directory {run_dir} (it must be on storage shared by the client "
-                        "and every worker, at the same path)")
+        problems.append(
+            f"cannot see the run directory {run_dir} (it must be on storage shared by the client "
+            "and every worker, at the same path)"
+        )
     else:
         name = safe_name(f"{nonce}-{info['host']}-{info['pid']}") + ".json"
         try:
-            RunDir(run_dir).write_probe(name, {"nonce": nonce, "host": info["host"],
-                                               "pid": info["pid"], "address": info["address"]})
+            RunDir(run_dir).write_probe(
+                name,
+                {
+                    "nonce": nonce,
+                    "host": info["host"],
+                    "pid": info["pid"],
+                    "address": info["address"],
+                },
+            )
             info["probe_file"] = name
         except (OSError, ValueError) as exc:
             problems.append(f"cannot write into the run directory {run_dir}: {exc}")
@@ -226,8 +275,10 @@ def _probe_worker(run_dir: str, dataset_root: str, nonce: str, sandbox: str, scr
     for label, forbidden in (("the run directory", run_dir), ("the dataset", dataset_root)):
         try:
             scratch.relative_to(os.path.abspath(forbidden))
-            problems.append(f"its scratch directory {scratch} is inside {label} {forbidden}; set JOBBENCH_SCRATCH "
-                            "on the workers to a node-local directory")
+            problems.append(
+                f"its scratch directory {scratch} is inside {label} {forbidden}; set JOBBENCH_SCRATCH "
+                "on the workers to a node-local directory"
+            )
         except ValueError:
             pass
     try:
@@ -255,8 +306,10 @@ def _describe(exc: BaseException | None) -> str:
     if exc is None:
         return "unknown failure"
     if type(exc).__name__ == "KilledWorker":
-        return (f"the worker running this job died every time it was tried ({exc}); a worker dies when it is "
-                "killed, runs out of memory or loses its node")
+        return (
+            f"the worker running this job died every time it was tried ({exc}); a worker dies when it is "
+            "killed, runs out of memory or loses its node"
+        )
     return f"{type(exc).__name__}: {exc}"
 
 
@@ -279,9 +332,18 @@ class DaskExecutor(Executor):
         ExecutorError: the scheduler cannot be reached or the cluster cannot start.
     """
 
-    def __init__(self, address: str | None = None, *, client: Any = None, n_workers: int = 2,
-                 threads_per_worker: int = 1, retries: int = 2, connect_timeout: float = 30.0,
-                 worker_timeout: float = 120.0, visibility_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        client: Any = None,
+        n_workers: int = 2,
+        threads_per_worker: int = 1,
+        retries: int = 2,
+        connect_timeout: float = 30.0,
+        worker_timeout: float = 120.0,
+        visibility_timeout: float = 30.0,
+    ) -> None:
         self.retries = max(0, int(retries))
         self.worker_timeout = worker_timeout
         self.visibility_timeout = visibility_timeout
@@ -297,11 +359,15 @@ class DaskExecutor(Executor):
             self.name = "dask"
         elif address:
             self.name = "dask"
-            kwargs = {"scheduler_file": address} if os.path.isfile(address) else {"address": address}
+            kwargs = (
+                {"scheduler_file": address} if os.path.isfile(address) else {"address": address}
+            )
             try:
                 self.client = distributed.Client(**kwargs, timeout=connect_timeout)
             except (OSError, TimeoutError) as exc:
-                raise ExecutorError(f"cannot connect to the Dask scheduler at {address}: {exc}") from None
+                raise ExecutorError(
+                    f"cannot connect to the Dask scheduler at {address}: {exc}"
+                ) from None
             self._own_client = True
         else:
             self.name = "dask-local"
@@ -311,9 +377,13 @@ class DaskExecutor(Executor):
 
             with warnings.catch_warnings():  # the scheduler's HTTP port moves when 8787 is taken
                 warnings.filterwarnings("ignore", message=r"(?s)Port \d+ is already in use")
-                self._cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=threads_per_worker,
-                                                         processes=True, dashboard_address=None,
-                                                         silence_logs=logging.ERROR)
+                self._cluster = distributed.LocalCluster(
+                    n_workers=n_workers,
+                    threads_per_worker=threads_per_worker,
+                    processes=True,
+                    dashboard_address=None,
+                    silence_logs=logging.ERROR,
+                )
             self.client = distributed.Client(self._cluster)
             self._own_client = True
 
@@ -324,8 +394,14 @@ class DaskExecutor(Executor):
         got = self.client.run(_whoami, on_error="return")
         return {a: i for a, i in got.items() if isinstance(i, dict)}
 
-    def prepare(self, *, run_dir: Path, dataset_root: Path, sandbox: Literal["auto", "bwrap", "none"],
-                scratch_root: Path | None) -> Preparation:
+    def prepare(
+        self,
+        *,
+        run_dir: Path,
+        dataset_root: Path,
+        sandbox: Literal["auto", "bwrap", "none"],
+        scratch_root: Path | None,
+    ) -> Preparation:
         """Wait for a worker, then check every worker: it sees the dataset and the run
         directory (it writes a probe file there that this client must read), its sandbox
         works, its JobBench version is this one, its scratch directory is usable (stale
@@ -337,8 +413,10 @@ class DaskExecutor(Executor):
         try:
             self.client.wait_for_workers(1, timeout=self.worker_timeout)
         except TimeoutError as exc:
-            raise ExecutorError(f"no Dask worker joined the scheduler{' at ' + self.address if self.address else ''} "
-                                f"within {self.worker_timeout:.0f} s; start workers or check the cluster") from exc
+            raise ExecutorError(
+                f"no Dask worker joined the scheduler{' at ' + self.address if self.address else ''} "
+                f"within {self.worker_timeout:.0f} s; start workers or check the cluster"
+            ) from exc
         self.scratch_root = str(scratch_root) if scratch_root else None
         created = not run_dir.exists()
         probe_dir = RunDir(run_dir).probe_dir
@@ -346,11 +424,20 @@ class DaskExecutor(Executor):
         nonce = uuid.uuid4().hex
         problems: list[str] = []
         try:
-            infos = self.client.run(_probe_worker, str(run_dir), str(dataset_root), nonce, sandbox, self.scratch_root,
-                                    on_error="return")
+            infos = self.client.run(
+                _probe_worker,
+                str(run_dir),
+                str(dataset_root),
+                nonce,
+                sandbox,
+                self.scratch_root,
+                on_error="return",
+            )
             for addr, info in sorted(infos.items()):
                 if isinstance(info, BaseException):
-                    problems.append(f"worker {addr}: the check failed: {type(info).__name__}: {info}")
+                    problems.append(
+                        f"worker {addr}: the check failed: {type(info).__name__}: {info}"
+                    )
                     continue
                 who = f"worker {addr} (host {info['host']}, pid {info['pid']})"
                 problems += [f"{who}: {p}" for p in info["problems"]]
@@ -360,10 +447,13 @@ class DaskExecutor(Executor):
                         problems.append(
                             f"{who} wrote {probe_dir / info['probe_file']} but this client cannot read it: the run "
                             f"directory {run_dir} is not on storage shared by the client and the workers (mount "
-                            "the same shared directory at the same path everywhere, e.g. --runs-dir on NFS/Lustre)")
+                            "the same shared directory at the same path everywhere, e.g. --runs-dir on NFS/Lustre)"
+                        )
                 if info["version"] != __version__:
-                    problems.append(f"{who} runs JobBench {info['version']}, this client {__version__}; install the "
-                                    "same version everywhere")
+                    problems.append(
+                        f"{who} runs JobBench {info['version']}, this client {__version__}; install the "
+                        "same version everywhere"
+                    )
             good = {a: i for a, i in infos.items() if not isinstance(i, BaseException)}
             backend = self._backend(good, sandbox, problems)
         finally:
@@ -374,11 +464,15 @@ class DaskExecutor(Executor):
                 except OSError:
                     pass
         if problems:
-            raise ExecutorError("the Dask workers cannot run this run:\n  - " + "\n  - ".join(problems))
+            raise ExecutorError(
+                "the Dask workers cannot run this run:\n  - " + "\n  - ".join(problems)
+            )
         notes = []
         if backend == "none" and sandbox == "auto":
-            notes.append("NO SANDBOX on the Dask workers (bubblewrap missing or not working there): agents run as "
-                         "plain subprocesses; install bubblewrap on every worker for real runs")
+            notes.append(
+                "NO SANDBOX on the Dask workers (bubblewrap missing or not working there): agents run as "
+                "plain subprocesses; install bubblewrap on every worker for real runs"
+            )
         return Preparation(backend=backend, workers=list(good.values()), notes=notes)
 
     def _read_probe(self, path: Path) -> dict[str, Any] | None:
@@ -399,22 +493,32 @@ class DaskExecutor(Executor):
         if sandbox == "bwrap":
             for a in without:
                 i = infos[a]
-                problems.append(f"worker {a} (host {i['host']}): bubblewrap does not work there "
-                                f"({i.get('sandbox_error') or i.get('backend')}); the sandbox must exist on every "
-                                "worker (install bubblewrap, e.g. scripts/setup.sh)")
+                problems.append(
+                    f"worker {a} (host {i['host']}): bubblewrap does not work there "
+                    f"({i.get('sandbox_error') or i.get('backend')}); the sandbox must exist on every "
+                    "worker (install bubblewrap, e.g. scripts/setup.sh)"
+                )
             return "bwrap"
         if not without:
             return "bwrap"
         if len(without) == len(infos):
             return "none"
-        problems.append(f"bubblewrap works on some workers but not on {', '.join(without)}; one run must use one "
-                        "sandbox everywhere: install bubblewrap on every worker, or pass --sandbox none")
+        problems.append(
+            f"bubblewrap works on some workers but not on {', '.join(without)}; one run must use one "
+            "sandbox everywhere: install bubblewrap on every worker, or pass --sandbox none"
+        )
         return "none"
 
     # -------------------------------------------------------------- trials
 
-    def run_trials(self, trials: list["PlannedTrial"], batch: TrialBatch, *, on_event: "EventHook | None",
-                   on_result: "ResultHook") -> None:
+    def run_trials(
+        self,
+        trials: list[PlannedTrial],
+        batch: TrialBatch,
+        *,
+        on_event: EventHook | None,
+        on_result: ResultHook,
+    ) -> None:
         if not trials:
             return
         client = self.client
@@ -422,10 +526,14 @@ class DaskExecutor(Executor):
         token = uuid.uuid4().hex[:12]
         topic = f"jobbench-trial-events-{token}"
         self._cancel_event = distributed.Event(f"jobbench-cancel-{token}", client=client)
-        payload = _TrialPayload(env={k: getattr(env, k) for k in _ENV_FIELDS},
-                                scratch_root=env.scratch_root if batch.scratch_explicit else None,
-                                infra_retries=batch.infra_retries, retry_backoff=batch.retry_backoff,
-                                topic=topic, cancel_name=self._cancel_event.name)
+        payload = _TrialPayload(
+            env={k: getattr(env, k) for k in _ENV_FIELDS},
+            scratch_root=env.scratch_root if batch.scratch_explicit else None,
+            infra_retries=batch.infra_retries,
+            retry_backoff=batch.retry_backoff,
+            topic=topic,
+            cancel_name=self._cancel_event.name,
+        )
         by_id = {pt.trial_id: pt for pt in trials}
         lock = threading.Lock()
         started: set[str] = set()
@@ -453,12 +561,18 @@ class DaskExecutor(Executor):
 
         client.subscribe_topic(topic, handler)
         done_q: queue.Queue[Any] = queue.Queue()
-        futures: dict[Any, "PlannedTrial"] = {}
+        futures: dict[Any, PlannedTrial] = {}
         cancelled = False
         try:
             for i, pt in enumerate(trials):
-                fut = client.submit(_run_trial_task, pt, payload, key=f"jobbench-trial-{token}-{i}", pure=False,
-                                    retries=self.retries)
+                fut = client.submit(
+                    _run_trial_task,
+                    pt,
+                    payload,
+                    key=f"jobbench-trial-{token}-{i}",
+                    pure=False,
+                    retries=self.retries,
+                )
                 futures[fut.key] = pt
                 self._active[fut.key] = fut
                 fut.add_done_callback(done_q.put)
@@ -503,7 +617,7 @@ class DaskExecutor(Executor):
                 pass
         self._cancel_event = None
 
-    def _collect(self, fut: Any, pt: "PlannedTrial", env: TrialEnv) -> TrialRecord | None:
+    def _collect(self, fut: Any, pt: PlannedTrial, env: TrialEnv) -> TrialRecord | None:
         """The record of a finished trial job, read back from the run directory."""
         if fut.status == "finished":
             try:
@@ -520,9 +634,11 @@ class DaskExecutor(Executor):
                 if rec is not None:
                     return rec
                 if time.monotonic() > deadline:
-                    self._warnings.append(f"{pt.trial_id}: a worker wrote {path} but this client could not read it "
-                                          f"within {self.visibility_timeout:.0f} s (shared storage lagging?); the "
-                                          "record returned by the worker was used")
+                    self._warnings.append(
+                        f"{pt.trial_id}: a worker wrote {path} but this client could not read it "
+                        f"within {self.visibility_timeout:.0f} s (shared storage lagging?); the "
+                        "record returned by the worker was used"
+                    )
                     return returned
                 time.sleep(0.2)
         if fut.status == "cancelled" or env.cancel.is_set():
@@ -533,7 +649,7 @@ class DaskExecutor(Executor):
             exc = e
         return self._record_failure(pt, env, _describe(exc))
 
-    def _record_failure(self, pt: "PlannedTrial", env: TrialEnv, error: str) -> TrialRecord:
+    def _record_failure(self, pt: PlannedTrial, env: TrialEnv, error: str) -> TrialRecord:
         """Write ``infra_error`` for a trial whose job failed on the cluster (not the agent's
         failure; the next invocation redoes it), unless a valid record exists."""
         from ._run import load_finished
@@ -546,14 +662,31 @@ class DaskExecutor(Executor):
         rd.remove_trial_grades(pt.trial_id)
         traj = Trajectory(rd.trajectory_file(pt.trial_id))
         traj.emit("executor_error", executor=self.name, error=error)
-        traj.emit("trial_end", status=TrialStatus.infra_error.value, error=error, deliverables=[], refused=[],
-                  seconds=0.0)
+        traj.emit(
+            "trial_end",
+            status=TrialStatus.infra_error.value,
+            error=error,
+            deliverables=[],
+            refused=[],
+            seconds=0.0,
+        )
         traj.close()
         now = now_iso()
-        rec = TrialRecord(trial_id=pt.trial_id, task_id=pt.task.id, task_digest=pt.digest, agent=pt.spec.agent,
-                          model=pt.spec.model or "-", epoch=pt.epoch, status=TrialStatus.infra_error, started_at=now,
-                          finished_at=now, wall_seconds=0.0, settings=pt.spec.settings.as_record(),
-                          error=f"{self.name} executor: {error}", sandbox=env.backend)
+        rec = TrialRecord(
+            trial_id=pt.trial_id,
+            task_id=pt.task.id,
+            task_digest=pt.digest,
+            agent=pt.spec.agent,
+            model=pt.spec.model or "-",
+            epoch=pt.epoch,
+            status=TrialStatus.infra_error,
+            started_at=now,
+            finished_at=now,
+            wall_seconds=0.0,
+            settings=pt.spec.settings.as_record(),
+            error=f"{self.name} executor: {error}",
+            sandbox=env.backend,
+        )
         rd.write_trial(rec)
         return rec
 
@@ -599,7 +732,9 @@ class DaskExecutor(Executor):
 
     # -------------------------------------------------------------- grading
 
-    def grade(self, inputs: list["TrialInput"], config: "JudgeConfig", *, progress: bool = False) -> list[GradeRecord]:
+    def grade(
+        self, inputs: list[TrialInput], config: JudgeConfig, *, progress: bool = False
+    ) -> list[GradeRecord]:
         """One Dask task per trial (extraction, checks and its LLM calls run on the worker;
         the grade is written to the run directory there and read back here).
 
@@ -618,8 +753,14 @@ class DaskExecutor(Executor):
         bar = _Bar(progress, len(inputs))
         try:
             for i, inp in enumerate(inputs):
-                fut = self.client.submit(_grade_task, config, replace(inp, on_written=None),
-                                         key=f"jobbench-grade-{token}-{i}", pure=False, retries=self.retries)
+                fut = self.client.submit(
+                    _grade_task,
+                    config,
+                    replace(inp, on_written=None),
+                    key=f"jobbench-grade-{token}-{i}",
+                    pure=False,
+                    retries=self.retries,
+                )
                 index[fut.key] = i
                 self._active[fut.key] = fut
                 fut.add_done_callback(done_q.put)
@@ -654,8 +795,10 @@ class DaskExecutor(Executor):
             bar.close()
             self._active = {}
         if failures:
-            raise ExecutorError(f"grading failed on the cluster for {len(failures)} trial(s) (the other grades are "
-                                "saved; grading again redoes only these):\n  - " + "\n  - ".join(failures))
+            raise ExecutorError(
+                f"grading failed on the cluster for {len(failures)} trial(s) (the other grades are "
+                "saved; grading again redoes only these):\n  - " + "\n  - ".join(failures)
+            )
         return [out[i] for i in range(len(inputs))]
 
     def _read_grade(self, path: Path) -> GradeRecord | None:
@@ -664,7 +807,9 @@ class DaskExecutor(Executor):
             rec = read_record_file(path, GradeRecord).record
             if rec is not None or time.monotonic() > deadline:
                 if rec is None:
-                    self._warnings.append(f"a worker wrote {path} but this client could not read it")
+                    self._warnings.append(
+                        f"a worker wrote {path} but this client could not read it"
+                    )
                 return rec
             time.sleep(0.2)
 
@@ -699,10 +844,21 @@ class _Bar:
         self.progress = None
         if enabled:
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+            )
 
-            self.progress = Progress(TextColumn("grading on Dask"), BarColumn(), MofNCompleteColumn(),
-                                     TimeElapsedColumn(), console=Console(stderr=True))
+            self.progress = Progress(
+                TextColumn("grading on Dask"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                console=Console(stderr=True),
+            )
             self.progress.start()
             self.task = self.progress.add_task("grading", total=total)
 

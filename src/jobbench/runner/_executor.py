@@ -20,9 +20,10 @@ Implementations:
 from __future__ import annotations
 
 import concurrent.futures as cf
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..records import GradeRecord, TrialAttempt, TrialRecord, TrialStatus
 from ..sandbox import kill_all_sandboxes, resolve_backend
@@ -80,14 +81,21 @@ class TrialBatch:
     """
 
     env: TrialEnv
-    agents: dict[str, "Agent"]
+    agents: dict[str, Agent]
     infra_retries: int = 2
     retry_backoff: float = 5.0
     scratch_explicit: bool = True
 
 
-def execute_trial(pt: "PlannedTrial", agent: "Agent", env: TrialEnv, *, infra_retries: int, retry_backoff: float,
-                  emit: Emit | None = None) -> TrialRecord | None:
+def execute_trial(
+    pt: PlannedTrial,
+    agent: Agent,
+    env: TrialEnv,
+    *,
+    infra_retries: int,
+    retry_backoff: float,
+    emit: Emit | None = None,
+) -> TrialRecord | None:
     """Run one trial, retrying infrastructure failures ``infra_retries`` times with
     backoff (``retry_backoff`` seconds, doubling, at most 60).
 
@@ -133,14 +141,20 @@ class Executor:
 
     name: str = ""
 
-    def __enter__(self) -> "Executor":
+    def __enter__(self) -> Executor:
         return self
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def prepare(self, *, run_dir: Path, dataset_root: Path, sandbox: Literal["auto", "bwrap", "none"],
-                scratch_root: Path | None) -> Preparation:
+    def prepare(
+        self,
+        *,
+        run_dir: Path,
+        dataset_root: Path,
+        sandbox: Literal["auto", "bwrap", "none"],
+        scratch_root: Path | None,
+    ) -> Preparation:
         """Check that this executor can run trials of ``run_dir`` and resolve the sandbox
         backend where trials will run.
 
@@ -150,15 +164,23 @@ class Executor:
         """
         raise NotImplementedError
 
-    def run_trials(self, trials: list["PlannedTrial"], batch: TrialBatch, *, on_event: EventHook | None,
-                   on_result: ResultHook) -> None:
+    def run_trials(
+        self,
+        trials: list[PlannedTrial],
+        batch: TrialBatch,
+        *,
+        on_event: EventHook | None,
+        on_result: ResultHook,
+    ) -> None:
         """Run ``trials``; call ``on_result(trial, record_or_None)`` in the calling thread as
         each finishes (None: interrupted, nothing recorded), and ``on_event(kind, trial,
         None)`` with ``start``/``retry`` (from any thread). Returns when all are done or,
         after ``batch.env.cancel`` is set, when the running ones have stopped."""
         raise NotImplementedError
 
-    def grade(self, inputs: list["TrialInput"], config: "JudgeConfig", *, progress: bool = False) -> list[GradeRecord]:
+    def grade(
+        self, inputs: list[TrialInput], config: JudgeConfig, *, progress: bool = False
+    ) -> list[GradeRecord]:
         """Grade ``inputs`` (each record is also written to its ``out_path``).
 
         Returns:
@@ -190,18 +212,36 @@ class LocalExecutor(Executor):
     def __init__(self, max_trials: int = 1) -> None:
         self.max_trials = max(1, int(max_trials))
 
-    def prepare(self, *, run_dir: Path, dataset_root: Path, sandbox: Literal["auto", "bwrap", "none"],
-                scratch_root: Path | None) -> Preparation:
+    def prepare(
+        self,
+        *,
+        run_dir: Path,
+        dataset_root: Path,
+        sandbox: Literal["auto", "bwrap", "none"],
+        scratch_root: Path | None,
+    ) -> Preparation:
         return Preparation(backend=resolve_backend(sandbox))
 
-    def run_trials(self, trials: list["PlannedTrial"], batch: TrialBatch, *, on_event: EventHook | None,
-                   on_result: ResultHook) -> None:
+    def run_trials(
+        self,
+        trials: list[PlannedTrial],
+        batch: TrialBatch,
+        *,
+        on_event: EventHook | None,
+        on_result: ResultHook,
+    ) -> None:
         env = batch.env
 
-        def work(pt: "PlannedTrial") -> TrialRecord | None:
+        def work(pt: PlannedTrial) -> TrialRecord | None:
             emit = (lambda kind: on_event(kind, pt, None)) if on_event else None
-            return execute_trial(pt, batch.agents[pt.spec.label], env, infra_retries=batch.infra_retries,
-                                 retry_backoff=batch.retry_backoff, emit=emit)
+            return execute_trial(
+                pt,
+                batch.agents[pt.spec.label],
+                env,
+                infra_retries=batch.infra_retries,
+                retry_backoff=batch.retry_backoff,
+                emit=emit,
+            )
 
         pool = cf.ThreadPoolExecutor(max_workers=self.max_trials, thread_name_prefix="trial")
         try:
@@ -220,7 +260,9 @@ class LocalExecutor(Executor):
             raise
         pool.shutdown(wait=True)
 
-    def grade(self, inputs: list["TrialInput"], config: "JudgeConfig", *, progress: bool = False) -> list[GradeRecord]:
+    def grade(
+        self, inputs: list[TrialInput], config: JudgeConfig, *, progress: bool = False
+    ) -> list[GradeRecord]:
         from ..judge import Grader
 
         grader = Grader(config, progress=progress)
@@ -233,8 +275,15 @@ class LocalExecutor(Executor):
         kill_all_sandboxes()
 
 
-def make_executor(name: str = "local", *, max_trials: int = 1, scheduler: str | None = None, workers: int = 2,
-                  threads_per_worker: int = 1, retries: int = 2) -> Executor:
+def make_executor(
+    name: str = "local",
+    *,
+    max_trials: int = 1,
+    scheduler: str | None = None,
+    workers: int = 2,
+    threads_per_worker: int = 1,
+    retries: int = 2,
+) -> Executor:
     """The executor called ``name``.
 
     Args:
@@ -254,16 +303,22 @@ def make_executor(name: str = "local", *, max_trials: int = 1, scheduler: str | 
     if name not in EXECUTORS:
         raise ExecutorError(f"unknown executor {name!r}; expected one of {', '.join(EXECUTORS)}")
     if name == "dask" and not scheduler:
-        raise ExecutorError("--executor dask needs --scheduler ADDRESS (e.g. tcp://head-node:8786, or the path "
-                            "of a scheduler file); use --executor dask-local to start a cluster on this machine")
+        raise ExecutorError(
+            "--executor dask needs --scheduler ADDRESS (e.g. tcp://head-node:8786, or the path "
+            "of a scheduler file); use --executor dask-local to start a cluster on this machine"
+        )
     try:
         from ._dask import DaskExecutor
     except ImportError as exc:
-        raise ExecutorError(f"the Dask executors need Dask distributed ({exc}); install it with "
-                            "pip install 'jobbench[dask]'") from None
+        raise ExecutorError(
+            f"the Dask executors need Dask distributed ({exc}); install it with "
+            "pip install 'jobbench[dask]'"
+        ) from None
     if name == "dask":
         return DaskExecutor(scheduler, retries=retries)
-    return DaskExecutor(None, n_workers=workers, threads_per_worker=threads_per_worker, retries=retries)
+    return DaskExecutor(
+        None, n_workers=workers, threads_per_worker=threads_per_worker, retries=retries
+    )
 
 
 __all__ = [

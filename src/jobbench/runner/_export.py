@@ -51,8 +51,17 @@ MANIFEST = ".jobbench-export.json"
 """What the export wrote for one label of one task (inside ``model_traj/<label>/``)."""
 ATTEMPT_INDEX = "attempt_index.tsv"
 ATTEMPT_COLUMNS = (
-    "task_name", "model_id", "model_name", "attempt", "status", "exit_code", "timeout_seconds",
-    "session_id", "started_at", "finished_at", "traj_file",
+    "task_name",
+    "model_id",
+    "model_name",
+    "attempt",
+    "status",
+    "exit_code",
+    "timeout_seconds",
+    "session_id",
+    "started_at",
+    "finished_at",
+    "traj_file",
 )
 
 
@@ -244,10 +253,14 @@ class _TaskLocator:
         """Problems worth a warning: ambiguous matches and copies of another version."""
         out = []
         for tid, cands in self.ambiguous.items():
-            out.append(f"task {tid}: ambiguous in {self.copy}: {len(cands)} tasks named {'/'.join(tid.split('/')[1:])} "
-                       f"({', '.join(str(c) for c in cands)}) and not exactly one has the run's task digest; skipped")
+            out.append(
+                f"task {tid}: ambiguous in {self.copy}: {len(cands)} tasks named {'/'.join(tid.split('/')[1:])} "
+                f"({', '.join(str(c) for c in cands)}) and not exactly one has the run's task digest; skipped"
+            )
         for tid, d in self.different.items():
-            out.append(f"task {tid}: exported into {d}, whose files differ from the version the run used (digest)")
+            out.append(
+                f"task {tid}: exported into {d}, whose files differ from the version the run used (digest)"
+            )
         return out
 
 
@@ -264,7 +277,8 @@ def _check_something_matches(trials: list[TrialRecord], locate: _TaskLocator, co
     raise RunConfigError(
         f"none of the run's {len(ids)} task(s) ({shown}) is in {copy} (looked for <split>/<occupation>/taskN, then "
         f"<occupation>/taskN under any split folder){': ' + why if why else ''}; nothing was written. Is it a copy of "
-        "the dataset the run used (its root, a split folder, or an occupation folder)?")
+        "the dataset the run used (its root, a split folder, or an occupation folder)?"
+    )
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import fcntl
 import os
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +18,7 @@ class RunConfigError(ValueError):
 
 def now_iso() -> str:
     """UTC time, ISO 8601 with seconds."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def read_lock(run_dir: Path) -> RunLock | None:
@@ -99,14 +99,17 @@ def merge_lock(
         ), warnings
     old_root = existing.dataset_root
     if old_root and os.path.abspath(old_root) != str(dataset_root):
-        raise RunConfigError(f"this run directory was made from dataset {old_root}, not {dataset_root}; "
-                             "use another --run-name")
+        raise RunConfigError(
+            f"this run directory was made from dataset {old_root}, not {dataset_root}; "
+            "use another --run-name"
+        )
     old_protocol = existing.protocol or "jobbench"
     if old_protocol != protocol:
         raise RunConfigError(
             f"this run directory holds trials run under protocol {old_protocol!r}, not "
             f"{protocol!r}; one run directory never mixes protocols: use another --run-name "
-            f"(or --protocol {old_protocol} to resume it)")
+            f"(or --protocol {old_protocol} to resume it)"
+        )
     old_agents = {(a.agent, a.model): a for a in existing.agents}
     merged = list(existing.agents)
     for e in entries:
@@ -116,51 +119,64 @@ def merge_lock(
                 raise RunConfigError(
                     f"{e.agent}@{e.model} already ran here with settings "
                     f"{old_agents[key].settings}, not {e.settings}; use another --run-name for a "
-                    "different configuration")
+                    "different configuration"
+                )
         else:
             merged.append(e)
     tasks = dict(existing.tasks)
     for tid, d in digests.items():
         if tid in tasks and tasks[tid] != d:
-            warnings.append(f"task {tid} changed since it was run (digest {tasks[tid][:12]} → {d[:12]}); "
-                            "its trials will be re-run")
+            warnings.append(
+                f"task {tid} changed since it was run (digest {tasks[tid][:12]} → {d[:12]}); "
+                "its trials will be re-run"
+            )
         tasks[tid] = d
     merged_invalid = {k: v for k, v in existing.invalid_tasks.items() if k not in digests}
     for tid, entry in bad.items():
         if tid in tasks:
-            warnings.append(f"task {tid} was run before and is now invalid; its earlier trials are left out of the "
-                            "report")
+            warnings.append(
+                f"task {tid} was run before and is now invalid; its earlier trials are left out of the "
+                "report"
+            )
             del tasks[tid]
         merged_invalid[tid] = entry
     if existing.harness_version != harness_version:
-        warnings.append(f"run started with harness {existing.harness_version}, continuing with "
-                        f"{harness_version}")
+        warnings.append(
+            f"run started with harness {existing.harness_version}, continuing with "
+            f"{harness_version}"
+        )
     old_cfg, new_cfg = existing.config.model_dump(), cfg.model_dump()
     diff = sorted(k for k in set(old_cfg) | set(new_cfg) if old_cfg.get(k) != new_cfg.get(k))
     if diff:
-        warnings.append(f"run configuration differs from the previous invocation in: {', '.join(diff)}")
+        warnings.append(
+            f"run configuration differs from the previous invocation in: {', '.join(diff)}"
+        )
     used = list(existing.sandboxes)
     if sandbox and pending:
         others = [b for b in used if b != sandbox]
         if others:
             how = "without a sandbox" if sandbox == "none" else f"in sandbox {sandbox}"
-            warnings.append(f"this invocation runs {pending} trial(s) {how} while earlier trials of this run used "
-                            f"{', '.join(others)}: the run mixes sandbox settings (each trial.json records its own; "
-                            "the report warns); use another --run-name to keep them apart")
+            warnings.append(
+                f"this invocation runs {pending} trial(s) {how} while earlier trials of this run used "
+                f"{', '.join(others)}: the run mixes sandbox settings (each trial.json records its own; "
+                "the report warns); use another --run-name to keep them apart"
+            )
         used = sorted(set(used) | {sandbox})
-    lock = existing.model_copy(update=dict(
-        harness_version=harness_version,
-        updated_at=now_iso(),
-        dataset_root=str(dataset_root),
-        tasks=dict(sorted(tasks.items())),
-        agents=merged,
-        epochs=max(existing.epochs, epochs),
-        config=cfg,
-        sandboxes=used,
-        invalid_tasks=dict(sorted(merged_invalid.items())),
-        dataset_problems=list(dataset_problems or []),
-        protocol=protocol,
-    ))
+    lock = existing.model_copy(
+        update=dict(
+            harness_version=harness_version,
+            updated_at=now_iso(),
+            dataset_root=str(dataset_root),
+            tasks=dict(sorted(tasks.items())),
+            agents=merged,
+            epochs=max(existing.epochs, epochs),
+            config=cfg,
+            sandboxes=used,
+            invalid_tasks=dict(sorted(merged_invalid.items())),
+            dataset_problems=list(dataset_problems or []),
+            protocol=protocol,
+        )
+    )
     return lock, warnings
 
 
@@ -182,7 +198,7 @@ class RunDirLock:
         self.path = RunDir(run_dir).flock_file
         self._fd: int | None = None
 
-    def __enter__(self) -> "RunDirLock":
+    def __enter__(self) -> RunDirLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
@@ -190,7 +206,9 @@ class RunDirLock:
         except BlockingIOError:
             other = os.read(fd, 64).decode(errors="replace").strip()
             os.close(fd)
-            raise RunConfigError(f"{self.path.parent} is in use by another jobbench run (pid {other or '?'})") from None
+            raise RunConfigError(
+                f"{self.path.parent} is in use by another jobbench run (pid {other or '?'})"
+            ) from None
         os.ftruncate(fd, 0)
         os.write(fd, str(os.getpid()).encode())
         self._fd = fd

@@ -1,11 +1,12 @@
 """Leftovers of interrupted runs: sandbox processes still running in the scratch directory
 of a dead harness process, and the scratch directories themselves.
 
-A run killed with SIGKILL cannot clean up. Its sandboxes normally die with it
-(``bwrap --die-with-parent``), but the parent-death signal is tied to the thread that
-started the sandbox and has been seen to miss: a ``bwrap`` process (parent 1, no children)
-outlived a killed run by more than half an hour. So every run (and every resume, and every
-Dask worker before a trial) first sweeps the scratch root:
+A run killed with SIGKILL cannot clean up. Its sandboxes die with it (the lifeline of
+``jobbench/sandbox/_lifeline.py`` kills each sandbox's process group when the harness is gone,
+and ``bwrap --die-with-parent`` asks the kernel for the same), but a harness can also die
+while a scratch directory is being set up, and a sandbox started by an older version had only
+the parent-death signal, which has been seen to miss. So every run (and every resume, and
+every Dask worker before a trial) first sweeps the scratch root:
 
 1. a scratch directory ``<scratch_root>/jb-*`` is *stale* when the process named in its
    ``owner.pid`` no longer exists, or when ``owner.pid`` is missing or empty (the owner died
@@ -54,8 +55,10 @@ class Sweep:
         if not self.killed:
             return None
         pids = ", ".join(str(p) for p, _ in self.killed[:10])
-        return (f"killed {len(self.killed)} leftover sandbox process(es) of an interrupted run (pid {pids}); "
-                "their scratch directories were removed")
+        return (
+            f"killed {len(self.killed)} leftover sandbox process(es) of an interrupted run (pid {pids}); "
+            "their scratch directories were removed"
+        )
 
 
 def _owner_alive(pid: int) -> bool:
@@ -150,7 +153,7 @@ def _is_zombie(pid: int) -> bool:
     except OSError:
         return True  # gone
     # the state follows the command name, which is in parentheses and may hold spaces
-    return stat[stat.rfind(b")") + 2:][:1] in (b"Z", b"X")
+    return stat[stat.rfind(b")") + 2 :][:1] in (b"Z", b"X")
 
 
 def _kill(pid: int) -> None:
@@ -200,4 +203,10 @@ def sweep_scratch(scratch_root: Path | None = None) -> Sweep:
     return sweep
 
 
-__all__ = ["Sweep", "kill_orphaned_sandboxes", "sandbox_processes", "stale_scratch_dirs", "sweep_scratch"]
+__all__ = [
+    "Sweep",
+    "kill_orphaned_sandboxes",
+    "sandbox_processes",
+    "stale_scratch_dirs",
+    "sweep_scratch",
+]

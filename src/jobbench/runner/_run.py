@@ -18,20 +18,30 @@ from __future__ import annotations
 import os
 import threading
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from .. import __version__
 from ..agents import AgentLimits, Endpoint, Pricing, check_protocol, make_agent, prompt_version
 from ..records import TrialRecord, TrialStatus
+from ..rundir import RunDir, trial_id
 from ..sandbox import DeliverableLimits, default_scratch_root
-from ..tasks import Problem, Task, display_path, load_dataset, task_digest
+from ..tasks import (
+    InvalidDatasetError,
+    InvalidTasks,
+    Problem,
+    Task,
+    display_path,
+    find_invalid,
+    invalid_message,
+    load_dataset,
+    task_digest,
+)
 from ._executor import Executor, LocalExecutor, TrialBatch
-from ..tasks import InvalidDatasetError, InvalidTasks, find_invalid, invalid_message
 from ._lock import RunConfigError, RunDirLock, merge_lock, read_lock, write_lock
 from ._orphans import sweep_scratch
-from ..rundir import RunDir, trial_id
 from ._spec import AgentSpec
 from ._trial import TrialEnv
 
@@ -153,16 +163,25 @@ def load_finished(run_dir: Path, tid: str, digest: str) -> TrialRecord | None:
     return rec
 
 
-def plan(tasks: list[Task], digests: dict[str, str], agents: list[AgentSpec], epochs: int) -> list[PlannedTrial]:
+def plan(
+    tasks: list[Task], digests: dict[str, str], agents: list[AgentSpec], epochs: int
+) -> list[PlannedTrial]:
     """Every (epoch, task, agent) combination, epoch-major so that a partial run covers
     every task once before repeating."""
-    return [PlannedTrial(t, digests[t.id], a, e) for e in range(1, epochs + 1) for t in tasks for a in agents]
+    return [
+        PlannedTrial(t, digests[t.id], a, e)
+        for e in range(1, epochs + 1)
+        for t in tasks
+        for a in agents
+    ]
 
 
 def _check_paths(dataset_root: Path, run_dir: Path) -> None:
     if _inside(run_dir, dataset_root):
-        raise RunConfigError(f"the run directory {run_dir} is inside the dataset {dataset_root}; "
-                             "JobBench never writes into a dataset (use --runs-dir)")
+        raise RunConfigError(
+            f"the run directory {run_dir} is inside the dataset {dataset_root}; "
+            "JobBench never writes into a dataset (use --runs-dir)"
+        )
     if _inside(dataset_root, run_dir):
         raise RunConfigError(f"the dataset {dataset_root} is inside the run directory {run_dir}")
 
@@ -170,9 +189,14 @@ def _check_paths(dataset_root: Path, run_dir: Path) -> None:
 ProgressHook = Callable[[str, PlannedTrial, TrialRecord | None], None]
 
 
-def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
-               cancel: threading.Event | None = None, executor: Executor | None = None,
-               on_dataset_warnings: Callable[[list[Problem]], None] | None = None) -> RunSummary:
+def run_trials(
+    config: RunConfig,
+    *,
+    on_event: ProgressHook | None = None,
+    cancel: threading.Event | None = None,
+    executor: Executor | None = None,
+    on_dataset_warnings: Callable[[list[Problem]], None] | None = None,
+) -> RunSummary:
     """Run (or resume) every trial of ``config``.
 
     Args:
@@ -218,8 +242,9 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
         raise RunConfigError("the same agent@model is listed twice")
     if config.epochs < 1:
         raise RunConfigError("--epochs must be at least 1")
-    ds = load_dataset(dataset_root, splits=config.splits, task_glob=config.task_glob,
-                      strict=config.strict)
+    ds = load_dataset(
+        dataset_root, splits=config.splits, task_glob=config.task_glob, strict=config.strict
+    )
     invalid = find_invalid(ds, splits=config.splits, task_glob=config.task_glob)
     if invalid and not config.skip_invalid:
         raise InvalidDatasetError(invalid_message(invalid, display_path(dataset_root)), invalid)
@@ -227,15 +252,21 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
         on_dataset_warnings(ds.warnings)
     if not ds.tasks:
         what = f" matching {config.task_glob!r}" if config.task_glob else ""
-        raise RunConfigError(f"no valid task{what} in {display_path(dataset_root)}"
-                             + (f" ({len(ds.errors)} invalid; run `jobbench validate`)" if ds.errors else ""))
+        raise RunConfigError(
+            f"no valid task{what} in {display_path(dataset_root)}"
+            + (f" ({len(ds.errors)} invalid; run `jobbench validate`)" if ds.errors else "")
+        )
     executor = executor or LocalExecutor(config.max_trials)
     scratch = Path(os.path.abspath(config.scratch_root or default_scratch_root()))
     for forbidden in (dataset_root, run_dir):
         if _inside(scratch, forbidden):
             raise RunConfigError(f"scratch directory {scratch} is inside {forbidden}")
-    prep = executor.prepare(run_dir=run_dir, dataset_root=dataset_root, sandbox=config.sandbox,
-                            scratch_root=Path(os.path.abspath(config.scratch_root)) if config.scratch_root else None)
+    prep = executor.prepare(
+        run_dir=run_dir,
+        dataset_root=dataset_root,
+        sandbox=config.sandbox,
+        scratch_root=Path(os.path.abspath(config.scratch_root)) if config.scratch_root else None,
+    )
     backend = prep.backend
     digests = {t.id: task_digest(t) for t in ds.tasks}
     cfg_record: dict[str, Any] = {
@@ -243,19 +274,35 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
         "prompt_version": prompt_version(protocol),
         "splits": config.splits,
         "task_glob": config.task_glob,
-        "endpoint": _public_url(config.endpoint.base_url) if config.endpoint and config.endpoint.base_url else None,
+        "endpoint": _public_url(config.endpoint.base_url)
+        if config.endpoint and config.endpoint.base_url
+        else None,
         "pricing": config.pricing.model_dump() if config.pricing else None,
         "deliverable_limits": vars(config.deliverable_limits),
         "agents": {label: a.describe() for label, a in agents.items()},
     }
     if config.strict:  # only when set: earlier runs resume without a config-change warning
         cfg_record["strict"] = True
-    env = TrialEnv(run_dir=run_dir, dataset_root=dataset_root, limits=config.limits, backend=backend,
-                   scratch_root=scratch, keep_workspaces=config.keep_workspaces,
-                   deliverable_limits=config.deliverable_limits, endpoint=config.endpoint, pricing=config.pricing,
-                   cancel=cancel or threading.Event(), protocol=protocol)
-    batch = TrialBatch(env=env, agents=agents, infra_retries=config.infra_retries, retry_backoff=config.retry_backoff,
-                       scratch_explicit=config.scratch_root is not None)
+    env = TrialEnv(
+        run_dir=run_dir,
+        dataset_root=dataset_root,
+        limits=config.limits,
+        backend=backend,
+        scratch_root=scratch,
+        keep_workspaces=config.keep_workspaces,
+        deliverable_limits=config.deliverable_limits,
+        endpoint=config.endpoint,
+        pricing=config.pricing,
+        cancel=cancel or threading.Event(),
+        protocol=protocol,
+    )
+    batch = TrialBatch(
+        env=env,
+        agents=agents,
+        infra_retries=config.infra_retries,
+        retry_backoff=config.retry_backoff,
+        scratch_explicit=config.scratch_root is not None,
+    )
     run_dir.mkdir(parents=True, exist_ok=True)
     with RunDirLock(run_dir):
         trials = plan(ds.tasks, digests, config.agents, config.epochs)
@@ -267,11 +314,20 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
                 done[pt.trial_id] = rec
             else:
                 todo.append(pt)
-        lock, warnings = merge_lock(read_lock(run_dir), harness_version=__version__, dataset_root=dataset_root,
-                                    digests=digests, agents=config.agents, epochs=config.epochs, config=cfg_record,
-                                    sandbox=backend, pending=len(todo), invalid=invalid.lock_entries(),
-                                    dataset_problems=[str(p) for p in invalid.other],
-                                    protocol=protocol)
+        lock, warnings = merge_lock(
+            read_lock(run_dir),
+            harness_version=__version__,
+            dataset_root=dataset_root,
+            digests=digests,
+            agents=config.agents,
+            epochs=config.epochs,
+            config=cfg_record,
+            sandbox=backend,
+            pending=len(todo),
+            invalid=invalid.lock_entries(),
+            dataset_problems=[str(p) for p in invalid.other],
+            protocol=protocol,
+        )
         warnings = prep.notes + warnings
         write_lock(run_dir, lock)
         swept = sweep_scratch(scratch)  # leftover sandboxes and workspaces of interrupted runs
@@ -299,9 +355,16 @@ def run_trials(config: RunConfig, *, on_event: ProgressHook | None = None,
             raise
         warnings += executor.drain_warnings()
     records = [done[pt.trial_id] for pt in trials if pt.trial_id in done]
-    return RunSummary(run_dir=run_dir, records=records, ran=ran, skipped=len(trials) - len(todo),
-                      warnings=warnings, backend=backend, invalid=invalid,
-                      dataset_warnings=ds.warnings)
+    return RunSummary(
+        run_dir=run_dir,
+        records=records,
+        ran=ran,
+        skipped=len(trials) - len(todo),
+        warnings=warnings,
+        backend=backend,
+        invalid=invalid,
+        dataset_warnings=ds.warnings,
+    )
 
 
 def _public_url(url: str) -> str:

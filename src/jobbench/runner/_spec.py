@@ -34,5 +34,6 @@ class AgentSpec:
 
     def lock_entry(self) -> LockAgent:
         """The configuration as ``lock.json`` records it."""
-        return LockAgent(agent=self.agent, model=self.model or NO_MODEL,
-                         settings=self.settings.as_record())
+        return LockAgent(
+            agent=self.agent, model=self.model or NO_MODEL, settings=self.settings.as_record()
+        )

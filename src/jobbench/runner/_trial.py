@@ -90,8 +90,9 @@ def _run_agent(agent: Agent, ctx: AgentContext) -> AgentResult:
         return AgentResult(status="infra_error", error=str(exc))
     except Exception as exc:  # a harness bug is never the agent's failure
         trace = traceback.format_exc(limit=8)
-        return AgentResult(status="infra_error",
-                           error=f"harness error: {type(exc).__name__}: {exc}\n{trace}")
+        return AgentResult(
+            status="infra_error", error=f"harness error: {type(exc).__name__}: {exc}\n{trace}"
+        )
 
 
 def _timed_out(result: AgentResult) -> bool:
@@ -99,20 +100,36 @@ def _timed_out(result: AgentResult) -> bool:
     return result.status == "agent_timeout" and bool(result.details.get("timed_out"))
 
 
-def _attempt_entry(n: int, result: AgentResult, limits: AgentLimits, started: str,
-                   seconds: float) -> dict:
+def _attempt_entry(
+    n: int, result: AgentResult, limits: AgentLimits, started: str, seconds: float
+) -> dict:
     """One ``details.agent_attempts`` entry (the fields of the public ``attempt_index.tsv``)."""
     status = "success" if result.status == "ok" else "failed"
     if _timed_out(result):
         status = "timeout"
-    return {"attempt": n, "status": status, "agent_status": result.status, "error": result.error,
-            "exit_code": result.details.get("exit_code"), "timeout_seconds": limits.timeout,
-            "session_id": result.session_id, "started_at": started, "finished_at": now_iso(),
-            "seconds": round(seconds, 3)}
+    return {
+        "attempt": n,
+        "status": status,
+        "agent_status": result.status,
+        "error": result.error,
+        "exit_code": result.details.get("exit_code"),
+        "timeout_seconds": limits.timeout,
+        "session_id": result.session_id,
+        "started_at": started,
+        "finished_at": now_iso(),
+        "seconds": round(seconds, 3),
+    }
 
 
-def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch: int, env: TrialEnv,
-                   attempts: list[TrialAttempt] | None = None) -> TrialRecord | None:
+def run_trial_once(
+    task: Task,
+    digest: str,
+    spec: AgentSpec,
+    agent: Agent,
+    epoch: int,
+    env: TrialEnv,
+    attempts: list[TrialAttempt] | None = None,
+) -> TrialRecord | None:
     """Run one attempt of a trial and write its record.
 
     Args:
@@ -143,7 +160,9 @@ def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch
     refused: list[str] = []
     ignored: list[str] = []
     try:
-        ws = prepare_workspace(task.workspace_dir, env.scratch_root, forbidden=[env.dataset_root, env.run_dir])
+        ws = prepare_workspace(
+            task.workspace_dir, env.scratch_root, forbidden=[env.dataset_root, env.run_dir]
+        )
         if env.backend == "bwrap" and os.geteuid() == 0:
             uid = UID_POOL.acquire()
         mask = [env.dataset_root, env.run_dir, env.scratch_root]
@@ -151,27 +170,63 @@ def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch
         backend = env.backend
         workspace = ws
 
-        def make_sandbox(network: bool = False, mounts=None, env=None, path_prepend=None) -> Sandbox:
-            return Sandbox(workspace.workspace, home=workspace.home, mounts=list(mounts or []), network=network,
-                           env=env, mask=mask, backend=backend, uid=uid, path_prepend=path_prepend,  # type: ignore[arg-type]
-                           tmp_root=workspace.private)
+        def make_sandbox(
+            network: bool = False, mounts=None, env=None, path_prepend=None
+        ) -> Sandbox:
+            return Sandbox(
+                workspace.workspace,
+                home=workspace.home,
+                mounts=list(mounts or []),
+                network=network,
+                env=env,
+                mask=mask,
+                backend=backend,
+                uid=uid,
+                path_prepend=path_prepend,  # type: ignore[arg-type]
+                tmp_root=workspace.private,
+            )
 
         probe = make_sandbox()
-        prompt = standard_prompt(probe.path_of(ws.task_folder), probe.path_of(ws.output),
-                                 search_tool=spec.agent == "builtin", protocol=env.protocol)
-        traj.emit("trial_start", trial_id=tid, task_id=task.id, task_digest=digest, agent=spec.agent,
-                  model=spec.model, settings=spec.settings.as_record(), sandbox=env.backend,
-                  limits=limits.model_dump(), prompt=prompt, attempt=len(attempts or []) + 1,
-                  protocol=env.protocol)
+        prompt = standard_prompt(
+            probe.path_of(ws.task_folder),
+            probe.path_of(ws.output),
+            search_tool=spec.agent == "builtin",
+            protocol=env.protocol,
+        )
+        traj.emit(
+            "trial_start",
+            trial_id=tid,
+            task_id=task.id,
+            task_digest=digest,
+            agent=spec.agent,
+            model=spec.model,
+            settings=spec.settings.as_record(),
+            sandbox=env.backend,
+            limits=limits.model_dump(),
+            prompt=prompt,
+            attempt=len(attempts or []) + 1,
+            protocol=env.protocol,
+        )
         rescued: list[tuple[Collected, Path]] = []
         usage, turns = Usage(), None
         for n in range(1, retries + 2):
             if retries:
                 traj.emit("agent_attempt", attempt=n, timeout=limits.timeout)
-            ctx = AgentContext(task=task, workspace=ws, make_sandbox=make_sandbox, prompt=prompt,
-                               model=spec.model, settings=spec.settings, limits=limits,
-                               trajectory=traj, cancel=env.cancel, endpoint=env.endpoint,
-                               pricing=env.pricing, protocol=env.protocol, attempt=n)
+            ctx = AgentContext(
+                task=task,
+                workspace=ws,
+                make_sandbox=make_sandbox,
+                prompt=prompt,
+                model=spec.model,
+                settings=spec.settings,
+                limits=limits,
+                trajectory=traj,
+                cancel=env.cancel,
+                endpoint=env.endpoint,
+                pricing=env.pricing,
+                protocol=env.protocol,
+                attempt=n,
+            )
             a_started, a_t0 = now_iso(), time.monotonic()
             result = _run_agent(agent, ctx)
             if env.cancel.is_set():
@@ -192,21 +247,30 @@ def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch
                 rescued.append((kept, where))
                 agent_attempts[-1]["rescued_files"] = [f.path for f in kept.files]
             reset_workspace(ws, task.workspace_dir)
-            traj.emit("agent_attempt_end", attempt=n, status="timeout", retry=True,
-                      rescued=[f.path for f in rescued[-1][0].files] if rescue else [])
+            traj.emit(
+                "agent_attempt_end",
+                attempt=n,
+                status="timeout",
+                retry=True,
+                rescued=[f.path for f in rescued[-1][0].files] if rescue else [],
+            )
         result.usage, result.turns = usage, turns
         if agent_attempts:
             result.details = {**result.details, "agent_attempts": agent_attempts}
-        collected = collect_deliverables(ws.output, rd.deliverables_dir(tid),
-                                         env.deliverable_limits)
+        collected = collect_deliverables(
+            ws.output, rd.deliverables_dir(tid), env.deliverable_limits
+        )
         for kept, where in reversed(rescued):
-            collected = merge_rescued(collected, rd.deliverables_dir(tid), kept, where,
-                                      env.deliverable_limits)
+            collected = merge_rescued(
+                collected, rd.deliverables_dir(tid), kept, where, env.deliverable_limits
+            )
         if agent_attempts and agent_attempts[-1]["status"] == "success" and not collected.files:
             agent_attempts[-1]["status"] = "failed"  # as the public runners count an empty output
         deliverables, refused, ignored = collected.files, collected.refused, collected.ignored
     except Exception as exc:
-        result = AgentResult(status="infra_error", error=f"trial set-up failed: {type(exc).__name__}: {exc}")
+        result = AgentResult(
+            status="infra_error", error=f"trial set-up failed: {type(exc).__name__}: {exc}"
+        )
     finally:
         if uid is not None:
             UID_POOL.release(uid)
@@ -222,6 +286,7 @@ def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch
     wall = time.monotonic() - t0
     error = result.error
     if status == TrialStatus.no_deliverable and error is None:
+
         def listed(items: list[str]) -> str:
             return ", ".join(items[:10]) + (" …" if len(items) > 10 else "")
 
@@ -230,20 +295,46 @@ def run_trial_once(task: Task, digest: str, spec: AgentSpec, agent: Agent, epoch
         names = [i.rsplit(": ", 1)[0] for i in ignored]
         if ignored:
             why.append(f"not deliverables (dotfiles, OS or editor junk): {listed(names)}")
-        error = ("the agent finished without writing any "
-                 + ("gradeable " if deliverables or ignored else "")
-                 + "file to the output directory" + (f" ({'; '.join(why)})" if why else ""))
-    traj.emit("trial_end", status=status.value, error=error, deliverables=[d.path for d in deliverables],
-              refused=refused, ignored=ignored, seconds=round(wall, 3))
+        error = (
+            "the agent finished without writing any "
+            + ("gradeable " if deliverables or ignored else "")
+            + "file to the output directory"
+            + (f" ({'; '.join(why)})" if why else "")
+        )
+    traj.emit(
+        "trial_end",
+        status=status.value,
+        error=error,
+        deliverables=[d.path for d in deliverables],
+        refused=refused,
+        ignored=ignored,
+        seconds=round(wall, 3),
+    )
     traj.close()
     record = TrialRecord(
-        trial_id=tid, task_id=task.id, task_digest=digest, agent=spec.agent, model=spec.model or "-", epoch=epoch,
-        status=status, deliverables=deliverables, refused=refused, ignored=ignored,
-        started_at=started, finished_at=now_iso(),
-        wall_seconds=round(wall, 3), turns=result.turns, usage=result.usage or Usage(),
-        settings=spec.settings.as_record(), error=error, session_id=result.session_id or None,
-        details=dict(result.details or {}), attempts=list(attempts or []), sandbox=env.backend,
-        protocol=env.protocol, limits=limits.model_dump(),
+        trial_id=tid,
+        task_id=task.id,
+        task_digest=digest,
+        agent=spec.agent,
+        model=spec.model or "-",
+        epoch=epoch,
+        status=status,
+        deliverables=deliverables,
+        refused=refused,
+        ignored=ignored,
+        started_at=started,
+        finished_at=now_iso(),
+        wall_seconds=round(wall, 3),
+        turns=result.turns,
+        usage=result.usage or Usage(),
+        settings=spec.settings.as_record(),
+        error=error,
+        session_id=result.session_id or None,
+        details=dict(result.details or {}),
+        attempts=list(attempts or []),
+        sandbox=env.backend,
+        protocol=env.protocol,
+        limits=limits.model_dump(),
     )
     rd.write_trial(record)
     return record

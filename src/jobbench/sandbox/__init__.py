@@ -6,9 +6,11 @@ Public API:
     :func:`bwrap_available`, :func:`resolve_backend`, :func:`kill_all_sandboxes`,
     :func:`prepare_workspace`, :class:`TrialWorkspace`, :func:`cleanup_stale_scratch`,
     :func:`collect_deliverables`, :func:`reset_workspace`, :func:`merge_rescued`,
-    :class:`DeliverableLimits`, :class:`Collected`.
+    :class:`DeliverableLimits`, :class:`Collected`, :class:`Lifeline` (a command dies with the
+    harness).
 """
 
+from ._lifeline import Lifeline
 from ._sandbox import (
     HOME_MOUNT,
     WORKSPACE_MOUNT,
@@ -38,6 +40,7 @@ from ._workspace import (
 )
 
 __all__ = [
+    "Lifeline",
     "HOME_MOUNT",
     "WORKSPACE_MOUNT",
     "Limits",

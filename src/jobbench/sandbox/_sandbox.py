@@ -23,20 +23,25 @@ the same limits and timeout but **no isolation**; a loud warning says so.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import tempfile
 import threading
 import time
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Literal
+
+from ._lifeline import Lifeline
 
 Backend = Literal["auto", "bwrap", "none"]
 
@@ -46,10 +51,30 @@ HOME_MOUNT = "/home/agent"
 # /etc entries an ordinary program needs (name resolution, TLS roots, time zone, dynamic
 # linker, fonts); secrets such as /etc/shadow are never bound.
 ETC_ENTRIES = (
-    "hosts", "resolv.conf", "nsswitch.conf", "host.conf", "gai.conf", "ssl", "ca-certificates",
-    "ca-certificates.conf", "pki", "crypto-policies", "localtime", "timezone", "alternatives",
-    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "fonts", "mime.types", "magic", "papersize",
-    "java-17-openjdk", "libreoffice", "ImageMagick-6", "matplotlibrc",
+    "hosts",
+    "resolv.conf",
+    "nsswitch.conf",
+    "host.conf",
+    "gai.conf",
+    "ssl",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "pki",
+    "crypto-policies",
+    "localtime",
+    "timezone",
+    "alternatives",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "fonts",
+    "mime.types",
+    "magic",
+    "papersize",
+    "java-17-openjdk",
+    "libreoffice",
+    "ImageMagick-6",
+    "matplotlibrc",
 )
 SYSTEM_DIRS = ("/usr",)
 
@@ -133,22 +158,45 @@ def bwrap_available() -> tuple[bool, str]:
             return _probe_result
         global _bwrap_version
         try:
-            out = subprocess.run([exe, "--version"], capture_output=True, text=True, timeout=30).stdout
+            out = subprocess.run(
+                [exe, "--version"], capture_output=True, text=True, timeout=30
+            ).stdout
             _bwrap_version = tuple(int(x) for x in re.findall(r"(\d+)\.(\d+)", out)[0])
         except (OSError, subprocess.TimeoutExpired, IndexError, ValueError):
             _bwrap_version = (0, 0)
         if _bwrap_version < (0, 5):
-            _probe_result = (False, f"bwrap {'.'.join(map(str, _bwrap_version))} is too old (0.5 or newer needed)")
+            _probe_result = (
+                False,
+                f"bwrap {'.'.join(map(str, _bwrap_version))} is too old (0.5 or newer needed)",
+            )
             return _probe_result
-        argv = [exe, "--unshare-pid", "--unshare-net", "--die-with-parent", "--ro-bind", "/", "/",
-                "--proc", "/proc", "--dev", "/dev", "--", "sh", "-c", "exit 0"]
+        argv = [
+            exe,
+            "--unshare-pid",
+            "--unshare-net",
+            "--die-with-parent",
+            "--ro-bind",
+            "/",
+            "/",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--",
+            "sh",
+            "-c",
+            "exit 0",
+        ]
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=30)
         except (OSError, subprocess.TimeoutExpired) as exc:
             _probe_result = (False, f"bwrap failed to start: {exc}")
             return _probe_result
         if proc.returncode != 0:
-            _probe_result = (False, f"bwrap cannot create namespaces here: {proc.stderr.strip()[:300]}")
+            _probe_result = (
+                False,
+                f"bwrap cannot create namespaces here: {proc.stderr.strip()[:300]}",
+            )
         else:
             _probe_result = (True, exe)
         return _probe_result
@@ -178,7 +226,8 @@ def resolve_backend(backend: Backend = "auto") -> str:
             f"JobBench: NO SANDBOX. {info}.\n"
             "Agents will run as plain subprocesses that can read the dataset (rubrics,\n"
             "solutions), other trials and your files. Install bubblewrap for real runs.\n"
-            + "!" * 78
+            + "!"
+            * 78
         )
         print(msg, file=sys.stderr)
         warnings.warn("JobBench sandbox disabled: " + info, RuntimeWarning, stacklevel=2)
@@ -187,25 +236,82 @@ def resolve_backend(backend: Backend = "auto") -> str:
 
 class _UidPool:
     """Unprivileged user ids handed to concurrent sandboxes (one per running sandbox), so
-    RLIMIT_NPROC counts each trial's processes separately."""
+    RLIMIT_NPROC counts each trial's processes separately.
+
+    An id is exclusive across processes, not only threads: two ``jobbench run`` (or two
+    pytest-xdist workers) on one host would otherwise hand out the same ids, and one run's
+    sandbox processes would count against the other's process limit. Each acquired id holds
+    an exclusive ``flock`` on ``<LOCK_DIR>/<uid>.lock``, released with the id or by the kernel
+    when its process dies. ``LOCK_DIR`` is created root-only (mode 0700); if it exists but is
+    not a directory owned by the harness user with that mode, the ids fall back to being
+    exclusive within this process only (with a warning).
+    """
 
     BASE = 160_000
+    LOCK_DIR = (
+        Path("/run/lock/jobbench-uids")
+        if Path("/run/lock").is_dir()
+        else Path(tempfile.gettempdir()) / "jobbench-uids"
+    )
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._used: set[int] = set()
+        self._used: dict[int, int] = {}  # uid -> lock file descriptor (-1: not locked)
+
+    def _lock_dir(self) -> Path | None:
+        d = self.LOCK_DIR
+        try:
+            d.mkdir(mode=0o700, exist_ok=True)
+            st = os.lstat(d)
+        except OSError:
+            return None
+        if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.geteuid() or st.st_mode & 0o077:
+            warnings.warn(
+                f"{d} is not a private directory of this user; sandbox user ids are "
+                "exclusive within this process only",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+            return None
+        return d
+
+    def _try_lock(self, d: Path | None, uid: int) -> int | None:
+        """An exclusive lock on ``uid`` (its descriptor, -1 without a lock dir), None if held."""
+        if d is None:
+            return -1
+        fd = os.open(
+            d / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600
+        )
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return None
+        return fd
 
     def acquire(self) -> int:
+        """The lowest free id at or above :data:`BASE`.
+
+        Raises:
+            OSError: the lock directory exists but a lock file in it cannot be opened.
+        """
         with self._lock:
+            d = self._lock_dir()
             n = 0
-            while self.BASE + n in self._used:
+            while True:
+                uid = self.BASE + n
+                if uid not in self._used:
+                    fd = self._try_lock(d, uid)
+                    if fd is not None:
+                        self._used[uid] = fd
+                        return uid
                 n += 1
-            self._used.add(self.BASE + n)
-            return self.BASE + n
 
     def release(self, uid: int) -> None:
         with self._lock:
-            self._used.discard(uid)
+            fd = self._used.pop(uid, -1)
+        if fd >= 0:
+            os.close(fd)  # closing the only descriptor drops the flock
 
 
 UID_POOL = _UidPool()
@@ -364,7 +470,9 @@ class Sandbox:
 
     # -- command line ----------------------------------------------------------------------
     def _env(self) -> dict[str, str]:
-        path = ":".join(self.path_prepend + _python_bin_dirs() + ["/usr/local/bin", "/usr/bin", "/bin"])
+        path = ":".join(
+            self.path_prepend + _python_bin_dirs() + ["/usr/local/bin", "/usr/bin", "/bin"]
+        )
         env = {
             "PATH": path,
             "HOME": self.home_path,
@@ -372,7 +480,9 @@ class Sandbox:
             "LC_ALL": "C.UTF-8",
             "TMPDIR": "/tmp" if self.backend == "bwrap" else tempfile.gettempdir(),
             "PYTHONDONTWRITEBYTECODE": "1",
-            "MPLCONFIGDIR": "/tmp/matplotlib" if self.backend == "bwrap" else os.path.join(tempfile.gettempdir(), "jb-mpl"),
+            "MPLCONFIGDIR": "/tmp/matplotlib"
+            if self.backend == "bwrap"
+            else os.path.join(tempfile.gettempdir(), "jb-mpl"),
         }
         env.update(self.env)
         return env
@@ -390,11 +500,27 @@ class Sandbox:
             args.append(f"--fsize={int(limits.max_file_mb) * 1024 * 1024}")
         return args + ["--"]
 
-    def _bwrap_argv(self, command: list[str], limits: Limits, cwd: str, uid: int | None, etc_dir: Path,
-                    status_fd: int) -> list[str]:
+    def _bwrap_argv(
+        self,
+        command: list[str],
+        limits: Limits,
+        cwd: str,
+        uid: int | None,
+        etc_dir: Path,
+        status_fd: int,
+    ) -> list[str]:
         exe = bwrap_available()[1]
-        a = [exe, "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-             "--die-with-parent", "--new-session", "--json-status-fd", str(status_fd)]
+        a = [
+            exe,
+            "--unshare-pid",
+            "--unshare-ipc",
+            "--unshare-uts",
+            "--unshare-cgroup-try",
+            "--die-with-parent",
+            "--new-session",
+            "--json-status-fd",
+            str(status_fd),
+        ]
         if not self.network:
             a.append("--unshare-net")
         if uid is None:  # not root: an unprivileged user namespace without capabilities
@@ -413,11 +539,28 @@ class Sandbox:
             p = Path("/etc") / name
             if p.exists() or p.is_symlink():
                 a += ["--ro-bind-try", str(p), str(p)]
-        a += ["--ro-bind", str(etc_dir / "passwd"), "/etc/passwd", "--ro-bind", str(etc_dir / "group"), "/etc/group"]
+        a += [
+            "--ro-bind",
+            str(etc_dir / "passwd"),
+            "/etc/passwd",
+            "--ro-bind",
+            str(etc_dir / "group"),
+            "/etc/group",
+        ]
         a += ["--proc", "/proc", "--dev", "/dev"]
         for tmp in ("/dev/shm", "/tmp", "/var/tmp"):
             a += ["--perms", "1777", "--tmpfs", tmp]
-        created: set[str] = {"/", "/usr", "/etc", "/tmp", "/var", "/var/tmp", "/proc", "/dev", "/dev/shm"}
+        created: set[str] = {
+            "/",
+            "/usr",
+            "/etc",
+            "/tmp",
+            "/var",
+            "/var/tmp",
+            "/proc",
+            "/dev",
+            "/dev/shm",
+        }
         binds: list[tuple[str, str, bool]] = [(str(p), str(p), False) for p in python_prefixes()]
         binds += [(str(Path(os.path.abspath(m.source))), m.dest, m.writable) for m in self.mounts]
         binds.append((str(self.workspace), WORKSPACE_MOUNT, True))
@@ -446,8 +589,15 @@ class Sandbox:
         a.append("--")
         if uid is not None:
             setpriv = shutil.which("setpriv") or "/usr/bin/setpriv"
-            a += [setpriv, f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
-                  "--bounding-set=-all", "--no-new-privs"]
+            a += [
+                setpriv,
+                f"--reuid={uid}",
+                f"--regid={uid}",
+                "--clear-groups",
+                "--inh-caps=-all",
+                "--bounding-set=-all",
+                "--no-new-privs",
+            ]
         return a + self._limit_argv(limits) + list(command)
 
     # -- running ---------------------------------------------------------------------------
@@ -505,7 +655,8 @@ class Sandbox:
                 shown_uid = uid if uid is not None else os.getuid()
                 (etc / "passwd").write_text(
                     f"root:x:0:0:root:/root:/usr/sbin/nologin\nagent:x:{shown_uid}:{shown_uid}:agent:{HOME_MOUNT}:/bin/bash\n"
-                    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n")
+                    "nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n"
+                )
                 (etc / "group").write_text(f"root:x:0:\nagent:x:{shown_uid}:\nnogroup:x:65534:\n")
                 os.chmod(scratch, 0o755)
                 for f in (etc, etc / "passwd", etc / "group"):
@@ -519,41 +670,71 @@ class Sandbox:
                 run_cwd = cwd or str(self.workspace)
                 env = self._env()
                 env["PATH"] = env["PATH"] + ":" + os.environ.get("PATH", "")
-            return self._execute(argv, run_cwd, env, stdin, on_stdout_line, limits, stdout_path, stderr_path,
-                                 status_r, status_w, max_output_chars, cancel)
+            return self._execute(
+                argv,
+                run_cwd,
+                env,
+                stdin,
+                on_stdout_line,
+                limits,
+                stdout_path,
+                stderr_path,
+                status_r,
+                status_w,
+                max_output_chars,
+                cancel,
+            )
         finally:
             if acquired and uid is not None:
                 UID_POOL.release(uid)
             shutil.rmtree(scratch, ignore_errors=True)
 
-    def _execute(self, argv, run_cwd, env, stdin, on_line, limits, stdout_path, stderr_path, status_r, status_w,
-                 max_chars, cancel) -> SandboxResult:
+    def _execute(
+        self,
+        argv,
+        run_cwd,
+        env,
+        stdin,
+        on_line,
+        limits,
+        stdout_path,
+        stderr_path,
+        status_r,
+        status_w,
+        max_chars,
+        cancel,
+    ) -> SandboxResult:
         start = time.monotonic()
         stream = on_line is not None
+        lifeline = Lifeline()
         with open(stderr_path, "wb") as err_f, open(stdout_path, "wb") as out_f:
             try:
                 proc = subprocess.Popen(
-                    argv,
+                    lifeline.wrap(argv),
                     cwd=run_cwd,
                     env=env,
                     stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
                     stdout=subprocess.PIPE if stream else out_f,
                     stderr=err_f,
                     start_new_session=True,
-                    pass_fds=(status_w,) if status_w >= 0 else (),
+                    pass_fds=((status_w,) if status_w >= 0 else ()) + lifeline.pass_fds,
                 )
             except OSError as exc:
+                lifeline.close()
                 if status_w >= 0:
                     os.close(status_w)
                     os.close(status_r)
                 raise SandboxError(f"cannot start {argv[0]}: {exc}") from exc
+            lifeline.started()
             if status_w >= 0:
                 os.close(status_w)
             with _active_lock:
                 _active.add(proc)
             reader = None
             if stream:
-                reader = threading.Thread(target=_pump_lines, args=(proc.stdout, on_line), daemon=True)
+                reader = threading.Thread(
+                    target=_pump_lines, args=(proc.stdout, on_line), daemon=True
+                )
                 reader.start()
             if stdin is not None:
                 threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
@@ -579,6 +760,7 @@ class Sandbox:
             finally:
                 # the command may have left background processes in its group
                 _kill_group(proc)
+                lifeline.close()
                 with _active_lock:
                     _active.discard(proc)
             if reader is not None:
@@ -594,12 +776,21 @@ class Sandbox:
         if status_r >= 0:
             info = _parse_status(status_lines)
             if "child-pid" not in info and not timed_out and not (cancel and cancel.is_set()):
-                raise SandboxError(f"bubblewrap could not set up the sandbox: {stderr.strip()[:1000]}")
+                raise SandboxError(
+                    f"bubblewrap could not set up the sandbox: {stderr.strip()[:1000]}"
+                )
             if "exit-code" in info:
                 exit_code = int(info["exit-code"])
-        return SandboxResult(exit_code=exit_code, timed_out=timed_out, stdout=stdout, stderr=stderr,
-                             wall_seconds=wall, backend=self.backend, stdout_truncated=out_trunc,
-                             stderr_truncated=err_trunc)
+        return SandboxResult(
+            exit_code=exit_code,
+            timed_out=timed_out,
+            stdout=stdout,
+            stderr=stderr,
+            wall_seconds=wall,
+            backend=self.backend,
+            stdout_truncated=out_trunc,
+            stderr_truncated=err_trunc,
+        )
 
 
 def _parse_status(raw: bytes) -> dict:
@@ -647,7 +838,9 @@ def _read_capped(path: Path, max_chars: int) -> tuple[str, bool]:
             text = f.read().decode("utf-8", "replace")
             if len(text) <= max_chars:
                 return text, False
-            return text[:half] + f"\n[... {len(text) - 2 * half} characters omitted ...]\n" + text[-half:], True
+            return text[:half] + f"\n[... {len(text) - 2 * half} characters omitted ...]\n" + text[
+                -half:
+            ], True
         head = f.read(half * 4).decode("utf-8", "replace")[:half]
         f.seek(max(size - half * 4, 0))
         tail = f.read().decode("utf-8", "replace")[-half:]

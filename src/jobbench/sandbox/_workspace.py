@@ -71,7 +71,9 @@ def _inside(a: Path, b: Path) -> bool:
         return False
 
 
-def prepare_workspace(task_folder: Path, scratch_root: Path | None = None, *, forbidden: list[Path] | None = None) -> TrialWorkspace:
+def prepare_workspace(
+    task_folder: Path, scratch_root: Path | None = None, *, forbidden: list[Path] | None = None
+) -> TrialWorkspace:
     """Create a fresh trial workspace holding a copy of ``task_folder`` and an empty
     ``output/``.
 
@@ -93,7 +95,9 @@ def prepare_workspace(task_folder: Path, scratch_root: Path | None = None, *, fo
     for f in forbidden or []:
         f = Path(os.path.abspath(f))
         if _inside(scratch_root, f):
-            raise ValueError(f"scratch directory {scratch_root} is inside {f}; choose another (JOBBENCH_SCRATCH)")
+            raise ValueError(
+                f"scratch directory {scratch_root} is inside {f}; choose another (JOBBENCH_SCRATCH)"
+            )
     scratch_root.mkdir(parents=True, exist_ok=True)
     root = Path(tempfile.mkdtemp(prefix="jb-", dir=scratch_root))
     os.chmod(root, 0o755)
@@ -109,8 +113,14 @@ def prepare_workspace(task_folder: Path, scratch_root: Path | None = None, *, fo
     private.mkdir(mode=0o700)
     for d in (ws, home):
         os.chmod(d, 0o755)
-    return TrialWorkspace(root=root, workspace=ws, task_folder=ws / TASK_FOLDER, output=ws / OUTPUT, home=home,
-                          private=private)
+    return TrialWorkspace(
+        root=root,
+        workspace=ws,
+        task_folder=ws / TASK_FOLDER,
+        output=ws / OUTPUT,
+        home=home,
+        private=private,
+    )
 
 
 def reset_workspace(ws: TrialWorkspace, task_folder: Path) -> None:
@@ -220,7 +230,9 @@ def _kind(mode: int) -> str:
     return "special file"
 
 
-def collect_deliverables(output: Path, dest: Path, limits: DeliverableLimits | None = None) -> Collected:
+def collect_deliverables(
+    output: Path, dest: Path, limits: DeliverableLimits | None = None
+) -> Collected:
     """Copy the regular files under ``output`` into ``dest`` with a sha256 manifest.
 
     Symlinks (to files or directories, wherever they point), named pipes, sockets, devices,
@@ -282,7 +294,9 @@ def collect_deliverables(output: Path, dest: Path, limits: DeliverableLimits | N
             out.refused.append(f"{rel}: {_kind(st.st_mode)} refused")
             continue
         if st.st_size > limits.max_file_bytes:
-            out.refused.append(f"{rel}: {st.st_size} bytes exceeds the per-file limit of {limits.max_file_bytes}")
+            out.refused.append(
+                f"{rel}: {st.st_size} bytes exceeds the per-file limit of {limits.max_file_bytes}"
+            )
             continue
         if count + 1 > limits.max_files:
             out.refused.append(f"{rel}: more than {limits.max_files} files")
@@ -308,7 +322,9 @@ def collect_deliverables(output: Path, dest: Path, limits: DeliverableLimits | N
                 dst.write(block)
         if size > limits.max_file_bytes:
             target.unlink()
-            out.refused.append(f"{rel}: grew past the per-file limit of {limits.max_file_bytes} bytes")
+            out.refused.append(
+                f"{rel}: grew past the per-file limit of {limits.max_file_bytes} bytes"
+            )
             continue
         os.chmod(target, 0o644)
         total += size
@@ -318,8 +334,13 @@ def collect_deliverables(output: Path, dest: Path, limits: DeliverableLimits | N
     return out
 
 
-def merge_rescued(final: Collected, dest: Path, rescued: Collected, rescued_dir: Path,
-                  limits: DeliverableLimits | None = None) -> Collected:
+def merge_rescued(
+    final: Collected,
+    dest: Path,
+    rescued: Collected,
+    rescued_dir: Path,
+    limits: DeliverableLimits | None = None,
+) -> Collected:
     """Add to ``final`` (files already copied into ``dest``) the files of an earlier,
     timed-out attempt (``rescued``, copied into ``rescued_dir`` by
     :func:`collect_deliverables`) whose path the final attempt did not write: the final
@@ -344,8 +365,10 @@ def merge_rescued(final: Collected, dest: Path, rescued: Collected, rescued_dir:
             continue
         parts = f.path.split("/")
         if f.path in prefixes or any("/".join(parts[:i]) in have for i in range(1, len(parts))):
-            refused.append(f"{f.path}: from the timed-out attempt, clashes with a file or folder "
-                           "of the final attempt")
+            refused.append(
+                f"{f.path}: from the timed-out attempt, clashes with a file or folder "
+                "of the final attempt"
+            )
             continue
         if len(files) + 1 > limits.max_files or total + f.size > limits.max_total_bytes:
             refused.append(f"{f.path}: from the timed-out attempt, over the collection limits")

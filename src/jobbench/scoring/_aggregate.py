@@ -38,7 +38,8 @@ other epoch of it is scored, and missing tasks are listed with the reason.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from typing import Iterable, Literal, Sequence
+from collections.abc import Iterable, Sequence
+from typing import Literal
 
 from pydantic import BaseModel, Field
 
@@ -56,7 +57,9 @@ from ._stats import (
     weighted_mean,
 )
 
-TrialState = Literal["complete", "no_deliverable", "judge_error", "unjudged", "ungraded", "infra_error"]
+TrialState = Literal[
+    "complete", "no_deliverable", "judge_error", "unjudged", "ungraded", "infra_error"
+]
 SCORED_STATES: frozenset[str] = frozenset({"complete", "no_deliverable"})
 """States whose trial has a score (see the module docstring)."""
 
@@ -274,19 +277,31 @@ def trial_result(
         row.update(state="infra_error", scored=False)
         return TrialResult(**row)
     nothing = trial.status == TrialStatus.no_deliverable or (
-        grade is not None and grade.status == "no_deliverable")
+        grade is not None and grade.status == "no_deliverable"
+    )
     if nothing or (trial.status in _AGENT_FAILURES and not trial.deliverables):
         # The state follows the trial status even when the judge graded the empty output:
         # nothing delivered is worth 0 (the agent's fault), whatever a rubric says of it.
         n_r = task.rubrics if task else (len(grade.rubrics) if grade is not None else None)
-        n_c = task.criteria if task else (sum(len(r.criteria) for r in grade.rubrics) if grade is not None else None)
+        n_c = (
+            task.criteria
+            if task
+            else (sum(len(r.criteria) for r in grade.rubrics) if grade is not None else None)
+        )
         if grade is not None and row["max_points"] is None:
             row["max_points"] = grade.max_score
-        row.update(state="no_deliverable", scored=True, score=0.0, points=0.0,
-                   rubrics_total=n_r or 0, rubrics_failed=n_r or 0,
-                   criteria_total=n_c or 0, criteria_failed=n_c or 0,
-                   rubric_pass_rate=0.0 if n_r else None,
-                   criterion_pass_rate=0.0 if n_c else None)
+        row.update(
+            state="no_deliverable",
+            scored=True,
+            score=0.0,
+            points=0.0,
+            rubrics_total=n_r or 0,
+            rubrics_failed=n_r or 0,
+            criteria_total=n_c or 0,
+            criteria_failed=n_c or 0,
+            rubric_pass_rate=0.0 if n_r else None,
+            criterion_pass_rate=0.0 if n_c else None,
+        )
         return TrialResult(**row)
     if grade is None:
         row.update(state="ungraded", scored=False)
@@ -316,8 +331,9 @@ def trial_result(
         score = grade.score
         if score is None:
             score = grade.passed_weight / grade.max_score if grade.max_score > 0 else 0.0
-        row.update(state="complete", scored=True, score=float(score),
-                   points=float(score) * grade.max_score)
+        row.update(
+            state="complete", scored=True, score=float(score), points=float(score) * grade.max_score
+        )
     else:
         row.update(state=grade.status, scored=False)
     return TrialResult(**row)
@@ -412,9 +428,12 @@ def task_results(
         reason = None
         if missing and meta.invalid and not ts:
             reason = f"invalid task, not run: {meta.invalid[0]}" + (
-                f" (+{len(meta.invalid) - 1} more problem(s))" if len(meta.invalid) > 1 else "")
+                f" (+{len(meta.invalid) - 1} more problem(s))" if len(meta.invalid) > 1 else ""
+            )
         elif missing:
-            reason = "no trial" if not ts else ", ".join(f"{n} {s}" for s, n in sorted(states.items()))
+            reason = (
+                "no trial" if not ts else ", ".join(f"{n} {s}" for s, n in sorted(states.items()))
+            )
         counted = 0.0 if score is None else score
         out.append(
             TaskResult(
@@ -525,8 +544,16 @@ def aggregate(
         micro = bootstrap_ci(micro_s, micro_w, **settings)
         macro = bootstrap_ci(macro_s, None, **settings)
     else:
-        micro = Interval(estimate=weighted_mean(micro_s, micro_w), low=None, high=None, n=len(micro_s), **settings)
-        macro = Interval(estimate=weighted_mean(macro_s), low=None, high=None, n=len(macro_s), **settings)
+        micro = Interval(
+            estimate=weighted_mean(micro_s, micro_w),
+            low=None,
+            high=None,
+            n=len(micro_s),
+            **settings,
+        )
+        macro = Interval(
+            estimate=weighted_mean(macro_s), low=None, high=None, n=len(macro_s), **settings
+        )
     scored = [r for r in results if not r.missing]
     states: Counter[str] = Counter()
     for r in results:
@@ -534,7 +561,9 @@ def aggregate(
     phk: dict[int, float | None] = {}
     phk_n: dict[int, int] = {}
     for k in ks:
-        vals = [pass_hat_k(r.scored_trials, r.successes, k) for r in results if r.scored_trials >= k]
+        vals = [
+            pass_hat_k(r.scored_trials, r.successes, k) for r in results if r.scored_trials >= k
+        ]
         phk[k] = sum(vals) / len(vals) if vals else None
         phk_n[k] = len(vals)
     return Aggregate(
@@ -687,7 +716,9 @@ def _trial_value(t: TrialResult, field: str) -> float | None:
 
 
 def effort_ratios(
-    a_trials: Sequence[TrialResult], b_trials: Sequence[TrialResult], tasks: Iterable[str] | None = None
+    a_trials: Sequence[TrialResult],
+    b_trials: Sequence[TrialResult],
+    tasks: Iterable[str] | None = None,
 ) -> dict[str, float | None]:
     """Ratios A / B of per-trial means of each :data:`RATIO_FIELDS` figure.
 
@@ -768,7 +799,7 @@ def compare(
     def key(task_id: str, split: str) -> str:
         if pair_by == "task" or not task_id.startswith(split + "/"):
             return task_id
-        return task_id[len(split) + 1:]
+        return task_id[len(split) + 1 :]
 
     bmap = {key(r.task_id, r.split): r for r in b_results}
     amap = {key(r.task_id, r.split): r for r in a_results}
@@ -780,10 +811,20 @@ def compare(
     a = [amap[t].counted_score for t in shared]
     b = [bmap[t].counted_score for t in shared]
     settings = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
-    micro_ids = [t for t in shared if amap[t].max_points is not None or bmap[t].max_points is not None]
-    weights = [amap[t].max_points if amap[t].max_points is not None else bmap[t].max_points for t in micro_ids]
-    micro = paired_bootstrap([amap[t].counted_score for t in micro_ids], [bmap[t].counted_score for t in micro_ids],
-                             weights, statistic="micro", **settings)
+    micro_ids = [
+        t for t in shared if amap[t].max_points is not None or bmap[t].max_points is not None
+    ]
+    weights = [
+        amap[t].max_points if amap[t].max_points is not None else bmap[t].max_points
+        for t in micro_ids
+    ]
+    micro = paired_bootstrap(
+        [amap[t].counted_score for t in micro_ids],
+        [bmap[t].counted_score for t in micro_ids],
+        weights,
+        statistic="micro",
+        **settings,
+    )
     macro = paired_bootstrap(a, b, None, statistic="macro", **settings)
     la = a_results[0].config if a_results else "A"
     lb = b_results[0].config if b_results else "B"
@@ -800,8 +841,10 @@ def compare(
         only_in_b=[t for t in bmap if t not in amap],
         micro=micro,
         macro=macro,
-        ratios=effort_ratios([t for t in a_trials if a_keys.get(t.task_id, t.task_id) in keep],
-                             [t for t in b_trials if b_keys.get(t.task_id, t.task_id) in keep]),
+        ratios=effort_ratios(
+            [t for t in a_trials if a_keys.get(t.task_id, t.task_id) in keep],
+            [t for t in b_trials if b_keys.get(t.task_id, t.task_id) in keep],
+        ),
     )
 
 

@@ -20,8 +20,8 @@ have no ``requires``). A missing model verdict is undecided.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 UNDECIDED = ("judge_error", "unjudged")
 
@@ -133,7 +133,9 @@ def chain_values(
     return [value(r) for r in range(n)]
 
 
-def official_values(model_verdicts: Sequence[bool | None], errored: Sequence[bool] | None = None) -> list[ChainValue]:
+def official_values(
+    model_verdicts: Sequence[bool | None], errored: Sequence[bool] | None = None
+) -> list[ChainValue]:
     """z_r under the public judge's rule: the judge model's overall rubric verdict decides.
 
     Args:

@@ -22,8 +22,9 @@ so anyone can reproduce the figures from ``results.jsonl``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from math import comb
-from typing import Literal, Sequence
+from typing import Literal
 
 import numpy as np
 from pydantic import BaseModel
@@ -89,7 +90,9 @@ class PairedComparison(BaseModel):
     seed: int
 
 
-def _arrays(scores: Sequence[float], weights: Sequence[float] | None) -> tuple[np.ndarray, np.ndarray]:
+def _arrays(
+    scores: Sequence[float], weights: Sequence[float] | None
+) -> tuple[np.ndarray, np.ndarray]:
     s = np.asarray(scores, dtype=float)
     if s.ndim != 1:
         raise ValueError("scores must be one number per task")
@@ -170,12 +173,26 @@ def bootstrap_ci(
     s, w = _arrays(scores, weights)
     est = weighted_mean(s, w)
     if est is None:
-        return Interval(estimate=None, low=None, high=None, confidence=confidence, n=int(s.size),
-                        n_resamples=n_resamples, seed=seed)
+        return Interval(
+            estimate=None,
+            low=None,
+            high=None,
+            confidence=confidence,
+            n=int(s.size),
+            n_resamples=n_resamples,
+            seed=seed,
+        )
     reps = _replicates(s, w, _resample_indices(s.size, n_resamples, seed))
     lo, hi = _bounds(reps, confidence)
-    return Interval(estimate=est, low=lo, high=hi, confidence=confidence, n=int(s.size),
-                    n_resamples=n_resamples, seed=seed)
+    return Interval(
+        estimate=est,
+        low=lo,
+        high=hi,
+        confidence=confidence,
+        n=int(s.size),
+        n_resamples=n_resamples,
+        seed=seed,
+    )
 
 
 def paired_bootstrap(
@@ -214,9 +231,22 @@ def paired_bootstrap(
     ties = int(a.size - wins - losses)
     ea, eb = weighted_mean(a, w), weighted_mean(b, w)
     if ea is None or eb is None:
-        return PairedComparison(statistic=stat, n=int(a.size), a=ea, b=eb, difference=None, low=None,
-                                high=None, p_value=None, wins=wins, losses=losses, ties=ties,
-                                confidence=confidence, n_resamples=n_resamples, seed=seed)
+        return PairedComparison(
+            statistic=stat,
+            n=int(a.size),
+            a=ea,
+            b=eb,
+            difference=None,
+            low=None,
+            high=None,
+            p_value=None,
+            wins=wins,
+            losses=losses,
+            ties=ties,
+            confidence=confidence,
+            n_resamples=n_resamples,
+            seed=seed,
+        )
     diff = ea - eb
     idx = _resample_indices(a.size, n_resamples, seed)
     reps = _replicates(a, w, idx) - _replicates(b, w, idx)
@@ -225,9 +255,22 @@ def paired_bootstrap(
     # Tolerance so that floating-point noise in exact ties is not counted as "less extreme".
     extreme = np.abs(reps - diff) >= abs(diff) - 1e-12
     p = (1 + int(extreme.sum())) / (reps.size + 1)
-    return PairedComparison(statistic=stat, n=int(a.size), a=ea, b=eb, difference=diff, low=lo, high=hi,
-                            p_value=min(1.0, p), wins=wins, losses=losses, ties=ties,
-                            confidence=confidence, n_resamples=n_resamples, seed=seed)
+    return PairedComparison(
+        statistic=stat,
+        n=int(a.size),
+        a=ea,
+        b=eb,
+        difference=diff,
+        low=lo,
+        high=hi,
+        p_value=min(1.0, p),
+        wins=wins,
+        losses=losses,
+        ties=ties,
+        confidence=confidence,
+        n_resamples=n_resamples,
+        seed=seed,
+    )
 
 
 def pass_hat_k(n: int, c: int, k: int) -> float:

@@ -16,8 +16,8 @@ from __future__ import annotations
 import json
 import math
 from collections import defaultdict
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 from pydantic import BaseModel
 
@@ -61,8 +61,11 @@ def load_leaderboard(path: Path | str) -> list[Capability]:
     """
     path = Path(path)
     if not path.is_file():
-        raise DataFileError(path, "leaderboard file not found",
-                            hint="get it with `jobbench selection fetch` or pass --leaderboard")
+        raise DataFileError(
+            path,
+            "leaderboard file not found",
+            hint="get it with `jobbench selection fetch` or pass --leaderboard",
+        )
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -85,7 +88,9 @@ def load_leaderboard(path: Path | str) -> list[Capability]:
         for slug, cell in breakdown.items():
             v = cell.get("score_pct") if isinstance(cell, dict) else None
             if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-                raise _lb_error(path, f"{where}.categoryBreakdown.{slug}.score_pct", f"not a number: {v!r}")
+                raise _lb_error(
+                    path, f"{where}.categoryBreakdown.{slug}.score_pct", f"not a number: {v!r}"
+                )
             scores[slug] = float(v)
         display = e.get("displayName") or model
         framework = e.get("framework")
@@ -121,7 +126,9 @@ def load_run_capability(run_dir: Path | str, judge_key: str | None = None) -> li
     keys = rd.judge_keys()
     if judge_key is None:
         if len(keys) != 1:
-            raise DataFileError(grades, f"choose a judge key with --judge-key; found {keys or 'none'}")
+            raise DataFileError(
+                grades, f"choose a judge key with --judge-key; found {keys or 'none'}"
+            )
         judge_key = keys[0]
     elif judge_key not in keys:
         raise DataFileError(grades / judge_key, f"no such judge key; found {keys}")
@@ -141,9 +148,12 @@ def load_run_capability(run_dir: Path | str, judge_key: str | None = None) -> li
     if not total:
         raise DataFileError(grades / judge_key, "no complete grade records")
     return [
-        Capability(name=f"{run_dir.name}:{config}", label=f"{config} [{run_dir.name}, {judge_key}]",
-                   scores={s: 100.0 * passed[config][s] / total[config][s] for s in sorted(total[config])},
-                   source=str(run_dir))
+        Capability(
+            name=f"{run_dir.name}:{config}",
+            label=f"{config} [{run_dir.name}, {judge_key}]",
+            scores={s: 100.0 * passed[config][s] / total[config][s] for s in sorted(total[config])},
+            source=str(run_dir),
+        )
         for config in sorted(total)
     ]
 
@@ -161,9 +171,12 @@ def mean_capability(configs: list[Capability], name: str = "mean") -> Capability
     for c in configs:
         for s, v in c.scores.items():
             acc[s].append(v)
-    return Capability(name=name, label=f"mean of {len(configs)} configurations",
-                      scores={s: sum(v) / len(v) for s, v in sorted(acc.items())},
-                      source=", ".join(sorted({c.source for c in configs})))
+    return Capability(
+        name=name,
+        label=f"mean of {len(configs)} configurations",
+        scores={s: sum(v) / len(v) for s, v in sorted(acc.items())},
+        source=", ".join(sorted({c.source for c in configs})),
+    )
 
 
 def pick_configs(configs: list[Capability], wanted: Iterable[str]) -> list[Capability]:
@@ -186,7 +199,11 @@ def pick_configs(configs: list[Capability], wanted: Iterable[str]) -> list[Capab
         if key == "mean":
             out.append(mean_capability(configs))
             continue
-        hits = [c for c in configs if key in {c.name.lower(), c.label.lower(), c.label.split(" (")[0].lower()}]
+        hits = [
+            c
+            for c in configs
+            if key in {c.name.lower(), c.label.lower(), c.label.split(" (")[0].lower()}
+        ]
         if not hits:
             choices = ", ".join(c.name for c in configs)
             raise KeyError(f"no configuration {w!r}; choose from: all, mean, {choices}")
@@ -224,6 +241,7 @@ def attention_counts(
     crosswalk's WORKBank title; with ``rated_tasks`` (a set of (task text, occupation)),
     only rows of those tasks count.
     """
+
     def index(rows: list[MappingRow]) -> dict[str, list[MappingRow]]:
         d: dict[str, list[MappingRow]] = defaultdict(list)
         for r in rows:
@@ -234,13 +252,21 @@ def attention_counts(
     p_idx, c_idx = index(papers), index(companies)
     out = []
     for cw in crosswalk:
-        p_rows, c_rows = p_idx.get(cw.workbank_occupation, []), c_idx.get(cw.workbank_occupation, [])
-        out.append(OccupationAttention(
-            slug=cw.slug, workbank_occupation=cw.workbank_occupation, mapping=cw.mapping,
-            n_tasks_papers=len(p_rows), n_tasks_companies=len(c_rows),
-            papers=len({i for r in p_rows for i in r.items}),
-            companies=len({i for r in c_rows for i in r.items}),
-        ))
+        p_rows, c_rows = (
+            p_idx.get(cw.workbank_occupation, []),
+            c_idx.get(cw.workbank_occupation, []),
+        )
+        out.append(
+            OccupationAttention(
+                slug=cw.slug,
+                workbank_occupation=cw.workbank_occupation,
+                mapping=cw.mapping,
+                n_tasks_papers=len(p_rows),
+                n_tasks_companies=len(c_rows),
+                papers=len({i for r in p_rows for i in r.items}),
+                companies=len({i for r in c_rows for i in r.items}),
+            )
+        )
     return out
 
 
@@ -285,14 +311,25 @@ def attention_analysis(
     for c in configs:
         slugs = sorted(s for s in by_slug if s in c.scores)
         if len(slugs) < 3:
-            raise ValueError(f"configuration {c.name!r} has scores for only {len(slugs)} of the "
-                             f"{len(by_slug)} occupations (slugs differ between the files?)")
+            raise ValueError(
+                f"configuration {c.name!r} has scores for only {len(slugs)} of the "
+                f"{len(by_slug)} occupations (slugs differ between the files?)"
+            )
         x = [c.scores[s] for s in slugs]
         res = {}
         for target in ("papers", "companies"):
             y = [getattr(by_slug[s], target) for s in slugs]
-            res[target] = {m: correlate(x, y, method=m, n_boot=n_boot, seed=seed, level=level)
-                           for m in ("pearson", "spearman")}
-        out.append(AttentionResult(config=c.name, label=c.label, slugs=slugs,
-                                   missing=sorted(set(by_slug) - set(slugs)), **res))
+            res[target] = {
+                m: correlate(x, y, method=m, n_boot=n_boot, seed=seed, level=level)
+                for m in ("pearson", "spearman")
+            }
+        out.append(
+            AttentionResult(
+                config=c.name,
+                label=c.label,
+                slugs=slugs,
+                missing=sorted(set(by_slug) - set(slugs)),
+                **res,
+            )
+        )
     return out

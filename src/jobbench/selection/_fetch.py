@@ -27,9 +27,10 @@ import os
 import urllib.error
 import urllib.request
 import zipfile
-from datetime import datetime, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Callable, Literal
+from typing import Literal
 from urllib.parse import urlsplit
 
 from pydantic import BaseModel
@@ -40,8 +41,10 @@ from ._errors import DataFileError
 
 HF_REPO = "SALT-NLP/WORKBank"
 WORKBANK_GIT = "https://raw.githubusercontent.com/SALT-NLP/workbank/6845ff511612c930419d25f300d9580290659003/external_data/"
-LEADERBOARD_URL = ("https://raw.githubusercontent.com/Job-Bench/Job-Bench.github.io/"
-                   "3b41b4db9451dffd2892c6ccbe8c895742fe17e7/src/data/leaderboard.json")
+LEADERBOARD_URL = (
+    "https://raw.githubusercontent.com/Job-Bench/Job-Bench.github.io/"
+    "3b41b4db9451dffd2892c6ccbe8c895742fe17e7/src/data/leaderboard.json"
+)
 BLS_OEWS_ZIP = "https://www.bls.gov/oes/special-requests/oesm24nat.zip"
 ONET_TASKS_URL = "https://www.onetcenter.org/dl_files/database/db_29_2_text/Task%20Statements.txt"
 ONET_OCC2010_URL = "https://www.onetcenter.org/dl_files/database/db_24_3_text/Occupation%20Data.txt"
@@ -89,35 +92,77 @@ class FetchItem(BaseModel):
 
 
 _WB = "CC BY 4.0 (WORKBank codebook); cite Shao et al. 2025, arXiv:2506.06576"
-_ONET = ("CC BY 4.0: This data includes information from the O*NET Database by the U.S. Department of Labor, "
-         "Employment and Training Administration (USDOL/ETA). Used under the CC BY 4.0 license.")
+_ONET = (
+    "CC BY 4.0: This data includes information from the O*NET Database by the U.S. Department of Labor, "
+    "Employment and Training Administration (USDOL/ETA). Used under the CC BY 4.0 license."
+)
 
 DEFAULT_ITEMS: list[FetchItem] = [
-    FetchItem(key="desires", dest="workbank/domain_worker_desires.csv",
-              sources=[Source(kind="hf", location="domain_worker_desires.csv")], licence=_WB),
-    FetchItem(key="capability", dest="workbank/expert_rated_technological_capability.csv",
-              sources=[Source(kind="hf", location="expert_rated_technological_capability.csv")], licence=_WB),
-    FetchItem(key="task_metadata", dest="workbank/task_statement_with_metadata.csv",
-              sources=[Source(kind="hf", location="task_statement_with_metadata.csv")], licence=_WB),
-    FetchItem(key="worker_metadata", dest="workbank/domain_worker_metadata.csv",
-              sources=[Source(kind="hf", location="domain_worker_metadata.csv")], licence=_WB),
-    FetchItem(key="companies", dest="workbank/external/company_to_workflow_aggregation.csv",
-              sources=[Source(kind="url", location=WORKBANK_GIT + "company_to_workflow_aggregation.csv")],
-              licence=_WB),
-    FetchItem(key="papers", dest="workbank/external/paper_to_workflow_mapping_aggregated.csv",
-              sources=[Source(kind="url", location=WORKBANK_GIT + "paper_to_workflow_mapping_aggregated.csv")],
-              licence=_WB),
-    FetchItem(key="oews", dest="oews/M2024_bls_wage_data.csv",
-              sources=[Source(kind="bls_zip", location=BLS_OEWS_ZIP),
-                       Source(kind="url", location=WORKBANK_GIT + "M2024_bls_wage_data.csv")],
-              licence="public domain (U.S. Bureau of Labor Statistics, OEWS May 2024)"),
-    FetchItem(key="onet_tasks", dest="onet/Task Statements.txt",
-              sources=[Source(kind="url", location=ONET_TASKS_URL)], licence=_ONET),
-    FetchItem(key="onet_occupations", dest="onet/onet_soc2010_occupation_data.txt",
-              sources=[Source(kind="url", location=ONET_OCC2010_URL)], licence=_ONET),
-    FetchItem(key="leaderboard", dest="jobbench/leaderboard.json",
-              sources=[Source(kind="url", location=LEADERBOARD_URL)],
-              licence="Apache-2.0 (Job-Bench/Job-Bench.github.io)"),
+    FetchItem(
+        key="desires",
+        dest="workbank/domain_worker_desires.csv",
+        sources=[Source(kind="hf", location="domain_worker_desires.csv")],
+        licence=_WB,
+    ),
+    FetchItem(
+        key="capability",
+        dest="workbank/expert_rated_technological_capability.csv",
+        sources=[Source(kind="hf", location="expert_rated_technological_capability.csv")],
+        licence=_WB,
+    ),
+    FetchItem(
+        key="task_metadata",
+        dest="workbank/task_statement_with_metadata.csv",
+        sources=[Source(kind="hf", location="task_statement_with_metadata.csv")],
+        licence=_WB,
+    ),
+    FetchItem(
+        key="worker_metadata",
+        dest="workbank/domain_worker_metadata.csv",
+        sources=[Source(kind="hf", location="domain_worker_metadata.csv")],
+        licence=_WB,
+    ),
+    FetchItem(
+        key="companies",
+        dest="workbank/external/company_to_workflow_aggregation.csv",
+        sources=[Source(kind="url", location=WORKBANK_GIT + "company_to_workflow_aggregation.csv")],
+        licence=_WB,
+    ),
+    FetchItem(
+        key="papers",
+        dest="workbank/external/paper_to_workflow_mapping_aggregated.csv",
+        sources=[
+            Source(kind="url", location=WORKBANK_GIT + "paper_to_workflow_mapping_aggregated.csv")
+        ],
+        licence=_WB,
+    ),
+    FetchItem(
+        key="oews",
+        dest="oews/M2024_bls_wage_data.csv",
+        sources=[
+            Source(kind="bls_zip", location=BLS_OEWS_ZIP),
+            Source(kind="url", location=WORKBANK_GIT + "M2024_bls_wage_data.csv"),
+        ],
+        licence="public domain (U.S. Bureau of Labor Statistics, OEWS May 2024)",
+    ),
+    FetchItem(
+        key="onet_tasks",
+        dest="onet/Task Statements.txt",
+        sources=[Source(kind="url", location=ONET_TASKS_URL)],
+        licence=_ONET,
+    ),
+    FetchItem(
+        key="onet_occupations",
+        dest="onet/onet_soc2010_occupation_data.txt",
+        sources=[Source(kind="url", location=ONET_OCC2010_URL)],
+        licence=_ONET,
+    ),
+    FetchItem(
+        key="leaderboard",
+        dest="jobbench/leaderboard.json",
+        sources=[Source(kind="url", location=LEADERBOARD_URL)],
+        licence="Apache-2.0 (Job-Bench/Job-Bench.github.io)",
+    ),
 ]
 """Every file ``jobbench selection fetch`` downloads, in order."""
 
@@ -154,7 +199,9 @@ def _truthy(name: str) -> bool:
 def probe(base_url: str, timeout: float) -> str | None:
     """Try one HEAD request to ``base_url``. Returns None when the host answered (any HTTP
     status), else a short reason (DNS failure, refused, timeout, …)."""
-    req = urllib.request.Request(base_url.rstrip("/") + "/", method="HEAD", headers={"User-Agent": USER_AGENT})
+    req = urllib.request.Request(
+        base_url.rstrip("/") + "/", method="HEAD", headers={"User-Agent": USER_AGENT}
+    )
     try:
         with urllib.request.urlopen(req, timeout=timeout):
             return None
@@ -241,8 +288,11 @@ def bls_zip_to_csv(data: bytes) -> bytes:
         zf = zipfile.ZipFile(io.BytesIO(data))
     except zipfile.BadZipFile:
         raise OSError("BLS download is not a zip file (blocked or moved?)") from None
-    names = [n for n in zf.namelist() if n.rsplit("/", 1)[-1].lower().startswith("national_m")
-             and n.lower().endswith(".xlsx")]
+    names = [
+        n
+        for n in zf.namelist()
+        if n.rsplit("/", 1)[-1].lower().startswith("national_m") and n.lower().endswith(".xlsx")
+    ]
     if not names:
         raise OSError(f"no national_M*_dl.xlsx in the BLS zip (members: {zf.namelist()[:5]})")
     info = zf.getinfo(names[0])
@@ -269,13 +319,20 @@ def verify(key: str, path: Path) -> None:
     from ._oews import load_oews
     from ._onet import load_onet_occupations, load_onet_tasks
     from ._table import read_table
-    from ._workbank import load_attention_mapping, load_expert_capability, load_task_metadata, load_worker_desires
+    from ._workbank import (
+        load_attention_mapping,
+        load_expert_capability,
+        load_task_metadata,
+        load_worker_desires,
+    )
 
     checks: dict[str, Callable[[Path], object]] = {
         "desires": load_worker_desires,
         "capability": load_expert_capability,
         "task_metadata": load_task_metadata,
-        "worker_metadata": lambda p: read_table(p, ["User ID"], what="WORKBank worker metadata file"),
+        "worker_metadata": lambda p: read_table(
+            p, ["User ID"], what="WORKBank worker metadata file"
+        ),
         "companies": lambda p: load_attention_mapping(p, "companies"),
         "papers": lambda p: load_attention_mapping(p, "papers"),
         "oews": load_oews,
@@ -326,10 +383,16 @@ def fetch(
     if only:
         unknown = set(only) - {i.key for i in items}
         if unknown:
-            raise ValueError(f"unknown file key(s) {sorted(unknown)}; choose from {[i.key for i in items]}")
+            raise ValueError(
+                f"unknown file key(s) {sorted(unknown)}; choose from {[i.key for i in items]}"
+            )
         items = [i for i in items if i.key in only]
     todo = [i for i in items if force or not (out / i.dest).exists()]
-    report = [FetchedFile(key=i.key, path=str(out / i.dest), status="kept") for i in items if i not in todo]
+    report = [
+        FetchedFile(key=i.key, path=str(out / i.dest), status="kept")
+        for i in items
+        if i not in todo
+    ]
     if todo:
         hf_off = _truthy("HF_HUB_OFFLINE")
         hosts: dict[str, str | None] = {}
@@ -372,16 +435,27 @@ def fetch(
                 verify(item.key, tmp)
             except DataFileError as exc:
                 tmp.unlink(missing_ok=True)
-                errors.append(f"{s.location}: downloaded file does not load: {exc.detail}"
-                              + (f" (column {exc.column!r})" if exc.column else ""))
+                errors.append(
+                    f"{s.location}: downloaded file does not load: {exc.detail}"
+                    + (f" (column {exc.column!r})" if exc.column else "")
+                )
                 continue
             os.replace(tmp, dest)
-            report.append(FetchedFile(key=item.key, path=str(dest), status="fetched",
-                                      source=f"{HF_REPO}:{s.location}" if s.kind == "hf" else s.location,
-                                      bytes=len(data), sha256=hashlib.sha256(data).hexdigest()))
+            report.append(
+                FetchedFile(
+                    key=item.key,
+                    path=str(dest),
+                    status="fetched",
+                    source=f"{HF_REPO}:{s.location}" if s.kind == "hf" else s.location,
+                    bytes=len(data),
+                    sha256=hashlib.sha256(data).hexdigest(),
+                )
+            )
             break
         else:
-            report.append(FetchedFile(key=item.key, path=str(dest), status="failed", error="; ".join(errors)))
+            report.append(
+                FetchedFile(key=item.key, path=str(dest), status="failed", error="; ".join(errors))
+            )
     order = {i.key: n for n, i in enumerate(items)}
     report.sort(key=lambda f: order[f.key])
     result = FetchReport(out_dir=str(out), files=report)
@@ -400,14 +474,22 @@ def _write_manifest(out: Path, report: FetchReport, items: list[FetchItem]) -> N
             previous = json.loads(manifest_path.read_text(encoding="utf-8")).get("files", {})
         except (ValueError, OSError):
             previous = {}
-    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    now = datetime.now(UTC).isoformat(timespec="seconds")
     licences = {i.key: i.licence for i in items}
     for f in report.files:
         if f.status == "fetched":
-            previous[f.key] = {"path": str(Path(f.path).relative_to(out)), "source": f.source, "bytes": f.bytes,
-                               "sha256": f.sha256, "fetched_at": now, "licence": licences[f.key]}
+            previous[f.key] = {
+                "path": str(Path(f.path).relative_to(out)),
+                "source": f.source,
+                "bytes": f.bytes,
+                "sha256": f.sha256,
+                "fetched_at": now,
+                "licence": licences[f.key],
+            }
     atomic_write_json(manifest_path, {"jobbench_version": __version__, "files": previous})
-    lines = ["# Selection data fetched by `jobbench selection fetch`\n",
-             "\nSee `fetch_manifest.json` for sources, sizes and sha256. Licences and attribution:\n\n"]
+    lines = [
+        "# Selection data fetched by `jobbench selection fetch`\n",
+        "\nSee `fetch_manifest.json` for sources, sizes and sha256. Licences and attribution:\n\n",
+    ]
     lines += [f"- `{v['path']}`: {v['licence']}\n" for _, v in sorted(previous.items())]
     atomic_write_text(out / "README.md", "".join(lines))

@@ -119,14 +119,26 @@ def load_oews(path: Path | str) -> OewsTable:
         group = row["O_GROUP"].strip().lower()
         if group in rows.get(code, {}):
             first = rows[code][group].line
-            raise table.error(i, "OCC_CODE", f"duplicate {group} row for {code} (first on line {first}); "
-                                             "is this the national file?")
+            raise table.error(
+                i,
+                "OCC_CODE",
+                f"duplicate {group} row for {code} (first on line {first}); "
+                "is this the national file?",
+            )
         emp, _ = parse_number(table, i, "TOT_EMP", allow_empty=True, allow_flags=True)
         wage, _ = parse_number(table, i, "A_MEAN", allow_empty=True, allow_flags=True)
-        rows.setdefault(code, {})[group] = OewsRow(occ_code=code, title=row["OCC_TITLE"].strip(), group=group,
-                                                   employment=emp, mean_wage=wage, line=table.lines[i])
+        rows.setdefault(code, {})[group] = OewsRow(
+            occ_code=code,
+            title=row["OCC_TITLE"].strip(),
+            group=group,
+            employment=emp,
+            mean_wage=wage,
+            line=table.lines[i],
+        )
     if not rows:
-        raise DataFileError(table.path, "no national cross-industry rows (AREA 99, NAICS 000000)", column="AREA")
+        raise DataFileError(
+            table.path, "no national cross-industry rows (AREA 99, NAICS 000000)", column="AREA"
+        )
     return OewsTable(path=table.path, rows=rows)
 
 
@@ -173,7 +185,21 @@ def join_oews(onet_soc_code: str, oews: OewsTable) -> OewsJoin:
         row = oews.get(soc[:6] + "0", ("detailed", "broad"))
         method = "aggregate"
     if row is None:
-        return OewsJoin(onet_soc_code=code, occ_code=None, title=None, method="missing",
-                        employment=None, mean_wage=None, exposure=None)
-    return OewsJoin(onet_soc_code=code, occ_code=row.occ_code, title=row.title, method=method,
-                    employment=row.employment, mean_wage=row.mean_wage, exposure=row.exposure)
+        return OewsJoin(
+            onet_soc_code=code,
+            occ_code=None,
+            title=None,
+            method="missing",
+            employment=None,
+            mean_wage=None,
+            exposure=None,
+        )
+    return OewsJoin(
+        onet_soc_code=code,
+        occ_code=row.occ_code,
+        title=row.title,
+        method=method,
+        employment=row.employment,
+        mean_wage=row.mean_wage,
+        exposure=row.exposure,
+    )

@@ -46,8 +46,13 @@ def load_onet_tasks(path: Path | str) -> list[OnetTask]:
     Raises:
         DataFileError: missing file or column, a malformed code, or a duplicate Task ID.
     """
-    table = read_table(path, ["O*NET-SOC Code", "Title", "Task ID", "Task"], aliases={"Task": ("Task Title",)},
-                       optional=["Task Type"], what="O*NET task statements file")
+    table = read_table(
+        path,
+        ["O*NET-SOC Code", "Title", "Task ID", "Task"],
+        aliases={"Task": ("Task Title",)},
+        optional=["Task Type"],
+        what="O*NET task statements file",
+    )
     out: list[OnetTask] = []
     seen: dict[str, int] = {}
     for i, row in enumerate(table.rows):
@@ -57,8 +62,15 @@ def load_onet_tasks(path: Path | str) -> list[OnetTask]:
         if tid in seen:
             raise table.error(i, "Task ID", f"duplicate Task ID {tid} (first on line {seen[tid]})")
         seen[tid] = table.lines[i]
-        out.append(OnetTask(onet_soc_code=_code(table, i), title=row["Title"].strip(), task_id=tid,
-                            task=row["Task"].strip(), task_type=row.get("Task Type", "").strip()))
+        out.append(
+            OnetTask(
+                onet_soc_code=_code(table, i),
+                title=row["Title"].strip(),
+                task_id=tid,
+                task=row["Task"].strip(),
+                task_type=row.get("Task Type", "").strip(),
+            )
+        )
     if not out:
         raise DataFileError(table.path, "no task statements", column="Task")
     return out
@@ -96,9 +108,13 @@ def onet_mismatches(tasks, onet_tasks: list[OnetTask]) -> list[str]:
         if o is None:
             out.append(f"Task ID {t.task_id} ({t.occupation}) is not in the O*NET task statements")
         elif " ".join(o.task.split()) != " ".join(t.task.split()):
-            out.append(f"Task ID {t.task_id}: text differs from O*NET ({o.task[:60]!r} vs {t.task[:60]!r})")
+            out.append(
+                f"Task ID {t.task_id}: text differs from O*NET ({o.task[:60]!r} vs {t.task[:60]!r})"
+            )
         elif getattr(t, "onet_soc_code", None) and t.onet_soc_code != o.onet_soc_code:
-            out.append(f"Task ID {t.task_id}: code {t.onet_soc_code} differs from O*NET {o.onet_soc_code}")
+            out.append(
+                f"Task ID {t.task_id}: code {t.onet_soc_code} differs from O*NET {o.onet_soc_code}"
+            )
     return out
 
 

@@ -53,7 +53,7 @@ class DataPaths:
     leaderboard: Path
 
     @classmethod
-    def from_dir(cls, root: Path | str) -> "DataPaths":
+    def from_dir(cls, root: Path | str) -> DataPaths:
         """Paths under ``root`` following :data:`LAYOUT`."""
         root = Path(root)
         chosen: dict[str, Path] = {}
@@ -62,7 +62,7 @@ class DataPaths:
             chosen[key] = found if found is not None else root / candidates[0]
         return cls(**chosen)
 
-    def with_overrides(self, **paths: Path | str | None) -> "DataPaths":
+    def with_overrides(self, **paths: Path | str | None) -> DataPaths:
         """A copy with the given files replaced (None values are ignored).
 
         Raises:

@@ -37,13 +37,21 @@ def _save(plt, fig, path: Path) -> Path:
     path = Path(path)
     fmt = path.suffix.lstrip(".").lower() or "png"
     buf = io.BytesIO()
-    fig.savefig(buf, format=fmt, dpi=150, bbox_inches="tight", metadata={"Software": None} if fmt == "png" else None)
+    fig.savefig(
+        buf,
+        format=fmt,
+        dpi=150,
+        bbox_inches="tight",
+        metadata={"Software": None} if fmt == "png" else None,
+    )
     plt.close(fig)
     atomic_write_bytes(path, buf.getvalue())
     return path
 
 
-def plot_desire_capability(tasks: list[TaskRating], path: Path | str, highlight: set[str] | None = None) -> Path:
+def plot_desire_capability(
+    tasks: list[TaskRating], path: Path | str, highlight: set[str] | None = None
+) -> Path:
     """Scatter of per-task mean worker desire (x) against mean expert capability (y), with
     WORKBank's four zones shaded at the 3.0 cut and their task counts.
 
@@ -65,19 +73,42 @@ def plot_desire_capability(tasks: list[TaskRating], path: Path | str, highlight:
     }
     counts = {z: sum(t.zone == z for t in tasks) for z in Zone}
     for z, ((x0, x1), (y0, y1)) in quadrants.items():
-        ax.add_patch(plt.Rectangle((x0, y0), x1 - x0, y1 - y0, color=ZONE_COLOURS[z], alpha=0.08, lw=0))
-        ax.text(x0 + 0.05 if x0 < ZONE_CUT else x1 - 0.05, y1 - 0.08 if y0 >= ZONE_CUT else y0 + 0.08,
-                f"{z.value}: {counts[z]}", ha="left" if x0 < ZONE_CUT else "right",
-                va="top" if y0 >= ZONE_CUT else "bottom", color=ZONE_COLOURS[z], fontsize=10, weight="bold")
+        ax.add_patch(
+            plt.Rectangle((x0, y0), x1 - x0, y1 - y0, color=ZONE_COLOURS[z], alpha=0.08, lw=0)
+        )
+        ax.text(
+            x0 + 0.05 if x0 < ZONE_CUT else x1 - 0.05,
+            y1 - 0.08 if y0 >= ZONE_CUT else y0 + 0.08,
+            f"{z.value}: {counts[z]}",
+            ha="left" if x0 < ZONE_CUT else "right",
+            va="top" if y0 >= ZONE_CUT else "bottom",
+            color=ZONE_COLOURS[z],
+            fontsize=10,
+            weight="bold",
+        )
     for z in Zone:
         pts = [t for t in tasks if t.zone == z]
-        ax.scatter([t.desire for t in pts], [t.capability for t in pts], s=14, color=ZONE_COLOURS[z], alpha=0.55,
-                   lw=0, gid=f"zone-{z.name}")
+        ax.scatter(
+            [t.desire for t in pts],
+            [t.capability for t in pts],
+            s=14,
+            color=ZONE_COLOURS[z],
+            alpha=0.55,
+            lw=0,
+            gid=f"zone-{z.name}",
+        )
     if highlight:
         pts = [t for t in tasks if t.occupation in highlight]
-        ax.scatter([t.desire for t in pts], [t.capability for t in pts], s=16, facecolors="none",
-                   edgecolors="black", lw=0.6, label=f"tasks of the {len(highlight)} highlighted occupations",
-                   gid="highlight")
+        ax.scatter(
+            [t.desire for t in pts],
+            [t.capability for t in pts],
+            s=16,
+            facecolors="none",
+            edgecolors="black",
+            lw=0.6,
+            label=f"tasks of the {len(highlight)} highlighted occupations",
+            gid="highlight",
+        )
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.1), fontsize=8, frameon=False)
     ax.axvline(ZONE_CUT, color="black", lw=0.8)
     ax.axhline(ZONE_CUT, color="black", lw=0.8)
@@ -89,8 +120,13 @@ def plot_desire_capability(tasks: list[TaskRating], path: Path | str, highlight:
     return _save(plt, fig, Path(path))
 
 
-def plot_exposure_desire(table: list[OccupationStats], path: Path | str, selected: set[str] | None = None,
-                         marked: set[str] | None = None, marked_label: str = "JobBench") -> Path:
+def plot_exposure_desire(
+    table: list[OccupationStats],
+    path: Path | str,
+    selected: set[str] | None = None,
+    marked: set[str] | None = None,
+    marked_label: str = "JobBench",
+) -> Path:
     """Occupation mean desire (y) against economic exposure (x, log scale, US$ billions per
     year), coloured by SOC major group; ``selected`` occupations circled, ``marked`` ones
     (e.g. JobBench's) crossed. Occupations without exposure are left out.
@@ -105,16 +141,39 @@ def plot_exposure_desire(table: list[OccupationStats], path: Path | str, selecte
     for i, g in enumerate(groups):
         pts = [o for o in rows if o.soc_major_code == g]
         title = pts[0].soc_major_title.replace(" Occupations", "")
-        ax.scatter([o.exposure / 1e9 for o in pts], [o.desire_mean for o in pts], s=28, color=cmap(i % 20),
-                   label=f"{g[:2]} {title}", alpha=0.85, gid=f"group-{g[:2]}")
+        ax.scatter(
+            [o.exposure / 1e9 for o in pts],
+            [o.desire_mean for o in pts],
+            s=28,
+            color=cmap(i % 20),
+            label=f"{g[:2]} {title}",
+            alpha=0.85,
+            gid=f"group-{g[:2]}",
+        )
     if selected:
         pts = [o for o in rows if o.occupation in selected]
-        ax.scatter([o.exposure / 1e9 for o in pts], [o.desire_mean for o in pts], s=90, facecolors="none",
-                   edgecolors="black", lw=0.8, label=f"selected ({len(pts)})", gid="selected")
+        ax.scatter(
+            [o.exposure / 1e9 for o in pts],
+            [o.desire_mean for o in pts],
+            s=90,
+            facecolors="none",
+            edgecolors="black",
+            lw=0.8,
+            label=f"selected ({len(pts)})",
+            gid="selected",
+        )
     if marked:
         pts = [o for o in rows if o.occupation in marked]
-        ax.scatter([o.exposure / 1e9 for o in pts], [o.desire_mean for o in pts], s=30, marker="x",
-                   color="black", lw=0.8, label=f"{marked_label} ({len(pts)})", gid="marked")
+        ax.scatter(
+            [o.exposure / 1e9 for o in pts],
+            [o.desire_mean for o in pts],
+            s=30,
+            marker="x",
+            color="black",
+            lw=0.8,
+            label=f"{marked_label} ({len(pts)})",
+            gid="marked",
+        )
     ax.axhline(ZONE_CUT, color="black", lw=0.6, ls="--")
     ax.set_xscale("log")
     ax.set_xlabel("economic exposure = employment × mean wage (US$ billions per year, log scale)")
@@ -124,8 +183,12 @@ def plot_exposure_desire(table: list[OccupationStats], path: Path | str, selecte
     return _save(plt, fig, Path(path))
 
 
-def plot_attention(result: AttentionResult, capability: Capability, attention: list[OccupationAttention],
-                   path: Path | str) -> Path:
+def plot_attention(
+    result: AttentionResult,
+    capability: Capability,
+    attention: list[OccupationAttention],
+    path: Path | str,
+) -> Path:
     """Two panels: capability per occupation (x, percent) against distinct arXiv papers and
     distinct YC companies (y), with Pearson and Spearman r and their bootstrap intervals.
 
@@ -135,7 +198,10 @@ def plot_attention(result: AttentionResult, capability: Capability, attention: l
     plt, (fig, axes) = _figure(1, 2, figsize=(11, 4.5))
     by_slug = {a.slug: a for a in attention}
     x = [capability.scores[s] for s in result.slugs]
-    for ax, target, name in ((axes[0], "papers", "arXiv papers"), (axes[1], "companies", "YC companies")):
+    for ax, target, name in (
+        (axes[0], "papers", "arXiv papers"),
+        (axes[1], "companies", "YC companies"),
+    ):
         y = [getattr(by_slug[s], target) for s in result.slugs]
         ax.scatter(x, y, s=22, color="#1565c0", gid=f"attention-{target}")
         corr = getattr(result, target)
@@ -147,6 +213,9 @@ def plot_attention(result: AttentionResult, capability: Capability, attention: l
         ax.set_title(f"{name}: Pearson {fmt(p)}\nSpearman {fmt(s)}", fontsize=9)
         ax.set_xlabel(f"capability per occupation (%), {result.label}", fontsize=8)
         ax.set_ylabel(f"distinct {name} mapped to the occupation's tasks", fontsize=8)
-    fig.suptitle(f"Attention vs capability ({len(result.slugs)} occupations; public WORKBank mappings)", fontsize=10)
+    fig.suptitle(
+        f"Attention vs capability ({len(result.slugs)} occupations; public WORKBank mappings)",
+        fontsize=10,
+    )
     fig.tight_layout(rect=(0, 0, 1, 0.94))
     return _save(plt, fig, Path(path))

@@ -13,9 +13,9 @@ from __future__ import annotations
 import csv
 import itertools
 import statistics
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
-from typing import Iterable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -24,7 +24,12 @@ from ._oews import OewsTable, join_oews, soc_major_code
 from ._table import read_table
 from ._workbank import TaskMeta, TaskRating, Zone
 
-CROSSWALK_COLUMNS = ["jobbench_slug", "workbank_occupation", "workbank_onet_soc2019_code", "mapping"]
+CROSSWALK_COLUMNS = [
+    "jobbench_slug",
+    "workbank_occupation",
+    "workbank_onet_soc2019_code",
+    "mapping",
+]
 
 
 class CrosswalkRow(BaseModel):
@@ -53,7 +58,13 @@ class CrosswalkRow(BaseModel):
 
 def default_crosswalk_path() -> Path:
     """The packaged crosswalk (``jobbench/selection/data/jobbench_workbank_crosswalk.csv``)."""
-    return Path(str(resources.files("jobbench.selection").joinpath("data", "jobbench_workbank_crosswalk.csv")))
+    return Path(
+        str(
+            resources.files("jobbench.selection").joinpath(
+                "data", "jobbench_workbank_crosswalk.csv"
+            )
+        )
+    )
 
 
 def load_crosswalk(path: Path | str | None = None) -> list[CrosswalkRow]:
@@ -66,9 +77,12 @@ def load_crosswalk(path: Path | str | None = None) -> list[CrosswalkRow]:
     Raises:
         DataFileError: missing file/column, an empty slug, or a duplicate slug.
     """
-    table = read_table(path or default_crosswalk_path(), CROSSWALK_COLUMNS,
-                       optional=["onet_soc2010_code", "onet_soc2010_title", "note"],
-                       what="JobBench–WORKBank crosswalk")
+    table = read_table(
+        path or default_crosswalk_path(),
+        CROSSWALK_COLUMNS,
+        optional=["onet_soc2010_code", "onet_soc2010_title", "note"],
+        what="JobBench–WORKBank crosswalk",
+    )
     out: list[CrosswalkRow] = []
     seen: set[str] = set()
     for i, row in enumerate(table.rows):
@@ -78,15 +92,17 @@ def load_crosswalk(path: Path | str | None = None) -> list[CrosswalkRow]:
         if slug in seen:
             raise table.error(i, "jobbench_slug", f"duplicate slug {slug!r}")
         seen.add(slug)
-        out.append(CrosswalkRow(
-            slug=slug,
-            onet_soc2010_code=row.get("onet_soc2010_code", "").strip(),
-            onet_soc2010_title=row.get("onet_soc2010_title", "").strip(),
-            workbank_occupation=row["workbank_occupation"].strip(),
-            workbank_onet_soc2019_code=row["workbank_onet_soc2019_code"].strip(),
-            mapping=row["mapping"].strip(),
-            note=row.get("note", "").strip(),
-        ))
+        out.append(
+            CrosswalkRow(
+                slug=slug,
+                onet_soc2010_code=row.get("onet_soc2010_code", "").strip(),
+                onet_soc2010_title=row.get("onet_soc2010_title", "").strip(),
+                workbank_occupation=row["workbank_occupation"].strip(),
+                workbank_onet_soc2019_code=row["workbank_onet_soc2019_code"].strip(),
+                mapping=row["mapping"].strip(),
+                note=row.get("note", "").strip(),
+            )
+        )
     return out
 
 
@@ -180,28 +196,46 @@ def occupation_table(
     for occ, ts in by_occ.items():
         code = code_of.get(occ) or next((t.onet_soc_code for t in ts if t.onet_soc_code), None)
         if code is None:
-            raise DataFileError(metadata_source, f"occupation {occ!r} of the rating files has no row here, so no "
-                                "O*NET-SOC code", column="Occupation (O*NET-SOC Title)")
+            raise DataFileError(
+                metadata_source,
+                f"occupation {occ!r} of the rating files has no row here, so no O*NET-SOC code",
+                column="Occupation (O*NET-SOC Title)",
+            )
         j = join_oews(code, oews)
         major = soc_major_code(code)
         desires = [t.desire for t in ts]
         zones = {z.value: 0 for z in Zone}
         for t in ts:
             zones[t.zone.value] += 1
-        out.append(OccupationStats(
-            occupation=occ, onet_soc_code=code, soc_major_code=major, soc_major_title=titles.get(major, "Unknown"),
-            n_tasks=len(ts), n_worker_ratings=sum(t.n_workers for t in ts),
-            desire_mean=statistics.fmean(desires),
-            desire_mean_of_ratings=sum(t.desire * t.n_workers for t in ts) / sum(t.n_workers for t in ts),
-            desire_median=statistics.median(desires), desire_max=max(desires),
-            n_tasks_desire_ge3=sum(d >= 3 for d in desires),
-            capability_mean=statistics.fmean(t.capability for t in ts), zones=zones,
-            oews_occ_code=j.occ_code, oews_title=j.title, oews_method=j.method,
-            employment=j.employment, mean_wage=j.mean_wage, exposure=j.exposure,
-            jobbench_slugs=sorted(slugs.get(occ, [])),
-            onet_n_tasks=None if onet_count is None else onet_count.get(code, 0),
-        ))
-    ranked = sorted((o for o in out if o.exposure is not None), key=lambda o: (-o.exposure, o.occupation))
+        out.append(
+            OccupationStats(
+                occupation=occ,
+                onet_soc_code=code,
+                soc_major_code=major,
+                soc_major_title=titles.get(major, "Unknown"),
+                n_tasks=len(ts),
+                n_worker_ratings=sum(t.n_workers for t in ts),
+                desire_mean=statistics.fmean(desires),
+                desire_mean_of_ratings=sum(t.desire * t.n_workers for t in ts)
+                / sum(t.n_workers for t in ts),
+                desire_median=statistics.median(desires),
+                desire_max=max(desires),
+                n_tasks_desire_ge3=sum(d >= 3 for d in desires),
+                capability_mean=statistics.fmean(t.capability for t in ts),
+                zones=zones,
+                oews_occ_code=j.occ_code,
+                oews_title=j.title,
+                oews_method=j.method,
+                employment=j.employment,
+                mean_wage=j.mean_wage,
+                exposure=j.exposure,
+                jobbench_slugs=sorted(slugs.get(occ, [])),
+                onet_n_tasks=None if onet_count is None else onet_count.get(code, 0),
+            )
+        )
+    ranked = sorted(
+        (o for o in out if o.exposure is not None), key=lambda o: (-o.exposure, o.occupation)
+    )
     for rank, o in enumerate(ranked, 1):
         o.exposure_rank = rank
     out.sort(key=lambda o: (o.exposure_rank is None, o.exposure_rank or 0, o.occupation))
@@ -262,7 +296,9 @@ class SelectionRule(BaseModel):
         if self.max_per_group is not None:
             parts.append(f"≤{self.max_per_group} per SOC group")
         if self.group_quotas:
-            parts.append("quotas " + ",".join(f"{k}={v}" for k, v in sorted(self.group_quotas.items())))
+            parts.append(
+                "quotas " + ",".join(f"{k}={v}" for k, v in sorted(self.group_quotas.items()))
+            )
         parts.append(f"top {self.top_n} by exposure" if self.top_n else "all by exposure")
         return "; ".join(parts)
 
@@ -297,7 +333,9 @@ def _task_key(t: TaskRating) -> tuple:
     return (-t.desire, int(t.task_id) if t.task_id.isdigit() else 0, t.task_id)
 
 
-def select_occupations(table: list[OccupationStats], tasks: list[TaskRating], rule: SelectionRule) -> Selection:
+def select_occupations(
+    table: list[OccupationStats], tasks: list[TaskRating], rule: SelectionRule
+) -> Selection:
     """Apply ``rule`` to the occupations of ``table`` (see :class:`SelectionRule`).
 
     Returns:
@@ -309,7 +347,9 @@ def select_occupations(table: list[OccupationStats], tasks: list[TaskRating], ru
     excluded: dict[str, str] = {}
     eligible: list[tuple[OccupationStats, list[TaskRating]]] = []
     for o in table:
-        qual = sorted((t for t in by_occ.get(o.occupation, []) if rule.qualifies(t.desire)), key=_task_key)
+        qual = sorted(
+            (t for t in by_occ.get(o.occupation, []) if rule.qualifies(t.desire)), key=_task_key
+        )
         if rule.groups and o.soc_major_code not in rule.groups:
             excluded[o.occupation] = "groups"
         elif len(qual) < rule.min_qualifying_tasks:
@@ -335,8 +375,11 @@ def select_occupations(table: list[OccupationStats], tasks: list[TaskRating], ru
             continue
         taken[o.soc_major_code] = taken.get(o.soc_major_code, 0) + 1
         top = sorted(by_occ.get(o.occupation, []), key=_task_key)[: rule.top_tasks]
-        selected.append(SelectedOccupation(rank=len(selected) + 1, stats=o, n_qualifying_tasks=len(qual),
-                                           top_tasks=top))
+        selected.append(
+            SelectedOccupation(
+                rank=len(selected) + 1, stats=o, n_qualifying_tasks=len(qual), top_tasks=top
+            )
+        )
     return Selection(rule=rule, selected=selected, excluded=excluded)
 
 
@@ -370,7 +413,10 @@ def compare_with_jobbench(selection: Selection, crosswalk: Iterable[CrosswalkRow
     misses = sorted(target - chosen)
     union = target | chosen
     return Comparison(
-        n_target=len(target), n_selected=len(chosen), overlap=overlap, misses=misses,
+        n_target=len(target),
+        n_selected=len(chosen),
+        overlap=overlap,
+        misses=misses,
         extras=sorted(chosen - target),
         miss_reasons={m: selection.excluded.get(m, "not rated in WORKBank") for m in misses},
         precision=len(overlap) / len(chosen) if chosen else 0.0,
@@ -430,13 +476,16 @@ def search_rules(
             by_set[chosen][1].equivalent += 1
             continue
         comp = compare_with_jobbench(sel, crosswalk)
-        by_set[chosen] = ((-comp.jaccard, -len(comp.overlap), comp.n_selected, i),
-                          RuleScore(rule=rule, comparison=comp))
+        by_set[chosen] = (
+            (-comp.jaccard, -len(comp.overlap), comp.n_selected, i),
+            RuleScore(rule=rule, comparison=comp),
+        )
     ranked = sorted(by_set.values(), key=lambda p: p[0])
     return [s for _, s in ranked[:keep]]
 
 
 # ---------------------------------------------------------------- output ----------
+
 
 def _fmt(v, digits: int = 3) -> str:
     if v is None:
@@ -448,6 +497,7 @@ def _fmt(v, digits: int = 3) -> str:
 
 def markdown_table(header: list[str], rows: list[list]) -> str:
     """A GitHub-flavoured markdown table; ``|`` in cells is escaped."""
+
     def cell(v) -> str:
         return _fmt(v).replace("|", "\\|").replace("\n", " ")
 
@@ -457,17 +507,41 @@ def markdown_table(header: list[str], rows: list[list]) -> str:
 
 
 OCC_COLUMNS = [
-    "exposure_rank", "occupation", "onet_soc_code", "soc_major_code", "soc_major_title", "n_tasks",
-    "n_worker_ratings", "desire_mean", "desire_mean_of_ratings", "desire_median", "desire_max",
-    "n_tasks_desire_ge3", "capability_mean", "green_light", "red_light", "rnd_opportunity", "low_priority",
-    "oews_occ_code", "oews_title", "oews_method", "employment", "mean_wage", "exposure", "onet_n_tasks",
+    "exposure_rank",
+    "occupation",
+    "onet_soc_code",
+    "soc_major_code",
+    "soc_major_title",
+    "n_tasks",
+    "n_worker_ratings",
+    "desire_mean",
+    "desire_mean_of_ratings",
+    "desire_median",
+    "desire_max",
+    "n_tasks_desire_ge3",
+    "capability_mean",
+    "green_light",
+    "red_light",
+    "rnd_opportunity",
+    "low_priority",
+    "oews_occ_code",
+    "oews_title",
+    "oews_method",
+    "employment",
+    "mean_wage",
+    "exposure",
+    "onet_n_tasks",
     "jobbench_slugs",
 ]
 
 
 def occupation_rows(table: list[OccupationStats]) -> list[dict]:
     """Flat dicts (columns :data:`OCC_COLUMNS`) for CSV output."""
-    zone_keys = dict(zip(["green_light", "red_light", "rnd_opportunity", "low_priority"], [z.value for z in Zone]))
+    zone_keys = dict(
+        zip(
+            ["green_light", "red_light", "rnd_opportunity", "low_priority"], [z.value for z in Zone]
+        )
+    )
     rows = []
     for o in table:
         d = o.model_dump()
@@ -494,17 +568,48 @@ def selection_markdown(selection: Selection, comparison: Comparison | None = Non
     """Markdown: the rule, the selected occupations table, their top tasks, and the
     comparison with JobBench when given."""
     out = [f"# Selected occupations\n\nRule: {selection.rule.describe()}.\n"]
-    rows = [[s.rank, s.stats.occupation, s.stats.soc_major_code, s.stats.n_tasks, s.n_qualifying_tasks,
-             s.stats.desire_mean, s.stats.capability_mean, s.stats.employment, s.stats.mean_wage,
-             (s.stats.exposure or 0) / 1e9, ", ".join(s.stats.jobbench_slugs) or "—"] for s in selection.selected]
-    out.append(markdown_table(["#", "occupation", "SOC group", "tasks", "high-desire tasks", "desire", "capability",
-                               "employment", "mean wage ($)", "exposure ($bn)", "JobBench"], rows))
+    rows = [
+        [
+            s.rank,
+            s.stats.occupation,
+            s.stats.soc_major_code,
+            s.stats.n_tasks,
+            s.n_qualifying_tasks,
+            s.stats.desire_mean,
+            s.stats.capability_mean,
+            s.stats.employment,
+            s.stats.mean_wage,
+            (s.stats.exposure or 0) / 1e9,
+            ", ".join(s.stats.jobbench_slugs) or "—",
+        ]
+        for s in selection.selected
+    ]
+    out.append(
+        markdown_table(
+            [
+                "#",
+                "occupation",
+                "SOC group",
+                "tasks",
+                "high-desire tasks",
+                "desire",
+                "capability",
+                "employment",
+                "mean wage ($)",
+                "exposure ($bn)",
+                "JobBench",
+            ],
+            rows,
+        )
+    )
     out.append("\n## Top-desire task statements (candidates for new tasks)\n")
     for s in selection.selected:
         out.append(f"\n### {s.rank}. {s.stats.occupation} ({s.stats.onet_soc_code})\n")
         for t in s.top_tasks:
-            out.append(f"- {t.desire:.2f} desire, {t.capability:.2f} capability, {t.zone.value}: {t.task}"
-                       f" (Task ID {t.task_id})\n")
+            out.append(
+                f"- {t.desire:.2f} desire, {t.capability:.2f} capability, {t.zone.value}: {t.task}"
+                f" (Task ID {t.task_id})\n"
+            )
     if comparison is not None:
         out.append("\n" + comparison_markdown(comparison))
     return "".join(out)
@@ -517,7 +622,8 @@ def comparison_markdown(c: Comparison) -> str:
         f"\nJobBench occupations in WORKBank terms: {c.n_target}; selected: {c.n_selected}; "
         f"overlap {len(c.overlap)}; precision {c.precision:.3f}; recall {c.recall:.3f}; "
         f"Jaccard {c.jaccard:.3f}.\n",
-        "\nMisses (JobBench, not selected): " + ("; ".join(f"{m} [{c.miss_reasons[m]}]" for m in c.misses) or "none")
+        "\nMisses (JobBench, not selected): "
+        + ("; ".join(f"{m} [{c.miss_reasons[m]}]" for m in c.misses) or "none")
         + ".\n",
         "\nExtras (selected, not in JobBench): " + ("; ".join(c.extras) or "none") + ".\n",
     ]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from collections.abc import Sequence
 
 import numpy as np
 from pydantic import BaseModel
@@ -138,7 +138,7 @@ def correlate(
     idx = bootstrap_indices(len(a), n_boot, seed)
     values = []
     for start in range(0, n_boot, chunk):
-        ix = idx[start:start + chunk]
+        ix = idx[start : start + chunk]
         xa, yb = a[ix], b[ix]
         if method == "spearman":
             xa, yb = average_ranks(xa), average_ranks(yb)
@@ -149,5 +149,14 @@ def correlate(
         low, high = np.quantile(boot, [(1 - level) / 2, (1 + level) / 2])
     else:
         low = high = math.nan
-    return Correlation(method=method, n=len(a), r=r, low=float(low), high=float(high), level=level,
-                       n_boot=n_boot, n_valid=int(len(boot)), seed=seed)
+    return Correlation(
+        method=method,
+        n=len(a),
+        r=r,
+        low=float(low),
+        high=float(high),
+        level=level,
+        n_boot=n_boot,
+        n_valid=int(len(boot)),
+        seed=seed,
+    )

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import csv
 import math
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping, Sequence
 
 from ._errors import DataFileError
 
@@ -87,7 +87,9 @@ def read_table(
         with path.open(encoding="utf-8-sig", newline="") as f:
             header_line = f.readline()
             if not header_line.strip():
-                raise DataFileError(path, f"{what} is empty; expected a header with columns {list(required)}")
+                raise DataFileError(
+                    path, f"{what} is empty; expected a header with columns {list(required)}"
+                )
             f.seek(0)
             reader = csv.reader(f, delimiter=_delimiter(path, header_line, delimiter))
             header = [h.strip() for h in next(reader)]
@@ -116,7 +118,9 @@ def read_table(
                 table.lines.append(reader.line_num)
             return table
     except UnicodeDecodeError as exc:
-        raise DataFileError(path, f"{what} is not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+        raise DataFileError(
+            path, f"{what} is not UTF-8 text ({exc.reason} at byte {exc.start})"
+        ) from exc
     except csv.Error as exc:
         raise DataFileError(path, f"{what} is not valid CSV/TSV: {exc}") from exc
 
@@ -153,7 +157,11 @@ def parse_number(
     if text in MISSING_FLAGS:
         if allow_flags:
             return None, text
-        raise table.error(index, column, f"special value {text!r} ({MISSING_FLAGS[text]}) where a number is required")
+        raise table.error(
+            index,
+            column,
+            f"special value {text!r} ({MISSING_FLAGS[text]}) where a number is required",
+        )
     try:
         value = float(text)
     except ValueError:
@@ -172,5 +180,7 @@ def parse_rating(table: Table, index: int, column: str, low: int = 1, high: int 
     value, _ = parse_number(table, index, column)
     assert value is not None
     if value != int(value) or not low <= value <= high:
-        raise table.error(index, column, f"rating {table.rows[index][column]!r} is not an integer {low}–{high}")
+        raise table.error(
+            index, column, f"rating {table.rows[index][column]!r} is not an integer {low}–{high}"
+        )
     return int(value)

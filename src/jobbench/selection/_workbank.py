@@ -17,9 +17,9 @@ notebooks do, yields the same 844 tasks because every rated text has a single id
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from enum import Enum
 from pathlib import Path
-from typing import Iterable
 
 from pydantic import BaseModel, ConfigDict
 
@@ -150,8 +150,14 @@ def _load_ratings(path: Path | str, column: str, what: str) -> list[Rating]:
                 line=line,
             )
         out.append(
-            Rating(task_id=tid, occupation=occ, task=task, rater=row["User ID"].strip(),
-                   value=parse_rating(table, i, column), line=line)
+            Rating(
+                task_id=tid,
+                occupation=occ,
+                task=task,
+                rater=row["User ID"].strip(),
+                value=parse_rating(table, i, column),
+                line=line,
+            )
         )
     if not out:
         raise DataFileError(table.path, f"{what} has no rating rows", column=column)
@@ -206,8 +212,12 @@ def load_task_metadata(path: Path | str) -> list[TaskMeta]:
         line = table.lines[i]
         tid = _check_text(table.path, line, "Task ID", row["Task ID"])
         if tid in seen:
-            raise DataFileError(table.path, f"duplicate Task ID {tid} (first on line {seen[tid]})",
-                                column="Task ID", line=line)
+            raise DataFileError(
+                table.path,
+                f"duplicate Task ID {tid} (first on line {seen[tid]})",
+                column="Task ID",
+                line=line,
+            )
         seen[tid] = line
         try:
             code = normalise_onet_code(row["O*NET-SOC Code"])
@@ -216,16 +226,30 @@ def load_task_metadata(path: Path | str) -> list[TaskMeta]:
         occ = _check_text(table.path, line, OCC, row[OCC])
         prev = code_of.setdefault(occ, (code, line))
         if prev[0] != code:
-            raise DataFileError(table.path, f"occupation {occ!r} has code {code} here but {prev[0]} on line {prev[1]}",
-                                column="O*NET-SOC Code", line=line)
+            raise DataFileError(
+                table.path,
+                f"occupation {occ!r} has code {code} here but {prev[0]} on line {prev[1]}",
+                column="O*NET-SOC Code",
+                line=line,
+            )
         opt = {
             key: parse_number(table, i, col, allow_empty=True)[0] if col in row else None
-            for key, col in (("importance", "Importance"), ("employment", "Occupation Employment"),
-                             ("mean_wage", "Occupation Mean Annual Wage"))
+            for key, col in (
+                ("importance", "Importance"),
+                ("employment", "Occupation Employment"),
+                ("mean_wage", "Occupation Mean Annual Wage"),
+            )
         }
-        out.append(TaskMeta(onet_soc_code=code, occupation=occ, task_id=tid,
-                            task=_check_text(table.path, line, "Task", row["Task"]),
-                            task_type=row["Task Type"].strip(), **opt))
+        out.append(
+            TaskMeta(
+                onet_soc_code=code,
+                occupation=occ,
+                task_id=tid,
+                task=_check_text(table.path, line, "Task", row["Task"]),
+                task_type=row["Task Type"].strip(),
+                **opt,
+            )
+        )
     return out
 
 
@@ -267,9 +291,19 @@ def task_ratings(
         d = sum(values) / len(values)
         c = sum(cap[tid]) / len(cap[tid])
         r = info[tid]
-        out.append(TaskRating(task_id=tid, occupation=r.occupation, task=r.task, desire=d, capability=c,
-                              n_workers=len(values), n_experts=len(cap[tid]), zone=zone_of(d, c),
-                              onet_soc_code=code_of.get(tid)))
+        out.append(
+            TaskRating(
+                task_id=tid,
+                occupation=r.occupation,
+                task=r.task,
+                desire=d,
+                capability=c,
+                n_workers=len(values),
+                n_experts=len(cap[tid]),
+                zone=zone_of(d, c),
+                onet_soc_code=code_of.get(tid),
+            )
+        )
     out.sort(key=lambda t: (t.occupation, int(t.task_id) if t.task_id.isdigit() else 0, t.task_id))
     return out
 
@@ -366,17 +400,29 @@ def load_attention_mapping(path: Path | str, kind: str) -> list[MappingRow]:
         ValueError: for an unknown ``kind``.
     """
     if kind not in MAPPING_FORMATS:
-        raise ValueError(f"unknown mapping kind {kind!r}; expected one of {sorted(MAPPING_FORMATS)}")
+        raise ValueError(
+            f"unknown mapping kind {kind!r}; expected one of {sorted(MAPPING_FORMATS)}"
+        )
     count_col, list_col, sep = MAPPING_FORMATS[kind]
     what = "WORKBank YC-company mapping" if kind == "companies" else "WORKBank arXiv-paper mapping"
     table = read_table(path, ["task", "occupation", count_col, list_col], what=what)
     out = []
     for i, row in enumerate(table.rows):
-        items = [x.strip() for x in row[list_col].split(sep.strip())] if row[list_col].strip() else []
+        items = (
+            [x.strip() for x in row[list_col].split(sep.strip())] if row[list_col].strip() else []
+        )
         items = [x for x in items if x]
         count, _ = parse_number(table, i, count_col)
         if count != len(items):
-            raise table.error(i, count_col, f"says {count:g} but {list_col!r} lists {len(items)} item(s)")
-        out.append(MappingRow(task=row["task"].strip(), occupation=row["occupation"].strip(),
-                              items=tuple(dict.fromkeys(items)), line=table.lines[i]))
+            raise table.error(
+                i, count_col, f"says {count:g} but {list_col!r} lists {len(items)} item(s)"
+            )
+        out.append(
+            MappingRow(
+                task=row["task"].strip(),
+                occupation=row["occupation"].strip(),
+                items=tuple(dict.fromkeys(items)),
+                line=table.lines[i],
+            )
+        )
     return out

@@ -25,7 +25,13 @@ from ._checks import (
     SqliteQueryCheck,
     XlsxCellCheck,
 )
-from ._invalid import InvalidDatasetError, InvalidTasks, find_invalid, invalid_message, lenient_max_points
+from ._invalid import (
+    InvalidDatasetError,
+    InvalidTasks,
+    find_invalid,
+    invalid_message,
+    lenient_max_points,
+)
 from ._load import (
     INSTRUCTIONS,
     RUBRICS,

@@ -19,7 +19,7 @@ Expected values (:class:`Expect`) are shared by the kinds that read a value:
 from __future__ import annotations
 
 import re
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -67,7 +67,7 @@ class Expect(BaseModel):
     rel_tol: float = Field(default=0.0, ge=0)
 
     @model_validator(mode="after")
-    def _one_target(self) -> "Expect":
+    def _one_target(self) -> Expect:
         given = [x is not None for x in (self.equals, self.any_of, self.contains)]
         if sum(given) != 1:
             raise ValueError("exactly one of equals, any_of, contains must be given")
@@ -141,7 +141,7 @@ class XlsxCellCheck(_CheckBase):
     expect: Expect
 
     @model_validator(mode="after")
-    def _cell_or_find(self) -> "XlsxCellCheck":
+    def _cell_or_find(self) -> XlsxCellCheck:
         if (self.cell is None) == (self.find is None):
             raise ValueError("exactly one of cell, find must be given")
         if self.cell is not None and not A1_RE.fullmatch(self.cell):
@@ -153,8 +153,8 @@ class CsvValueCheck(_CheckBase):
     """A value read from a CSV deliverable.
 
     Either a cell, ``column`` in the rows whose columns equal ``where`` (case-insensitive
-    string comparison; every such row must hold the expected value), or an ``aggregate`` (sum, mean, min, max, count,
-    nunique) of ``column`` over the rows matching ``where`` (all rows if empty).
+    string comparison; every such row must hold the expected value), or an ``aggregate``
+    (sum, mean, min, max, count, nunique) of ``column`` over the rows matching ``where`` (all rows if empty).
     ``column`` matching is case-insensitive and ignores surrounding whitespace.
     """
 
@@ -184,15 +184,13 @@ class JsonPathCheck(_CheckBase):
 
 
 Check = Annotated[
-    Union[
-        NumberCheck,
-        RegexCheck,
-        FileExistsCheck,
-        XlsxCellCheck,
-        CsvValueCheck,
-        SqliteQueryCheck,
-        JsonPathCheck,
-    ],
+    NumberCheck
+    | RegexCheck
+    | FileExistsCheck
+    | XlsxCellCheck
+    | CsvValueCheck
+    | SqliteQueryCheck
+    | JsonPathCheck,
     Field(discriminator="kind"),
 ]
 """Any programmatic check, discriminated by ``kind``."""

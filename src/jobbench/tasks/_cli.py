@@ -6,7 +6,6 @@ Import heavy modules inside command functions so that `jobbench --help` stays fa
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -22,14 +21,26 @@ DEFAULT_DEST = Path("data/jobbench")
 
 @dataset_app.command("pull")
 def pull_cmd(
-    revision: str = typer.Option("main", "--revision", help="Branch, tag or commit to pull (pinned to its commit)."),
-    repo_id: str = typer.Option("JobBench/job-bench", "--repo-id", help="Hugging Face dataset repository."),
+    revision: str = typer.Option(
+        "main", "--revision", help="Branch, tag or commit to pull (pinned to its commit)."
+    ),
+    repo_id: str = typer.Option(
+        "JobBench/job-bench", "--repo-id", help="Hugging Face dataset repository."
+    ),
     dest: Path = typer.Option(DEFAULT_DEST, "--dest", help="Where to install the dataset."),
-    endpoint: Optional[str] = typer.Option(None, "--endpoint", help="Hub URL (default: $HF_ENDPOINT or https://huggingface.co)."),
-    timeout: float = typer.Option(5.0, "--timeout", min=0.1, help="Seconds to wait for each Hub request."),
+    endpoint: str | None = typer.Option(
+        None, "--endpoint", help="Hub URL (default: $HF_ENDPOINT or https://huggingface.co)."
+    ),
+    timeout: float = typer.Option(
+        5.0, "--timeout", min=0.1, help="Seconds to wait for each Hub request."
+    ),
     workers: int = typer.Option(8, "--workers", min=1, help="Parallel downloads."),
-    force: bool = typer.Option(False, "--force", help="Download even if DEST already holds that commit intact."),
-    verbose: bool = typer.Option(False, "--verbose", "-v", help="Print every file as it is verified."),
+    force: bool = typer.Option(
+        False, "--force", help="Download even if DEST already holds that commit intact."
+    ),
+    verbose: bool = typer.Option(
+        False, "--verbose", "-v", help="Print every file as it is verified."
+    ),
 ) -> None:
     """Download the dataset pinned to an exact commit, verify every file's hash, install it
     atomically and write a provenance manifest (jobbench-dataset.json)."""
@@ -51,7 +62,9 @@ def pull_cmd(
                 timeout=timeout,
                 workers=workers,
                 force=force,
-                progress=(lambda line: err.print(escape(line), highlight=False)) if verbose else None,
+                progress=(lambda line: err.print(escape(line), highlight=False))
+                if verbose
+                else None,
             )
     except DatasetPullError as exc:
         err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
@@ -62,8 +75,10 @@ def pull_cmd(
     tasks = ", ".join(f"{n} {split}" for split, n in m.tasks.items()) or "no"
     verb = "installed" if m.changed else "already up to date"
     out.print(
-        escape(f"{m.repo_id}@{m.revision} = {m.commit}: {len(m.files)} files verified, {tasks} tasks; "
-               f"{verb} at {shown} (provenance: {shown}/{MANIFEST})"),
+        escape(
+            f"{m.repo_id}@{m.revision} = {m.commit}: {len(m.files)} files verified, {tasks} tasks; "
+            f"{verb} at {shown} (provenance: {shown}/{MANIFEST})"
+        ),
         highlight=False,
         soft_wrap=True,
     )
@@ -78,13 +93,17 @@ def refresh_lines(refresh) -> list[str]:  # noqa: ANN001
     from ._load import display_path
 
     r = refresh
-    lines = [f"from {r.from_commit[:12]}: {len(r.added)} source file(s) added, "
-             f"{len(r.updated)} updated, {len(r.deleted)} deleted; {len(r.kept)} local file(s) "
-             "kept in place (outputs, results, notes)"]
+    lines = [
+        f"from {r.from_commit[:12]}: {len(r.added)} source file(s) added, "
+        f"{len(r.updated)} updated, {len(r.deleted)} deleted; {len(r.kept)} local file(s) "
+        "kept in place (outputs, results, notes)"
+    ]
     if r.backup:
-        lines.append(f"{len(r.backed_up)} replaced or unlisted source file(s) backed up and "
-                     f"{len(r.retired_tasks)} retired task(s) moved aside with their results, to "
-                     f"{display_path(r.backup)}/ (refresh.json lists them)")
+        lines.append(
+            f"{len(r.backed_up)} replaced or unlisted source file(s) backed up and "
+            f"{len(r.retired_tasks)} retired task(s) moved aside with their results, to "
+            f"{display_path(r.backup)}/ (refresh.json lists them)"
+        )
     lines += [f"  retired: {t}" for t in r.retired_tasks]
     return lines
 

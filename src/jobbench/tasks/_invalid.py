@@ -35,7 +35,7 @@ class InvalidDatasetError(ValueError):
         invalid: the problems, by task (:class:`InvalidTasks`).
     """
 
-    def __init__(self, message: str, invalid: "InvalidTasks") -> None:
+    def __init__(self, message: str, invalid: InvalidTasks) -> None:
         super().__init__(message)
         self.invalid = invalid
 
@@ -72,8 +72,13 @@ class InvalidTasks:
 
     def lock_entries(self) -> dict[str, dict[str, Any]]:
         """``{task_id: {"problems": [str], "max_points": float | None}}`` for lock.json."""
-        return {tid: {"problems": [str(p) for p in self.tasks[tid]], "max_points": self.max_points.get(tid)}
-                for tid in sorted(self.tasks)}
+        return {
+            tid: {
+                "problems": [str(p) for p in self.tasks[tid]],
+                "max_points": self.max_points.get(tid),
+            }
+            for tid in sorted(self.tasks)
+        }
 
 
 def _finite_weight(value: Any) -> float | None:
@@ -99,7 +104,11 @@ def lenient_max_points(task_dir: Path) -> float | None:
     items = data.get("rubrics") or data.get("evaluation_rubrics")
     if not isinstance(items, list):
         return None
-    weights = [w for w in (_finite_weight(i.get("weight")) for i in items if isinstance(i, dict)) if w is not None]
+    weights = [
+        w
+        for w in (_finite_weight(i.get("weight")) for i in items if isinstance(i, dict))
+        if w is not None
+    ]
     total = sum(weights)
     return total if weights and total > 0 else None
 
@@ -108,7 +117,9 @@ def _within(path: str, directory: str) -> bool:
     return path == directory or path.startswith(directory.rstrip(os.sep) + os.sep)
 
 
-def find_invalid(ds: Dataset, *, splits: list[str] | None = None, task_glob: str | None = None) -> InvalidTasks:
+def find_invalid(
+    ds: Dataset, *, splits: list[str] | None = None, task_glob: str | None = None
+) -> InvalidTasks:
     """Attribute every error of ``ds`` to the task directory it lies in.
 
     Args:
@@ -141,10 +152,18 @@ def find_invalid(ds: Dataset, *, splits: list[str] | None = None, task_glob: str
             out.tasks.setdefault(dirs[owner], []).append(p)
     for d, tid in dirs.items():
         if tid not in valid:
-            out.tasks.setdefault(tid, [Problem(file=d, message="task not loaded (no problem recorded inside its "
-                                                              "directory)")])
+            out.tasks.setdefault(
+                tid,
+                [
+                    Problem(
+                        file=d, message="task not loaded (no problem recorded inside its directory)"
+                    )
+                ],
+            )
     for tid in list(out.tasks):
-        if tid in valid:  # an error in a file of a loaded task cannot happen; keep it visible anyway
+        if (
+            tid in valid
+        ):  # an error in a file of a loaded task cannot happen; keep it visible anyway
             out.other += out.tasks.pop(tid)
     for d, tid in dirs.items():
         if tid in out.tasks:
@@ -152,8 +171,13 @@ def find_invalid(ds: Dataset, *, splits: list[str] | None = None, task_glob: str
     return out
 
 
-def invalid_message(invalid: InvalidTasks, dataset: str, *, verb: str = "run",
-                    consequence: str = "the invalid ones are recorded and count as missing, 0, in the report") -> str:
+def invalid_message(
+    invalid: InvalidTasks,
+    dataset: str,
+    *,
+    verb: str = "run",
+    consequence: str = "the invalid ones are recorded and count as missing, 0, in the report",
+) -> str:
     """The refusal message: every problem (file, JSON path, message), then what to do.
 
     Args:
@@ -161,12 +185,22 @@ def invalid_message(invalid: InvalidTasks, dataset: str, *, verb: str = "run",
         dataset: the dataset as shown to the user.
         verb, consequence: what ``--skip-invalid`` does (``run`` … / ``grade`` …).
     """
-    head = (f"the dataset {dataset} has {invalid.count} validation error(s)"
-            + (f" in {len(invalid.tasks)} task(s)" if invalid.tasks else "")
-            + "; a task left out silently would change every configuration's score:")
-    tail = (f"fix them (`jobbench validate` lists them too), or pass --skip-invalid to {verb} only the valid tasks "
-            f"({consequence})")
+    head = (
+        f"the dataset {dataset} has {invalid.count} validation error(s)"
+        + (f" in {len(invalid.tasks)} task(s)" if invalid.tasks else "")
+        + "; a task left out silently would change every configuration's score:"
+    )
+    tail = (
+        f"fix them (`jobbench validate` lists them too), or pass --skip-invalid to {verb} only the valid tasks "
+        f"({consequence})"
+    )
     return "\n".join([head] + [f"  {line}" for line in invalid.lines()] + [tail])
 
 
-__all__ = ["InvalidDatasetError", "InvalidTasks", "find_invalid", "invalid_message", "lenient_max_points"]
+__all__ = [
+    "InvalidDatasetError",
+    "InvalidTasks",
+    "find_invalid",
+    "invalid_message",
+    "lenient_max_points",
+]

@@ -64,7 +64,7 @@ def display_path(path: Path | str) -> str:
     if full == cwd:
         return "."
     prefix = cwd if cwd.endswith(os.sep) else cwd + os.sep
-    shown = full[len(prefix):] if full.startswith(prefix) else full
+    shown = full[len(prefix) :] if full.startswith(prefix) else full
     return shown.replace(os.sep, "/") if os.sep != "/" else shown
 
 
@@ -169,7 +169,9 @@ def _symlink_problem(link: Path) -> Problem:
         target = os.readlink(link)
     except OSError:
         target = "?"
-    return Problem(file=display_path(link), message=f"symlink not allowed (points to {target}); not followed")
+    return Problem(
+        file=display_path(link), message=f"symlink not allowed (points to {target}); not followed"
+    )
 
 
 def _link_to_dir(link: Path) -> bool:
@@ -198,12 +200,15 @@ class _Occupation:
                 self.tasks.append(d)
             elif _looks_like_task(d):
                 self.problems.append(
-                    (d.name, Problem(
-                        file=display_path(d),
-                        message="looks like a task directory but is not named taskN "
-                        "(N = 1, 2, … without leading zeros); skipped",
-                        severity="warning",
-                    ))
+                    (
+                        d.name,
+                        Problem(
+                            file=display_path(d),
+                            message="looks like a task directory but is not named taskN "
+                            "(N = 1, 2, … without leading zeros); skipped",
+                            severity="warning",
+                        ),
+                    )
                 )
         for link in links:
             if TASK_DIR_RE.fullmatch(link.name) or LOOSE_TASK_RE.fullmatch(link.name):
@@ -227,7 +232,11 @@ def _split_level(path: Path, split: str, strict: bool) -> tuple[_Found, _Scoped]
         found += [(split, d.name, t) for t in occ.tasks]
         problems += occ.scoped(split)
     if found or problems:
-        problems += [(f"{split}/{link.name}/*", _symlink_problem(link)) for link in links if _link_to_dir(link)]
+        problems += [
+            (f"{split}/{link.name}/*", _symlink_problem(link))
+            for link in links
+            if _link_to_dir(link)
+        ]
     return found, problems
 
 
@@ -307,7 +316,9 @@ def _walk_files(base: Path, problems: list[Problem]) -> list[str]:
             with os.scandir(directory) as it:
                 entries = sorted(it, key=lambda e: e.name)
         except OSError as exc:
-            problems.append(Problem(file=display_path(directory), message=f"cannot be read ({exc.strerror})"))
+            problems.append(
+                Problem(file=display_path(directory), message=f"cannot be read ({exc.strerror})")
+            )
             return
         subdirs = []
         for e in entries:
@@ -341,7 +352,9 @@ def _kind(path: Path) -> str | None:
     return "file" if stat.S_ISREG(mode) else "other"
 
 
-def _read_text(path: Path, problems: list[Problem], *, required_nonblank: bool = False) -> str | None:
+def _read_text(
+    path: Path, problems: list[Problem], *, required_nonblank: bool = False
+) -> str | None:
     """UTF-8 text of ``path`` (a BOM is dropped), or None with a problem recorded."""
     kind = _kind(path)
     if kind == "link":
@@ -357,7 +370,9 @@ def _read_text(path: Path, problems: list[Problem], *, required_nonblank: bool =
         with open(path, "rb") as f:
             data = f.read()
     except OSError as exc:
-        problems.append(Problem(file=display_path(path), message=f"cannot be read ({exc.strerror})"))
+        problems.append(
+            Problem(file=display_path(path), message=f"cannot be read ({exc.strerror})")
+        )
         return None
     try:
         text = data.decode("utf-8-sig")
@@ -413,7 +428,9 @@ def _load_task(
     shown = display_path(task_dir)
     m = TASK_DIR_RE.fullmatch(task_dir.name)
     if not m:
-        problems.append(Problem(file=shown, message="task directory must be named taskN (N = 1, 2, …)"))
+        problems.append(
+            Problem(file=shown, message="task directory must be named taskN (N = 1, 2, …)")
+        )
     if not SLUG_RE.fullmatch(occupation):
         problems.append(
             Problem(
@@ -443,7 +460,11 @@ def _load_task(
     if kind == "link":
         problems.append(_symlink_problem(workspace))
     elif kind is None:
-        problems.append(Problem(file=display_path(workspace), message="missing (the agent's workspace directory)"))
+        problems.append(
+            Problem(
+                file=display_path(workspace), message="missing (the agent's workspace directory)"
+            )
+        )
     elif kind != "dir":
         problems.append(Problem(file=display_path(workspace), message="must be a directory"))
     else:
@@ -467,7 +488,9 @@ def _load_task(
                 )
             )
         except RecursionError:
-            problems.append(Problem(file=display_path(rubrics_path), message="invalid JSON: nested too deeply"))
+            problems.append(
+                Problem(file=display_path(rubrics_path), message="invalid JSON: nested too deeply")
+            )
         else:
             rubrics, key, found = parse_rubrics(data, display_path(rubrics_path), strict=strict)
             problems += found
@@ -493,7 +516,12 @@ def _load_task(
         _walk_files(solution, problems)
         solution_opt = solution
 
-    if any(p.severity == "error" for p in problems) or instructions is None or task_card is None or not m:
+    if (
+        any(p.severity == "error" for p in problems)
+        or instructions is None
+        or task_card is None
+        or not m
+    ):
         return None, problems
     task = Task(
         split=split,
@@ -553,7 +581,9 @@ def load_dataset(
     def wanted(split: str | None, task_id: str | None) -> bool:
         if split is not None and splits and split not in splits:
             return False
-        return not (task_glob and task_id is not None and not fnmatch.fnmatchcase(task_id, task_glob))
+        return not (
+            task_glob and task_id is not None and not fnmatch.fnmatchcase(task_id, task_glob)
+        )
 
     problems: list[Problem] = [
         p for scope, p in scoped if scope is None or wanted(scope.split("/", 1)[0], scope)
@@ -578,7 +608,10 @@ def load_dataset(
         for t in same:
             others = ", ".join(display_path(o.root) for o in same if o is not t)
             problems.append(
-                Problem(file=display_path(t.root), message=f"duplicate task id {task_id} (also {others})")
+                Problem(
+                    file=display_path(t.root),
+                    message=f"duplicate task id {task_id} (also {others})",
+                )
             )
     tasks.sort(key=lambda t: (t.split, t.occupation, t.number))
     return Dataset(root=root, tasks=tasks, problems=list(dict.fromkeys(problems)), strict=strict)
@@ -639,7 +672,9 @@ def _stat_key(path: Path) -> tuple[str, int, int, int]:
 
 def _digest_parts(task: Task) -> list[tuple[str, Path]]:
     """``[(name inside the task, path)]`` of every file :func:`task_digest` covers, sorted."""
-    parts: list[tuple[str, Path]] = [(f"{WORKSPACE}/{f}", task.workspace_dir / f) for f in task.workspace_files]
+    parts: list[tuple[str, Path]] = [
+        (f"{WORKSPACE}/{f}", task.workspace_dir / f) for f in task.workspace_files
+    ]
     parts += [(RUBRICS, task.root / RUBRICS), (TASK_CARD, task.root / TASK_CARD)]
     if task.search_dir is not None:
         parts += [(f"{SEARCH}/{f}", task.search_dir / f) for f in task.search_files]

@@ -49,6 +49,8 @@ def warnings_report(problems: list[Problem]) -> list[str]:
     """
     if not problems:
         return []
-    head = (f"{len(problems)} thing(s) in the dataset are skipped or ignored, as the public "
-            "tools do (--strict refuses them):")
+    head = (
+        f"{len(problems)} thing(s) in the dataset are skipped or ignored, as the public "
+        "tools do (--strict refuses them):"
+    )
     return [head] + [f"  {p}" for p in problems]

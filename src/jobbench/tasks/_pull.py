@@ -46,9 +46,10 @@ import re
 import secrets
 import shutil
 import threading
-from datetime import datetime, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -181,7 +182,12 @@ def _offline() -> bool:
 
 def _safe_repo_path(name: str) -> bool:
     parts = name.split("/")
-    return bool(name) and "\\" not in name and "\0" not in name and all(p not in ("", ".", "..") for p in parts)
+    return (
+        bool(name)
+        and "\\" not in name
+        and "\0" not in name
+        and all(p not in ("", ".", "..") for p in parts)
+    )
 
 
 def _git_blob_sha1(path: Path, size: int) -> str:
@@ -231,7 +237,13 @@ def _exchange(a: Path, b: Path) -> bool:
     except (OSError, AttributeError):
         return False
     AT_FDCWD = -100
-    renameat2.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+    renameat2.argtypes = [
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_int,
+        ctypes.c_char_p,
+        ctypes.c_uint,
+    ]
     rc = renameat2(AT_FDCWD, os.fsencode(a), AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE)
     if rc == 0:
         return True
@@ -272,8 +284,11 @@ def _describe_http(exc: BaseException) -> str:
         chain.append(cur)
         cur = cur.__cause__ or cur.__context__
     status = next(
-        (getattr(getattr(e, "response", None), "status_code", None) for e in chain
-         if isinstance(getattr(getattr(e, "response", None), "status_code", None), int)),
+        (
+            getattr(getattr(e, "response", None), "status_code", None)
+            for e in chain
+            if isinstance(getattr(getattr(e, "response", None), "status_code", None), int)
+        ),
         None,
     )
     inner = chain[-1]
@@ -304,7 +319,9 @@ def _resolve(api: Any, repo_id: str, revision: str, endpoint: str, timeout: floa
             "gated repositories need a token: `hf auth login` or HF_TOKEN)"
         ) from exc
     except HfHubHTTPError as exc:
-        raise DatasetPullError(f"the Hub at {endpoint} refused the request for {repo_id}: {_describe_http(exc)}") from exc
+        raise DatasetPullError(
+            f"the Hub at {endpoint} refused the request for {repo_id}: {_describe_http(exc)}"
+        ) from exc
     except Exception as exc:  # connection refused, DNS, TLS, timeouts (types vary by version)
         raise DatasetPullError(
             f"cannot reach the Hugging Face Hub at {endpoint} ({type(exc).__name__}: {exc}); "
@@ -341,7 +358,10 @@ def _download_all(
             except BaseException as exc:  # reported to the waiting thread
                 done.put((name, exc))
 
-    threads = [threading.Thread(target=worker, daemon=True, name=f"jobbench-pull-{i}") for i in range(max(1, workers))]
+    threads = [
+        threading.Thread(target=worker, daemon=True, name=f"jobbench-pull-{i}")
+        for i in range(max(1, workers))
+    ]
     for t in threads:
         t.start()
     try:
@@ -438,10 +458,21 @@ def pull_dataset(
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError as exc:
-            raise DatasetPullError(f"another `jobbench dataset pull` into {dest} is running") from exc
+            raise DatasetPullError(
+                f"another `jobbench dataset pull` into {dest} is running"
+            ) from exc
         _cleanup_stale(parent, dest.name, dest)
         return _pull_locked(
-            dest, repo_id, revision, endpoint, token, timeout, list(allow_patterns), workers, force, progress
+            dest,
+            repo_id,
+            revision,
+            endpoint,
+            token,
+            timeout,
+            list(allow_patterns),
+            workers,
+            force,
+            progress,
         )
 
 
@@ -464,7 +495,9 @@ def _pull_locked(
     info = _resolve(api, repo_id, revision, endpoint, timeout)
     commit = getattr(info, "sha", None)
     if not isinstance(commit, str) or not _COMMIT_RE.fullmatch(commit):
-        raise DatasetPullError(f"the Hub at {endpoint} did not return an exact commit for {repo_id}@{revision}")
+        raise DatasetPullError(
+            f"the Hub at {endpoint} did not return an exact commit for {repo_id}@{revision}"
+        )
 
     expected: dict[str, Any] = {}
     for sib in getattr(info, "siblings", None) or []:
@@ -472,23 +505,30 @@ def _pull_locked(
         if not any(fnmatch.fnmatchcase(name, p) for p in patterns):
             continue
         if not _safe_repo_path(name):
-            raise DatasetPullError(f"{repo_id}@{commit[:12]} lists an unsafe path {name!r}; refusing to download")
+            raise DatasetPullError(
+                f"{repo_id}@{commit[:12]} lists an unsafe path {name!r}; refusing to download"
+            )
         lfs = getattr(sib, "lfs", None)
         lfs_sha = lfs.get("sha256") if isinstance(lfs, dict) else getattr(lfs, "sha256", None)
         if not isinstance(sib.size, int) or not (lfs_sha or getattr(sib, "blob_id", None)):
             raise DatasetPullError(f"the Hub gave no size or hash for {name}; cannot verify it")
         expected[name] = (sib.size, f"sha256:{lfs_sha}" if lfs_sha else f"git-sha1:{sib.blob_id}")
     if not expected:
-        raise DatasetPullError(f"{repo_id}@{commit[:12]} has no files matching {', '.join(patterns)}")
+        raise DatasetPullError(
+            f"{repo_id}@{commit[:12]} has no files matching {', '.join(patterns)}"
+        )
 
     previous = read_manifest(dest)
-    if previous is not None and previous.commit == commit and previous.repo_id == repo_id and not force:
+    if (
+        previous is not None
+        and previous.commit == commit
+        and previous.repo_id == repo_id
+        and not force
+    ):
         if _intact(dest, previous, expected):
             return previous.model_copy(update={"changed": False})
 
-    staging = Path(
-        _mkdtemp(dest.parent, prefix=f".{dest.name}.pull-{os.getpid()}-")
-    )
+    staging = Path(_mkdtemp(dest.parent, prefix=f".{dest.name}.pull-{os.getpid()}-"))
     try:
         from huggingface_hub.utils import (
             are_progress_bars_disabled,
@@ -532,7 +572,7 @@ def _pull_locked(
             revision=revision,
             commit=commit,
             endpoint=endpoint,
-            pulled_at=datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            pulled_at=datetime.now(UTC).isoformat(timespec="seconds"),
             allow_patterns=patterns,
             files=files,
             tasks=tasks,
@@ -566,7 +606,7 @@ def _task_of(rel: str) -> tuple[str | None, str]:
     parts = rel.split("/")
     for k in range(2, len(parts) - 1):
         if TASK_DIR_RE.fullmatch(parts[k]):
-            return "/".join(parts[: k + 1]), "/".join(parts[k + 1:])
+            return "/".join(parts[: k + 1]), "/".join(parts[k + 1 :])
     return None, rel
 
 
@@ -597,8 +637,10 @@ def _link(src: Path, dst: Path) -> None:
         else:
             raise OSError(errno.EINVAL, "not a regular file")
     except OSError as exc:
-        raise DatasetPullError(f"{src}: cannot be carried into the new copy "
-                               f"({exc.strerror or exc}); nothing was installed") from exc
+        raise DatasetPullError(
+            f"{src}: cannot be carried into the new copy "
+            f"({exc.strerror or exc}); nothing was installed"
+        ) from exc
 
 
 def _carry_over(
@@ -618,9 +660,10 @@ def _carry_over(
     fresh = {f.path: f.sha256 for f in new.files}
     old_tasks = {t for t in (_task_of(p)[0] for p in old) if t}
     new_tasks = {t for t in (_task_of(p)[0] for p in fresh) if t}
-    retired = sorted(t for t in old_tasks - new_tasks
-                     if (dest / t).is_dir() and not (dest / t).is_symlink())
-    stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    retired = sorted(
+        t for t in old_tasks - new_tasks if (dest / t).is_dir() and not (dest / t).is_symlink()
+    )
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     backup = BACKUPS / f"{stamp}-{secrets.token_hex(4)}"
     kept: list[str] = []
     backed: list[str] = []
@@ -649,8 +692,12 @@ def _carry_over(
             task, inner = _task_of(rel)
             if rel in old or (task is not None and _in_sources(inner)) or rel in fresh:
                 # a source (or a file where a source now is): keep only what the new copy lacks
-                if rel in fresh and not (dest / rel).is_symlink() and (dest / rel).is_file() \
-                        and sha256_file(dest / rel) == fresh[rel]:
+                if (
+                    rel in fresh
+                    and not (dest / rel).is_symlink()
+                    and (dest / rel).is_file()
+                    and sha256_file(dest / rel) == fresh[rel]
+                ):
                     continue
                 save(rel)
             else:
@@ -675,17 +722,29 @@ def _carry_over(
     used = bool(backed or retired)
     refresh = PullRefresh(
         from_commit=previous.commit if previous is not None else "unknown",
-        added=added, updated=updated, deleted=deleted, kept=sorted(kept), backed_up=sorted(backed),
-        retired_tasks=retired, backup=str(dest / backup) if used else None,
+        added=added,
+        updated=updated,
+        deleted=deleted,
+        kept=sorted(kept),
+        backed_up=sorted(backed),
+        retired_tasks=retired,
+        backup=str(dest / backup) if used else None,
     )
     if used:
         from jobbench._io import atomic_write_json
 
-        atomic_write_json(staging / backup / "refresh.json", {
-            "repo_id": new.repo_id, "from_commit": refresh.from_commit, "to_commit": new.commit,
-            "backed_up": refresh.backed_up, "retired_tasks": retired, "updated": updated,
-            "deleted": deleted,
-        })
+        atomic_write_json(
+            staging / backup / "refresh.json",
+            {
+                "repo_id": new.repo_id,
+                "from_commit": refresh.from_commit,
+                "to_commit": new.commit,
+                "backed_up": refresh.backed_up,
+                "retired_tasks": retired,
+                "updated": updated,
+                "deleted": deleted,
+            },
+        )
     return refresh
 
 
@@ -702,7 +761,12 @@ def _intact(dest: Path, manifest: PullManifest, expected: dict[str, Any]) -> boo
         return False
     for f in manifest.files:
         p = dest / f.path
-        if p.is_symlink() or not p.is_file() or p.stat().st_size != f.size or sha256_file(p) != f.sha256:
+        if (
+            p.is_symlink()
+            or not p.is_file()
+            or p.stat().st_size != f.size
+            or sha256_file(p) != f.sha256
+        ):
             return False
     return True
 
@@ -753,7 +817,9 @@ def _count_tasks(root: Path) -> dict[str, int]:
     try:
         ds = load_dataset(root)
     except FileNotFoundError as exc:
-        raise DatasetPullError("the downloaded files hold no JobBench tasks; nothing was installed") from exc
+        raise DatasetPullError(
+            "the downloaded files hold no JobBench tasks; nothing was installed"
+        ) from exc
     counts: dict[str, int] = {}
     for t in ds.tasks:
         counts[t.split] = counts.get(t.split, 0) + 1

@@ -33,9 +33,10 @@ from __future__ import annotations
 import functools
 import json
 import math
+from collections.abc import Callable
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -99,7 +100,11 @@ def rubrics_schema() -> dict[str, Any]:
     Returns:
         The schema as a dict (cached; do not mutate).
     """
-    text = resources.files("jobbench.tasks").joinpath("rubrics.schema.json").read_text(encoding="utf-8")
+    text = (
+        resources.files("jobbench.tasks")
+        .joinpath("rubrics.schema.json")
+        .read_text(encoding="utf-8")
+    )
     return json.loads(text)
 
 
@@ -183,6 +188,7 @@ def parse_rubrics(
 
         def ext(ext_key: str, at: str, message: str, i: int = i) -> None:
             ext_err((i,), ext_key, at, message)
+
         question = item.get("rubric")
         if not isinstance(question, str) or not question.strip():
             err(f"{where}.rubric", f"must be a non-empty string, got {_show(question)}")
@@ -207,8 +213,9 @@ def parse_rubrics(
             given = item["checks"]
             check_err = functools.partial(ext, "checks")
             if not isinstance(given, list):
-                check_err(f"{where}.checks",
-                          f"must be a list aligned with criterion, got {_show(given)}")
+                check_err(
+                    f"{where}.checks", f"must be a list aligned with criterion, got {_show(given)}"
+                )
             else:
                 if len(given) != len(texts):
                     check_err(
@@ -219,17 +226,27 @@ def parse_rubrics(
                 for j, spec in enumerate(given[: len(texts)]):
                     checks[j] = _parse_check(spec, f"{where}.checks[{j}]", check_err)
 
-        edges[i] = _parse_requires(item, i, where, ids, len(objects),
-                                   functools.partial(ext, "requires"))
+        edges[i] = _parse_requires(
+            item, i, where, ids, len(objects), functools.partial(ext, "requires")
+        )
         files = _parse_files(item, where, functools.partial(ext, "files"))
         vision = item.get("vision")
         if vision is not None and not isinstance(vision, bool):
             ext("vision", f"{where}.vision", f"must be true or false, got {_show(vision)}")
             vision = None
         rid = item.get("id")
-        parsed.append({"index": i, "id": rid if isinstance(rid, str) and rid.strip() else str(i),
-                       "question": question, "weight": weight, "texts": texts, "checks": checks,
-                       "files": files, "vision": vision})
+        parsed.append(
+            {
+                "index": i,
+                "id": rid if isinstance(rid, str) and rid.strip() else str(i),
+                "question": question,
+                "weight": weight,
+                "texts": texts,
+                "checks": checks,
+                "files": files,
+                "vision": vision,
+            }
+        )
 
     if weights_ok and total <= 0:
         err(key, "weights sum to 0; at least one rubric needs a positive weight")
@@ -239,8 +256,12 @@ def parse_rubrics(
         edges = {i: ([] if i in problems.dropped("requires") else e) for i, e in edges.items()}
     for cycle in _find_cycles(edges):
         path = " → ".join(f"{key}[{n}]" for n in cycle)
-        ext_err(tuple(dict.fromkeys(cycle)), "requires", f"{key}[{cycle[0]}].requires",
-                f"requires chain forms a cycle: {path}")
+        ext_err(
+            tuple(dict.fromkeys(cycle)),
+            "requires",
+            f"{key}[{cycle[0]}].requires",
+            f"requires chain forms a cycle: {path}",
+        )
 
     dropped = {} if strict else {k: problems.dropped(k) for k in EXTENSION_KEYS}
     rubrics: list[Rubric] = []
@@ -292,8 +313,10 @@ class _Problems:
                 continue
             at, ext = tag
             where = ", ".join(f"{key}[{i}]" for i in at)
-            note = (f"; `{ext}` ignored for {where}, as the public tools ignore it "
-                    "(--strict refuses the file)")
+            note = (
+                f"; `{ext}` ignored for {where}, as the public tools ignore it "
+                "(--strict refuses the file)"
+            )
             out.append(p.model_copy(update={"severity": "warning", "message": p.message + note}))
         return out
 
@@ -318,8 +341,12 @@ def _collect_ids(
         if not isinstance(rid, str) or not rid.strip():
             err((i,), "id", f"{key}[{i}].id", f"must be a non-empty string, got {_show(rid)}")
         elif rid in ids:
-            err((ids[rid], i), "id", f"{key}[{i}].id",
-                f"duplicate id {_show(rid)} (also {key}[{ids[rid]}])")
+            err(
+                (ids[rid], i),
+                "id",
+                f"{key}[{i}].id",
+                f"duplicate id {_show(rid)} (also {key}[{ids[rid]}])",
+            )
         else:
             ids[rid] = i
     for rid, i in ids.items():
@@ -365,8 +392,15 @@ def _parse_files(item: dict[str, Any], where: str, err: _Err) -> list[str] | Non
     files = item.get("files")
     if files is None:
         return None
-    if not isinstance(files, list) or not files or not all(isinstance(f, str) and f.strip() for f in files):
-        err(f"{where}.files", f"must be a non-empty list of non-empty glob strings, got {_show(files)}")
+    if (
+        not isinstance(files, list)
+        or not files
+        or not all(isinstance(f, str) and f.strip() for f in files)
+    ):
+        err(
+            f"{where}.files",
+            f"must be a non-empty list of non-empty glob strings, got {_show(files)}",
+        )
         return None
     ok = True
     for k, pattern in enumerate(files):
@@ -446,7 +480,7 @@ def _find_cycles(edges: dict[int, list[int]]) -> list[list[int]]:
                     stack.append((nxt, 0))
                     path.append(nxt)
                 elif state[nxt] == 1:
-                    cycles.append(path[path.index(nxt):] + [nxt])
+                    cycles.append(path[path.index(nxt) :] + [nxt])
             else:
                 state[node] = 2
                 stack.pop()

@@ -10,8 +10,9 @@ Public API: :func:`evaluate_check`, :class:`CheckResult`, :func:`find_numbers`,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from pydantic import TypeAdapter, ValidationError
 
@@ -58,7 +59,9 @@ def evaluate_check(
         try:
             check = _ADAPTER.validate_python(check)
         except ValidationError as exc:
-            return CheckResult(passed=False, error=True, detail=f"invalid check spec: {exc.errors()[0]['msg']}")
+            return CheckResult(
+                passed=False, error=True, detail=f"invalid check spec: {exc.errors()[0]['msg']}"
+            )
     kind = getattr(check, "kind", None)
     fn = EVALUATORS.get(kind)  # type: ignore[arg-type]
     if fn is None:
@@ -66,7 +69,9 @@ def evaluate_check(
     try:
         return fn(check, Path(deliverables_dir), extraction)
     except Exception as exc:  # a bug or an environment problem, never the agent's fault
-        return CheckResult(passed=False, error=True, detail=f"{kind}: check crashed ({type(exc).__name__}: {exc})")
+        return CheckResult(
+            passed=False, error=True, detail=f"{kind}: check crashed ({type(exc).__name__}: {exc})"
+        )
 
 
 __all__ = [

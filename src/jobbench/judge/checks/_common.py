@@ -11,11 +11,12 @@ import os
 import re
 import sqlite3
 import zipfile
-from xml.etree.ElementTree import ParseError as XmlParseError
-from xml.parsers.expat import ExpatError
+from collections.abc import Callable, Iterable, Iterator
 from datetime import date, datetime, time
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
+from xml.etree.ElementTree import ParseError as XmlParseError
+from xml.parsers.expat import ExpatError
 
 from pydantic import BaseModel
 
@@ -108,8 +109,9 @@ def list_deliverables(root: Path) -> list[str]:
     return sorted(rel for rel in out if excluded(rel) is None)
 
 
-_SCOPE: contextvars.ContextVar[frozenset[str] | None] = contextvars.ContextVar("jobbench_check_scope",
-                                                                             default=None)
+_SCOPE: contextvars.ContextVar[frozenset[str] | None] = contextvars.ContextVar(
+    "jobbench_check_scope", default=None
+)
 """Deliverables (relative POSIX paths) a check may read, set by :func:`scoped`; None = all."""
 
 
@@ -149,7 +151,9 @@ def glob_match(rel: str, pattern: str | None) -> bool:
     return False
 
 
-def select_files(root: Path, pattern: str | None, extensions: Iterable[str] | None = None) -> list[str]:
+def select_files(
+    root: Path, pattern: str | None, extensions: Iterable[str] | None = None
+) -> list[str]:
     """Deliverables under ``root`` matching ``pattern``; with no pattern, those whose
     extension (lower-case, with dot) is in ``extensions`` (all files when None)."""
     files = [f for f in list_deliverables(root) if in_scope(f)]
@@ -161,7 +165,9 @@ def select_files(root: Path, pattern: str | None, extensions: Iterable[str] | No
     return [f for f in files if Path(f).suffix.lower() in exts]
 
 
-def texts_for(root: Path, pattern: str | None, extraction: FolderExtraction | None) -> list[tuple[str, str]]:
+def texts_for(
+    root: Path, pattern: str | None, extraction: FolderExtraction | None
+) -> list[tuple[str, str]]:
     """``[(rel_path, content)]`` of the deliverables matching ``pattern``.
 
     ``content`` is the file's own text, :meth:`jobbench.extract.Extraction.content`: the
@@ -175,8 +181,11 @@ def texts_for(root: Path, pattern: str | None, extraction: FolderExtraction | No
     :func:`jobbench.extract.extract`.
     """
     if extraction is not None:
-        out = [(f.path, f.content()) for f in extraction.files
-               if glob_match(f.path, pattern) and in_scope(f.path) and f.text]
+        out = [
+            (f.path, f.content())
+            for f in extraction.files
+            if glob_match(f.path, pattern) and in_scope(f.path) and f.text
+        ]
         return [(rel, text) for rel, text in out if text.strip()]
     from ...extract import extract
 
@@ -208,10 +217,19 @@ def show(value: Any) -> str:
     """A value as a person would read it in a cell (``2024`` not ``2024.0``)."""
     if isinstance(value, bool):
         return "TRUE" if value else "FALSE"
-    if isinstance(value, float) and math.isfinite(value) and value == int(value) and abs(value) < 1e15:
+    if (
+        isinstance(value, float)
+        and math.isfinite(value)
+        and value == int(value)
+        and abs(value) < 1e15
+    ):
         return str(int(value))
     if isinstance(value, datetime):
-        return value.isoformat(sep=" ") if (value.hour or value.minute or value.second) else value.date().isoformat()
+        return (
+            value.isoformat(sep=" ")
+            if (value.hour or value.minute or value.second)
+            else value.date().isoformat()
+        )
     if isinstance(value, (date, time)):
         return value.isoformat()
     if value is None:
@@ -239,7 +257,11 @@ def _one(value: Any, target: float | str, expect: Expect) -> bool:
         return True
     # a numeric-looking string target ("1,234") against a number
     t_num, v_num = parse_number(str(target)), as_number(value)
-    return t_num is not None and v_num is not None and close(v_num, t_num, expect.abs_tol, expect.rel_tol)
+    return (
+        t_num is not None
+        and v_num is not None
+        and close(v_num, t_num, expect.abs_tol, expect.rel_tol)
+    )
 
 
 def expect_matches(value: Any, expect: Expect) -> bool:
@@ -257,8 +279,11 @@ def expect_matches(value: Any, expect: Expect) -> bool:
     return _one(value, expect.equals, expect)
 
 
-def agreeing(statements: list[tuple[str, Any]], expect: Expect,
-             match: Callable[[Any, Expect], bool] | None = None) -> tuple[bool, list[tuple[str, Any]]]:
+def agreeing(
+    statements: list[tuple[str, Any]],
+    expect: Expect,
+    match: Callable[[Any, Expect], bool] | None = None,
+) -> tuple[bool, list[tuple[str, Any]]]:
     """Whether every statement of a quantity satisfies ``expect``.
 
     Args:
@@ -278,22 +303,33 @@ def agreeing(statements: list[tuple[str, Any]], expect: Expect,
     return bool(good) and not bad, (bad if good else [])
 
 
-def conflict_result(kind: str, good: list[tuple[str, Any]], bad: list[tuple[str, Any]],
-                    expect: Expect, file: str | None = None) -> CheckResult:
+def conflict_result(
+    kind: str,
+    good: list[tuple[str, Any]],
+    bad: list[tuple[str, Any]],
+    expect: Expect,
+    file: str | None = None,
+) -> CheckResult:
     """The failing result for a quantity stated with disagreeing values."""
     shown = "; ".join(f"{w} = {show(v)!r}" for w, v in bad[:5])
     more = f" (… {len(bad) - 5} more)" if len(bad) > 5 else ""
     where, value = good[0]
     return CheckResult(
-        passed=False, conflict=True,
-        detail=f"{kind}: conflicting values for the checked quantity: {where} = {show(value)!r} matches "
-        f"{describe_expect(expect)} but {shown}{more} do(es) not; a deliverable must state one value",
-        evidence=f"{where} = {show(value)}", file=file)
+        passed=False,
+        conflict=True,
+        detail=f"{kind}: conflicting values for the checked quantity: {where} = {show(value)!r} "
+        f"matches {describe_expect(expect)} but {shown}{more} do(es) not; a deliverable must "
+        "state one value",
+        evidence=f"{where} = {show(value)}",
+        file=file,
+    )
 
 
 NAMED_FILE_RE = re.compile(
     r"(?<![\w./-])([A-Za-z0-9_][\w.-]*\.(?:md|txt|csv|tsv|xlsx|xlsm|xls|docx|doc|pptx|pdf|json|jsonl|db|"
-    r"sqlite|sqlite3|png|jpe?g|svg|html|ipynb|zip))\b", re.IGNORECASE)
+    r"sqlite|sqlite3|png|jpe?g|svg|html|ipynb|zip))\b",
+    re.IGNORECASE,
+)
 """A deliverable file name written in a criterion (``summary.md``, ``study_corrected.db``)."""
 
 
@@ -302,8 +338,12 @@ def named_files(text: str) -> list[str]:
     return list(dict.fromkeys(m.group(1).casefold() for m in NAMED_FILE_RE.finditer(text)))
 
 
-def check_scope(pattern: str | None, deliverables: list[str], criterion: str, rubric_files: list[str] | None,
-                ) -> list[str] | None:
+def check_scope(
+    pattern: str | None,
+    deliverables: list[str],
+    criterion: str,
+    rubric_files: list[str] | None,
+) -> list[str] | None:
     """The deliverables a check reads (see docs/judge.md, "Which files a check reads").
 
     A check whose ``file`` is an exact name (no ``*``, ``?`` or ``[``) reads the files of

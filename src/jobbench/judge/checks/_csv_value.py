@@ -65,7 +65,11 @@ def read_table(path: Path) -> list[list[str]]:
             delim = csv.Sniffer().sniff(text[:20_000], delimiters=",;\t|").delimiter
         except csv.Error:
             delim = ","
-    rows = [row for row in csv.reader(io.StringIO(text, newline=""), delimiter=delim) if any(c.strip() for c in row)]
+    rows = [
+        row
+        for row in csv.reader(io.StringIO(text, newline=""), delimiter=delim)
+        if any(c.strip() for c in row)
+    ]
     if not rows:
         raise ValueError("no non-blank row")
     return rows
@@ -116,7 +120,9 @@ def evaluate(check: CsvValueCheck, root: Path, extraction: FolderExtraction | No
         wanted = [fold(check.column)] + [fold(k) for k in check.where]
         missing = [w for w in wanted if w not in header]
         if missing:
-            reasons.append(f"{rel}: no column(s) {', '.join(repr(m) for m in missing)} (columns: {_columns(rows[0])})")
+            reasons.append(
+                f"{rel}: no column(s) {', '.join(repr(m) for m in missing)} (columns: {_columns(rows[0])})"
+            )
             continue
         # a column name written twice states the quantity twice: every such column is read
         cols = [i for i, h in enumerate(header) if h == fold(check.column)]
@@ -124,7 +130,11 @@ def evaluate(check: CsvValueCheck, root: Path, extraction: FolderExtraction | No
         body = [r + [""] * (len(header) - len(r)) for r in rows[1:]]
         numbered = [(n + 2, r) for n, r in enumerate(body) if all(_eq(r[i], v) for i, v in conds)]
         matching = [r for _, r in numbered]
-        cond_text = (" where " + ", ".join(f"{k}={v!r}" for k, v in check.where.items())) if check.where else ""
+        cond_text = (
+            (" where " + ", ".join(f"{k}={v!r}" for k, v in check.where.items()))
+            if check.where
+            else ""
+        )
         if check.aggregate is None:
             if not matching:
                 reasons.append(f"{rel}: no row{cond_text}")
@@ -132,7 +142,11 @@ def evaluate(check: CsvValueCheck, root: Path, extraction: FolderExtraction | No
             label = f"{rel} {check.column}{cond_text}"
             for line, r in numbered:
                 for col in cols:
-                    where = label if len(matching) * len(cols) == 1 else f"{label} (line {line}, column {col + 1})"
+                    where = (
+                        label
+                        if len(matching) * len(cols) == 1
+                        else f"{label} (line {line}, column {col + 1})"
+                    )
                     statements.append((where, r[col]))
                     rels[where] = rel
             continue
@@ -163,8 +177,12 @@ def evaluate(check: CsvValueCheck, root: Path, extraction: FolderExtraction | No
     if ok:
         where, value = statements[0]
         more = f" (stated {len(statements)}×, all agree)" if len(statements) > 1 else ""
-        return CheckResult(passed=True, detail=f"{where} = {show(value)!r}{more}", evidence=f"{where} = {show(value)}",
-                           file=rels[where])
+        return CheckResult(
+            passed=True,
+            detail=f"{where} = {show(value)!r}{more}",
+            evidence=f"{where} = {show(value)}",
+            file=rels[where],
+        )
     if conflicting:
         good = [st for st in statements if expect_matches(st[1], check.expect)]
         return conflict_result("csv_value", good, conflicting, check.expect, file=rels[good[0][0]])

@@ -19,7 +19,9 @@ def image_problem(path: Path) -> str | None:
     from PIL import Image, UnidentifiedImageError
 
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        fd = os.open(
+            path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+        )
         with os.fdopen(fd, "rb") as f, Image.open(f) as im:
             im.verify()
     except (UnidentifiedImageError, SyntaxError, *DELIVERABLE_ERRORS) as exc:
@@ -27,7 +29,9 @@ def image_problem(path: Path) -> str | None:
     return None
 
 
-def evaluate(check: FileExistsCheck, root: Path, extraction: FolderExtraction | None) -> CheckResult:
+def evaluate(
+    check: FileExistsCheck, root: Path, extraction: FolderExtraction | None
+) -> CheckResult:
     """Pass when some regular file (symlinks never count) matching ``check.file`` has at
     least ``min_bytes`` bytes and, when its suffix names an image format
     (:data:`IMAGE_SUFFIXES`), decodes as an image: bytes named ``chart.png`` are not a
@@ -51,9 +55,15 @@ def evaluate(check: FileExistsCheck, root: Path, extraction: FolderExtraction | 
                 broken.append(f"{rel}: {problem}")
                 continue
         if size >= check.min_bytes:
-            return CheckResult(passed=True, detail=f"{rel} exists ({size} bytes ≥ {check.min_bytes})",
-                               evidence=rel, file=rel)
+            return CheckResult(
+                passed=True,
+                detail=f"{rel} exists ({size} bytes ≥ {check.min_bytes})",
+                evidence=rel,
+                file=rel,
+            )
     if broken:
         return CheckResult(passed=False, detail="; ".join(broken))
     listing = ", ".join(f"{r} ({s} bytes)" for r, s in sizes.items())
-    return CheckResult(passed=False, detail=f"matching file(s) smaller than {check.min_bytes} bytes: {listing}")
+    return CheckResult(
+        passed=False, detail=f"matching file(s) smaller than {check.min_bytes} bytes: {listing}"
+    )

@@ -105,8 +105,12 @@ def resolve(doc: Any, steps: list[str | int]) -> list[Any]:
 def _json_text(data: bytes) -> str:
     """Decode a JSON file: UTF-16/UTF-32 when it starts with their byte-order mark (as
     Windows tools write it), else UTF-8 with or without BOM (UnicodeDecodeError otherwise)."""
-    for bom, enc in ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"),
-                     (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16")):
+    for bom, enc in (
+        (codecs.BOM_UTF32_LE, "utf-32"),
+        (codecs.BOM_UTF32_BE, "utf-32"),
+        (codecs.BOM_UTF16_LE, "utf-16"),
+        (codecs.BOM_UTF16_BE, "utf-16"),
+    ):
         if data.startswith(bom):
             return data.decode(enc)
     return data.decode("utf-8-sig")
@@ -146,13 +150,17 @@ def evaluate(check: JsonPathCheck, root: Path, extraction: FolderExtraction | No
         if wildcard:
             # a wildcard asks whether SOME element holds the value: one statement per file
             hit = next((v for v in scalars if expect_matches(v, check.expect)), None)
-            shown = ", ".join(repr(show(v)) if not isinstance(v, (dict, list)) else type(v).__name__
-                              for v in values[:5])
+            shown = ", ".join(
+                repr(show(v)) if not isinstance(v, (dict, list)) else type(v).__name__
+                for v in values[:5]
+            )
             statements.append((f"{rel}: {check.path}", hit if hit is not None else f"[{shown}]"))
             rels[f"{rel}: {check.path}"] = rel
             continue
         for n, v in enumerate(values):
-            where = f"{rel}: {check.path}" + (f" (value {n + 1} of {len(values)})" if len(values) > 1 else "")
+            where = f"{rel}: {check.path}" + (
+                f" (value {n + 1} of {len(values)})" if len(values) > 1 else ""
+            )
             statements.append((where, v if not isinstance(v, (dict, list)) else type(v).__name__))
             rels[where] = rel
     if not statements:
@@ -161,8 +169,12 @@ def evaluate(check: JsonPathCheck, root: Path, extraction: FolderExtraction | No
     if ok:
         where, value = statements[0]
         more = f" (stated {len(statements)}×, all agree)" if len(statements) > 1 else ""
-        return CheckResult(passed=True, detail=f"{where} = {show(value)!r}{more}",
-                           evidence=f"{check.path} = {json.dumps(value, ensure_ascii=False)}", file=rels[where])
+        return CheckResult(
+            passed=True,
+            detail=f"{where} = {show(value)!r}{more}",
+            evidence=f"{check.path} = {json.dumps(value, ensure_ascii=False)}",
+            file=rels[where],
+        )
     if conflicting:
         good = [st for st in statements if expect_matches(st[1], check.expect)]
         return conflict_result("json_path", good, conflicting, check.expect, file=rels[good[0][0]])

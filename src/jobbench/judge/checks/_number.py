@@ -85,24 +85,33 @@ def evaluate(check: NumberCheck, root: Path, extraction: FolderExtraction | None
         more = f" … {len(rivals) - 6} more" if len(rivals) > 6 else ""
         rel, tok, ev = hit
         return CheckResult(
-            passed=False, conflict=True, file=rel, evidence=ev,
+            passed=False,
+            conflict=True,
+            file=rel,
+            evidence=ev,
             detail=f"{tok.text!r} in {rel} matches {check.value:g} but the deliverables also state "
-            f"{len(rivals)} other value(s) within {width:g} of it in the same context: {listed}{more}; "
-            "several candidate values are not an answer")
+            f"{len(rivals)} other value(s) within {width:g} of it in the same context: "
+            f"{listed}{more}; "
+            "several candidate values are not an answer",
+        )
     if hit is not None:
         rel, tok, ev = hit
         also = ""
         if rivals:
-            (r_rel, r_text), = rivals.values()
+            ((r_rel, r_text),) = rivals.values()
             also = f"; also states {r_text!r} ({r_rel}) in the same context"
-        return CheckResult(passed=True, detail=f"found {tok.text!r} in {rel} (expected {check.value:g}){also}",
-                           evidence=ev, file=rel)
+        return CheckResult(
+            passed=True,
+            detail=f"found {tok.text!r} in {rel} (expected {check.value:g}){also}",
+            evidence=ev,
+            file=rel,
+        )
     if close_without_keyword:
         rel, tok_text = close_without_keyword
         return CheckResult(
             passed=False,
-            detail=f"{tok_text!r} in {rel} matches {check.value:g} but none of {check.near} is within "
-            f"{check.window} characters",
+            detail=f"{tok_text!r} in {rel} matches {check.value:g} but none of {check.near} is "
+            f"within {check.window} characters",
             file=rel,
         )
     return CheckResult(

@@ -29,17 +29,27 @@ CURRENCY_CHARS = "$€£¥₹"
 _GROUP_SEPS = ",\u00a0\u202f\u2009"
 
 _SCALE = {
-    "k": 1e3, "thousand": 1e3,
-    "m": 1e6, "mn": 1e6, "mm": 1e6, "million": 1e6,
-    "b": 1e9, "bn": 1e9, "billion": 1e9,
-    "t": 1e12, "tn": 1e12, "trillion": 1e12,
+    "k": 1e3,
+    "thousand": 1e3,
+    "m": 1e6,
+    "mn": 1e6,
+    "mm": 1e6,
+    "million": 1e6,
+    "b": 1e9,
+    "bn": 1e9,
+    "billion": 1e9,
+    "t": 1e12,
+    "tn": 1e12,
+    "trillion": 1e12,
 }
 
 _NUM_LOOSE_RE = re.compile(
     r"""
     (?<![\w.])
     (?P<mant>
-        \d{1,3}(?:[""" + _GROUP_SEPS + r"""]\d{3})+(?![\d])(?:\.\d+)?
+        \d{1,3}(?:["""
+    + _GROUP_SEPS
+    + r"""]\d{3})+(?![\d])(?:\.\d+)?
       | \d+(?:\.\d+)?
       | \.\d+
     )

@@ -20,11 +20,15 @@ def evaluate(check: RegexCheck, root: Path, extraction: FolderExtraction | None)
         flags = re.MULTILINE | (re.IGNORECASE if check.ignore_case else 0)
         rx = re.compile(check.pattern, flags)
     except re.error as exc:
-        return CheckResult(passed=False, error=True, detail=f"regex: invalid pattern {check.pattern!r}: {exc}")
+        return CheckResult(
+            passed=False, error=True, detail=f"regex: invalid pattern {check.pattern!r}: {exc}"
+        )
     texts = texts_for(root, check.file, extraction)
     if not texts:
         if check.absent:
-            return CheckResult(passed=True, detail="regex: no deliverable text, so the pattern is absent")
+            return CheckResult(
+                passed=True, detail="regex: no deliverable text, so the pattern is absent"
+            )
         return no_file("regex", check.file, "with text")
     count = 0
     first: tuple[str, str] | None = None
@@ -35,13 +39,24 @@ def evaluate(check: RegexCheck, root: Path, extraction: FolderExtraction | None)
                 first = (rel, snippet(text, m.start(), m.end()))
     if check.absent:
         if count == 0:
-            return CheckResult(passed=True, detail=f"pattern {check.pattern!r} absent from {len(texts)} deliverable(s)")
+            return CheckResult(
+                passed=True,
+                detail=f"pattern {check.pattern!r} absent from {len(texts)} deliverable(s)",
+            )
         assert first is not None
-        return CheckResult(passed=False, detail=f"pattern {check.pattern!r} must be absent but matched {count}×",
-                           evidence=first[1], file=first[0])
+        return CheckResult(
+            passed=False,
+            detail=f"pattern {check.pattern!r} must be absent but matched {count}×",
+            evidence=first[1],
+            file=first[0],
+        )
     if count >= check.min_count and first is not None:
-        return CheckResult(passed=True, detail=f"pattern {check.pattern!r} matched {count}× (need {check.min_count})",
-                           evidence=first[1], file=first[0])
+        return CheckResult(
+            passed=True,
+            detail=f"pattern {check.pattern!r} matched {count}× (need {check.min_count})",
+            evidence=first[1],
+            file=first[0],
+        )
     return CheckResult(
         passed=False,
         detail=f"pattern {check.pattern!r} matched {count}× (need {check.min_count})",

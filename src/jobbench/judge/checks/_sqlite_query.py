@@ -113,7 +113,9 @@ def _copy_regular(src: Path, dst: Path) -> None:
             shutil.copyfileobj(f_in, f_out, 1 << 20)
 
 
-def evaluate(check: SqliteQueryCheck, root: Path, extraction: FolderExtraction | None) -> CheckResult:
+def evaluate(
+    check: SqliteQueryCheck, root: Path, extraction: FolderExtraction | None
+) -> CheckResult:
     """Run ``check.query`` on every matching deliverable that is a SQLite 3 database
     (default: any file with the SQLite header); pass when at least one row is returned and
     the first column of every row read (see :func:`run_query`) of every database matches
@@ -141,7 +143,9 @@ def evaluate(check: SqliteQueryCheck, root: Path, extraction: FolderExtraction |
             reasons.append(f"{rel}: query returned no rows")
             continue
         for n, value in enumerate(values):
-            where = f"{rel}: query" + (f" (row {n + 1} of {len(values)})" if len(values) > 1 else "")
+            where = f"{rel}: query" + (
+                f" (row {n + 1} of {len(values)})" if len(values) > 1 else ""
+            )
             statements.append((where, value))
             rels[where] = rel
     if not statements:
@@ -150,11 +154,19 @@ def evaluate(check: SqliteQueryCheck, root: Path, extraction: FolderExtraction |
     if ok:
         where, value = statements[0]
         more = f" (stated {len(statements)}×, all agree)" if len(statements) > 1 else ""
-        return CheckResult(passed=True, detail=f"{rels[where]}: query returned {show(value)!r}{more}",
-                           evidence=f"{check.query} → {show(value)}", file=rels[where])
+        return CheckResult(
+            passed=True,
+            detail=f"{rels[where]}: query returned {show(value)!r}{more}",
+            evidence=f"{check.query} → {show(value)}",
+            file=rels[where],
+        )
     if conflicting:
         good = [st for st in statements if expect_matches(st[1], check.expect)]
-        return conflict_result("sqlite_query", good, conflicting, check.expect, file=rels[good[0][0]])
+        return conflict_result(
+            "sqlite_query", good, conflicting, check.expect, file=rels[good[0][0]]
+        )
     for where, value in statements:
-        reasons.append(f"{where} returned {show(value)!r}, expected {describe_expect(check.expect)}")
+        reasons.append(
+            f"{where} returned {show(value)!r}, expected {describe_expect(check.expect)}"
+        )
     return CheckResult(passed=False, detail="; ".join(reasons))

@@ -117,8 +117,12 @@ def evaluate(check: XlsxCellCheck, root: Path, extraction: FolderExtraction | No
         where, value = statements[0]
         rel = rels[where]
         more = f" (stated {len(statements)}×, all agree)" if len(statements) > 1 else ""
-        return CheckResult(passed=True, detail=f"{where} = {show(value)!r} ({engines[where]}){more}",
-                           evidence=f"{where[len(rel) + 1:]} = {show(value)}", file=rel)
+        return CheckResult(
+            passed=True,
+            detail=f"{where} = {show(value)!r} ({engines[where]}){more}",
+            evidence=f"{where[len(rel) + 1 :]} = {show(value)}",
+            file=rel,
+        )
     if bad:
         good = [st for st in statements if expect_matches(st[1], check.expect)]
         return conflict_result("xlsx_cell", good, bad, check.expect, file=rels[good[0][0]])
