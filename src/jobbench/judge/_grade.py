@@ -573,7 +573,7 @@ class Grader:
         payload: dict[str, Any] = {"verdicts": {}, "model_verdicts": {}, "overall": {}, "raw": []}
         unit.payload = payload
         messages = unit.messages
-        for attempt in range(self.config.max_attempts):
+        for _attempt in range(self.config.max_attempts):
             try:
                 reply = self.client.chat(messages, unit.schema_name, unit.schema)
             except JudgeCallError as exc:

@@ -487,7 +487,7 @@ def _integrity_warnings(runs: list[RunData], configs: list[ConfigView]) -> list[
     for c in configs:
         issues = c.trial_issues()
 
-        def listed(attr: str, limit: int = 3) -> list[str]:
+        def listed(attr: str, limit: int = 3, issues=issues) -> list[str]:
             return [
                 f"{tid} ({_listing(getattr(i, attr), limit)})"
                 for tid, i in issues.items()
