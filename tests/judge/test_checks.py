@@ -137,14 +137,27 @@ def test_regex_invalid_pattern_is_an_error_not_a_fail(tmp_path: Path) -> None:
 
 
 def test_file_exists_check(tmp_path: Path) -> None:
-    write(tmp_path, "out/chart.png", "x" * 10)
+    from PIL import Image
+
+    (tmp_path / "out").mkdir()
+    Image.new("RGB", (4, 4)).save(tmp_path / "out" / "chart.png")
+    size = (tmp_path / "out" / "chart.png").stat().st_size
     write(tmp_path, "empty.csv", "")
     assert evaluate_check({"kind": "file_exists", "file": "*.png"}, tmp_path).passed
     assert not evaluate_check(
-        {"kind": "file_exists", "file": "*.png", "min_bytes": 11}, tmp_path
+        {"kind": "file_exists", "file": "*.png", "min_bytes": size + 1}, tmp_path
     ).passed
     assert not evaluate_check({"kind": "file_exists", "file": "empty.csv"}, tmp_path).passed
     assert not evaluate_check({"kind": "file_exists", "file": "*.pdf"}, tmp_path).passed
+
+
+def test_file_exists_image_must_decode(tmp_path: Path) -> None:
+    # PNG signature, then junk: the size is there, the chart is not
+    (tmp_path / "chart.png").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 40)
+    res = evaluate_check({"kind": "file_exists", "file": "*.png", "min_bytes": 5000}, tmp_path)
+    assert not res.passed and "chart.png: not a readable image" in res.detail
+    write(tmp_path, "notes.txt", "x" * 10)  # other suffixes: existence and size only
+    assert evaluate_check({"kind": "file_exists", "file": "*.txt"}, tmp_path).passed
 
 
 def test_file_exists_ignores_symlinks(tmp_path: Path) -> None:

@@ -271,7 +271,7 @@ def test_grade_flags_are_classified_by_prefix(tmp_path: Path, dataset: Path):
         flags=["prompt_injection:memo.txt", "extraction_error:memo.txt"],
         deliverables=[{"path": "memo.txt", "sha256": "0" * 64, "size": 9, "kind": "text"}],
     )
-    _set_grade(run, ids[T4], flags=["odd_flag:x"])
+    _set_grade(run, ids[T4], flags=["odd_flag:x", "conflicting_values:0/1", "over_cap:files:61"])
     out = write_report([run], tmp_path / "out", n_resamples=100)
     data = build_report([run], n_resamples=100)
     warnings = data.warnings
@@ -292,6 +292,12 @@ def test_grade_flags_are_classified_by_prefix(tmp_path: Path, dataset: Path):
         f"{ids[T2]} (link.txt: refused when graded)"
     ) in warnings
     assert f"alpha@m1: 1 trial(s) with other judge flags: {ids[T4]} (odd_flag:x)" in warnings
+    assert (
+        f"alpha@m1: 1 trial(s) flagged for enumeration or volume (a checked quantity stated with "
+        "disagreeing values, or deliverables past the documented caps; the checks failed those "
+        "quantities): "
+        f"{ids[T4]} (conflicting_values:0/1; over_cap:files:61)"
+    ) in warnings
     expected = {
         "trials_prompt_injection": 1,
         "trials_with_unreadable_files": 2,
@@ -317,3 +323,7 @@ def test_grade_flags_are_classified_by_prefix(tmp_path: Path, dataset: Path):
         'class="n">1</td>'
         '<td class="n">0</td><td>bwrap: 4</td>'
     ) in table
+    # the enumeration/volume warning reaches every output
+    assert "flagged for enumeration or volume" in md and "conflicting_values:0/1" in md
+    assert "flagged for enumeration or volume" in html
+    assert any("flagged for enumeration or volume" in w for w in summary["warnings"])

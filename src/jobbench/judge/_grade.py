@@ -59,7 +59,7 @@ from ._prompts import (
     task_part,
 )
 from .checks import CheckResult, evaluate_check, list_deliverables
-from .checks._common import glob_match
+from .checks._common import check_scope, glob_match, scoped, select_files
 
 VISION_RE = re.compile(
     r"\b(plots?|plotted|figures?|charts?|histograms?|heat\s?maps?|scatter\s?plots?|diagrams?|q\s?-?\s?q(\s?plots?)?"
@@ -294,12 +294,28 @@ class Grader:
         task = inp.task
         decide = cfg.effective_decide
         checks: dict[tuple[int, int], CheckResult] = {}
+        if files:
+            flags.extend(volume_flags(root, files, extraction))
         for r in task.rubrics:
             for c in r.criteria:
                 if c.check is not None and files:
-                    checks[(r.index, c.index)] = evaluate_check(
-                        c.check, inp.deliverables_dir, extraction
-                    )
+                    scope = check_scope(c.check.file, files, c.text, r.files)
+                    with scoped(scope):
+                        res = evaluate_check(c.check, inp.deliverables_dir, extraction)
+                        matched = len(select_files(root, c.check.file))
+                    if scope is not None and not scope and not res.passed and not res.error:
+                        res = res.model_copy(
+                            update={
+                                "detail": res.detail + " (the criterion names "
+                                "the file(s) to read; none is among the deliverables)"
+                            }
+                        )
+                    checks[(r.index, c.index)] = res
+                    if res.conflict:
+                        flags.append(f"{CONFLICT_FLAG}{r.id}/{c.index}")
+                    if matched > CAPS.files_per_check:
+                        flags.append(f"{OVER_CAP_FLAG}files_per_check:{r.id}/{c.index}:{matched}")
+        flags[:] = list(dict.fromkeys(flags))
         t_checks = time.monotonic() - t1
 
         prefilled: dict[tuple[int, int], CriterionVerdict] = {}
@@ -993,11 +1009,59 @@ def grade_trial(
         grader.close()
 
 
-CHECKS_VERSION = "2"
+CHECKS_VERSION = "3"
 """Version of the programmatic checks' semantics, part of every grade's ``inputs_digest``:
 bump it when a check kind starts deciding differently on the same files, so that grades made
 by the old logic are redone (2: ``number``/``regex`` read only a deliverable's own content,
-never the extractor's notes)."""
+never the extractor's notes; 3: a quantity stated with disagreeing values fails, and a check
+with a glob reads only the files its criterion names)."""
+
+
+@dataclass(frozen=True)
+class VolumeCaps:
+    """Deliverable volumes past which a trial is flagged ``over_cap:…`` (it is still graded).
+
+    Attributes:
+        files: gradeable deliverables per trial (default 50).
+        total_bytes: their total size in bytes (default 50 MiB).
+        files_per_check: deliverables one check's ``file`` glob selects, after the
+            criterion's scope (default 5).
+    """
+
+    files: int = 50
+    total_bytes: int = 50 * 1024 * 1024
+    files_per_check: int = 5
+
+
+CAPS = VolumeCaps()
+"""The documented caps (docs/judge.md, "Enumeration and volume")."""
+CONFLICT_FLAG = "conflicting_values:"
+"""Flag prefix of a criterion whose check saw the quantity stated with disagreeing values:
+``conflicting_values:<rubric id>/<criterion index>``."""
+OVER_CAP_FLAG = "over_cap:"
+"""Flag prefix of a trial past :data:`CAPS`: ``over_cap:files:<n>``,
+``over_cap:bytes:<n>``, ``over_cap:files_per_check:<rubric id>/<criterion index>:<n>``."""
+
+
+def volume_flags(root: Path, files: list[str], extraction: FolderExtraction) -> list[str]:
+    """``over_cap:files:<n>`` / ``over_cap:bytes:<n>`` when the deliverables ``files`` under
+    ``root`` exceed :data:`CAPS` (sizes from ``extraction``, else from disk)."""
+    out = []
+    if len(files) > CAPS.files:
+        out.append(f"{OVER_CAP_FLAG}files:{len(files)}")
+    sizes = {f.path: f.size for f in extraction.files}
+    total = 0
+    for rel in files:
+        size = sizes.get(rel)
+        if size is None:
+            try:
+                size = (root / rel).stat(follow_symlinks=False).st_size
+            except OSError:
+                size = 0
+        total += size or 0
+    if total > CAPS.total_bytes:
+        out.append(f"{OVER_CAP_FLAG}bytes:{total}")
+    return out
 
 
 def inputs_digest(

@@ -93,6 +93,12 @@ extractor refused (symlinks, special files; their kind in the grade's ``delivera
 ``refused``)."""
 
 
+VOLUME_FLAGS = ("conflicting_values:", "over_cap:")
+"""Prefixes of the judge's enumeration and volume flags (``jobbench.judge``: a check saw the
+quantity stated with disagreeing values, or the deliverables exceed the documented caps;
+docs/judge.md, "Enumeration and volume")."""
+
+
 @dataclass
 class TrialIssues:
     """What a trial's grade flags and refused files say, sorted by kind.
@@ -102,6 +108,7 @@ class TrialIssues:
         unreadable: deliverables the extractor could not read (file paths).
         refused: deliverables refused by the runner (``trial.json`` ``refused``, ``path:
             reason``) or by the extractor when graded (``path: refused when graded``).
+        volume: enumeration and volume flags (:data:`VOLUME_FLAGS`), verbatim.
         other: flags with any other prefix, verbatim.
     """
 
@@ -109,9 +116,10 @@ class TrialIssues:
     unreadable: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
     other: list[str] = field(default_factory=list)
+    volume: list[str] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.injection or self.unreadable or self.refused or self.other)
+        return bool(self.injection or self.unreadable or self.refused or self.other or self.volume)
 
 
 def classify_flags(
@@ -139,6 +147,8 @@ def classify_flags(
                 out.refused.append(f"{path}: refused when graded")
             else:
                 out.unreadable.append(path)
+        elif flag.startswith(VOLUME_FLAGS):
+            out.volume.append(flag)
         else:
             out.other.append(flag)
     return out
@@ -222,7 +232,7 @@ class ConfigView:
             "trials_prompt_injection": sum(1 for i in issues if i.injection),
             "trials_with_unreadable_files": sum(1 for i in issues if i.unreadable),
             "trials_with_refused_files": sum(1 for i in issues if i.refused),
-            "trials_other_flags": sum(1 for i in issues if i.other),
+            "trials_other_flags": sum(1 for i in issues if i.other or i.volume),
             "trials_without_sandbox": sum(1 for t in self.trials if t.sandbox == "none"),
             "sandboxes": dict(sorted(sandboxes.items())),
         }
@@ -512,6 +522,13 @@ def _integrity_warnings(runs: list[RunData], configs: list[ConfigView]) -> list[
             out.append(
                 f"{c.label}: {len(refused)} trial(s) with refused deliverable files "
                 "(those files were not graded; the rest of each trial was): " + _listing(refused)
+            )
+        if volume := listed("volume"):
+            out.append(
+                f"{c.label}: {len(volume)} trial(s) flagged for enumeration or volume (a checked "
+                "quantity stated with disagreeing values, or deliverables past the documented "
+                "caps; "
+                "the checks failed those quantities): " + _listing(volume)
             )
         if other := listed("other"):
             out.append(

@@ -4,8 +4,9 @@ A check decides one criterion without an LLM. This module only *describes* check
 fields and validation); :mod:`jobbench.judge` evaluates them against deliverables.
 
 Every check has a ``kind`` and an optional ``file`` glob (POSIX-style, relative to the
-deliverable folder, e.g. ``"*.xlsx"`` or ``"report/summary.csv"``); where a check needs one
-file and the glob matches several, the evaluator tries each and passes if any passes.
+deliverable folder, e.g. ``"*.xlsx"`` or ``"report/summary.csv"``); when the glob matches
+several files, every statement of the checked quantity they hold must agree, and a glob
+reads only the files the criterion names (docs/judge.md, "Enumeration and volume").
 
 Expected values (:class:`Expect`) are shared by the kinds that read a value:
 
@@ -151,9 +152,10 @@ class XlsxCellCheck(_CheckBase):
 class CsvValueCheck(_CheckBase):
     """A value read from a CSV deliverable.
 
-    Either a single cell, ``column`` in the first row whose columns equal ``where``
-    (case-insensitive string comparison), or an ``aggregate`` (sum, mean, min, max, count,
-    nunique) of ``column`` over the rows matching ``where`` (all rows if empty).
+    Either a cell, ``column`` in the rows whose columns equal ``where`` (case-insensitive
+    string comparison; every such row must hold the expected value), or an ``aggregate``
+    (sum, mean, min, max, count, nunique) of ``column`` over the rows matching ``where`` (all rows
+    if empty).
     ``column`` matching is case-insensitive and ignores surrounding whitespace.
     """
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import csv
 import fnmatch
 import math
@@ -9,7 +11,7 @@ import os
 import re
 import sqlite3
 import zipfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Iterator
 from datetime import date, datetime, time
 from pathlib import Path
 from typing import Any
@@ -35,6 +37,10 @@ class CheckResult(BaseModel):
             deliverable's fault (a bug or a broken check); the judge records such a
             criterion as ``judge_error``, never as a pass or a fail.
         file: the deliverable (relative POSIX path) the evidence came from, if any.
+        conflict: True when the deliverables state the checked quantity more than once
+            with values that disagree (an enumeration of candidates); such a check fails
+            (``number``: two or more distinct near-miss values) and the judge flags the
+            trial ``conflicting_values:<rubric>/<criterion>``.
     """
 
     passed: bool
@@ -42,6 +48,7 @@ class CheckResult(BaseModel):
     evidence: str = ""
     error: bool = False
     file: str | None = None
+    conflict: bool = False
 
 
 DELIVERABLE_ERRORS: tuple[type[BaseException], ...] = (
@@ -102,6 +109,29 @@ def list_deliverables(root: Path) -> list[str]:
     return sorted(rel for rel in out if excluded(rel) is None)
 
 
+_SCOPE: contextvars.ContextVar[frozenset[str] | None] = contextvars.ContextVar(
+    "jobbench_check_scope", default=None
+)
+"""Deliverables (relative POSIX paths) a check may read, set by :func:`scoped`; None = all."""
+
+
+@contextlib.contextmanager
+def scoped(files: Iterable[str] | None) -> Iterator[None]:
+    """Within the block, checks read only ``files`` (relative POSIX paths) among the
+    deliverables their ``file`` glob selects; None leaves the selection alone."""
+    token = _SCOPE.set(None if files is None else frozenset(files))
+    try:
+        yield
+    finally:
+        _SCOPE.reset(token)
+
+
+def in_scope(rel: str) -> bool:
+    """Whether deliverable ``rel`` is inside the current :func:`scoped` selection."""
+    scope = _SCOPE.get()
+    return scope is None or rel in scope
+
+
 def glob_match(rel: str, pattern: str | None) -> bool:
     """Whether deliverable ``rel`` matches ``pattern`` (case-insensitive fnmatch).
 
@@ -126,7 +156,7 @@ def select_files(
 ) -> list[str]:
     """Deliverables under ``root`` matching ``pattern``; with no pattern, those whose
     extension (lower-case, with dot) is in ``extensions`` (all files when None)."""
-    files = list_deliverables(root)
+    files = [f for f in list_deliverables(root) if in_scope(f)]
     if pattern is not None:
         return [f for f in files if glob_match(f, pattern)]
     if extensions is None:
@@ -154,7 +184,7 @@ def texts_for(
         out = [
             (f.path, f.content())
             for f in extraction.files
-            if glob_match(f.path, pattern) and f.text
+            if glob_match(f.path, pattern) and in_scope(f.path) and f.text
         ]
         return [(rel, text) for rel, text in out if text.strip()]
     from ...extract import extract
@@ -247,6 +277,93 @@ def expect_matches(value: Any, expect: Expect) -> bool:
         return any(_one(value, t, expect) for t in expect.any_of)
     assert expect.equals is not None
     return _one(value, expect.equals, expect)
+
+
+def agreeing(
+    statements: list[tuple[str, Any]],
+    expect: Expect,
+    match: Callable[[Any, Expect], bool] | None = None,
+) -> tuple[bool, list[tuple[str, Any]]]:
+    """Whether every statement of a quantity satisfies ``expect``.
+
+    Args:
+        statements: ``[(where, value)]``: every place the deliverables state the checked
+            quantity (a labelled cell, a CSV row, a JSON value, a query row, per file).
+        expect: the expected value.
+        match: the comparison (default :func:`expect_matches`).
+
+    Returns:
+        ``(all_agree, conflicting)``: ``all_agree`` is True when there is at least one
+        statement and each satisfies ``expect``; ``conflicting`` lists the statements that
+        do not, when at least one other does (an enumeration of candidate values).
+    """
+    match = match or expect_matches
+    good = [st for st in statements if match(st[1], expect)]
+    bad = [st for st in statements if not match(st[1], expect)]
+    return bool(good) and not bad, (bad if good else [])
+
+
+def conflict_result(
+    kind: str,
+    good: list[tuple[str, Any]],
+    bad: list[tuple[str, Any]],
+    expect: Expect,
+    file: str | None = None,
+) -> CheckResult:
+    """The failing result for a quantity stated with disagreeing values."""
+    shown = "; ".join(f"{w} = {show(v)!r}" for w, v in bad[:5])
+    more = f" (… {len(bad) - 5} more)" if len(bad) > 5 else ""
+    where, value = good[0]
+    return CheckResult(
+        passed=False,
+        conflict=True,
+        detail=f"{kind}: conflicting values for the checked quantity: {where} = {show(value)!r} "
+        f"matches {describe_expect(expect)} but {shown}{more} do(es) not; a deliverable must "
+        "state one value",
+        evidence=f"{where} = {show(value)}",
+        file=file,
+    )
+
+
+NAMED_FILE_RE = re.compile(
+    r"(?<![\w./-])([A-Za-z0-9_][\w.-]*\.(?:md|txt|csv|tsv|xlsx|xlsm|xls|docx|doc|pptx|pdf|json|jsonl|db|"
+    r"sqlite|sqlite3|png|jpe?g|svg|html|ipynb|zip))\b",
+    re.IGNORECASE,
+)
+"""A deliverable file name written in a criterion (``summary.md``, ``study_corrected.db``)."""
+
+
+def named_files(text: str) -> list[str]:
+    """File names (case-folded base names) that ``text`` mentions, in order, no repeats."""
+    return list(dict.fromkeys(m.group(1).casefold() for m in NAMED_FILE_RE.finditer(text)))
+
+
+def check_scope(
+    pattern: str | None,
+    deliverables: list[str],
+    criterion: str,
+    rubric_files: list[str] | None,
+) -> list[str] | None:
+    """The deliverables a check reads (see docs/judge.md, "Which files a check reads").
+
+    A check whose ``file`` is an exact name (no ``*``, ``?`` or ``[``) reads the files of
+    that name. A check whose ``file`` is a glob, or absent, reads only the deliverables the
+    criterion names (file names in ``criterion`` that the glob accepts, matched on base
+    name, case-insensitively); when the criterion names none, a check without ``file``
+    reads the rubric's declared ``files``; otherwise every file the glob selects.
+
+    Returns:
+        The relative paths in scope, or None when the check's own glob decides alone.
+        An empty list means the named files are absent (the check then fails).
+    """
+    if pattern is not None and not any(ch in pattern for ch in "*?["):
+        return None
+    names = [n for n in named_files(criterion) if pattern is None or glob_match(n, pattern)]
+    if names:
+        return [f for f in deliverables if f.rsplit("/", 1)[-1].casefold() in names]
+    if pattern is None and rubric_files:
+        return [f for f in deliverables if any(glob_match(f, g) for g in rubric_files)]
+    return None
 
 
 def describe_expect(expect: Expect) -> str:

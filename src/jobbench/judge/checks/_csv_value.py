@@ -13,7 +13,9 @@ from ...tasks import CsvValueCheck
 from ._common import (
     DELIVERABLE_ERRORS,
     CheckResult,
+    agreeing,
     as_number,
+    conflict_result,
     describe_expect,
     expect_matches,
     fold,
@@ -92,9 +94,11 @@ def _eq(cell: str, wanted: str) -> bool:
 
 
 def evaluate(check: CsvValueCheck, root: Path, extraction: FolderExtraction | None) -> CheckResult:
-    """Read ``column`` from the first row matching ``where`` (or aggregate it over all
-    matching rows) in every matching CSV (default ``*.csv`` / ``*.tsv``); pass when one
-    matches ``check.expect``.
+    """Read ``column`` from every row matching ``where`` (or aggregate it over all matching
+    rows) in every matching CSV (default ``*.csv`` / ``*.tsv``); pass when at least one value
+    is read and every value read matches ``check.expect`` (several rows for the ``where``
+    key, several files, or a column name written twice, with values that disagree: fail
+    with ``conflict=True``).
 
     Aggregates: ``sum``/``mean``/``min``/``max`` over numeric cells (blank cells skipped; a
     non-blank non-numeric cell fails the check), ``count`` of non-blank cells, ``nunique``
@@ -104,6 +108,8 @@ def evaluate(check: CsvValueCheck, root: Path, extraction: FolderExtraction | No
     if not files:
         return no_file("csv_value", check.file, "CSV (*.csv, *.tsv)")
     reasons: list[str] = []
+    statements: list[tuple[str, object]] = []
+    rels: dict[str, str] = {}
     for rel in files:
         try:
             rows = read_table(Path(root) / rel)
@@ -119,10 +125,12 @@ def evaluate(check: CsvValueCheck, root: Path, extraction: FolderExtraction | No
                 f"(columns: {_columns(rows[0])})"
             )
             continue
-        col = header.index(fold(check.column))
+        # a column name written twice states the quantity twice: every such column is read
+        cols = [i for i, h in enumerate(header) if h == fold(check.column)]
         conds = [(header.index(fold(k)), v) for k, v in check.where.items()]
         body = [r + [""] * (len(header) - len(r)) for r in rows[1:]]
-        matching = [r for r in body if all(_eq(r[i], v) for i, v in conds)]
+        numbered = [(n + 2, r) for n, r in enumerate(body) if all(_eq(r[i], v) for i, v in conds)]
+        matching = [r for _, r in numbered]
         cond_text = (
             (" where " + ", ".join(f"{k}={v!r}" for k, v in check.where.items()))
             if check.where
@@ -132,11 +140,21 @@ def evaluate(check: CsvValueCheck, root: Path, extraction: FolderExtraction | No
             if not matching:
                 reasons.append(f"{rel}: no row{cond_text}")
                 continue
-            value: object = matching[0][col]
             label = f"{rel} {check.column}{cond_text}"
-        else:
+            for line, r in numbered:
+                for col in cols:
+                    where = (
+                        label
+                        if len(matching) * len(cols) == 1
+                        else f"{label} (line {line}, column {col + 1})"
+                    )
+                    statements.append((where, r[col]))
+                    rels[where] = rel
+            continue
+        label = f"{rel} {check.aggregate}({check.column}){cond_text}"
+        for col in cols:
             cells = [r[col] for r in matching if r[col].strip()]
-            label = f"{rel} {check.aggregate}({check.column}){cond_text}"
+            value: object
             if check.aggregate == "count":
                 value = len(cells)
             elif check.aggregate == "nunique":
@@ -152,12 +170,23 @@ def evaluate(check: CsvValueCheck, root: Path, extraction: FolderExtraction | No
                     continue
                 fn = {"sum": sum, "mean": statistics.fmean, "min": min, "max": max}[check.aggregate]
                 value = float(fn(nums))  # type: ignore[operator]
-        if expect_matches(value, check.expect):
-            return CheckResult(
-                passed=True,
-                detail=f"{label} = {show(value)!r}",
-                evidence=f"{label} = {show(value)}",
-                file=rel,
-            )
-        reasons.append(f"{label} = {show(value)!r}, expected {describe_expect(check.expect)}")
+            statements.append((label, value))
+            rels[label] = rel
+    if not statements:
+        return CheckResult(passed=False, detail="; ".join(reasons))
+    ok, conflicting = agreeing(statements, check.expect, expect_matches)
+    if ok:
+        where, value = statements[0]
+        more = f" (stated {len(statements)}×, all agree)" if len(statements) > 1 else ""
+        return CheckResult(
+            passed=True,
+            detail=f"{where} = {show(value)!r}{more}",
+            evidence=f"{where} = {show(value)}",
+            file=rels[where],
+        )
+    if conflicting:
+        good = [st for st in statements if expect_matches(st[1], check.expect)]
+        return conflict_result("csv_value", good, conflicting, check.expect, file=rels[good[0][0]])
+    for where, value in statements:
+        reasons.append(f"{where} = {show(value)!r}, expected {describe_expect(check.expect)}")
     return CheckResult(passed=False, detail="; ".join(reasons))

@@ -13,6 +13,8 @@ from ...tasks import JsonPathCheck
 from ._common import (
     DELIVERABLE_ERRORS,
     CheckResult,
+    agreeing,
+    conflict_result,
     describe_expect,
     expect_matches,
     no_file,
@@ -62,9 +64,26 @@ def parse_path(path: str) -> list[str | int]:
     return steps
 
 
+class _Pairs(dict):
+    """A JSON object that remembers every value of a key written more than once
+    (``{"a": 1, "a": 2}``): ``repeats[key]`` holds all of them, in file order."""
+
+    repeats: dict[str, list[Any]]
+
+
+def _pairs(items: list[tuple[str, Any]]) -> dict:
+    out = _Pairs(items)
+    seen: dict[str, list[Any]] = {}
+    for k, v in items:
+        seen.setdefault(k, []).append(v)
+    out.repeats = {k: vs for k, vs in seen.items() if len(vs) > 1}
+    return out
+
+
 def resolve(doc: Any, steps: list[str | int]) -> list[Any]:
     """Every value reached by following ``steps`` from ``doc`` (``*`` fans out over list
-    elements or dict values); missing keys/indexes reach nothing."""
+    elements or dict values); missing keys/indexes reach nothing. A key written several
+    times in one object (as parsed with :func:`_pairs`) reaches each of its values."""
     current = [doc]
     for step in steps:
         nxt: list[Any] = []
@@ -78,7 +97,7 @@ def resolve(doc: Any, steps: list[str | int]) -> list[Any]:
                 if isinstance(node, list) and -len(node) <= step < len(node):
                     nxt.append(node[step])
             elif isinstance(node, dict) and step in node:
-                nxt.append(node[step])
+                nxt.extend(getattr(node, "repeats", {}).get(step, [node[step]]))
         current = nxt
     return current
 
@@ -99,7 +118,10 @@ def _json_text(data: bytes) -> str:
 
 def evaluate(check: JsonPathCheck, root: Path, extraction: FolderExtraction | None) -> CheckResult:
     """Resolve ``check.path`` in every matching JSON deliverable (default ``*.json``); pass
-    when any value reached matches ``check.expect``."""
+    when at least one value is reached and every value reached matches ``check.expect``
+    (several files, or a key written twice, with values that disagree: fail with
+    ``conflict=True``). A path with ``[*]`` is a membership test: a file passes when some
+    element matches, and every file that holds the path must pass."""
     try:
         steps = parse_path(check.path)
     except ValueError as exc:
@@ -107,13 +129,16 @@ def evaluate(check: JsonPathCheck, root: Path, extraction: FolderExtraction | No
     files = select_files(root, check.file, JSON_EXTENSIONS)
     if not files:
         return no_file("json_path", check.file, "JSON file (*.json)")
-    reasons = []
+    wildcard = "*" in steps
+    reasons: list[str] = []
+    statements: list[tuple[str, Any]] = []
+    rels: dict[str, str] = {}
     for rel in files:
         p = Path(root) / rel
         try:
             if p.stat().st_size > MAX_JSON_BYTES:
                 raise ValueError(f"larger than {MAX_JSON_BYTES} bytes")
-            doc = json.loads(_json_text(p.read_bytes()))
+            doc = json.loads(_json_text(p.read_bytes()), object_pairs_hook=_pairs)
         except DELIVERABLE_ERRORS as exc:  # this file only (RecursionError: nested too deeply)
             reasons.append(unreadable(rel, exc, "not valid JSON"))
             continue
@@ -121,17 +146,38 @@ def evaluate(check: JsonPathCheck, root: Path, extraction: FolderExtraction | No
         if not values:
             reasons.append(f"{rel}: nothing at {check.path!r}")
             continue
-        for v in values:
-            if not isinstance(v, (dict, list)) and expect_matches(v, check.expect):
-                return CheckResult(
-                    passed=True,
-                    detail=f"{rel}: {check.path} = {show(v)!r}",
-                    evidence=f"{check.path} = {json.dumps(v, ensure_ascii=False)}",
-                    file=rel,
-                )
-        shown = ", ".join(
-            repr(show(v)) if not isinstance(v, (dict, list)) else type(v).__name__
-            for v in values[:5]
+        scalars = [v for v in values if not isinstance(v, (dict, list))]
+        if wildcard:
+            # a wildcard asks whether SOME element holds the value: one statement per file
+            hit = next((v for v in scalars if expect_matches(v, check.expect)), None)
+            shown = ", ".join(
+                repr(show(v)) if not isinstance(v, (dict, list)) else type(v).__name__
+                for v in values[:5]
+            )
+            statements.append((f"{rel}: {check.path}", hit if hit is not None else f"[{shown}]"))
+            rels[f"{rel}: {check.path}"] = rel
+            continue
+        for n, v in enumerate(values):
+            where = f"{rel}: {check.path}" + (
+                f" (value {n + 1} of {len(values)})" if len(values) > 1 else ""
+            )
+            statements.append((where, v if not isinstance(v, (dict, list)) else type(v).__name__))
+            rels[where] = rel
+    if not statements:
+        return CheckResult(passed=False, detail="; ".join(reasons))
+    ok, conflicting = agreeing(statements, check.expect, expect_matches)
+    if ok:
+        where, value = statements[0]
+        more = f" (stated {len(statements)}×, all agree)" if len(statements) > 1 else ""
+        return CheckResult(
+            passed=True,
+            detail=f"{where} = {show(value)!r}{more}",
+            evidence=f"{check.path} = {json.dumps(value, ensure_ascii=False)}",
+            file=rels[where],
         )
-        reasons.append(f"{rel}: {check.path} = {shown}, expected {describe_expect(check.expect)}")
+    if conflicting:
+        good = [st for st in statements if expect_matches(st[1], check.expect)]
+        return conflict_result("json_path", good, conflicting, check.expect, file=rels[good[0][0]])
+    for where, value in statements:
+        reasons.append(f"{where} = {show(value)!r}, expected {describe_expect(check.expect)}")
     return CheckResult(passed=False, detail="; ".join(reasons))

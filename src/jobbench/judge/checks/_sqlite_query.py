@@ -12,6 +12,7 @@ deliverable cannot hang the judge.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sqlite3
 import stat
@@ -25,6 +26,8 @@ from ...tasks import SqliteQueryCheck
 from ._common import (
     DELIVERABLE_ERRORS,
     CheckResult,
+    agreeing,
+    conflict_result,
     describe_expect,
     expect_matches,
     no_file,
@@ -58,7 +61,12 @@ def is_sqlite(path: Path) -> bool:
         return False
 
 
-def _query_file(path: Path, query: str, seconds: float) -> tuple[object, bool]:
+MAX_ROWS = 1000
+"""Rows of a query's result read to see whether an unordered result disagrees with itself."""
+_ORDER_BY = re.compile(r"\border\s+by\b", re.IGNORECASE)
+
+
+def _query_file(path: Path, query: str, seconds: float) -> tuple[list[object], bool]:
     uri = "file:" + urllib.parse.quote(os.fsencode(Path(path).resolve())) + "?mode=ro"
     con = sqlite3.connect(uri, uri=True, timeout=1.0, isolation_level=None, check_same_thread=False)
     try:
@@ -66,18 +74,20 @@ def _query_file(path: Path, query: str, seconds: float) -> tuple[object, bool]:
         deadline = time.monotonic() + seconds
         con.set_progress_handler(lambda: 1 if time.monotonic() > deadline else 0, 10_000)
         con.set_authorizer(_authorizer)
-        row = con.execute(query).fetchone()
+        rows = con.execute(query).fetchmany(MAX_ROWS if not _ORDER_BY.search(query) else 1)
     finally:
         con.close()
-    if row is None:
-        return None, False
-    return (row[0] if len(row) else None), True
+    if not rows:
+        return [], False
+    return [(row[0] if len(row) else None) for row in rows], True
 
 
-def run_query(path: Path, query: str, seconds: float = QUERY_SECONDS) -> tuple[object, bool]:
+def run_query(path: Path, query: str, seconds: float = QUERY_SECONDS) -> tuple[list[object], bool]:
     """Run ``query`` read-only on a private copy of the database at ``path`` (and of
     ``<path>-wal`` if present; symlinks are not followed) and return (first column of the
-    first row, had_row). Nothing is written beside ``path``.
+    result rows, had_row): only the first row when the query has ``ORDER BY`` (the first
+    row is then defined), else up to :data:`MAX_ROWS` rows (an unordered result has no
+    first row; every row is a statement). Nothing is written beside ``path``.
 
     Raises:
         sqlite3.Error: the query failed, was denied, or ran out of time (``interrupted``),
@@ -108,16 +118,19 @@ def evaluate(
     check: SqliteQueryCheck, root: Path, extraction: FolderExtraction | None
 ) -> CheckResult:
     """Run ``check.query`` on every matching deliverable that is a SQLite 3 database
-    (default: any file with the SQLite header); pass when the first column of the first row
-    of one of them matches ``check.expect``. A query that fails on the deliverable (missing
-    table, time-out) fails the check."""
+    (default: any file with the SQLite header); pass when at least one row is returned and
+    the first column of every row read (see :func:`run_query`) of every database matches
+    ``check.expect``; values that disagree fail with ``conflict=True``. A query that fails
+    on a deliverable (missing table, time-out) fails for that file."""
     files = [f for f in select_files(root, check.file) if is_sqlite(Path(root) / f)]
     if not files:
         return no_file("sqlite_query", check.file, "SQLite database")
-    reasons = []
+    reasons: list[str] = []
+    statements: list[tuple[str, object]] = []
+    rels: dict[str, str] = {}
     for rel in files:
         try:
-            value, had_row = run_query(Path(root) / rel, check.query)
+            values, had_row = run_query(Path(root) / rel, check.query)
         except sqlite3.Error as exc:  # missing table, not a database, time-out: this file fails
             msg = str(exc)
             if msg == "interrupted":
@@ -130,14 +143,31 @@ def evaluate(
         if not had_row:
             reasons.append(f"{rel}: query returned no rows")
             continue
-        if expect_matches(value, check.expect):
-            return CheckResult(
-                passed=True,
-                detail=f"{rel}: query returned {show(value)!r}",
-                evidence=f"{check.query} → {show(value)}",
-                file=rel,
+        for n, value in enumerate(values):
+            where = f"{rel}: query" + (
+                f" (row {n + 1} of {len(values)})" if len(values) > 1 else ""
             )
+            statements.append((where, value))
+            rels[where] = rel
+    if not statements:
+        return CheckResult(passed=False, detail="; ".join(reasons))
+    ok, conflicting = agreeing(statements, check.expect, expect_matches)
+    if ok:
+        where, value = statements[0]
+        more = f" (stated {len(statements)}×, all agree)" if len(statements) > 1 else ""
+        return CheckResult(
+            passed=True,
+            detail=f"{rels[where]}: query returned {show(value)!r}{more}",
+            evidence=f"{check.query} → {show(value)}",
+            file=rels[where],
+        )
+    if conflicting:
+        good = [st for st in statements if expect_matches(st[1], check.expect)]
+        return conflict_result(
+            "sqlite_query", good, conflicting, check.expect, file=rels[good[0][0]]
+        )
+    for where, value in statements:
         reasons.append(
-            f"{rel}: query returned {show(value)!r}, expected {describe_expect(check.expect)}"
+            f"{where} returned {show(value)!r}, expected {describe_expect(check.expect)}"
         )
     return CheckResult(passed=False, detail="; ".join(reasons))

@@ -14,6 +14,8 @@ from ...extract import FolderExtraction
 from ...tasks import XlsxCellCheck
 from ._common import (
     CheckResult,
+    agreeing,
+    conflict_result,
     describe_expect,
     expect_matches,
     fold,
@@ -47,24 +49,29 @@ def a1(row: int, col: int) -> str:
     return f"{letters}{row}"
 
 
-def _read(check: XlsxCellCheck, sheet_values: dict[str, Any]) -> tuple[str | None, Any]:
-    """Return (cell reference, value) for the check; (None, None) when ``find`` fails."""
+def _read(check: XlsxCellCheck, sheet_values: dict[str, Any]) -> list[tuple[str, Any]]:
+    """Every (cell reference, value) the check reads: the ``cell``, or the neighbour of
+    EVERY cell whose text equals the ``find`` label (a label written twice states the
+    quantity twice); [] when the label is not found."""
     if check.cell is not None:
         row, col = split_a1(check.cell)
         ref = a1(row, col)
-        return ref, sheet_values.get(ref)
-    label = fold(check.find or "")
+        return [(ref, sheet_values.get(ref))]
+    label = fold(check.find or "").rstrip(":").strip()
     cells = sorted(((split_a1(k), v) for k, v in sheet_values.items()), key=lambda x: x[0])
+    out = []
     for (row, col), value in cells:
-        if isinstance(value, str) and fold(value).rstrip(":").strip() == label.rstrip(":").strip():
+        if isinstance(value, str) and fold(value).rstrip(":").strip() == label:
             ref = a1(row, col + 1) if check.direction == "right" else a1(row + 1, col)
-            return ref, sheet_values.get(ref)
-    return None, None
+            out.append((ref, sheet_values.get(ref)))
+    return out
 
 
 def evaluate(check: XlsxCellCheck, root: Path, extraction: FolderExtraction | None) -> CheckResult:
-    """Read the cell (or the neighbour of the ``find`` label) from every matching workbook
-    (default ``*.xlsx`` / ``*.xlsm``); pass when one matches ``check.expect``."""
+    """Read the cell (or the neighbour of every ``find`` label) from every matching
+    workbook (default ``*.xlsx`` / ``*.xlsm``); pass when at least one is read and every
+    value read matches ``check.expect``. Values that disagree (two workbooks, or a label
+    written twice, with different values) fail with ``conflict=True``."""
     from ...extract import workbook_values
 
     if check.cell is not None:
@@ -76,6 +83,9 @@ def evaluate(check: XlsxCellCheck, root: Path, extraction: FolderExtraction | No
     if not files:
         return no_file("xlsx_cell", check.file, "workbook (*.xlsx, *.xlsm)")
     reasons: list[str] = []
+    statements: list[tuple[str, Any]] = []
+    engines: dict[str, str] = {}
+    rels: dict[str, str] = {}
     for rel in files:
         try:
             wb = workbook_values(Path(root) / rel)
@@ -92,17 +102,30 @@ def evaluate(check: XlsxCellCheck, root: Path, extraction: FolderExtraction | No
             if sheet is None:
                 reasons.append(f"{rel}: no sheet {check.sheet!r} (sheets: {', '.join(wb.sheets)})")
                 continue
-        ref, value = _read(check, wb.values.get(sheet, {}))
-        if ref is None:
+        found = _read(check, wb.values.get(sheet, {}))
+        if not found:
             reasons.append(f"{rel}: label {check.find!r} not found on sheet {sheet!r}")
             continue
-        where = f"{rel} {sheet}!{ref}"
-        if expect_matches(value, check.expect):
-            return CheckResult(
-                passed=True,
-                detail=f"{where} = {show(value)!r} ({wb.engine})",
-                evidence=f"{sheet}!{ref} = {show(value)}",
-                file=rel,
-            )
+        for ref, value in found:
+            statements.append((f"{rel} {sheet}!{ref}", value))
+            engines[f"{rel} {sheet}!{ref}"] = wb.engine
+            rels[f"{rel} {sheet}!{ref}"] = rel
+    if not statements:
+        return CheckResult(passed=False, detail="; ".join(reasons))
+    ok, bad = agreeing(statements, check.expect, expect_matches)
+    if ok:
+        where, value = statements[0]
+        rel = rels[where]
+        more = f" (stated {len(statements)}×, all agree)" if len(statements) > 1 else ""
+        return CheckResult(
+            passed=True,
+            detail=f"{where} = {show(value)!r} ({engines[where]}){more}",
+            evidence=f"{where[len(rel) + 1 :]} = {show(value)}",
+            file=rel,
+        )
+    if bad:
+        good = [st for st in statements if expect_matches(st[1], check.expect)]
+        return conflict_result("xlsx_cell", good, bad, check.expect, file=rels[good[0][0]])
+    for where, value in statements:
         reasons.append(f"{where} = {show(value)!r}, expected {describe_expect(check.expect)}")
     return CheckResult(passed=False, detail="; ".join(reasons))
