@@ -7,7 +7,8 @@ Tools (OpenAI function calling):
 * ``read_file(path)``: text of any file via :func:`jobbench.extract.extract` (xlsx, pdf,
   docx, … as the extractor supports);
 * ``write_file(path, content)``, ``list_files(path)``: confined to the workspace, symlinks
-  are never followed;
+  are never followed at any path component (each refusal is listed in the trial record's
+  ``details.refused_paths``);
 * ``search(query)`` / ``search(download=id)``: offline keyword search over the task's
   ``files_required_to_search/``; a downloaded file is copied into
   ``task_folder/search_downloads/``. The directory's location is never shown;
@@ -25,13 +26,15 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from ..records import Usage
-from ..sandbox import Limits, SandboxError
+from ..sandbox import Limits, SandboxError, UnsafePath, safefs
 from ._base import Agent, AgentContext, AgentResult, InfraError
 from ._search import SearchIndex
 
@@ -184,29 +187,47 @@ class ToolError(Exception):
 class WorkspaceTools:
     """Host-side implementation of the file tools, confined to the workspace.
 
+    Every access walks from a descriptor of the workspace one component at a time with
+    ``O_NOFOLLOW`` (:mod:`jobbench.sandbox.safefs`), so a symbolic link the agent planted
+    anywhere on a path (a file, a directory, ``task_folder`` or ``search_downloads`` itself)
+    is refused, never followed, and nothing outside the workspace is read, created or
+    overwritten. Each refusal is appended to :attr:`refusals` (the trial record lists them
+    in ``details.refused_paths``).
+
     Args:
         workspace: host path of the workspace.
         inside: the workspace path the agent sees (``/workspace``).
         search: the search index (may be empty).
-        download_dir: host directory for downloaded search results.
+        download_dir: host directory for downloaded search results; must be under
+            ``workspace``.
+        scratch: harness-only host directory for the private copy ``read_file`` extracts
+            (default: the system temp directory).
     """
 
     max_read_bytes = 200 * 1024 * 1024
 
     def __init__(
-        self, workspace: Path, inside: str, search: SearchIndex, download_dir: Path
+        self,
+        workspace: Path,
+        inside: str,
+        search: SearchIndex,
+        download_dir: Path,
+        scratch: Path | None = None,
     ) -> None:
         self.workspace = Path(os.path.abspath(workspace))
         self.inside = inside.rstrip("/") or "/"
         self.search_index = search
-        self.download_dir = download_dir
+        self.download_rel = Path(os.path.abspath(download_dir)).relative_to(self.workspace)
+        self.download_dir = self.workspace / self.download_rel
+        self.scratch = scratch
+        self.refusals: list[dict[str, str]] = []
 
     def resolve(self, path: str) -> Path:
-        """Host path for an agent path; refuses anything outside the workspace or through a
-        symlink.
+        """Host path for an agent path (lexically; nothing is opened); refuses anything
+        outside the workspace. Symbolic links are refused when the path is opened.
 
         Raises:
-            ToolError: outside the workspace or through a symlink.
+            ToolError: outside the workspace.
         """
         path = (path or ".").strip()
         if path == self.inside or path.startswith(self.inside + "/"):
@@ -216,13 +237,17 @@ class WorkspaceTools:
         norm = os.path.normpath(path)
         if norm.startswith("..") or os.path.isabs(norm):
             raise ToolError(f"{path}: outside the workspace ({self.inside})")
-        host = self.workspace if norm == "." else self.workspace / norm
-        cur = self.workspace
-        for part in Path(norm).parts if norm != "." else ():
-            cur = cur / part
-            if cur.is_symlink():
-                raise ToolError(f"{path}: symbolic links are not followed")
-        return host
+        return self.workspace if norm == "." else self.workspace / norm
+
+    def _rel(self, path: str) -> str:
+        host = self.resolve(path)
+        rel = host.relative_to(self.workspace).as_posix()
+        return "" if rel == "." else rel
+
+    def _refuse(self, tool: str, path: str, exc: OSError) -> ToolError:
+        reason = str(exc) if isinstance(exc, UnsafePath) else (exc.strerror or str(exc))
+        self.refusals.append({"tool": tool, "path": path, "reason": reason})
+        return ToolError(f"{path}: refused: {reason}")
 
     def shown(self, host: Path) -> str:
         rel = host.relative_to(self.workspace).as_posix()
@@ -231,75 +256,97 @@ class WorkspaceTools:
     def read_file(self, path: str, max_chars: int = 50_000) -> str:
         from ..extract import extract
 
-        host = self.resolve(path)
+        rel = self._rel(path)
+        if not rel:
+            raise ToolError(f"{path}: not a regular file")
         try:
-            st = os.lstat(host)
+            fd = safefs.open_file(self.workspace, rel)
         except FileNotFoundError:
             raise ToolError(f"{path}: no such file") from None
-        if not stat.S_ISREG(st.st_mode):
-            raise ToolError(f"{path}: not a regular file")
-        if st.st_size > self.max_read_bytes:
-            raise ToolError(
-                f"{path}: {st.st_size} bytes is too large to read whole; inspect it with bash or "
-                "python"
-            )
-        ex = extract(
-            host,
-            rel=host.relative_to(self.workspace).as_posix(),
-            max_chars=max(1000, int(max_chars)),
-        )
+        except IsADirectoryError:
+            raise ToolError(f"{path}: not a regular file") from None
+        except UnsafePath as exc:
+            raise self._refuse("read_file", path, exc) from None
+        # the extractor reads a private copy of the verified bytes, never the agent's path
+        with tempfile.TemporaryDirectory(prefix="jb-read-", dir=self.scratch) as tmp:
+            with os.fdopen(fd, "rb") as src:
+                size = os.fstat(src.fileno()).st_size
+                if size > self.max_read_bytes:
+                    raise ToolError(
+                        f"{path}: {size} bytes is too large to read whole; inspect it with "
+                        "bash or python"
+                    )
+                copy = Path(tmp) / ("f" + Path(rel).suffix[:16])
+                with open(copy, "wb") as dst:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+            ex = extract(copy, rel=rel, max_chars=max(1000, int(max_chars)))
         notes = "".join(f"\n[{d.level}: {d.message}]" for d in ex.diagnostics)
         more = f"\n[truncated to {max_chars} characters]" if ex.truncated else ""
         return ex.text + more + notes
 
     def write_file(self, path: str, content: str) -> str:
-        host = self.resolve(path)
-        if host == self.workspace:
+        rel = self._rel(path)
+        if not rel:
             raise ToolError("path names the workspace itself")
-        parent = host.parent
-        rel_parent = parent.relative_to(self.workspace)
-        cur = self.workspace
-        for part in rel_parent.parts:
-            cur = cur / part
-            if cur.is_symlink() or (cur.exists() and not cur.is_dir()):
-                raise ToolError(f"{path}: {self.shown(cur)} is not a directory")
-            cur.mkdir(exist_ok=True)
         data = content.encode("utf-8")
-        fd = os.open(host, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        return f"wrote {len(data)} bytes to {self.shown(host)}"
+        try:
+            safefs.write_bytes(self.workspace, rel, data, create_parents=True)
+        except IsADirectoryError:
+            raise ToolError(f"{path}: is a directory") from None
+        except UnsafePath as exc:
+            raise self._refuse("write_file", path, exc) from None
+        return f"wrote {len(data)} bytes to {self.shown(self.workspace / rel)}"
 
     def list_files(self, path: str = ".", max_entries: int = 500) -> str:
-        host = self.resolve(path)
-        if not host.is_dir():
-            raise ToolError(f"{path}: not a directory")
+        rel = self._rel(path)
         lines = []
-        for dirpath, dirnames, filenames in os.walk(host, followlinks=False):
-            dirnames.sort()
-            d = Path(dirpath)
-            for name in sorted(filenames) + [n for n in dirnames if (d / n).is_symlink()]:
-                p = d / name
-                st = os.lstat(p)
+        base = self.workspace / rel if rel else self.workspace
+        try:
+            entries = list(safefs.walk(self.workspace, rel))
+        except FileNotFoundError:
+            raise ToolError(f"{path}: not a directory") from None
+        except UnsafePath as exc:
+            if "not a directory" in str(exc) and "symbolic link" not in str(exc):
+                raise ToolError(f"{path}: not a directory") from None
+            raise self._refuse("list_files", path, exc) from None
+        children: set[str] = set()
+        for p, _st, _problem in entries:
+            if "/" in p:
+                children.add(p.rsplit("/", 1)[0])
+        for p, st, problem in entries:
+            shown = self.shown(base / p)
+            if st is None or problem:
+                lines.append(f"{shown}\t{problem}")
+            elif stat.S_ISDIR(st.st_mode):
+                if p not in children:
+                    lines.append(f"{shown}/\t(empty directory)")
+                continue
+            else:
                 kind = (
                     "symlink"
                     if stat.S_ISLNK(st.st_mode)
                     else ("" if stat.S_ISREG(st.st_mode) else "special")
                 )
-                lines.append(f"{self.shown(p)}\t{st.st_size}" + (f"\t{kind}" if kind else ""))
-                if len(lines) >= max_entries:
-                    lines.append(f"[listing stopped at {max_entries} entries]")
-                    return "\n".join(lines)
-            if not filenames and not dirnames:
-                lines.append(f"{self.shown(d)}/\t(empty directory)")
+                lines.append(f"{shown}\t{st.st_size}" + (f"\t{kind}" if kind else ""))
+            if len(lines) >= max_entries:
+                lines.append(f"[listing stopped at {max_entries} entries]")
+                break
         return "\n".join(lines) or "(no files)"
 
     def search(self, query: str | None = None, download: str | None = None) -> str:
         if download:
-            target = self.search_index.fetch(download, self.download_dir)
-            if target is None:
+            source = self.search_index.source(download)
+            if source is None:
                 raise ToolError(f"unknown result {download!r}; search first and use a result id")
-            return f"downloaded to {self.shown(target)}"
+            rel = (self.download_rel / source.name).as_posix()
+            try:
+                with open(source, "rb") as f:  # the dataset's own file (trusted)
+                    safefs.write_bytes(self.workspace, rel, f.read(), create_parents=True)
+            except IsADirectoryError:
+                raise ToolError(f"{self.shown(self.workspace / rel)}: is a directory") from None
+            except UnsafePath as exc:
+                raise self._refuse("search", self.shown(self.workspace / rel), exc) from None
+            return f"downloaded to {self.shown(self.workspace / rel)}"
         if not query:
             raise ToolError("give a query (or a result id to download)")
         hits = self.search_index.search(query)
@@ -408,6 +455,7 @@ class BuiltinAgent(Agent):
             inside,
             SearchIndex(ctx.task.search_dir, ctx.task.search_files),
             ctx.workspace.task_folder / "search_downloads",
+            scratch=ctx.workspace.private,
         )
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM_PROMPT},
@@ -517,6 +565,8 @@ class BuiltinAgent(Agent):
             result.details["stop_reason"] = stop.status
             ctx.trajectory.emit("stop", status=stop.status, reason=stop.message)
         result.turns = turns
+        if tools.refusals:  # host-side accesses refused (symbolic links, special files)
+            result.details["refused_paths"] = list(tools.refusals)
         if ctx.pricing is None:
             usage.cost_usd = None
         result.usage = usage

@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..records import Usage
-from ..sandbox import Limits, Mount, Sandbox, SandboxError
+from ..sandbox import Limits, Mount, Sandbox, SandboxError, safefs
 from ._base import Agent, AgentContext, AgentResult, InfraError
 from ._protocol import (
     OPENCODE_CHUNK_TIMEOUT_MS,
@@ -446,8 +446,10 @@ class CliAgent(Agent):
             ``$JOBBENCH_CLI_PREFIX/node_modules/.bin/``, else ``default_executable`` on PATH).
         mounts: extra host paths to bind read-only (at the same path) inside the sandbox.
         env: extra environment variable names to pass through from the harness.
-        home_seed: a directory copied into the trial's fresh HOME before the run (e.g. a
-            config directory); never written back.
+        home_seed: a directory copied into the trial's HOME before each attempt (e.g. a
+            config directory; its directories and regular files, symbolic links skipped);
+            whatever an earlier attempt left in the way is replaced, never followed; never
+            written back.
         api_base: a model endpoint to use instead of the CLI's default provider (codex and
             opencode: an OpenAI-compatible base URL such as ``http://host:8000/v1``;
             claude-code: an Anthropic Messages API base URL, set as ``ANTHROPIC_BASE_URL``).
@@ -538,7 +540,8 @@ class CliAgent(Agent):
         real, mounts, path_dirs = install_mounts(Path(self.executable), self.name)
         mounts += [Mount(Path(os.path.abspath(p)), os.path.abspath(p)) for p in self.extra_mounts]
         if self.home_seed is not None:
-            shutil.copytree(self.home_seed, ctx.workspace.home, dirs_exist_ok=True, symlinks=True)
+            # HOME may hold what an earlier attempt planted: nothing in it is followed
+            safefs.copy_tree_into(Path(self.home_seed), ctx.workspace.home)
         env = self.build_env(ctx)
         self.version(ctx.make_sandbox(mounts=mounts, path_prepend=path_dirs), str(real))
         sandbox = ctx.make_sandbox(network=True, mounts=mounts, env=env, path_prepend=path_dirs)

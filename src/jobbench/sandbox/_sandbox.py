@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Literal
 
 from ._lifeline import Lifeline
+from .safefs import lchown_tree
 
 Backend = Literal["auto", "bwrap", "none"]
 
@@ -845,19 +846,9 @@ def _read_capped(path: Path, max_chars: int) -> tuple[str, bool]:
 
 
 def _chown_tree(root: Path, uid: int) -> None:
-    """Give the sandbox user ownership of a directory tree (symlinks are not followed)."""
-    if not root.exists():
-        return
-    for dirpath, dirnames, filenames in os.walk(root):
-        try:
-            os.lchown(dirpath, uid, uid)
-        except OSError:
-            pass
-        for name in dirnames + filenames:
-            try:
-                os.lchown(os.path.join(dirpath, name), uid, uid)
-            except OSError:
-                pass
+    """Give the sandbox user ownership of a directory tree (symlinks are never followed;
+    :func:`jobbench.sandbox.safefs.lchown_tree`)."""
+    lchown_tree(root, uid, uid)
 
 
 def chown_back(root: Path) -> None:
