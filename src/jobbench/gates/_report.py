@@ -166,10 +166,11 @@ def render_markdown(report: GateReport, *, max_findings: int = 200) -> str:
             "| task | reached | criteria | reachability | trials |",
             "|---|---|---|---|---|",
         ]
-        for t in s.tasks:
+        for tr in s.tasks:
             lines.append(
-                f"| {t.task_id} | {t.reached} | {t.criteria} | {t.reachability:.1%}"
-                f"{' **<' + format(s.threshold, '.0%') + '**' if t.flagged else ''} | {t.trials} |"
+                f"| {tr.task_id} | {tr.reached} | {tr.criteria} | {tr.reachability:.1%}"
+                f"{' **<' + format(s.threshold, '.0%') + '**' if tr.flagged else ''}"
+                f" | {tr.trials} |"
             )
         if s.unattempted:
             lines += ["", f"Not attempted: {', '.join(s.unattempted)}."]
@@ -197,15 +198,15 @@ def render_markdown(report: GateReport, *, max_findings: int = 200) -> str:
     shown = 0
     for t in report.tasks:
         found = [f for g in gates if g in t.gates for f in t.gates[g].findings]
-        reasons = [
+        errored = [
             (g, t.gates[g])
             for g in gates
             if g in t.gates and t.gates[g].status == "error" and g not in common
         ]
-        if not found and not reasons:
+        if not found and not errored:
             continue
         lines += [f"### {t.task_id} ({t.status})", ""]
-        for g, res in reasons:
+        for g, res in errored:
             lines.append(f"- `{g}` could not run: {res.reason}")
         for f in sorted(found, key=lambda f: {"error": 0, "warning": 1, "info": 2}[f.severity]):
             if shown >= max_findings:
