@@ -1,0 +1,135 @@
+"""``jobbench export harbor`` and ``jobbench import harbor`` (nothing here imports harbor)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+err = Console(stderr=True)
+out = Console()
+
+
+def _group(app: typer.Typer, name: str, help_text: str) -> typer.Typer:
+    """The sub-command group ``name`` of ``app``, made when no stage has made it yet."""
+    for g in app.registered_groups:
+        if g.name == name and g.typer_instance is not None:
+            return g.typer_instance
+    group = typer.Typer(help=help_text, no_args_is_help=True)
+    app.add_typer(group, name=name)
+    return group
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``export harbor`` and ``import harbor`` to ``app``."""
+    export = _group(app, "export", "Export a run to other layouts.")
+    importer = _group(app, "import", "Import runs of other evaluation frameworks.")
+
+    @export.command("harbor")
+    def export_harbor_cmd(
+        dataset: Path = typer.Argument(..., help="JobBench dataset (any layout)."),
+        out_dir: Path = typer.Argument(..., help="Folder for the Harbor tasks (new or empty)."),
+        split: list[str] | None = typer.Option(
+            None, "--split", help="Only these splits (repeatable)."
+        ),
+        tasks: str | None = typer.Option(None, "--tasks", help="Only task ids matching this glob."),
+        protocol: str = typer.Option(
+            "public",
+            "--protocol",
+            help="public: agent network on, online search allowed (the published runners); "
+            "jobbench: agent network off, work only in the workspace.",
+        ),
+        judge_host: list[str] | None = typer.Option(
+            None,
+            "--judge-host",
+            help="A host the verifier may reach (the LLM judge's API; repeatable). Without "
+            "one the verifier has no network, which suits the checks-only judge.",
+        ),
+        agent_timeout: float = typer.Option(3600.0, "--agent-timeout", help="Seconds."),
+        verifier_timeout: float = typer.Option(1800.0, "--verifier-timeout", help="Seconds."),
+        requirement: str | None = typer.Option(
+            None,
+            "--jobbench-requirement",
+            help="pip requirement the verifier installs instead of a wheel of this jobbench.",
+        ),
+    ) -> None:
+        """One Harbor task per JobBench task: agent image with only the workspace; a
+        separate verifier image with the rubrics that grades with the JobBench judge."""
+        from ...tasks import InvalidDatasetError, display_path
+        from ._export import ExportError, export_harbor
+
+        try:
+            res = export_harbor(
+                dataset,
+                out_dir,
+                splits=split or None,
+                tasks=tasks,
+                protocol=protocol,
+                judge_hosts=judge_host or [],
+                agent_timeout=agent_timeout,
+                verifier_timeout=verifier_timeout,
+                requirement=requirement,
+            )
+        except (FileNotFoundError, InvalidDatasetError, ExportError) as exc:
+            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+            raise typer.Exit(2) from exc
+        for t in res.tasks:
+            if t.left_out:
+                err.print(
+                    f"[yellow]note:[/yellow] {escape(t.task_id)}: hidden files left out of the "
+                    f"agent image: {escape(', '.join(t.left_out))}",
+                    highlight=False,
+                )
+        shown = display_path(res.out_dir)
+        out.print(f"{len(res.tasks)} Harbor task(s) in {escape(shown)}", highlight=False)
+        out.print(
+            f"run:   harbor run -p {escape(shown)} -a AGENT -m MODEL\n"
+            f"grade: jobbench import harbor jobs/JOB_NAME runs/NAME",
+            highlight=False,
+        )
+
+    @importer.command("harbor")
+    def import_harbor_cmd(
+        job_dir: Path = typer.Argument(..., help="A Harbor job directory (jobs/<job_name>)."),
+        run_dir: Path = typer.Argument(..., help="The JobBench run directory to write."),
+        dataset: Path | None = typer.Option(
+            None,
+            "--dataset",
+            help="The JobBench dataset the tasks were exported from (default: the one "
+            "recorded in the export's jobbench-export.json).",
+        ),
+        no_grade: bool = typer.Option(False, "--no-grade", help="Only import; do not grade."),
+        no_report: bool = typer.Option(False, "--no-report", help="Do not write the report."),
+    ) -> None:
+        """Read a Harbor job's trials into a run directory and grade them with the JobBench
+        judge (from the environment: checks only without JUDGE_API_BASE), so report,
+        compare, calibrate and gate work on Harbor runs. Harbor infrastructure exceptions
+        become infra_error, never 0."""
+        from ...tasks import display_path
+        from ._import import HarborJobError, import_harbor_job
+
+        try:
+            res = import_harbor_job(
+                job_dir, run_dir, dataset=dataset, grade=not no_grade, report=not no_report
+            )
+        except (FileNotFoundError, HarborJobError) as exc:
+            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+            raise typer.Exit(2) from exc
+        for w in res.warnings:
+            err.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
+        counts = ", ".join(f"{k} {v}" for k, v in sorted(res.statuses.items()))
+        out.print(
+            f"{len(res.trials)} trial(s) from {escape(display_path(res.job_dir))} → "
+            f"{escape(display_path(res.run_dir))} ({counts})",
+            highlight=False,
+        )
+        for row in res.leaderboard:
+            out.print(
+                f"  {escape(row['config'])}: {100 * row['micro']:.1f} % "
+                f"({row['tasks_scored']}/{row['tasks']} tasks)",
+                highlight=False,
+            )
+        if res.statuses.get("infra_error"):
+            raise typer.Exit(1)
