@@ -21,6 +21,7 @@ _LAZY: dict[str, str] = {
     "ExportedTask": "._export",
     "export_harbor": "._export",
     "HARBOR_RANGE": "._layout",
+    "register_cli": "._cli",
 }
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY)

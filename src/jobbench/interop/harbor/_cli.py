@@ -22,7 +22,7 @@ def _group(app: typer.Typer, name: str, help_text: str) -> typer.Typer:
     return group
 
 
-def register(app: typer.Typer) -> None:
+def register_cli(app: typer.Typer) -> None:
     """Add ``export harbor`` and ``import harbor`` to ``app``."""
     export = _group(app, "export", "Export a run to other layouts.")
     importer = _group(app, "import", "Import runs of other evaluation frameworks.")

@@ -346,7 +346,7 @@ def export_task(
     """Write one Harbor task for ``task`` (a :class:`jobbench.tasks.Task`) into ``dest``
     (created; must not exist). The verifier installs ``wheel`` (copied into ``tests/``) or,
     when given, the pip ``requirement`` instead."""
-    from ...agents._prompt import standard_prompt
+    from ...agents import standard_prompt
     from ...tasks import task_digest
 
     if protocol not in PROTOCOLS:
