@@ -23,9 +23,8 @@ def _group(app: typer.Typer, name: str, help_text: str) -> typer.Typer:
 
 
 def register_cli(app: typer.Typer) -> None:
-    """Add ``export harbor`` and ``import harbor`` to ``app``."""
+    """Add ``export harbor`` to ``app`` (``import harbor`` is not built yet)."""
     export = _group(app, "export", "Export a run to other layouts.")
-    importer = _group(app, "import", "Import runs of other evaluation frameworks.")
 
     @export.command("harbor")
     def export_harbor_cmd(
@@ -85,51 +84,6 @@ def register_cli(app: typer.Typer) -> None:
         shown = display_path(res.out_dir)
         out.print(f"{len(res.tasks)} Harbor task(s) in {escape(shown)}", highlight=False)
         out.print(
-            f"run:   harbor run -p {escape(shown)} -a AGENT -m MODEL\n"
-            f"grade: jobbench import harbor jobs/JOB_NAME runs/NAME",
+            f"run:   harbor run -p {escape(shown)} -a AGENT -m MODEL"
             highlight=False,
         )
-
-    @importer.command("harbor")
-    def import_harbor_cmd(
-        job_dir: Path = typer.Argument(..., help="A Harbor job directory (jobs/<job_name>)."),
-        run_dir: Path = typer.Argument(..., help="The JobBench run directory to write."),
-        dataset: Path | None = typer.Option(
-            None,
-            "--dataset",
-            help="The JobBench dataset the tasks were exported from (default: the one "
-            "recorded in the export's jobbench-export.json).",
-        ),
-        no_grade: bool = typer.Option(False, "--no-grade", help="Only import; do not grade."),
-        no_report: bool = typer.Option(False, "--no-report", help="Do not write the report."),
-    ) -> None:
-        """Read a Harbor job's trials into a run directory and grade them with the JobBench
-        judge (from the environment: checks only without JUDGE_API_BASE), so report,
-        compare, calibrate and gate work on Harbor runs. Harbor infrastructure exceptions
-        become infra_error, never 0."""
-        from ...tasks import display_path
-        from ._import import HarborJobError, import_harbor_job
-
-        try:
-            res = import_harbor_job(
-                job_dir, run_dir, dataset=dataset, grade=not no_grade, report=not no_report
-            )
-        except (FileNotFoundError, HarborJobError) as exc:
-            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
-            raise typer.Exit(2) from exc
-        for w in res.warnings:
-            err.print(f"[yellow]warning:[/yellow] {escape(w)}", highlight=False)
-        counts = ", ".join(f"{k} {v}" for k, v in sorted(res.statuses.items()))
-        out.print(
-            f"{len(res.trials)} trial(s) from {escape(display_path(res.job_dir))} → "
-            f"{escape(display_path(res.run_dir))} ({counts})",
-            highlight=False,
-        )
-        for row in res.leaderboard:
-            out.print(
-                f"  {escape(row['config'])}: {100 * row['micro']:.1f} % "
-                f"({row['tasks_scored']}/{row['tasks']} tasks)",
-                highlight=False,
-            )
-        if res.statuses.get("infra_error"):
-            raise typer.Exit(1)
