@@ -84,6 +84,6 @@ def register_cli(app: typer.Typer) -> None:
         shown = display_path(res.out_dir)
         out.print(f"{len(res.tasks)} Harbor task(s) in {escape(shown)}", highlight=False)
         out.print(
-            f"run:   harbor run -p {escape(shown)} -a AGENT -m MODEL"
+            f"run:   harbor run -p {escape(shown)} -a AGENT -m MODEL",
             highlight=False,
         )
