@@ -16,8 +16,6 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import openai
-
 from ..records import Usage
 from ._config import JudgeConfig
 from ._prices import PriceTable
@@ -95,6 +93,8 @@ class JudgeClient:
         if not config.model:
             raise ValueError("judge model is not set (use --judge-model or JUDGE_MODEL)")
         import os
+
+        import openai  # imported on use: a checks-only run never loads it
 
         self.config = config
         self.prices = prices
@@ -181,6 +181,8 @@ class JudgeClient:
         Raises:
             JudgeCallError: all ``max_attempts`` tries failed, or a non-retryable error.
         """
+        import openai
+
         t0 = time.monotonic()
         errors: list[str] = []
         attempts = 0

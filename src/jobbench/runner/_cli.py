@@ -73,7 +73,7 @@ def cli_agent_options(
         if not sep:
             raise typer.BadParameter(f"expected NAME=PATH, got {item!r}", param_hint="--agent-bin")
         options.setdefault(name, {})["executable"] = path
-    for name in ("claude-code", "codex", "opencode", "openclaw"):
+    for name in ("claude-code", "codex", "opencode", "openclaw", "command"):
         o = options.setdefault(name, {})
         if mounts:
             o["mounts"] = list(mounts)
