@@ -16,10 +16,20 @@ Tools (OpenAI function calling):
 
 Budgets: turns (model calls), total tokens, wall-clock time and dollars (when prices are
 known). Running out of any budget ends the run with ``agent_timeout`` and a message naming
-the budget; deliverables already written are still collected. API failures that are not the
-model's doing (connection errors, timeouts, 408/409/429/5xx after the client's retries,
-authentication, a 400 on the very first call, i.e. a configuration problem) raise
-:class:`InfraError`; a later 400 (e.g. the context window overflowed) is ``agent_error``.
+the budget; deliverables already written are still collected.
+
+Model calls are retried by the agent itself, never past the trial's deadline: transient
+failures (connection errors, 408/409/429, 5xx; :func:`jobbench.endpoint.classify_failure`)
+``client_retries`` times with backoff, then :class:`InfraError`; a deterministic rejection
+(401/403, 404, an unknown model, a 5xx naming a request-validation error, any 4xx on the
+first call) at once, as a permanent :class:`InfraError` saying what to change. An endpoint
+that does not answer before the deadline is ``infra_error`` "model endpoint did not
+answer". A later 400/422 (e.g. the context window overflowed) is ``agent_error``.
+
+Messages follow what strict servers validate (llama-cpp-python, vLLM; see
+:func:`jobbench.testing.strict_problems`): an assistant message never carries
+``"content": null`` (no content key beside tool calls, ``""`` without either), every tool
+call has an id and every tool message names it.
 """
 
 from __future__ import annotations
@@ -392,17 +402,44 @@ class BuiltinAgent(Agent):
             "client_retries": self.client_retries,
         }
 
+    def preflight_targets(self, model, endpoint) -> list:
+        """Chat Completions with tools at the run's endpoint (else ``OPENAI_BASE_URL``, else
+        api.openai.com, as the ``openai`` client resolves it)."""
+        from ..endpoint import PreflightTarget
+
+        if not model:
+            return []
+        base = (endpoint.base_url if endpoint else None) or os.environ.get("OPENAI_BASE_URL")
+        key = (endpoint.api_key if endpoint else None) or os.environ.get("OPENAI_API_KEY")
+        return [
+            PreflightTarget(
+                "chat",
+                base or "https://api.openai.com/v1",
+                model,
+                api_key=key or "none",
+                who=f"builtin@{model}",
+            )
+        ]
+
     # -- one model call -----------------------------------------------------------------
-    def _call(self, client, ctx: AgentContext, messages: list[dict], timeout: float, first: bool):
+    def _call(self, client, ctx: AgentContext, messages: list[dict], deadline: float, first: bool):
+        """One model call with our own retries (the client's are off): transient failures
+        (:func:`jobbench.endpoint.classify_failure`) are retried ``client_retries`` times
+        with backoff (``retry-after`` honoured), every attempt and wait bounded by the
+        trial's ``deadline``; a permanent rejection is not retried.
+
+        Raises:
+            InfraError: the endpoint failed (``permanent`` for a deterministic rejection;
+                cause ``no_answer`` when it did not answer before the deadline).
+            _AgentStop: a later request rejected for the agent's own doing (the context
+                window overflowed): ``agent_error``.
+        """
         import openai
 
+        from ..endpoint import classify_failure
+
         s = ctx.settings
-        kwargs: dict[str, Any] = {
-            "model": ctx.model,
-            "messages": messages,
-            "tools": TOOLS,
-            "timeout": timeout,
-        }
+        kwargs: dict[str, Any] = {"model": ctx.model, "messages": messages, "tools": TOOLS}
         if s.temperature is not None:
             kwargs["temperature"] = s.temperature
         if s.reasoning_effort is not None:
@@ -411,33 +448,72 @@ class BuiltinAgent(Agent):
             kwargs["max_completion_tokens"] = s.max_output_tokens
         if s.extra:
             kwargs["extra_body"] = dict(s.extra)
-        try:
-            resp = client.chat.completions.create(**kwargs)
-        except openai.BadRequestError as exc:
-            if first:
+        where = f"model endpoint {_shown_url(client.base_url)}"
+        backoff = 1.0
+        attempt = 0
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
                 raise InfraError(
-                    f"endpoint rejected the first request (configuration?): {exc}"
-                ) from exc
-            raise _AgentStop("agent_error", f"model API rejected the request: {exc}") from exc
-        except (
-            openai.APIConnectionError,
-            openai.APITimeoutError,
-            openai.RateLimitError,
-            openai.InternalServerError,
-            openai.AuthenticationError,
-            openai.PermissionDeniedError,
-            openai.NotFoundError,
-            openai.ConflictError,
-            openai.UnprocessableEntityError,
-        ) as exc:
-            raise InfraError(f"model API error: {type(exc).__name__}: {exc}") from exc
-        except openai.APIStatusError as exc:
-            raise InfraError(f"model API error {exc.status_code}: {exc}") from exc
-        except (openai.APIResponseValidationError, ValueError) as exc:
-            raise InfraError(f"malformed model API response: {exc}") from exc
-        if not getattr(resp, "choices", None):
-            raise InfraError("model API returned no choices")
-        return resp
+                    f"model endpoint did not answer: no reply from {where} within the "
+                    f"trial's time limit of {ctx.limits.timeout:g} s",
+                    cause="no_answer",
+                )
+            timeout = min(self.request_timeout, remaining)
+            try:
+                resp = client.chat.completions.create(**kwargs, timeout=timeout)
+            except openai.APITimeoutError as exc:
+                if deadline - time.monotonic() <= 0.5:
+                    raise InfraError(
+                        f"model endpoint did not answer: {where} sent no reply within "
+                        f"{timeout:g} s (APITimeoutError), the rest of the trial's time "
+                        f"limit of {ctx.limits.timeout:g} s",
+                        cause="no_answer",
+                    ) from exc
+                err = InfraError(
+                    f"model endpoint did not answer: {where} sent no reply within "
+                    f"{timeout:g} s (APITimeoutError; request timeout {self.request_timeout:g} s)",
+                    cause="no_answer",
+                )
+            except openai.APIConnectionError as exc:
+                err = InfraError(
+                    f"model API error: APIConnectionError: {where}: {exc}", cause="connection"
+                )
+            except openai.APIStatusError as exc:
+                body = exc.response.content if exc.response is not None else str(exc)
+                failure = classify_failure(exc.status_code, body)
+                what = f"model API error: {type(exc).__name__}: {where}: {failure.describe()}"
+                if not failure.transient:
+                    if failure.kind == "context_length" and not first:
+                        raise _AgentStop(
+                            "agent_error", f"model API rejected the request: {what}"
+                        ) from exc
+                    if failure.kind == "validation" and exc.status_code < 500 and not first:
+                        raise _AgentStop(
+                            "agent_error", f"model API rejected the request: {what}"
+                        ) from exc
+                    prefix = (
+                        "endpoint rejected the first request (configuration?): " if first else ""
+                    )
+                    raise InfraError(prefix + what, permanent=True, cause=failure.kind) from exc
+                err = InfraError(what, cause=failure.kind)
+                retry_after = _retry_after(exc.response)
+                if retry_after is not None:
+                    backoff = retry_after
+            except (openai.APIResponseValidationError, ValueError) as exc:
+                raise InfraError(f"malformed model API response: {exc}", cause="malformed") from exc
+            else:
+                if not getattr(resp, "choices", None):
+                    raise InfraError("model API returned no choices", cause="malformed")
+                return resp
+            attempt += 1
+            if attempt > self.client_retries:
+                raise err
+            wait = min(backoff, max(deadline - time.monotonic() - 0.5, 0.0))
+            ctx.trajectory.emit("model_retry", attempt=attempt, error=str(err), wait=wait)
+            if wait > 0 and ctx.cancel.wait(wait):
+                raise InfraError("run interrupted")
+            backoff = min(max(backoff, 0.5) * 2, 30.0)
 
     def run(self, ctx: AgentContext) -> AgentResult:
         import openai
@@ -447,7 +523,9 @@ class BuiltinAgent(Agent):
         endpoint = ctx.endpoint
         base_url = endpoint.base_url if endpoint else None
         api_key = (endpoint.api_key if endpoint else None) or "none"
-        client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=self.client_retries)
+        # retries are ours (_call): bounded by the trial's deadline, never blind on a
+        # deterministic rejection
+        client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0)
         sandbox = ctx.make_sandbox(network=False, mounts=[])
         inside = sandbox.path_of(ctx.workspace.workspace)
         tools = WorkspaceTools(
@@ -478,21 +556,7 @@ class BuiltinAgent(Agent):
                 stop = self._budget_exceeded(ctx, turns, usage, deadline)
                 if stop:
                     raise _AgentStop("agent_timeout", stop)
-                remaining = deadline - time.monotonic()
-                try:
-                    resp = self._call(
-                        client,
-                        ctx,
-                        messages,
-                        min(self.request_timeout, max(remaining, 1.0)),
-                        turns == 0,
-                    )
-                except InfraError:
-                    if time.monotonic() >= deadline:
-                        raise _AgentStop(
-                            "agent_timeout", f"time limit of {lim.timeout:g} s reached"
-                        ) from None
-                    raise
+                resp = self._call(client, ctx, messages, deadline, turns == 0)
                 turns += 1
                 u = resp.usage
                 if u is not None:
@@ -514,7 +578,17 @@ class BuiltinAgent(Agent):
                 choice = resp.choices[0]
                 msg = choice.message
                 tool_calls = list(msg.tool_calls or [])
-                assistant: dict[str, Any] = {"role": "assistant", "content": msg.content}
+                for i, tc in enumerate(tool_calls):
+                    if not tc.id:  # some local servers send none; tool messages need one
+                        tc.id = f"call_{turns}_{i}"
+                # strict servers (llama-cpp-python) refuse "content": null: an assistant
+                # message with tool calls and no text carries no content key, one without
+                # either carries an empty string
+                assistant: dict[str, Any] = {"role": "assistant"}
+                if isinstance(msg.content, str) and msg.content:
+                    assistant["content"] = msg.content
+                elif not tool_calls:
+                    assistant["content"] = ""
                 if tool_calls:
                     assistant["tool_calls"] = [
                         {
@@ -688,6 +762,28 @@ class BuiltinAgent(Agent):
         if res.stderr:
             parts.append("stderr:\n" + res.stderr)
         return "\n".join(parts)
+
+
+def _shown_url(url: Any) -> str:
+    """The endpoint URL without user-info or a trailing slash (for messages)."""
+    from ..endpoint import public_url
+
+    return public_url(str(url)).rstrip("/")
+
+
+def _retry_after(response: Any) -> float | None:
+    """Seconds of a ``retry-after`` / ``retry-after-ms`` header (at most 60), or None."""
+    if response is None:
+        return None
+    headers = response.headers
+    try:
+        if headers.get("retry-after-ms"):
+            return min(float(headers["retry-after-ms"]) / 1000.0, 60.0)
+        if headers.get("retry-after"):
+            return min(float(headers["retry-after"]), 60.0)
+    except ValueError:
+        return None
+    return None
 
 
 class _AgentStop(Exception):
