@@ -60,6 +60,7 @@ def verify(
     """Grade and write the files (see the module docstring); returns the exit code."""
     from ..._io import atomic_write_json
     from ...judge import grade_trial, load_judge_config
+    from ...rundir import trial_id
     from ...tasks import load_dataset
 
     logs.mkdir(parents=True, exist_ok=True)
@@ -81,7 +82,7 @@ def verify(
     with tempfile.TemporaryDirectory(prefix="jobbench-empty-") as empty:
         # no collected output at all (the agent never created the folder) grades as empty
         folder = deliverables if deliverables.is_dir() else Path(empty)
-        record = grade_trial(task, folder, config, trial_id=f"{task.id}/harbor@-/epoch-1")
+        record = grade_trial(task, folder, config, trial_id=trial_id(task.id, "harbor", None, 1))
     atomic_write_json(logs / DETAILS_FILE, record.model_dump(mode="json"))
     if record.status not in ("complete", "no_deliverable") or record.score is None:
         why = (
