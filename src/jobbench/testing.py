@@ -107,6 +107,8 @@ class FakeOpenAIServer:
             with an explanatory body), or a function ``request_json -> ScriptedReply``.
         models: the entries ``GET …/models`` lists (default one, ``{"id": "fake-model"}``);
             None entries list nothing and answer 404 (an endpoint without the route).
+        serial: serve one chat request at a time, the others waiting their turn (as
+            llama-cpp-python's server does).
 
     Attributes:
         base_url: ``http://127.0.0.1:<port>/v1``, for ``openai.OpenAI(base_url=…)``.
@@ -114,7 +116,12 @@ class FakeOpenAIServer:
         bodies: the raw bytes of the same request bodies (for byte-for-byte comparisons).
     """
 
-    def __init__(self, script: Script, models: list[dict[str, Any]] | None | str = "default"):
+    def __init__(
+        self,
+        script: Script,
+        models: list[dict[str, Any]] | None | str = "default",
+        serial: bool = False,
+    ):
         self.models: list[dict[str, Any]] | None = (
             [{"id": "fake-model", "object": "model"}] if models == "default" else models
         )  # type: ignore[assignment]
@@ -135,6 +142,7 @@ class FakeOpenAIServer:
         self.requests: list[dict[str, Any]] = []
         self.bodies: list[bytes] = []
         self._lock = threading.Lock()
+        self._serve_lock = threading.Lock() if serial else None
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -178,6 +186,13 @@ class FakeOpenAIServer:
                         )
                     )
                     return
+                if outer._serve_lock is not None:
+                    with outer._serve_lock:
+                        self._answer(req, raw)
+                else:
+                    self._answer(req, raw)
+
+            def _answer(self, req: dict[str, Any], raw: bytes) -> None:
                 with outer._lock:
                     outer.requests.append(req)
                     outer.bodies.append(raw)

@@ -426,6 +426,8 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str]) -> None:  
             }
         )
     if as_json:
+        from ._errors import downgrade_counts, judge_error_groups
+
         checks, judged = _decided_counts(records)
         print(
             json.dumps(
@@ -437,6 +439,8 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str]) -> None:  
                     "recorded_judge_usage": recorded.model_dump(),
                     "criteria_decided_by_checks": checks,
                     "criteria_sent_to_judge": judged,
+                    "judge_errors": judge_error_groups(records),
+                    "judge_downgrades": downgrade_counts(records),
                 },
                 indent=2,
             )
@@ -484,6 +488,10 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str]) -> None:  
         f"{len(records) - kept} trial(s) graded now, {kept} kept (up to date)"
     )
     con.print(_decided_line(records, cfg), highlight=False)
+    from ._errors import judge_error_lines
+
+    for line in judge_error_lines(records):
+        con.print(line, markup=False, highlight=False)
     if any(r["judge_error"] for r in rows):
         con.print(
             "[yellow]some trials have judge_error verdicts and no score; "
