@@ -24,6 +24,7 @@ LLAMA_CPP_VERSION=${LLAMA_CPP_VERSION:-0.3.36}
 VENV=${LLAMA_VENV:-$WORK/venv}
 PORT=${PORT:-8765}
 JB_PY=${JOBBENCH_PYTHON:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python3 )}
+AGENT_PY=${JOBBENCH_AGENT_PYTHON:-$JB_PY}  # the interpreter of the agent step (another checkout)
 MAX_TOKENS=${JUDGE_MAX_TOKENS:-384}
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
@@ -64,7 +65,7 @@ export OPENAI_API_KEY=EMPTY JOBBENCH_JUDGE_CACHE="$WORK/judge-cache.sqlite"
 RUNS="$WORK/runs"
 rm -rf "$RUNS"
 set +e
-timeout 900 "$JB_PY" -m jobbench run datasets/sample --split main --tasks '*/statisticians/*' \
+timeout 900 "$AGENT_PY" -m jobbench run datasets/sample --split main --tasks '*/statisticians/*' \
   --agent builtin@smollm2 --agent oracle --api-base "$BASE" --runs-dir "$RUNS" --run-name local \
   --setting 'tool_choice={"type": "function", "function": {"name": "write_file"}}' \
   --max-turns 6 --max-output-tokens 256 --timeout 600 --infra-retries 0 --no-progress \
@@ -80,6 +81,7 @@ for FMT in json_schema json_object none; do
     --judge-model smollm2 --api-base "$BASE" --decide llm --label "$FMT" --no-cache \
     --no-progress >"$WORK/grade-$FMT.out" 2>"$WORK/grade-$FMT.err"
   echo "jobbench grade --response-format $FMT exit $?"
+  grep -h "^preflight\|^error" "$WORK/grade-$FMT.err" | cut -c1-300 || true
   set -e
 done
 
@@ -98,22 +100,28 @@ for t in trials:
           f"calls {u.get('calls')}, tokens in/out {u.get('input_tokens')}/{u.get('output_tokens')}"
           + (f", error: {str(rec.get('error'))[:300]}" if rec.get("error") else ""))
     traj = t.parent / "trajectory.jsonl"
-    kinds = Counter()
-    for line in traj.read_text().splitlines() if traj.exists() else []:
-        ev = json.loads(line)
-        kinds[ev.get("type")] += 1
+    events = [json.loads(x) for x in traj.read_text().splitlines()] if traj.exists() else []
+    kinds = Counter(ev.get("type") for ev in events)
     print(f"  events: {dict(kinds)}")
-    if rec["agent"] == "builtin" and not kinds.get("tool_call") and not kinds.get("tool_result"):
-        print("  note: no tool call in the trajectory")
-    if not u.get("calls"):
+    if rec["agent"] != "builtin":
+        continue
+    # a round trip: a tool result followed by a model response to the request that carried it
+    last_result = max((i for i, ev in enumerate(events) if ev.get("type") == "tool_result"),
+                      default=None)
+    answered = last_result is not None and any(
+        ev.get("type") == "model_response" for ev in events[last_result:])
+    print(f"  tool-call round trip: {'yes' if answered else 'NO'}")
+    if not answered:
         ok = False
-        print("  PROTOCOL: no model call reached the server")
+    if rec["status"] == "infra_error" and not rec.get("error"):
+        ok = False
+        print("  PROTOCOL: an infrastructure error without the server's message")
     if rec["status"] in ("agent_error", "agent_timeout") and not u.get("output_tokens"):
         ok = False
         print("  PROTOCOL: an endpoint failure scored as an agent failure")
 for fmt in ("json_schema", "json_object", "none"):
     grades = sorted((run / "grades" / f"smollm2.rubric.llm.{fmt}").glob("**/epoch-*.json"))
-    verdicts, causes, downgrades, calls, replies = Counter(), Counter(), Counter(), 0, 0
+    verdicts, causes, downgrades, calls, replies, cut = Counter(), Counter(), Counter(), 0, 0, 0
     first: dict[str, str] = {}
     for g in grades:
         rec = json.loads(g.read_text())
@@ -124,7 +132,7 @@ for fmt in ("json_schema", "json_object", "none"):
             replies += len(unit.get("replies", []))
             for rp in unit.get("replies", []):
                 if rp.get("finish_reason") == "length":
-                    causes["(reply cut at max_tokens)"] += 1
+                    cut += 1
         for rb in rec.get("rubrics", []):
             for c in rb.get("criteria", []):
                 verdicts[c["verdict"]] += 1
@@ -135,9 +143,12 @@ for fmt in ("json_schema", "json_object", "none"):
                         ok = False
                         print(f"  PROTOCOL: unclassified judge_error in {g}")
     print(f"== judge, response_format {fmt}: {len(grades)} grade(s), {calls} calls, "
-          f"{replies} replies; verdicts {dict(verdicts)}; downgrades {dict(downgrades) or 'none'}")
+          f"{replies} replies ({cut} cut at max_tokens); verdicts {dict(verdicts)}; downgrades {dict(downgrades) or 'none'}")
     for cause, n in causes.items():
         print(f"  judge_error cause {cause}: {n}" + (f" — {first[cause]}" if cause in first else ""))
+    if calls > 40:  # 9 rubrics x 2 tries x (3 formats + 1): anything above is a loop
+        ok = False
+        print(f"  PROTOCOL: {calls} judge calls for one trial")
     if not grades:
         ok = False
         print("  PROTOCOL: no grade written; see", work / f"grade-{fmt}.err")

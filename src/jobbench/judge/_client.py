@@ -251,26 +251,30 @@ class JudgeClient:
         self.downgrades: list[str] = []
 
     def _params(
-        self, schema_name: str, schema: dict[str, Any]
+        self, schema_name: str, schema: dict[str, Any], max_tokens: int | None = None
     ) -> tuple[dict[str, Any], str, dict[str, Any], list[str]]:
-        """(request parameters, format, what is sent, downgrades in effect)."""
+        """(request parameters, format, what is sent, downgrades in effect); ``max_tokens``
+        replaces the configured cap (the preflight's small request)."""
         with self._lock:
             fmt, temp, seed = self._format, self._send_temperature, self._send_seed
             mt_param = self._max_tokens_param
             downgrades = list(self.downgrades)
+        if max_tokens is not None and mt_param is None and "max_tokens dropped" not in downgrades:
+            mt_param = "max_tokens"
+        cap = max_tokens if max_tokens is not None else self.config.max_tokens
         params: dict[str, Any] = {}
         sent: dict[str, Any] = {
             "response_format": fmt,
             "temperature": self.config.temperature if temp else None,
             "seed": self.config.seed if seed else None,
-            "max_tokens": self.config.max_tokens if mt_param else None,
+            "max_tokens": cap if mt_param else None,
         }
         if temp:
             params["temperature"] = self.config.temperature
         if seed:
             params["seed"] = self.config.seed
         if mt_param:
-            params[mt_param] = self.config.max_tokens
+            params[mt_param] = cap
         if fmt == "json_schema":
             params["response_format"] = {
                 "type": "json_schema",
@@ -311,6 +315,9 @@ class JudgeClient:
                 return False
             if kind == "max_tokens":
                 if self._max_tokens_param is None:
+                    if "max_tokens" in params_used:  # the preflight's own cap
+                        self.downgrades.append("max_tokens dropped")
+                        return True
                     return False
                 if self._max_tokens_param not in params_used:
                     return True
@@ -354,7 +361,13 @@ class JudgeClient:
                 self._in_flight -= 1
 
     def chat(
-        self, messages: list[dict[str, Any]], schema_name: str, schema: dict[str, Any]
+        self,
+        messages: list[dict[str, Any]],
+        schema_name: str,
+        schema: dict[str, Any],
+        *,
+        max_tokens: int | None = None,
+        max_attempts: int | None = None,
     ) -> ChatReply:
         """Send one chat completion, retrying transient failures and adapting to rejected
         parameters (see the module docstring).
@@ -362,6 +375,7 @@ class JudgeClient:
         Args:
             messages: Chat Completions messages (text and ``image_url`` parts).
             schema_name, schema: the JSON schema of the expected reply.
+            max_tokens, max_attempts: replace the configured cap and tries (the preflight).
 
         Returns:
             :class:`ChatReply`.
@@ -375,8 +389,9 @@ class JudgeClient:
         attempts = 0
         transient = 0
         adapted = 0
+        tries = max_attempts or self.config.max_attempts
         while True:
-            params, fmt, sent, downgrades = self._params(schema_name, schema)
+            params, fmt, sent, downgrades = self._params(schema_name, schema, max_tokens)
             attempts += 1
             try:
                 resp = self._send(messages, params)
@@ -392,7 +407,7 @@ class JudgeClient:
                     kind = "rejected" if kind != "response_format" else kind
                 if kind == "transient":
                     transient += 1
-                    if transient < self.config.max_attempts:
+                    if transient < tries:
                         self._wait(transient - 1, exc)
                         continue
                     raise JudgeCallError(
@@ -416,7 +431,7 @@ class JudgeClient:
                 label = "timeout" if kind == "timeout" else "connection error"
                 errors.append(label)
                 transient += 1
-                if transient >= self.config.max_attempts:
+                if transient >= tries:
                     raise JudgeCallError(
                         f"{label} after {transient} tries", attempts, kind, None, str(exc)
                     ) from exc
@@ -425,7 +440,7 @@ class JudgeClient:
             except (openai.APIError, ValueError) as exc:  # e.g. a 200 whose body is not JSON
                 errors.append(f"bad response: {str(exc)[:100]}")
                 transient += 1
-                if transient >= self.config.max_attempts:
+                if transient >= tries:
                     raise JudgeCallError(
                         f"invalid response after {transient} tries: {exc}",
                         attempts,
