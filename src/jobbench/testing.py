@@ -280,6 +280,8 @@ class FakeOpenAIServer:
         preflight: ``"answer"`` (default): requests with the ``X-JobBench-Preflight``
             header get a one-word reply and go to ``preflight_requests`` only;
             ``"script"``: they are handled like every request.
+        serial: serve one chat request at a time, the others waiting their turn (as
+            llama-cpp-python's server does).
 
     Attributes:
         base_url: ``http://127.0.0.1:<port>/v1``, for ``openai.OpenAI(base_url=…)``.
@@ -296,6 +298,7 @@ class FakeOpenAIServer:
         *,
         strict: str | None = None,
         preflight: str = "answer",
+        serial: bool = False,
     ):
         if strict not in (None, "llama-cpp", "vllm"):
             raise ValueError(f"strict must be None, 'llama-cpp' or 'vllm', not {strict!r}")
@@ -324,6 +327,7 @@ class FakeOpenAIServer:
         self.requests: list[dict[str, Any]] = []
         self.bodies: list[bytes] = []
         self._lock = threading.Lock()
+        self._serve_lock = threading.Lock() if serial else None
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -373,6 +377,13 @@ class FakeOpenAIServer:
                         )
                     )
                     return
+                if outer._serve_lock is not None:
+                    with outer._serve_lock:
+                        self._answer(req, raw)
+                else:
+                    self._answer(req, raw)
+
+            def _answer(self, req: dict[str, Any], raw: bytes) -> None:
                 with outer._lock:
                     outer.requests.append(req)
                     outer.bodies.append(raw)

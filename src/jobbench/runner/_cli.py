@@ -194,6 +194,10 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
     for w in data.warnings:
         err.print(f"[yellow]warning:[/yellow] {escape(w)}", soft_wrap=True, highlight=False)
     console.print(f"Report: {out}", markup=False)
+    from ..judge import judge_error_lines
+
+    for line in judge_error_lines(grades):
+        err.print(line, markup=False, highlight=False, soft_wrap=True)
     failed = [g for g in grades if g.status == "judge_error"]
     if failed:
         labels = sorted({c.label for c in data.configs if c.incomplete_trials.get("judge_error")})
