@@ -368,6 +368,7 @@ class JudgeClient:
         *,
         max_tokens: int | None = None,
         max_attempts: int | None = None,
+        headers: dict[str, str] | None = None,
     ) -> ChatReply:
         """Send one chat completion, retrying transient failures and adapting to rejected
         parameters (see the module docstring).
@@ -376,6 +377,8 @@ class JudgeClient:
             messages: Chat Completions messages (text and ``image_url`` parts).
             schema_name, schema: the JSON schema of the expected reply.
             max_tokens, max_attempts: replace the configured cap and tries (the preflight).
+            headers: extra HTTP headers of the request (the preflight marks itself with
+                :data:`jobbench.endpoint.PREFLIGHT_HEADER`).
 
         Returns:
             :class:`ChatReply`.
@@ -396,7 +399,9 @@ class JudgeClient:
             params, fmt, sent, downgrades = self._params(schema_name, schema, max_tokens)
             attempts += 1
             try:
-                resp = self._send(messages, params)
+                resp = self._send(
+                    messages, {**params, "extra_headers": headers} if headers else params
+                )
             except openai.APIStatusError as exc:
                 code = exc.status_code
                 text = _server_text(exc)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..endpoint import PREFLIGHT_HEADER
 from ..records import Usage
 from ._client import JudgeCallError, JudgeClient
 from ._endpoint import endpoint_base
@@ -110,6 +111,7 @@ def preflight_judge(client: JudgeClient) -> PreflightResult:
             CRITERION_SCHEMA,
             max_tokens=PREFLIGHT_MAX_TOKENS,
             max_attempts=1,
+            headers={PREFLIGHT_HEADER: "1"},
         )
     except JudgeCallError as exc:
         raise PreflightError(base, cfg.model or "", exc) from exc
