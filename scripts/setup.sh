@@ -37,4 +37,25 @@ if [ "$dev" = 1 ]; then
 else
   "$PY" -m pip install -q --disable-pip-version-check -e .
 fi
+if [ "$dev" = 1 ]; then
+  # The Harbor bridge's tests check exported tasks and job files with the real harbor package,
+  # which needs Python >= 3.12: below that, put it in .venv-harbor/ (tests find it there).
+  if ! "$PY" -c 'import sys; sys.exit(sys.version_info < (3, 12))'; then
+    HPY=""
+    for c in python3.13 python3.12 "$HOME"/.pyenv/versions/3.13*/bin/python \
+             "$HOME"/.pyenv/versions/3.12*/bin/python; do
+      if command -v "$c" >/dev/null 2>&1 \
+         && "$c" -c 'import sys; sys.exit(sys.version_info < (3, 12))' 2>/dev/null; then
+        HPY="$c"; break
+      fi
+    done
+    if [ -z "$HPY" ]; then
+      echo "setup: no Python >= 3.12 found; the Harbor bridge tests need one (.venv-harbor)" >&2
+    elif ! .venv-harbor/bin/python -c 'import harbor' >/dev/null 2>&1; then
+      echo "setup: .venv-harbor (harbor for the bridge tests, $("$HPY" --version))"
+      "$HPY" -m venv .venv-harbor
+      .venv-harbor/bin/python -m pip install -q --disable-pip-version-check 'harbor>=0.26,<0.27'
+    fi
+  fi
+fi
 echo "setup: done ($("$PY" -c 'import jobbench; print("jobbench", jobbench.__version__)'))"

@@ -42,3 +42,22 @@ def test_every_public_name_resolves(package: str) -> None:
     assert missing == []
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
         _ = mod.not_a_name
+
+
+def _imported_by(argv: list[str], cwd: str | None = None) -> set[str]:
+    """Top-level module names that ``python -X importtime ARGV`` reports importing."""
+    run = subprocess.run(
+        [sys.executable, "-X", "importtime", *argv], capture_output=True, text=True, cwd=cwd
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    return {
+        line.rsplit("|", 1)[-1].strip().split(".")[0]
+        for line in run.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+
+
+def test_help_imports_neither_openai_nor_matplotlib() -> None:
+    names = _imported_by(["-m", "jobbench", "--help"])
+    assert "jobbench" in names  # the parse of -X importtime found the imports
+    assert {"openai", "matplotlib"} & names == set()

@@ -31,3 +31,23 @@ def md_text(text: object) -> str:
     opened); line breaks become spaces. ``*`` and ``_`` are left (at most emphasis).
     """
     return str(text).translate(_MD_ESCAPES)
+
+
+def md_code(text: object) -> str:
+    """``text`` as one inline Markdown code span that shows it exactly as written.
+
+    Backslash escapes are not interpreted inside a code span (CommonMark 0.31, "Code spans"),
+    so :func:`md_text` would show its backslashes there; instead the span is fenced with one
+    backtick more than the longest backtick run in ``text`` (padded with a space when ``text``
+    starts or ends with a backtick), and line breaks become spaces. ``|`` is escaped because a
+    GFM table cell ends at an unescaped ``|`` even inside a code span (GFM spec 0.29, example
+    200). Returns e.g. ``md_code("a[1]")`` → ```` `a[1]` ````.
+    """
+    s = str(text).replace("\r", " ").replace("\n", " ").replace("|", "\\|")
+    longest = run = 0
+    for ch in s:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    pad = " " if s.startswith("`") or s.endswith("`") else ""
+    return f"{fence}{pad}{s}{pad}{fence}"

@@ -208,6 +208,9 @@ def _register_stages() -> None:
     judge_cli(app, make_executor=make_executor)
     for register in (runner_cli, report_cli, gates_cli, calibrate_cli, selection_cli):
         register(app)
+    from .interop.harbor import register_cli as harbor_cli
+
+    harbor_cli(app)  # after runner_cli: `export harbor` joins its `export` group
 
 
 _register_stages()

@@ -176,6 +176,13 @@ class CriterionVerdict(BaseModel):
             of the same inputs rather than from a call made for this grade.
         strict_override: a pass turned into a fail by ``--strict-evidence`` because its
             quote was not found in the deliverables.
+        cause: for a ``judge_error``, why (``context_length``, ``response_format``,
+            ``rejected``, ``auth``, ``not_found``, ``server_error``, ``timeout``,
+            ``connection``, ``bad_response``, ``bad_reply``; see ``jobbench.judge._client``).
+        downgrades: for LLM verdicts, how the call that gave it departed from the judge
+            settings of the grade (``response_format json_schema -> json_object``,
+            ``temperature dropped``, ``seed dropped``, ``max_tokens …``); empty when it
+            was sent as configured.
     """
 
     model_config = _PART
@@ -191,6 +198,8 @@ class CriterionVerdict(BaseModel):
     unit: str | None = None
     cached: bool | None = None
     strict_override: bool = False
+    cause: str | None = None
+    downgrades: list[str] = Field(default_factory=list)
 
 
 class RubricGrade(BaseModel):
@@ -263,7 +272,9 @@ class JudgeUnit(BaseModel):
         asked: rubric index (as a string) → criterion indices asked.
         complete: every asked criterion got a valid verdict.
         cached: answered from the verdict cache; reused: carried from an earlier grade.
-        error: why no valid verdict was obtained, if so.
+        error: why no valid verdict was obtained, if so; cause: its kind (as
+            :attr:`CriterionVerdict.cause`).
+        downgrades: the judge client's downgrades in effect for any of its calls.
         images: names of the images attached; images_left_out: ``"<name>: <reason>"`` of
             the in-scope images not attached (stated in the prompt too).
         usage: what the calls made for this grade cost; cached_usage: what the cached or
@@ -286,6 +297,8 @@ class JudgeUnit(BaseModel):
     cached: bool = False
     reused: bool = False
     error: str | None = None
+    cause: str | None = None
+    downgrades: list[str] = Field(default_factory=list)
     images: list[str] = Field(default_factory=list)
     images_left_out: list[str] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)

@@ -5,6 +5,19 @@ real endpoint, so no test needs the internet or an API key. The server answers
 ``POST …/chat/completions`` from a script of :class:`ScriptedReply` items (or a function of
 the request), and ``GET …/models``. Every request body is recorded.
 
+Knobs for real-endpoint behaviour:
+
+* ``strict="llama-cpp"`` or ``strict="vllm"`` validates each chat request as those servers'
+  request models do (:func:`strict_problems`) and answers a refused body as they do
+  (llama-cpp-python 0.3.x: HTTP 500 ``internal_server_error`` with the pydantic errors;
+  vLLM: HTTP 400 ``BadRequestError``) instead of consulting the script;
+* a request carrying the ``X-JobBench-Preflight`` header
+  (:mod:`jobbench.endpoint`) is answered with a one-word reply without consuming the script
+  and recorded in ``preflight_requests`` (``preflight="script"`` sends it to the script
+  like any request);
+* ``ScriptedReply(hang=True)`` never answers (until the server stops): an endpoint that
+  stopped answering.
+
 Example::
 
     with FakeOpenAIServer([ScriptedReply(status=429), chat_reply('{"ok": true}')]) as srv:
@@ -33,12 +46,14 @@ class ScriptedReply:
         body: a dict (sent as JSON) or a raw string (sent as-is, e.g. malformed JSON).
         delay: seconds to sleep before answering (to provoke client timeouts).
         headers: extra response headers (e.g. ``{"retry-after": "0"}``).
+        hang: never answer (the handler waits until the server stops).
     """
 
     status: int = 200
     body: dict[str, Any] | str = field(default_factory=dict)
     delay: float = 0.0
     headers: dict[str, str] = field(default_factory=dict)
+    hang: bool = False
 
 
 def chat_reply(
@@ -98,6 +113,158 @@ def chat_reply(
 
 Script = Iterable[ScriptedReply] | Callable[[dict[str, Any]], ScriptedReply]
 
+_ROLES = ("system", "developer", "user", "assistant", "tool")
+
+
+def strict_problems(request: dict[str, Any], server: str = "llama-cpp") -> list[str]:
+    """What a strict OpenAI-compatible server refuses in a chat request (empty: accepted).
+
+    The rules, per server (``server``: ``llama-cpp`` or ``vllm``):
+
+    * both: ``messages`` is a non-empty list of objects whose ``role`` is one of system,
+      developer, user, assistant, tool; an assistant ``tool_calls`` item has a string
+      ``id``, ``type`` ``"function"`` and ``function`` with string ``name`` and
+      ``arguments``; a ``tool`` message has a string ``tool_call_id`` naming a tool call of
+      an earlier assistant message, and string content; every tool call is answered before
+      the next non-tool message (OpenAI's own rule, which chat templates rely on);
+    * ``llama-cpp``: an assistant message's ``content``, when present, is a string (never
+      null) and a system message's content is a string: llama-cpp-python 0.3.x
+      ``llama_cpp/llama_types.py`` (``ChatCompletionRequestAssistantMessage.content:
+      NotRequired[str]``, ``ChatCompletionRequestToolMessage.tool_call_id: str``);
+    * ``vllm``: an assistant message without ``tool_calls`` has content (vLLM
+      ``vllm/entrypoints/openai/protocol.py`` types messages with the ``openai`` package's
+      ``ChatCompletionMessageParam``, whose tool message requires ``tool_call_id``).
+
+    Returns:
+        Messages in pydantic's style, ``messages.<i>.<field>: <what is wrong>``.
+    """
+    out: list[str] = []
+    msgs = request.get("messages")
+    if not isinstance(msgs, list) or not msgs:
+        return ["messages: Field required (a non-empty list)"]
+    pending: set[str] = set()
+    known: set[str] = set()
+    for i, m in enumerate(msgs):
+        where = f"messages.{i}"
+        if not isinstance(m, dict):
+            out.append(f"{where}: Input should be a valid dictionary")
+            continue
+        role = m.get("role")
+        if role not in _ROLES:
+            out.append(f"{where}.role: Input should be one of {', '.join(_ROLES)}")
+            continue
+        if role != "tool" and pending:
+            out.append(
+                f"{where}: tool calls {sorted(pending)} of an earlier assistant message were "
+                "not answered by tool messages"
+            )
+            pending = set()
+        content = m.get("content")
+        if role == "assistant":
+            calls = m.get("tool_calls")
+            if "content" in m and content is not None and not isinstance(content, str):
+                out.append(f"{where}.content: Input should be a valid string")
+            if server == "llama-cpp" and "content" in m and content is None:
+                out.append(f"{where}.content: Input should be a valid string")
+            if server == "vllm" and not calls and not isinstance(content, str):
+                out.append(f"{where}.content: an assistant message needs content or tool_calls")
+            if calls is not None:
+                if not isinstance(calls, list):
+                    out.append(f"{where}.tool_calls: Input should be a valid list")
+                    calls = []
+                for j, tc in enumerate(calls):
+                    tw = f"{where}.tool_calls.{j}"
+                    if not isinstance(tc, dict) or not isinstance(tc.get("id"), str):
+                        out.append(f"{tw}.id: Field required")
+                        continue
+                    if tc.get("type") != "function":
+                        out.append(f"{tw}.type: Input should be 'function'")
+                    fn = tc.get("function")
+                    if not isinstance(fn, dict) or not isinstance(fn.get("name"), str):
+                        out.append(f"{tw}.function.name: Field required")
+                    elif not isinstance(fn.get("arguments"), str):
+                        out.append(f"{tw}.function.arguments: Input should be a valid string")
+                    pending.add(tc["id"])
+                    known.add(tc["id"])
+        elif role == "tool":
+            tid = m.get("tool_call_id")
+            if not isinstance(tid, str):
+                out.append(f"{where}.tool_call_id: Field required")
+            elif tid not in known:
+                out.append(f"{where}.tool_call_id: {tid!r} answers no earlier tool call")
+            pending.discard(tid if isinstance(tid, str) else "")
+            if not isinstance(content, str):
+                out.append(f"{where}.content: Input should be a valid string")
+        elif role in ("system", "developer"):
+            if not isinstance(content, str):
+                out.append(f"{where}.content: Input should be a valid string")
+        elif content is None or not isinstance(content, (str, list)):
+            out.append(f"{where}.content: Input should be a valid string")
+    if pending:
+        out.append(f"messages: tool calls {sorted(pending)} were not answered by tool messages")
+    return out
+
+
+def strict_rejection(problems: list[str], server: str) -> ScriptedReply:
+    """The reply ``server`` sends for a refused request body (see :func:`strict_problems`)."""
+    if server == "vllm":
+        return ScriptedReply(
+            status=400,
+            body={
+                "object": "error",
+                "message": "1 validation error: " + "; ".join(problems),
+                "type": "BadRequestError",
+                "param": None,
+                "code": 400,
+            },
+        )
+    errors = [
+        {"type": "validation_error", "loc": ("body", *p.split(":", 1)[0].split(".")), "msg": p}
+        for p in problems
+    ]
+    return ScriptedReply(
+        status=500,
+        body={
+            "error": {
+                "message": str(errors),
+                "type": "internal_server_error",
+                "param": None,
+                "code": None,
+            }
+        },
+    )
+
+
+def _preflight_reply(path: str) -> ScriptedReply:
+    if path.endswith("/responses"):
+        return ScriptedReply(
+            body={
+                "id": "resp_preflight",
+                "object": "response",
+                "status": "completed",
+                "output": [
+                    {
+                        "type": "message",
+                        "role": "assistant",
+                        "content": [{"type": "output_text", "text": "OK"}],
+                    }
+                ],
+                "usage": {"input_tokens": 8, "output_tokens": 1},
+            }
+        )
+    if path.endswith("/messages"):
+        return ScriptedReply(
+            body={
+                "id": "msg_preflight",
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "text", "text": "OK"}],
+                "stop_reason": "end_turn",
+                "usage": {"input_tokens": 8, "output_tokens": 1},
+            }
+        )
+    return chat_reply("OK", prompt_tokens=8, completion_tokens=1)
+
 
 class FakeOpenAIServer:
     """A threaded HTTP server on 127.0.0.1 with a random free port.
@@ -107,14 +274,39 @@ class FakeOpenAIServer:
             with an explanatory body), or a function ``request_json -> ScriptedReply``.
         models: the entries ``GET …/models`` lists (default one, ``{"id": "fake-model"}``);
             None entries list nothing and answer 404 (an endpoint without the route).
+        strict: None, ``"llama-cpp"`` or ``"vllm"``: validate chat requests as that server
+            does (:func:`strict_problems`); a refused request is answered as that server
+            answers it and recorded in ``rejections`` (the script is not consulted).
+        preflight: ``"answer"`` (default): requests with the ``X-JobBench-Preflight``
+            header get a one-word reply and go to ``preflight_requests`` only;
+            ``"script"``: they are handled like every request.
+        serial: serve one chat request at a time, the others waiting their turn (as
+            llama-cpp-python's server does).
 
     Attributes:
         base_url: ``http://127.0.0.1:<port>/v1``, for ``openai.OpenAI(base_url=…)``.
         requests: decoded JSON bodies of every chat request, in arrival order.
         bodies: the raw bytes of the same request bodies (for byte-for-byte comparisons).
+        rejections: ``(request, problems)`` of every request refused by ``strict``.
+        preflight_requests: ``(path, request)`` of every preflight request answered.
     """
 
-    def __init__(self, script: Script, models: list[dict[str, Any]] | None | str = "default"):
+    def __init__(
+        self,
+        script: Script,
+        models: list[dict[str, Any]] | None | str = "default",
+        *,
+        strict: str | None = None,
+        preflight: str = "answer",
+        serial: bool = False,
+    ):
+        if strict not in (None, "llama-cpp", "vllm"):
+            raise ValueError(f"strict must be None, 'llama-cpp' or 'vllm', not {strict!r}")
+        self.strict = strict
+        self.preflight = preflight
+        self.rejections: list[tuple[dict[str, Any], list[str]]] = []
+        self.preflight_requests: list[tuple[str, dict[str, Any]]] = []
+        self._stopped = threading.Event()
         self.models: list[dict[str, Any]] | None = (
             [{"id": "fake-model", "object": "model"}] if models == "default" else models
         )  # type: ignore[assignment]
@@ -135,6 +327,7 @@ class FakeOpenAIServer:
         self.requests: list[dict[str, Any]] = []
         self.bodies: list[bytes] = []
         self._lock = threading.Lock()
+        self._serve_lock = threading.Lock() if serial else None
         outer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -171,17 +364,39 @@ class FakeOpenAIServer:
                     req = json.loads(raw or b"{}")
                 except json.JSONDecodeError:
                     req = {"_raw": raw.decode(errors="replace")}
-                if not self.path.rstrip("/").endswith("/chat/completions"):
+                path = self.path.rstrip("/")
+                if outer.preflight == "answer" and self.headers.get("x-jobbench-preflight"):
+                    with outer._lock:
+                        outer.preflight_requests.append((path, req))
+                    self._send(_preflight_reply(path))
+                    return
+                if not path.endswith("/chat/completions"):
                     self._send(
                         ScriptedReply(
                             status=404, body={"error": {"message": f"no route {self.path}"}}
                         )
                     )
                     return
+                if outer._serve_lock is not None:
+                    with outer._serve_lock:
+                        self._answer(req, raw)
+                else:
+                    self._answer(req, raw)
+
+            def _answer(self, req: dict[str, Any], raw: bytes) -> None:
                 with outer._lock:
                     outer.requests.append(req)
                     outer.bodies.append(raw)
+                problems = strict_problems(req, outer.strict) if outer.strict else []
+                if problems:
+                    with outer._lock:
+                        outer.rejections.append((req, problems))
+                    self._send(strict_rejection(problems, str(outer.strict)))
+                    return
                 reply = outer._fn(req)
+                if reply.hang:
+                    outer._stopped.wait()
+                    return
                 if reply.delay:
                     time.sleep(reply.delay)
                 self._send(reply)
@@ -206,6 +421,7 @@ class FakeOpenAIServer:
         return self
 
     def stop(self) -> None:
+        self._stopped.set()
         self._server.shutdown()
         self._server.server_close()
 

@@ -122,7 +122,7 @@ def test_429_then_success(setup, judge_config) -> None:
     assert rec.status == "complete" and rec.score == 1.0
     assert (rec.usage.calls, rec.usage.input_tokens, rec.usage.output_tokens) == (1, 321, 45)
     reply = rec.units[0].replies[0]
-    assert reply["attempts"] == 2 and reply["errors"] == ["HTTP 429"]
+    assert reply["attempts"] == 2 and reply["errors"] == ["HTTP 429: slow down"]
 
 
 def test_500_three_times_is_judge_error_and_resume_judges_only_that_rubric(
@@ -212,7 +212,7 @@ def test_malformed_json_recovered(setup, judge_config) -> None:
         )
     assert rec.score == 1.0
     parses = [r["parse"] for r in rec.units[0].replies]
-    assert parses[0].startswith("failed") and parses[1] == "fence+repair"
+    assert parses[0].startswith("failed") and parses[1] == "balanced+repair"
 
 
 def test_missing_verdict_never_passes(setup, judge_config) -> None:

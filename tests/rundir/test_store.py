@@ -113,8 +113,12 @@ def test_trial_ids_round_trip() -> None:
         3,
         tid,
     )
+    # a path separator of an agent reference (command:./my_agent.sh) becomes "_"
+    assert trial_id("main/lawyers/task1", "command:./a.sh", None, 1) == (
+        "main/lawyers/task1/command:._a.sh@-/epoch-1"
+    )
     with pytest.raises(UnsafeIdError):
-        trial_id("main/lawyers/task1", "my/agent", None, 1)
+        trial_id("main/lawyers/task1", "builtin", None, 0)
 
 
 def test_records_are_written_and_read_at_their_own_paths(tmp_path: Path) -> None:

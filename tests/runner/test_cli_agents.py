@@ -666,6 +666,7 @@ def test_run_command_passes_api_base_to_codex_and_opencode(tmp_path, dataset, mo
         app,
         [
             "run",
+            "--no-preflight",
             str(dataset),
             "--runs-dir",
             str(tmp_path / "runs"),

@@ -501,6 +501,7 @@ def test_run_command_options_reach_the_adapter(tmp_path, dataset, monkeypatch):
             str(mine),
             "--api-base",
             "http://127.0.0.1:9/v1",
+            "--no-preflight",  # a fake CLI: nothing listens there
         ],
     )
     assert r.exit_code == 0, r.output

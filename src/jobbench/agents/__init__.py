@@ -2,7 +2,8 @@
 
 Built in: ``oracle`` (runs the task's ``solution/solve.py``), ``null`` (writes nothing),
 ``builtin`` (tool-calling agent over any OpenAI-compatible endpoint), and the CLI adapters
-``claude-code``, ``codex``, ``opencode`` and ``openclaw``.
+``claude-code``, ``codex``, ``opencode`` and ``openclaw``; ``command:CMD`` runs any
+executable under a documented contract (:class:`CommandAgent`).
 
 Public API:
     :class:`Agent`, :class:`AgentContext`, :class:`AgentResult`, :class:`AgentLimits`,
@@ -44,6 +45,7 @@ from ._cli_agents import (
     install_mounts,
     looks_like_infra,
 )
+from ._command import CommandAgent
 from ._openclaw import OpenClawAgent, OpenClawParser
 from ._prompt import PROMPT_VERSION, PUBLIC_PROMPT_VERSION, prompt_version, standard_prompt
 from ._protocol import (
@@ -100,7 +102,9 @@ def available_agents() -> list[str]:
 def resolve_agent(ref: str) -> type[Agent]:
     """The agent class ``ref`` names, looked up in this order:
 
-    1. a built-in agent name (:data:`AGENTS`: ``oracle``, ``builtin``, ``codex``, …);
+    1. a built-in agent name (:data:`AGENTS`: ``oracle``, ``builtin``, ``codex``, …), or
+       ``command:CMD`` (:class:`CommandAgent`: any executable, see
+       :mod:`jobbench.agents._command`);
     2. a name registered in the ``jobbench.agents`` entry-point group;
     3. ``module:Class`` (``mypkg.agents:MyAgent``): ``Class`` imported from ``module``
        (which must be importable: installed, or on ``sys.path``/``PYTHONPATH``).
@@ -115,6 +119,8 @@ def resolve_agent(ref: str) -> type[Agent]:
     """
     if ref in AGENTS:
         return AGENTS[ref]
+    if ref.startswith("command:"):
+        return CommandAgent
     eps = _entry_points()
     if ref in eps:
         cls = eps[ref].load()
@@ -155,6 +161,8 @@ def make_agent(name: str, **options: Any) -> Agent:
         TypeError: the reference names something that is not an :class:`Agent` class.
     """
     cls = resolve_agent(name)
+    if cls is CommandAgent and name.startswith("command:"):
+        options = {**options, "command": name}
     import inspect
 
     params = inspect.signature(cls.__init__).parameters
@@ -192,6 +200,7 @@ __all__ = [
     "ClaudeCodeAgent",
     "ClaudeCodeParser",
     "CliAgent",
+    "CommandAgent",
     "CodexAgent",
     "CodexParser",
     "Endpoint",

@@ -21,8 +21,24 @@ from ..tasks import Task
 
 class InfraError(RuntimeError):
     """An infrastructure failure during an agent run (model API unreachable, rate limited
-    past retries, sandbox set-up failure). The trial is recorded as ``infra_error`` and
-    retried; it is never scored as the agent's failure."""
+    past retries, sandbox set-up failure). The trial is recorded as ``infra_error``; it is
+    never scored as the agent's failure.
+
+    Args:
+        message: what failed, with the server's own text when there is one.
+        permanent: the same request will fail the same way (a deterministic rejection: a
+            wrong base URL, a bad key, an unknown model, a request body the server
+            refuses); the trial is not retried within the invocation and the message says
+            what to change. False (default): transient, retried with backoff.
+        cause: a short cause (``not_found``, ``auth``, ``model``, ``validation``,
+            ``no_answer``, ``connection``, ``zero_tokens``, …), recorded in
+            ``details.infra_cause``.
+    """
+
+    def __init__(self, message: str, *, permanent: bool = False, cause: str | None = None):
+        super().__init__(message)
+        self.permanent = permanent
+        self.cause = cause
 
 
 class ModelSettings(BaseModel):
@@ -240,6 +256,13 @@ class Agent(ABC):
     def describe(self) -> dict[str, Any]:
         """Configuration facts recorded in ``lock.json`` (never secrets)."""
         return {}
+
+    def preflight_targets(self, model: str | None, endpoint: Endpoint | None) -> list[Any]:
+        """The model endpoints this agent will call with ``model``, as
+        :class:`jobbench.endpoint.PreflightTarget` items (``jobbench run`` makes one cheap
+        request to each distinct one before the first trial). Default: none (agents
+        without a model API)."""
+        return []
 
 
 __all__ = [

@@ -7,7 +7,8 @@ Tools (OpenAI function calling):
 * ``read_file(path)``: text of any file via :func:`jobbench.extract.extract` (xlsx, pdf,
   docx, … as the extractor supports);
 * ``write_file(path, content)``, ``list_files(path)``: confined to the workspace, symlinks
-  are never followed;
+  are never followed at any path component (each refusal is listed in the trial record's
+  ``details.refused_paths``);
 * ``search(query)`` / ``search(download=id)``: offline keyword search over the task's
   ``files_required_to_search/``; a downloaded file is copied into
   ``task_folder/search_downloads/``. The directory's location is never shown;
@@ -15,23 +16,35 @@ Tools (OpenAI function calling):
 
 Budgets: turns (model calls), total tokens, wall-clock time and dollars (when prices are
 known). Running out of any budget ends the run with ``agent_timeout`` and a message naming
-the budget; deliverables already written are still collected. API failures that are not the
-model's doing (connection errors, timeouts, 408/409/429/5xx after the client's retries,
-authentication, a 400 on the very first call, i.e. a configuration problem) raise
-:class:`InfraError`; a later 400 (e.g. the context window overflowed) is ``agent_error``.
+the budget; deliverables already written are still collected.
+
+Model calls are retried by the agent itself, never past the trial's deadline: transient
+failures (connection errors, 408/409/429, 5xx; :func:`jobbench.endpoint.classify_failure`)
+``client_retries`` times with backoff, then :class:`InfraError`; a deterministic rejection
+(401/403, 404, an unknown model, a 5xx naming a request-validation error, any 4xx on the
+first call) at once, as a permanent :class:`InfraError` saying what to change. An endpoint
+that does not answer before the deadline is ``infra_error`` "model endpoint did not
+answer". A later 400/422 (e.g. the context window overflowed) is ``agent_error``.
+
+Messages follow what strict servers validate (llama-cpp-python, vLLM; see
+:func:`jobbench.testing.strict_problems`): an assistant message never carries
+``"content": null`` (no content key beside tool calls, ``""`` without either), every tool
+call has an id and every tool message names it.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import stat
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
 from ..records import Usage
-from ..sandbox import Limits, SandboxError
+from ..sandbox import Limits, SandboxError, UnsafePath, safefs
 from ._base import Agent, AgentContext, AgentResult, InfraError
 from ._search import SearchIndex
 
@@ -184,29 +197,47 @@ class ToolError(Exception):
 class WorkspaceTools:
     """Host-side implementation of the file tools, confined to the workspace.
 
+    Every access walks from a descriptor of the workspace one component at a time with
+    ``O_NOFOLLOW`` (:mod:`jobbench.sandbox.safefs`), so a symbolic link the agent planted
+    anywhere on a path (a file, a directory, ``task_folder`` or ``search_downloads`` itself)
+    is refused, never followed, and nothing outside the workspace is read, created or
+    overwritten. Each refusal is appended to :attr:`refusals` (the trial record lists them
+    in ``details.refused_paths``).
+
     Args:
         workspace: host path of the workspace.
         inside: the workspace path the agent sees (``/workspace``).
         search: the search index (may be empty).
-        download_dir: host directory for downloaded search results.
+        download_dir: host directory for downloaded search results; must be under
+            ``workspace``.
+        scratch: harness-only host directory for the private copy ``read_file`` extracts
+            (default: the system temp directory).
     """
 
     max_read_bytes = 200 * 1024 * 1024
 
     def __init__(
-        self, workspace: Path, inside: str, search: SearchIndex, download_dir: Path
+        self,
+        workspace: Path,
+        inside: str,
+        search: SearchIndex,
+        download_dir: Path,
+        scratch: Path | None = None,
     ) -> None:
         self.workspace = Path(os.path.abspath(workspace))
         self.inside = inside.rstrip("/") or "/"
         self.search_index = search
-        self.download_dir = download_dir
+        self.download_rel = Path(os.path.abspath(download_dir)).relative_to(self.workspace)
+        self.download_dir = self.workspace / self.download_rel
+        self.scratch = scratch
+        self.refusals: list[dict[str, str]] = []
 
     def resolve(self, path: str) -> Path:
-        """Host path for an agent path; refuses anything outside the workspace or through a
-        symlink.
+        """Host path for an agent path (lexically; nothing is opened); refuses anything
+        outside the workspace. Symbolic links are refused when the path is opened.
 
         Raises:
-            ToolError: outside the workspace or through a symlink.
+            ToolError: outside the workspace.
         """
         path = (path or ".").strip()
         if path == self.inside or path.startswith(self.inside + "/"):
@@ -216,13 +247,17 @@ class WorkspaceTools:
         norm = os.path.normpath(path)
         if norm.startswith("..") or os.path.isabs(norm):
             raise ToolError(f"{path}: outside the workspace ({self.inside})")
-        host = self.workspace if norm == "." else self.workspace / norm
-        cur = self.workspace
-        for part in Path(norm).parts if norm != "." else ():
-            cur = cur / part
-            if cur.is_symlink():
-                raise ToolError(f"{path}: symbolic links are not followed")
-        return host
+        return self.workspace if norm == "." else self.workspace / norm
+
+    def _rel(self, path: str) -> str:
+        host = self.resolve(path)
+        rel = host.relative_to(self.workspace).as_posix()
+        return "" if rel == "." else rel
+
+    def _refuse(self, tool: str, path: str, exc: OSError) -> ToolError:
+        reason = str(exc) if isinstance(exc, UnsafePath) else (exc.strerror or str(exc))
+        self.refusals.append({"tool": tool, "path": path, "reason": reason})
+        return ToolError(f"{path}: refused: {reason}")
 
     def shown(self, host: Path) -> str:
         rel = host.relative_to(self.workspace).as_posix()
@@ -231,75 +266,97 @@ class WorkspaceTools:
     def read_file(self, path: str, max_chars: int = 50_000) -> str:
         from ..extract import extract
 
-        host = self.resolve(path)
+        rel = self._rel(path)
+        if not rel:
+            raise ToolError(f"{path}: not a regular file")
         try:
-            st = os.lstat(host)
+            fd = safefs.open_file(self.workspace, rel)
         except FileNotFoundError:
             raise ToolError(f"{path}: no such file") from None
-        if not stat.S_ISREG(st.st_mode):
-            raise ToolError(f"{path}: not a regular file")
-        if st.st_size > self.max_read_bytes:
-            raise ToolError(
-                f"{path}: {st.st_size} bytes is too large to read whole; inspect it with bash or "
-                "python"
-            )
-        ex = extract(
-            host,
-            rel=host.relative_to(self.workspace).as_posix(),
-            max_chars=max(1000, int(max_chars)),
-        )
+        except IsADirectoryError:
+            raise ToolError(f"{path}: not a regular file") from None
+        except UnsafePath as exc:
+            raise self._refuse("read_file", path, exc) from None
+        # the extractor reads a private copy of the verified bytes, never the agent's path
+        with tempfile.TemporaryDirectory(prefix="jb-read-", dir=self.scratch) as tmp:
+            with os.fdopen(fd, "rb") as src:
+                size = os.fstat(src.fileno()).st_size
+                if size > self.max_read_bytes:
+                    raise ToolError(
+                        f"{path}: {size} bytes is too large to read whole; inspect it with "
+                        "bash or python"
+                    )
+                copy = Path(tmp) / ("f" + Path(rel).suffix[:16])
+                with open(copy, "wb") as dst:
+                    shutil.copyfileobj(src, dst, 1 << 20)
+            ex = extract(copy, rel=rel, max_chars=max(1000, int(max_chars)))
         notes = "".join(f"\n[{d.level}: {d.message}]" for d in ex.diagnostics)
         more = f"\n[truncated to {max_chars} characters]" if ex.truncated else ""
         return ex.text + more + notes
 
     def write_file(self, path: str, content: str) -> str:
-        host = self.resolve(path)
-        if host == self.workspace:
+        rel = self._rel(path)
+        if not rel:
             raise ToolError("path names the workspace itself")
-        parent = host.parent
-        rel_parent = parent.relative_to(self.workspace)
-        cur = self.workspace
-        for part in rel_parent.parts:
-            cur = cur / part
-            if cur.is_symlink() or (cur.exists() and not cur.is_dir()):
-                raise ToolError(f"{path}: {self.shown(cur)} is not a directory")
-            cur.mkdir(exist_ok=True)
         data = content.encode("utf-8")
-        fd = os.open(host, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o644)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        return f"wrote {len(data)} bytes to {self.shown(host)}"
+        try:
+            safefs.write_bytes(self.workspace, rel, data, create_parents=True)
+        except IsADirectoryError:
+            raise ToolError(f"{path}: is a directory") from None
+        except UnsafePath as exc:
+            raise self._refuse("write_file", path, exc) from None
+        return f"wrote {len(data)} bytes to {self.shown(self.workspace / rel)}"
 
     def list_files(self, path: str = ".", max_entries: int = 500) -> str:
-        host = self.resolve(path)
-        if not host.is_dir():
-            raise ToolError(f"{path}: not a directory")
+        rel = self._rel(path)
         lines = []
-        for dirpath, dirnames, filenames in os.walk(host, followlinks=False):
-            dirnames.sort()
-            d = Path(dirpath)
-            for name in sorted(filenames) + [n for n in dirnames if (d / n).is_symlink()]:
-                p = d / name
-                st = os.lstat(p)
+        base = self.workspace / rel if rel else self.workspace
+        try:
+            entries = list(safefs.walk(self.workspace, rel))
+        except FileNotFoundError:
+            raise ToolError(f"{path}: not a directory") from None
+        except UnsafePath as exc:
+            if "not a directory" in str(exc) and "symbolic link" not in str(exc):
+                raise ToolError(f"{path}: not a directory") from None
+            raise self._refuse("list_files", path, exc) from None
+        children: set[str] = set()
+        for p, _st, _problem in entries:
+            if "/" in p:
+                children.add(p.rsplit("/", 1)[0])
+        for p, st, problem in entries:
+            shown = self.shown(base / p)
+            if st is None or problem:
+                lines.append(f"{shown}\t{problem}")
+            elif stat.S_ISDIR(st.st_mode):
+                if p not in children:
+                    lines.append(f"{shown}/\t(empty directory)")
+                continue
+            else:
                 kind = (
                     "symlink"
                     if stat.S_ISLNK(st.st_mode)
                     else ("" if stat.S_ISREG(st.st_mode) else "special")
                 )
-                lines.append(f"{self.shown(p)}\t{st.st_size}" + (f"\t{kind}" if kind else ""))
-                if len(lines) >= max_entries:
-                    lines.append(f"[listing stopped at {max_entries} entries]")
-                    return "\n".join(lines)
-            if not filenames and not dirnames:
-                lines.append(f"{self.shown(d)}/\t(empty directory)")
+                lines.append(f"{shown}\t{st.st_size}" + (f"\t{kind}" if kind else ""))
+            if len(lines) >= max_entries:
+                lines.append(f"[listing stopped at {max_entries} entries]")
+                break
         return "\n".join(lines) or "(no files)"
 
     def search(self, query: str | None = None, download: str | None = None) -> str:
         if download:
-            target = self.search_index.fetch(download, self.download_dir)
-            if target is None:
+            source = self.search_index.source(download)
+            if source is None:
                 raise ToolError(f"unknown result {download!r}; search first and use a result id")
-            return f"downloaded to {self.shown(target)}"
+            rel = (self.download_rel / source.name).as_posix()
+            try:
+                with open(source, "rb") as f:  # the dataset's own file (trusted)
+                    safefs.write_bytes(self.workspace, rel, f.read(), create_parents=True)
+            except IsADirectoryError:
+                raise ToolError(f"{self.shown(self.workspace / rel)}: is a directory") from None
+            except UnsafePath as exc:
+                raise self._refuse("search", self.shown(self.workspace / rel), exc) from None
+            return f"downloaded to {self.shown(self.workspace / rel)}"
         if not query:
             raise ToolError("give a query (or a result id to download)")
         hits = self.search_index.search(query)
@@ -345,17 +402,44 @@ class BuiltinAgent(Agent):
             "client_retries": self.client_retries,
         }
 
+    def preflight_targets(self, model, endpoint) -> list:
+        """Chat Completions with tools at the run's endpoint (else ``OPENAI_BASE_URL``, else
+        api.openai.com, as the ``openai`` client resolves it)."""
+        from ..endpoint import PreflightTarget
+
+        if not model:
+            return []
+        base = (endpoint.base_url if endpoint else None) or os.environ.get("OPENAI_BASE_URL")
+        key = (endpoint.api_key if endpoint else None) or os.environ.get("OPENAI_API_KEY")
+        return [
+            PreflightTarget(
+                "chat",
+                base or "https://api.openai.com/v1",
+                model,
+                api_key=key or "none",
+                who=f"builtin@{model}",
+            )
+        ]
+
     # -- one model call -----------------------------------------------------------------
-    def _call(self, client, ctx: AgentContext, messages: list[dict], timeout: float, first: bool):
+    def _call(self, client, ctx: AgentContext, messages: list[dict], deadline: float, first: bool):
+        """One model call with our own retries (the client's are off): transient failures
+        (:func:`jobbench.endpoint.classify_failure`) are retried ``client_retries`` times
+        with backoff (``retry-after`` honoured), every attempt and wait bounded by the
+        trial's ``deadline``; a permanent rejection is not retried.
+
+        Raises:
+            InfraError: the endpoint failed (``permanent`` for a deterministic rejection;
+                cause ``no_answer`` when it did not answer before the deadline).
+            _AgentStop: a later request rejected for the agent's own doing (the context
+                window overflowed): ``agent_error``.
+        """
         import openai
 
+        from ..endpoint import classify_failure
+
         s = ctx.settings
-        kwargs: dict[str, Any] = {
-            "model": ctx.model,
-            "messages": messages,
-            "tools": TOOLS,
-            "timeout": timeout,
-        }
+        kwargs: dict[str, Any] = {"model": ctx.model, "messages": messages, "tools": TOOLS}
         if s.temperature is not None:
             kwargs["temperature"] = s.temperature
         if s.reasoning_effort is not None:
@@ -364,33 +448,72 @@ class BuiltinAgent(Agent):
             kwargs["max_completion_tokens"] = s.max_output_tokens
         if s.extra:
             kwargs["extra_body"] = dict(s.extra)
-        try:
-            resp = client.chat.completions.create(**kwargs)
-        except openai.BadRequestError as exc:
-            if first:
+        where = f"model endpoint {_shown_url(client.base_url)}"
+        backoff = 1.0
+        attempt = 0
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
                 raise InfraError(
-                    f"endpoint rejected the first request (configuration?): {exc}"
-                ) from exc
-            raise _AgentStop("agent_error", f"model API rejected the request: {exc}") from exc
-        except (
-            openai.APIConnectionError,
-            openai.APITimeoutError,
-            openai.RateLimitError,
-            openai.InternalServerError,
-            openai.AuthenticationError,
-            openai.PermissionDeniedError,
-            openai.NotFoundError,
-            openai.ConflictError,
-            openai.UnprocessableEntityError,
-        ) as exc:
-            raise InfraError(f"model API error: {type(exc).__name__}: {exc}") from exc
-        except openai.APIStatusError as exc:
-            raise InfraError(f"model API error {exc.status_code}: {exc}") from exc
-        except (openai.APIResponseValidationError, ValueError) as exc:
-            raise InfraError(f"malformed model API response: {exc}") from exc
-        if not getattr(resp, "choices", None):
-            raise InfraError("model API returned no choices")
-        return resp
+                    f"model endpoint did not answer: no reply from {where} within the "
+                    f"trial's time limit of {ctx.limits.timeout:g} s",
+                    cause="no_answer",
+                )
+            timeout = min(self.request_timeout, remaining)
+            try:
+                resp = client.chat.completions.create(**kwargs, timeout=timeout)
+            except openai.APITimeoutError as exc:
+                if deadline - time.monotonic() <= 0.5:
+                    raise InfraError(
+                        f"model endpoint did not answer: {where} sent no reply within "
+                        f"{timeout:g} s (APITimeoutError), the rest of the trial's time "
+                        f"limit of {ctx.limits.timeout:g} s",
+                        cause="no_answer",
+                    ) from exc
+                err = InfraError(
+                    f"model endpoint did not answer: {where} sent no reply within "
+                    f"{timeout:g} s (APITimeoutError; request timeout {self.request_timeout:g} s)",
+                    cause="no_answer",
+                )
+            except openai.APIConnectionError as exc:
+                err = InfraError(
+                    f"model API error: APIConnectionError: {where}: {exc}", cause="connection"
+                )
+            except openai.APIStatusError as exc:
+                body = exc.response.content if exc.response is not None else str(exc)
+                failure = classify_failure(exc.status_code, body)
+                what = f"model API error: {type(exc).__name__}: {where}: {failure.describe()}"
+                if not failure.transient:
+                    if failure.kind == "context_length" and not first:
+                        raise _AgentStop(
+                            "agent_error", f"model API rejected the request: {what}"
+                        ) from exc
+                    if failure.kind == "validation" and exc.status_code < 500 and not first:
+                        raise _AgentStop(
+                            "agent_error", f"model API rejected the request: {what}"
+                        ) from exc
+                    prefix = (
+                        "endpoint rejected the first request (configuration?): " if first else ""
+                    )
+                    raise InfraError(prefix + what, permanent=True, cause=failure.kind) from exc
+                err = InfraError(what, cause=failure.kind)
+                retry_after = _retry_after(exc.response)
+                if retry_after is not None:
+                    backoff = retry_after
+            except (openai.APIResponseValidationError, ValueError) as exc:
+                raise InfraError(f"malformed model API response: {exc}", cause="malformed") from exc
+            else:
+                if not getattr(resp, "choices", None):
+                    raise InfraError("model API returned no choices", cause="malformed")
+                return resp
+            attempt += 1
+            if attempt > self.client_retries:
+                raise err
+            wait = min(backoff, max(deadline - time.monotonic() - 0.5, 0.0))
+            ctx.trajectory.emit("model_retry", attempt=attempt, error=str(err), wait=wait)
+            if wait > 0 and ctx.cancel.wait(wait):
+                raise InfraError("run interrupted")
+            backoff = min(max(backoff, 0.5) * 2, 30.0)
 
     def run(self, ctx: AgentContext) -> AgentResult:
         import openai
@@ -400,7 +523,9 @@ class BuiltinAgent(Agent):
         endpoint = ctx.endpoint
         base_url = endpoint.base_url if endpoint else None
         api_key = (endpoint.api_key if endpoint else None) or "none"
-        client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=self.client_retries)
+        # retries are ours (_call): bounded by the trial's deadline, never blind on a
+        # deterministic rejection
+        client = openai.OpenAI(base_url=base_url, api_key=api_key, max_retries=0)
         sandbox = ctx.make_sandbox(network=False, mounts=[])
         inside = sandbox.path_of(ctx.workspace.workspace)
         tools = WorkspaceTools(
@@ -408,6 +533,7 @@ class BuiltinAgent(Agent):
             inside,
             SearchIndex(ctx.task.search_dir, ctx.task.search_files),
             ctx.workspace.task_folder / "search_downloads",
+            scratch=ctx.workspace.private,
         )
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": SYSTEM_PROMPT},
@@ -430,21 +556,7 @@ class BuiltinAgent(Agent):
                 stop = self._budget_exceeded(ctx, turns, usage, deadline)
                 if stop:
                     raise _AgentStop("agent_timeout", stop)
-                remaining = deadline - time.monotonic()
-                try:
-                    resp = self._call(
-                        client,
-                        ctx,
-                        messages,
-                        min(self.request_timeout, max(remaining, 1.0)),
-                        turns == 0,
-                    )
-                except InfraError:
-                    if time.monotonic() >= deadline:
-                        raise _AgentStop(
-                            "agent_timeout", f"time limit of {lim.timeout:g} s reached"
-                        ) from None
-                    raise
+                resp = self._call(client, ctx, messages, deadline, turns == 0)
                 turns += 1
                 u = resp.usage
                 if u is not None:
@@ -466,7 +578,17 @@ class BuiltinAgent(Agent):
                 choice = resp.choices[0]
                 msg = choice.message
                 tool_calls = list(msg.tool_calls or [])
-                assistant: dict[str, Any] = {"role": "assistant", "content": msg.content}
+                for i, tc in enumerate(tool_calls):
+                    if not tc.id:  # some local servers send none; tool messages need one
+                        tc.id = f"call_{turns}_{i}"
+                # strict servers (llama-cpp-python) refuse "content": null: an assistant
+                # message with tool calls and no text carries no content key, one without
+                # either carries an empty string
+                assistant: dict[str, Any] = {"role": "assistant"}
+                if isinstance(msg.content, str) and msg.content:
+                    assistant["content"] = msg.content
+                elif not tool_calls:
+                    assistant["content"] = ""
                 if tool_calls:
                     assistant["tool_calls"] = [
                         {
@@ -517,6 +639,8 @@ class BuiltinAgent(Agent):
             result.details["stop_reason"] = stop.status
             ctx.trajectory.emit("stop", status=stop.status, reason=stop.message)
         result.turns = turns
+        if tools.refusals:  # host-side accesses refused (symbolic links, special files)
+            result.details["refused_paths"] = list(tools.refusals)
         if ctx.pricing is None:
             usage.cost_usd = None
         result.usage = usage
@@ -638,6 +762,28 @@ class BuiltinAgent(Agent):
         if res.stderr:
             parts.append("stderr:\n" + res.stderr)
         return "\n".join(parts)
+
+
+def _shown_url(url: Any) -> str:
+    """The endpoint URL without user-info or a trailing slash (for messages)."""
+    from ..endpoint import public_url
+
+    return public_url(str(url)).rstrip("/")
+
+
+def _retry_after(response: Any) -> float | None:
+    """Seconds of a ``retry-after`` / ``retry-after-ms`` header (at most 60), or None."""
+    if response is None:
+        return None
+    headers = response.headers
+    try:
+        if headers.get("retry-after-ms"):
+            return min(float(headers["retry-after-ms"]) / 1000.0, 60.0)
+        if headers.get("retry-after"):
+            return min(float(headers["retry-after"]), 60.0)
+    except ValueError:
+        return None
+    return None
 
 
 class _AgentStop(Exception):

@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from ..records import Usage
-from ..sandbox import Limits, Mount, Sandbox, SandboxError
+from ..sandbox import Limits, Mount, Sandbox, SandboxError, safefs
 from ._base import Agent, AgentContext, AgentResult, InfraError
 from ._protocol import (
     OPENCODE_CHUNK_TIMEOUT_MS,
@@ -446,8 +446,10 @@ class CliAgent(Agent):
             ``$JOBBENCH_CLI_PREFIX/node_modules/.bin/``, else ``default_executable`` on PATH).
         mounts: extra host paths to bind read-only (at the same path) inside the sandbox.
         env: extra environment variable names to pass through from the harness.
-        home_seed: a directory copied into the trial's fresh HOME before the run (e.g. a
-            config directory); never written back.
+        home_seed: a directory copied into the trial's HOME before each attempt (e.g. a
+            config directory; its directories and regular files, symbolic links skipped);
+            whatever an earlier attempt left in the way is replaced, never followed; never
+            written back.
         api_base: a model endpoint to use instead of the CLI's default provider (codex and
             opencode: an OpenAI-compatible base URL such as ``http://host:8000/v1``;
             claude-code: an Anthropic Messages API base URL, set as ``ANTHROPIC_BASE_URL``).
@@ -507,6 +509,18 @@ class CliAgent(Agent):
             d["api_base"] = urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
         return d
 
+    def preflight_targets(self, model, endpoint) -> list:
+        """With ``api_base``: Chat Completions with tools there (OpenCode's
+        ``@ai-sdk/openai-compatible`` provider, OpenClaw's ``openai-completions``); without
+        one the CLI's own provider is not probed (its credentials may live in a seeded
+        HOME)."""
+        from ..endpoint import PreflightTarget
+
+        if not model or not self.api_base:
+            return []
+        key = self._endpoint_key("OPENAI_API_KEY")
+        return [PreflightTarget("chat", self.api_base, str(model), api_key=key, who=self.name)]
+
     def _endpoint_key(self, *fallbacks: str) -> str:
         """The key for :attr:`api_base` (``JOBBENCH_API_KEY``, else the first of
         ``fallbacks`` set in the harness environment, else a placeholder for keyless local
@@ -538,7 +552,8 @@ class CliAgent(Agent):
         real, mounts, path_dirs = install_mounts(Path(self.executable), self.name)
         mounts += [Mount(Path(os.path.abspath(p)), os.path.abspath(p)) for p in self.extra_mounts]
         if self.home_seed is not None:
-            shutil.copytree(self.home_seed, ctx.workspace.home, dirs_exist_ok=True, symlinks=True)
+            # HOME may hold what an earlier attempt planted: nothing in it is followed
+            safefs.copy_tree_into(Path(self.home_seed), ctx.workspace.home)
         env = self.build_env(ctx)
         self.version(ctx.make_sandbox(mounts=mounts, path_prepend=path_dirs), str(real))
         sandbox = ctx.make_sandbox(network=True, mounts=mounts, env=env, path_prepend=path_dirs)
@@ -708,6 +723,27 @@ class ClaudeCodeAgent(CliAgent):
     def ignored_settings(self, ctx: AgentContext) -> list[str]:
         return ["temperature"] if ctx.settings.temperature is not None else []
 
+    def preflight_targets(self, model, endpoint) -> list:
+        """The Anthropic Messages API at ``api_base`` (else ``ANTHROPIC_BASE_URL``, else
+        api.anthropic.com when ``ANTHROPIC_API_KEY`` is set)."""
+        from ..endpoint import PreflightTarget
+
+        base = self.api_base or os.environ.get("ANTHROPIC_BASE_URL")
+        key = os.environ.get("ANTHROPIC_API_KEY")
+        if not model or not (base or key):
+            return []
+        if self.api_base and not key:
+            key = self._endpoint_key()
+        return [
+            PreflightTarget(
+                "messages",
+                (base or "https://api.anthropic.com").rstrip("/"),
+                str(model),
+                api_key=key,
+                who=self.name,
+            )
+        ]
+
 
 class CodexAgent(CliAgent):
     """Codex CLI: ``codex exec --json --model M --skip-git-repo-check
@@ -781,6 +817,26 @@ class CodexAgent(CliAgent):
         if self.endpoint:
             env["JOBBENCH_API_KEY"] = self._endpoint_key("CODEX_API_KEY", "OPENAI_API_KEY")
         return env
+
+    def preflight_targets(self, model, endpoint) -> list:
+        """The Responses API at the custom endpoint (``api_base`` / ``OPENAI_BASE_URL``),
+        else at api.openai.com when ``CODEX_API_KEY`` or ``OPENAI_API_KEY`` is set."""
+        from ..endpoint import PreflightTarget
+
+        key = os.environ.get("CODEX_API_KEY") or os.environ.get("OPENAI_API_KEY")
+        if not model or not (self.endpoint or key):
+            return []
+        if self.endpoint:
+            key = self._endpoint_key("CODEX_API_KEY", "OPENAI_API_KEY")
+        return [
+            PreflightTarget(
+                "responses",
+                self.endpoint or "https://api.openai.com/v1",
+                str(model),
+                api_key=key,
+                who=self.name,
+            )
+        ]
 
     def ignored_settings(self, ctx: AgentContext) -> list[str]:
         # Codex 0.171 has no per-response output cap: `-c model_max_output_tokens=N` was

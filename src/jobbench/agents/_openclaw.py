@@ -49,7 +49,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 from ..records import Usage
-from ..sandbox import Limits, Mount, SandboxError
+from ..sandbox import Limits, Mount, SandboxError, safefs
 from ._base import AgentContext, AgentResult, InfraError
 from ._cli_agents import CliAgent, EventParser, install_mounts, missing_executable_hint, npm_package
 
@@ -573,10 +573,13 @@ class OpenClawAgent(CliAgent):
         version = meta.get("version")
         config = self.build_config(ctx)
         if self.home_seed is not None:
-            shutil.copytree(self.home_seed, ctx.workspace.home, dirs_exist_ok=True, symlinks=True)
-        state = ctx.workspace.home / ".openclaw"
-        state.mkdir(parents=True, exist_ok=True)
-        (state / "openclaw.json").write_text(json.dumps(config, indent=2) + "\n", encoding="utf-8")
+            # HOME may hold what an earlier attempt planted: nothing in it is followed
+            safefs.copy_tree_into(Path(self.home_seed), ctx.workspace.home)
+        safefs.put_file(
+            ctx.workspace.home,
+            ".openclaw/openclaw.json",
+            (json.dumps(config, indent=2) + "\n").encode("utf-8"),
+        )
         _, mounts, _ = install_mounts(entry)
         node_home = (
             Path(node).parent.parent if Path(node).parent.name == "bin" else Path(node).parent

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 import re
-import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -110,16 +109,14 @@ class SearchIndex:
             return self.names[int(m.group(1)) - 1]
         return ref if ref in self.names else None
 
-    def fetch(self, ref: str, dest_dir: Path) -> Path | None:
-        """Copy the file named by ``ref`` into ``dest_dir`` (flattened name); None if
-        unknown."""
+    def source(self, ref: str) -> Path | None:
+        """The dataset file named by ``ref`` (a result id or file name); None if unknown.
+        Copying it into a workspace is the caller's job (the builtin agent writes it with
+        :func:`jobbench.sandbox.safefs.write_bytes`, never following a symbolic link)."""
         name = self.resolve(ref)
         if name is None or self.root is None:
             return None
-        dest_dir.mkdir(parents=True, exist_ok=True)
-        target = dest_dir / Path(name).name
-        shutil.copyfile(self.root / name, target)
-        return target
+        return self.root / name
 
     @staticmethod
     def _snippet(text: str, q: list[str], width: int) -> str:

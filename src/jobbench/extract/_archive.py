@@ -95,7 +95,7 @@ def extract_zip(
             ctx.warn(
                 f"only the first {len(chosen)} of {len(candidates)} archive members were extracted"
             )
-        blocks: list[tuple[str, str]] = []
+        blocks: list[tuple[str, str, str]] = []
         with tempfile.TemporaryDirectory(prefix="jobbench-zip-") as tmp:
             for k, info in enumerate(chosen):
                 ctx.check_deadline()
@@ -103,9 +103,9 @@ def extract_zip(
                 suffix = Path(member).suffix.lower()
                 suffix = suffix if suffix.replace(".", "").isalnum() and len(suffix) <= 10 else ""
                 path = Path(tmp) / f"m{k}{suffix}"
-                with zf.open(info) as src, open(path, "wb") as out:
+                with zf.open(info) as src, open(path, "wb") as dst:
                     while chunk := src.read(1 << 20):
-                        out.write(chunk)
+                        dst.write(chunk)
                 child = ctx.child(f"{ctx.rel}!{member}")
                 kind, text = dispatch(Source(path, name=member), child)
                 for img in child.images:

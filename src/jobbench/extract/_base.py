@@ -275,7 +275,7 @@ def normalise_image(data: bytes, limits: ExtractLimits) -> tuple[bytes, str]:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("error", Image.DecompressionBombWarning)
-            im = Image.open(io.BytesIO(data))
+            im: Image.Image = Image.open(io.BytesIO(data))
             fmt = im.format or ""
             w, h = im.size
             if w * h > limits.max_image_pixels:
@@ -326,6 +326,7 @@ def decode_text(data: bytes, ctx: Context | None = None, *, what: str = "text") 
         (b"\xff\xfe", "utf-16-le"),
         (b"\xfe\xff", "utf-16-be"),
     )
+    enc: str | None
     for bom, enc in boms:
         if data.startswith(bom):
             return data[len(bom) :].decode(enc.replace("-sig", ""), errors="replace"), enc
@@ -402,13 +403,13 @@ def markdown_table(rows: Iterable[Iterable[object]]) -> str:
 
     Rows are padded to the widest row; an empty input gives ``''``.
     """
-    rows = [[md_cell(c) for c in r] for r in rows]
-    if not rows:
+    cells = [[md_cell(c) for c in r] for r in rows]
+    if not cells:
         return ""
-    width = max(len(r) for r in rows) or 1
-    rows = [r + [""] * (width - len(r)) for r in rows]
-    lines = ["| " + " | ".join(rows[0]) + " |", "|" + "---|" * width]
-    lines += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+    width = max(len(r) for r in cells) or 1
+    cells = [r + [""] * (width - len(r)) for r in cells]
+    lines = ["| " + " | ".join(cells[0]) + " |", "|" + "---|" * width]
+    lines += ["| " + " | ".join(r) + " |" for r in cells[1:]]
     return "\n".join(lines)
 
 

@@ -55,7 +55,7 @@ def register(app: typer.Typer) -> None:
         from pydantic import ValidationError
 
         from . import FolderExtraction, escape_file_headers, extract, extract_dir, file_header
-        from ._limits import default_limits
+        from ._limits import Isolation, default_limits
 
         try:
             limits = default_limits(
@@ -71,7 +71,7 @@ def register(app: typer.Typer) -> None:
             )
             raise typer.Exit(2) from exc
         cache = False if no_cache else (cache_dir if cache_dir is not None else None)
-        isolation = "none" if in_process else None
+        isolation: Isolation | None = "none" if in_process else None
         try:
             if path.is_dir() and not path.is_symlink():
                 result = extract_dir(

@@ -12,6 +12,7 @@ import re
 import stat
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeAlias
 
 from ._base import Refused, Source, describe_mode, safe_display, sha256_of
 from ._budget import truncation_marker
@@ -23,7 +24,7 @@ WORKER_GRACE = 10.0
 """Seconds the parent waits beyond ``limits.timeout`` before killing a worker (the worker
 stops itself at the deadline and reports; the kill is for parsers stuck in C code)."""
 
-CacheArg = "bool | str | os.PathLike | ExtractCache | None"
+CacheArg: TypeAlias = "bool | str | os.PathLike | ExtractCache | None"
 
 
 def _limits(limits: ExtractLimits | None, engine: XlsxEngine | None, **overrides) -> ExtractLimits:
@@ -80,7 +81,7 @@ def _extract_verified(
         return _refused(rel, str(exc))
     except OSError as exc:
         return _infra_error(rel, f"cannot open: {exc.strerror or exc}", "", 0)
-    key = cache.key("extract", digest, rel, limits) if cache is not None else None
+    key = cache.key("extract", digest, rel, limits) if cache is not None else ""
     if cache is not None:
         hit = cache.get_extraction(key)
         if hit is not None:
@@ -207,7 +208,7 @@ def scan_folder(folder: Path) -> tuple[list[Entry], list[str]]:
     once, as ``"dir/: reason"``, and not descended), sorted."""
     from ..deliverable_policy import excluded, excluded_dir
 
-    out = []
+    out: list[tuple[str, Path, os.stat_result | None, str | None]] = []
     ignored: list[str] = []
     stack = [(folder, "")]
     while stack:
@@ -506,7 +507,7 @@ def workbook_values(
     except Refused as exc:
         raise ValueError(f"{path}: {exc}") from exc
     store = resolve_cache(cache)
-    key = store.key("workbook", digest, "", lim) if store is not None else None
+    key = store.key("workbook", digest, "", lim) if store is not None else ""
     if store is not None:
         hit = store.get_workbook(key)
         if hit is not None:

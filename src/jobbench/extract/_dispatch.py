@@ -190,7 +190,7 @@ def extract_source(source: Source, ctx: Context) -> tuple[str, str]:
             f"unreadable: named {label} but the content is not an image ({what}); not shown"
         )
     if ext_kind in BINARY_KINDS:
-        names = {
+        kinds = {
             "xlsx": "xlsx workbook (zip container)",
             "docx": "docx document (zip container)",
             "pptx": "pptx presentation (zip container)",
@@ -202,7 +202,7 @@ def extract_source(source: Source, ctx: Context) -> tuple[str, str]:
         }
         ctx.kind = ext_kind
         msg = (
-            f"corrupt or mislabelled file: named {label} but its content is not a {names[ext_kind]}"
+            f"corrupt or mislabelled file: named {label} but its content is not a {kinds[ext_kind]}"
         )
         if not looks_binary(head):
             ctx.error(msg + "; shown as text")

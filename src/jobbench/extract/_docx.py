@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import posixpath
 from dataclasses import dataclass
+from typing import Any
 
 from lxml import etree
 
@@ -57,8 +58,8 @@ class RunLook:
 
     def over(self, base: RunLook) -> RunLook:
         """These properties, falling back to ``base`` where unset."""
-        mine = (self.vanish, self.color, self.size, self.shaded)
-        theirs = (base.vanish, base.color, base.size, base.shaded)
+        mine: tuple[Any, ...] = (self.vanish, self.color, self.size, self.shaded)
+        theirs: tuple[Any, ...] = (base.vanish, base.color, base.size, base.shaded)
         return RunLook(*(a if a is not None else b for a, b in zip(mine, theirs)))
 
 

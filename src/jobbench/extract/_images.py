@@ -16,6 +16,7 @@ from __future__ import annotations
 import io
 import re
 from pathlib import PurePosixPath
+from typing import Any
 
 from ._base import Context, ExtractionError, Source, decode_text
 from ._notes import note as _note
@@ -147,7 +148,7 @@ def render_svg(data: bytes, ctx: Context) -> bytes:
     if removed:
         ctx.warn(f"SVG: {removed} external reference(s) (href to a file or URL) not loaded")
     side = ctx.limits.max_image_side
-    kw: dict[str, int] = {}
+    kw: dict[str, Any] = {}
     if size is None or max(size) > side:
         w, h = size or (side, side)
         if w >= h:

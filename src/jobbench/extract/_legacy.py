@@ -49,7 +49,7 @@ def extract_legacy(
         src = source.copy_to(Path(tmp) / "in" / f"document{source.suffix}")
         timeout = ctx.limits.soffice_timeout
         if ctx.remaining() is not None:
-            timeout = max(1.0, min(timeout, ctx.remaining() - 5.0))
+            timeout = max(1.0, min(timeout, (ctx.remaining() or 0.0) - 5.0))
         out = _soffice.convert(
             src, target, Path(tmp) / "out", timeout=timeout, limit_resources=ctx.limit_resources
         )

@@ -125,7 +125,7 @@ def extract_pdf(source: Source, ctx: Context) -> str:
         has_title = isinstance(meta_title, str) and meta_title.strip()
         out = [
             note(f"PDF with {n} page(s)")
-            + (note('; title "') + meta_title + note('"') if has_title else "")
+            + (note('; title "') + str(meta_title) + note('"') if has_title else "")
         ]
         empty_pages = []
         rendered = 0

@@ -69,6 +69,7 @@ class Worker:
         return self.proc.poll() is None
 
     def _read_exact(self, n: int, deadline: float) -> bytes:
+        assert self.proc.stdout is not None  # opened with stdout=PIPE
         fd = self.proc.stdout.fileno()
         buf = bytearray()
         while len(buf) < n:
@@ -92,6 +93,7 @@ class Worker:
         """
         data = json.dumps(request, ensure_ascii=True).encode("ascii")
         deadline = time.monotonic() + timeout
+        assert self.proc.stdin is not None  # opened with stdin=PIPE
         try:
             self.proc.stdin.write(HEADER.pack(len(data)) + data)
             self.proc.stdin.flush()
@@ -130,6 +132,8 @@ class Worker:
         except subprocess.TimeoutExpired:
             pass
         for stream in (self.proc.stdin, self.proc.stdout):
+            if stream is None:
+                continue
             try:
                 stream.close()
             except OSError:
@@ -138,6 +142,7 @@ class Worker:
 
     def close(self) -> None:
         """Ask the worker to exit (stdin EOF), killing it if it lingers."""
+        assert self.proc.stdin is not None  # opened with stdin=PIPE
         try:
             self.proc.stdin.close()
             self.proc.wait(timeout=2)

@@ -118,7 +118,7 @@ def _via_libreoffice(source: Source, ctx: Context, book, formulas: dict) -> str:
 
     for index in range(book.nsheets):
         sh = book.sheet_by_index(index)
-        got = {}
+        got: dict[str, tuple[CellValue, bool]] = {}
         for (r, c), has in formulas.get(index, {}).items():
             if has and r < sh.nrows and c < sh.ncols:
                 value, err, _text = _value(book, sh.cell(r, c))

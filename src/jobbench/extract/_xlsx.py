@@ -119,7 +119,7 @@ class Workbook:
         return WorkbookValues(
             path=path,
             sha256=sha256,
-            engine=self.engine,  # type: ignore[arg-type]
+            engine=self.engine,
             sheets=[s.name for s in self.sheets],
             values={s.name: dict(s.values) for s in self.sheets},
             formulas={s.name: dict(s.formulas) for s in self.sheets if s.formulas},
@@ -390,7 +390,7 @@ def _recalc_libreoffice(
         )
         timeout = limits.soffice_timeout
         if ctx is not None and ctx.remaining() is not None:
-            timeout = max(1.0, min(timeout, ctx.remaining() - 5.0))
+            timeout = max(1.0, min(timeout, (ctx.remaining() or 0.0) - 5.0))
         out = _soffice.convert(
             src, "xlsx", tmpdir / "out", timeout=timeout, limit_resources=limit_resources
         )
@@ -549,6 +549,7 @@ def propagate_untrusted(
     while queue:
         sheet, coord = queue.pop()
         m = _CELL_ONLY.match(coord)
+        assert m is not None  # queued coordinates are single cells
         row, col = int(m.group(2)), col_index(m.group(1))
         origin = reasons[(sheet, coord)]
         because = origin if origin.startswith("depends on") else f"depends on {sheet}!{coord}"
@@ -618,7 +619,7 @@ def read_workbook(
     engine = _resolve_engine(requested, soffice_present)
     recalculated = None
     engine_note = ""
-    failures = []
+    failures: list[tuple[str | None, str]] = []
     if n_formulas == 0:
         engine, engine_note = "cached", "no formulas"
     elif converted_from is not None:
@@ -1097,6 +1098,7 @@ def render_workbook(wb: Workbook, ctx: Context, budget: int) -> str:
     # sheets that certainly exceed the whole budget are rendered lazily (head and tail rows
     # only); the others are rendered in full to learn their length
     texts: list[str | None] = []
+    text: str | None
     lengths = []
     for sd in wb.sheets:
         lower = _min_length(sd)

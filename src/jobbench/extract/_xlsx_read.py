@@ -49,7 +49,7 @@ def _find(el, local: str):
     return None
 
 
-def _rels(zf: zipfile.ZipFile, part: str) -> dict[str, tuple[str, str]]:
+def _rels(zf: zipfile.ZipFile, part: str) -> dict[str | None, tuple[str, str]]:
     """``{rId: (type, target part)}`` of ``part``'s relationships."""
     folder, base = posixpath.split(part)
     rels_name = posixpath.join(folder, "_rels", base + ".rels")
@@ -139,7 +139,7 @@ def read_package(zf: zipfile.ZipFile) -> Package:
         if _local(sh.tag) != "sheet":
             continue
         rid = next((v for k, v in sh.attrib.items() if _local(k) == "id"), None)
-        typ, part = rels.get(rid, ("", None))
+        typ, part = rels.get(rid) or ("", None)
         sheets.append(
             SheetInfo(
                 name=sh.get("name") or "?",

@@ -436,14 +436,14 @@ def audit_task(task: Task, config: AuditConfig | None = None) -> list[Finding]:
     for rel in workspace:
         if rel == INSTRUCTIONS:
             continue
-        p = PurePosixPath(rel)
-        names = {rel.lower(), p.name.lower()}
-        stem = p.stem.lower()
-        hit = any(n in low for n in names)
+        pure = PurePosixPath(rel)
+        names = {rel.lower(), pure.name.lower()}
+        stem = pure.stem.lower()
+        hit = any(name in low for name in names)
         if not hit and len(stem) >= 4:
             hit = re.search(rf"(?<![\w]){re.escape(stem)}(?![\w])", low) is not None
         if not hit:
-            for parent in p.parents:
+            for parent in pure.parents:
                 if str(parent) in ("", "."):
                     continue
                 pn = parent.as_posix().lower()
@@ -549,10 +549,10 @@ def audit_task(task: Task, config: AuditConfig | None = None) -> list[Finding]:
             texts[rel] = ex.text
 
     # --- A5: rubric text in workspace files ---------------------------------------------
-    n = cfg.rubric_ngram
-    file_grams = {rel: ngrams(words(t), n) for rel, t in texts.items() if rel != INSTRUCTIONS}
+    gram_n = cfg.rubric_ngram
+    file_grams = {rel: ngrams(words(t), gram_n) for rel, t in texts.items() if rel != INSTRUCTIONS}
     for t, where in rubric_texts:
-        grams = ngrams(words(t), n)
+        grams = ngrams(words(t), gram_n)
         if len(grams) < 3:
             continue
         for rel, fg in file_grams.items():

@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from .. import __version__
 from .._io import atomic_write_json, atomic_write_text
-from .._markdown import md_text
+from .._markdown import md_code, md_text
 from ._findings import RULES, GateResult
 from ._oracle import Consistency
 from ._solve import SolveTrial
@@ -132,7 +132,8 @@ def render_markdown(report: GateReport, *, max_findings: int = 200) -> str:
     lines = [
         "# JobBench gate report",
         "",
-        f"Dataset `{report.dataset}` · {len(report.tasks)} task(s) · gates: {', '.join(gates)}"
+        f"Dataset {md_code(report.dataset)} · {len(report.tasks)} task(s)"
+        f" · gates: {', '.join(gates)}"
         + (" · strict" if report.strict else "")
         + f" · jobbench {report.harness_version} · {report.created_at}",
         "",
@@ -147,7 +148,7 @@ def render_markdown(report: GateReport, *, max_findings: int = 200) -> str:
     lines += ["| task | " + " | ".join(gates) + " |", "|---|" + "---|" * len(gates)]
     for t in report.tasks:
         row = [_MARK[t.gates[g].status] if g in t.gates else "" for g in gates]
-        lines.append(f"| {t.task_id} | " + " | ".join(row) + " |")
+        lines.append(f"| {_cell(t.task_id)} | " + " | ".join(row) + " |")
     lines.append("")
     if report.solve is not None:
         s = report.solve
@@ -156,7 +157,7 @@ def render_markdown(report: GateReport, *, max_findings: int = 200) -> str:
             lines.append(
                 f"Dataset reachability {s.reachability:.1%} (Σ reached / Σ criteria; mean of tasks "
                 f"{s.mean_task_reachability:.1%}) over runs {', '.join(s.runs)}, judge "
-                f"`{s.judge_key}`; "
+                f"{md_code(s.judge_key)}; "
                 f"{len(s.flagged)} task(s) under {s.threshold:.0%}."
             )
         else:
@@ -166,10 +167,11 @@ def render_markdown(report: GateReport, *, max_findings: int = 200) -> str:
             "| task | reached | criteria | reachability | trials |",
             "|---|---|---|---|---|",
         ]
-        for t in s.tasks:
+        for tr in s.tasks:
             lines.append(
-                f"| {t.task_id} | {t.reached} | {t.criteria} | {t.reachability:.1%}"
-                f"{' **<' + format(s.threshold, '.0%') + '**' if t.flagged else ''} | {t.trials} |"
+                f"| {tr.task_id} | {tr.reached} | {tr.criteria} | {tr.reachability:.1%}"
+                f"{' **<' + format(s.threshold, '.0%') + '**' if tr.flagged else ''}"
+                f" | {tr.trials} |"
             )
         if s.unattempted:
             lines += ["", f"Not attempted: {', '.join(s.unattempted)}."]
@@ -191,22 +193,22 @@ def render_markdown(report: GateReport, *, max_findings: int = 200) -> str:
             common[g] = reasons.pop()
     if common:
         lines += ["## Gates that could not run", ""]
-        lines += [f"- `{g}`: {_cell(reason)}" for g, reason in common.items()]
+        lines += [f"- {md_code(g)}: {_cell(reason)}" for g, reason in common.items()]
         lines.append("")
     lines += ["## Findings", ""]
     shown = 0
     for t in report.tasks:
         found = [f for g in gates if g in t.gates for f in t.gates[g].findings]
-        reasons = [
+        errored = [
             (g, t.gates[g])
             for g in gates
             if g in t.gates and t.gates[g].status == "error" and g not in common
         ]
-        if not found and not reasons:
+        if not found and not errored:
             continue
         lines += [f"### {t.task_id} ({t.status})", ""]
-        for g, res in reasons:
-            lines.append(f"- `{g}` could not run: {res.reason}")
+        for g, res in errored:
+            lines.append(f"- {md_code(g)} could not run: {_cell(res.reason)}")
         for f in sorted(found, key=lambda f: {"error": 0, "warning": 1, "info": 2}[f.severity]):
             if shown >= max_findings:
                 break
@@ -215,7 +217,7 @@ def render_markdown(report: GateReport, *, max_findings: int = 200) -> str:
             loc = f.file or ""
             if f.where and not loc.endswith(f.where):
                 loc = f"{loc}: {f.where}" if loc else f.where
-            lines.append(f"- **{f.rule}**{name} ({f.severity}) `{_cell(loc)}`: {_cell(f.message)}")
+            lines.append(f"- **{f.rule}**{name} ({f.severity}) {md_code(loc)}: {_cell(f.message)}")
             if f.hint and f.severity != "info":
                 lines.append(f"  - fix: {_cell(f.hint)}")
             shown += 1

@@ -516,14 +516,18 @@ def apply_review(
                         f"{loc}: pruning rubrics[{r}] breaks the requires chain of kept "
                         f"rubrics[{other.index}] ({other.question[:60]!r}); prune or edit both"
                     )
-        for r in t.rubrics:
-            if r.index in pruned_rubrics:
+        for rub in t.rubrics:
+            if rub.index in pruned_rubrics:
                 continue
-            left = [c for c in r.criteria if cdec.get((r.index, c.index), ("keep",))[0] != "prune"]
+            left = [
+                c
+                for c in rub.criteria
+                if cdec.get((rub.index, c.index), ("keep", "", ""))[0] != "prune"
+            ]
             if not left:
                 problems.append(
-                    f"{loc}: the decisions prune every criterion of rubrics[{r.index}] "
-                    f"({r.question[:60]!r}); a rubric cannot be empty (prune the rubric on the "
+                    f"{loc}: the decisions prune every criterion of rubrics[{rub.index}] "
+                    f"({rub.question[:60]!r}); a rubric cannot be empty (prune the rubric on the "
                     f"{RUBRICS_SHEET!r} sheet instead)"
                 )
         if len(pruned_rubrics) == len(t.rubrics):

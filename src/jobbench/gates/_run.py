@@ -231,15 +231,17 @@ def run_gates(
         else:
             client = openai_client
             for t in tasks:
-                res = llm_review_task(t, opts.llm, client=client)
+                review = llm_review_task(t, opts.llm, client=client)
                 gr = GateResult.from_findings(
                     "llm",
-                    res.findings,
+                    review.findings,
                     strict=opts.strict,
-                    metrics={"reviewed": res.reviewed, "usage": res.usage.model_dump()},
+                    metrics={"reviewed": review.reviewed, "usage": review.usage.model_dump()},
                 )
-                if res.errors:
-                    gr = gr.model_copy(update={"status": "error", "reason": "; ".join(res.errors)})
+                if review.errors:
+                    gr = gr.model_copy(
+                        update={"status": "error", "reason": "; ".join(review.errors)}
+                    )
                 by_id[t.id].gates["llm"] = gr
 
     if "solve" in gates:
@@ -271,9 +273,9 @@ def run_gates(
                         "agents under study with --runs (--include-oracle counts the oracle)"
                     )
                 files = {t.id: display_path(t.root / RUBRICS) for t in tasks}
-                results = solve_gate_results(st, files=files)
+                by_task = solve_gate_results(st, files=files)
                 for t in tasks:
-                    res = results.get(t.id) or GateResult.skipped(
+                    res = by_task.get(t.id) or GateResult.skipped(
                         "solve", "no counted graded trial of this task"
                     )
                     by_id[t.id].gates["solve"] = _restrict(res, opts.strict)
@@ -300,9 +302,9 @@ def run_gates(
                 by_id[t.id].gates["consistency"] = GateResult.errored("consistency", reason)
         else:
             report.consistency = cons
-            results = consistency_gate_results(cons, files=files)
+            by_task = consistency_gate_results(cons, files=files)
             for t in tasks:
-                res = results.get(t.id) or GateResult.skipped(
+                res = by_task.get(t.id) or GateResult.skipped(
                     "consistency", "no trial of this task in the run"
                 )
                 by_id[t.id].gates["consistency"] = _restrict(res, opts.strict)

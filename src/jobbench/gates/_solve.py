@@ -175,11 +175,11 @@ def solve_trial(
             continue
         task = tasks.get(tid)
         if task is not None:
-            shape = [len(r.criteria) for r in task.rubrics]
+            want = [len(r.criteria) for r in task.rubrics]
             got = [len(r.criteria) for r in g.grade.rubrics]
-            if shape != got:
+            if want != got:
                 skipped.append(
-                    f"{g.grade.trial_id}: graded {got} criteria per rubric, task has {shape}"
+                    f"{g.grade.trial_id}: graded {got} criteria per rubric, task has {want}"
                 )
                 continue
             if check_digests:

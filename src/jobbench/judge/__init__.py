@@ -17,7 +17,9 @@ Public API:
     :func:`detect_injection`,
     :func:`needs_vision`, :data:`PROMPT_VERSION`, :func:`usage_summary` /
     :func:`cached_usage` (judge usage, live and originally paid for cached verdicts),
-    :func:`explain_invalid_tasks` (a run's dataset, warning about tasks invalid now).
+    :func:`explain_invalid_tasks` (a run's dataset, warning about tasks invalid now),
+    :func:`judge_error_groups` / :func:`judge_error_lines` (judge errors by cause, for the
+    console).
 """
 
 from .._lazy import lazy_attributes
@@ -34,6 +36,8 @@ _LAZY: dict[str, str] = {
     "JudgeConfig": "._config",
     "load_judge_config": "._config",
     "safe_name": "._config",
+    "judge_error_groups": "._errors",
+    "judge_error_lines": "._errors",
     "detect_injection": "._evidence",
     "evidence_found": "._evidence",
     "normalise": "._evidence",
@@ -106,6 +110,8 @@ __all__ = [
     "grade_run",
     "grade_trial",
     "inputs_digest",
+    "judge_error_groups",
+    "judge_error_lines",
     "load_judge_config",
     "load_prices",
     "needs_vision",

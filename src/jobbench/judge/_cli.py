@@ -133,6 +133,12 @@ def register(app: typer.Typer, make_executor: Callable[..., Any] | None = None) 
         progress: bool = typer.Option(
             True, "--progress/--no-progress", help="Show a progress bar."
         ),
+        no_preflight: bool = typer.Option(
+            False,
+            "--no-preflight",
+            help="Skip the judge preflight (one cheap request with the response format the "
+            "judge will send, made before grading; a failure stops with exit 2).",
+        ),
         as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
         executor_name: str = typer.Option(
             "local",
@@ -216,6 +222,26 @@ def register(app: typer.Typer, make_executor: Callable[..., Any] | None = None) 
         fresh: set[str] = set()
         empty: list[str] = []
         backups: list[Path] = []
+        grader = None
+        preflight = None
+        if cfg.uses_llm and not no_preflight:
+            from ._client import JudgeClient
+            from ._grade import Grader
+            from ._preflight import PreflightError, preflight_judge
+            from ._prices import load_prices
+
+            prices = load_prices(cfg.prices_file)
+            client = JudgeClient(cfg, prices)
+            try:
+                preflight = preflight_judge(client)
+            except PreflightError as exc:
+                err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
+                if executor is not None:
+                    executor.close()
+                raise typer.Exit(2) from exc
+            err.print(preflight.line(), markup=False, highlight=False, soft_wrap=True)
+            if executor is None:  # the grade starts with the downgrades the preflight decided
+                grader = Grader(cfg, prices=prices, client=client, progress=show)
         try:
             if is_run:
                 dataset, _ = explain_invalid_tasks(target, err, strict=True if strict else None)
@@ -227,6 +253,7 @@ def register(app: typer.Typer, make_executor: Callable[..., Any] | None = None) 
                     force=force,
                     executor=executor,
                     fresh=fresh,
+                    grader=grader,
                 )
                 kind = "run"
             else:
@@ -264,6 +291,7 @@ def register(app: typer.Typer, make_executor: Callable[..., Any] | None = None) 
                     on_dataset_warnings=show_warnings,
                     empty=empty,
                     backups=backups,
+                    grader=grader,
                 )
                 kind = "public"
                 if empty:
@@ -285,7 +313,9 @@ def register(app: typer.Typer, make_executor: Callable[..., Any] | None = None) 
         finally:
             if executor is not None:
                 executor.close()
-        _summary(records, cfg, kind, as_json, fresh)
+            if grader is not None:
+                grader.close()
+        _summary(records, cfg, kind, as_json, fresh, preflight)
         if any(r.status == "judge_error" for r in records):
             raise typer.Exit(1)
 
@@ -368,7 +398,7 @@ def _warn_skipped_invalid(target: Path, err, strict: bool = False) -> None:  # n
         err.print(f"  {escape(line)}", highlight=False)
 
 
-def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str]) -> None:  # noqa: ANN001
+def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str], preflight=None) -> None:  # noqa: ANN001
     """Print the grades per agent@model. Judge usage is what THIS command spent (records in
     ``fresh``); ``recorded_judge_usage`` (JSON) is what every current record cost when it
     was made, kept records included."""
@@ -426,6 +456,8 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str]) -> None:  
             }
         )
     if as_json:
+        from ._errors import downgrade_counts, judge_error_groups
+
         checks, judged = _decided_counts(records)
         print(
             json.dumps(
@@ -437,6 +469,9 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str]) -> None:  
                     "recorded_judge_usage": recorded.model_dump(),
                     "criteria_decided_by_checks": checks,
                     "criteria_sent_to_judge": judged,
+                    "judge_errors": judge_error_groups(records),
+                    "judge_downgrades": downgrade_counts(records),
+                    "preflight": preflight.as_dict() if preflight is not None else None,
                 },
                 indent=2,
             )
@@ -484,6 +519,10 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str]) -> None:  
         f"{len(records) - kept} trial(s) graded now, {kept} kept (up to date)"
     )
     con.print(_decided_line(records, cfg), highlight=False)
+    from ._errors import judge_error_lines
+
+    for line in judge_error_lines(records):
+        con.print(line, markup=False, highlight=False)
     if any(r["judge_error"] for r in rows):
         con.print(
             "[yellow]some trials have judge_error verdicts and no score; "

@@ -1,12 +1,33 @@
 """The judge's LLM client: any OpenAI-compatible Chat Completions endpoint via the ``openai``
 SDK, with bounded retries, structured-output fallback and usage accounting.
 
-Retries: 429, 5xx, time-outs and connection errors are retried up to ``max_attempts`` tries
-in all, waiting ``min(backoff_max, backoff_base·2^k)`` seconds (or the server's Retry-After,
-capped) — the SDK's own retries are off so that the count is ours. A 400/422 that names a
-parameter the endpoint does not support (``response_format``/``json_schema``,
-``temperature``, ``seed``) makes the client drop or downgrade that parameter for every later
-call (json_schema → json_object → plain prompt) and retry at once; other 4xx are final.
+How a failed request is read (:func:`classify_rejection`, from the status and the server's
+own text):
+
+* **Response format rejected**, whatever the status (llama-cpp-python answers HTTP 500 when
+  it cannot build a grammar from a schema): the body names ``response_format``,
+  ``json_schema``, ``json_object``, ``grammar``, ``guided`` decoding or structured output.
+  The client downgrades json_schema → json_object → none and retries at once.
+* **Parameter rejected** (400/422 naming ``temperature``, ``seed`` or ``max_tokens``): the
+  parameter is dropped (``max_tokens`` is sent as ``max_completion_tokens`` when the server
+  asks for that) and the request retried at once.
+* **Context length** (the prompt does not fit the model's context): final, cause
+  ``context_length``.
+* Any other 4xx is final (cause ``rejected``, ``auth`` for 401/403, ``not_found`` for 404),
+  with the server's message; 408, 409, 429, 5xx, time-outs and connection errors are retried
+  up to ``max_attempts`` tries in all, waiting ``min(backoff_max, backoff_base·2^k)`` seconds
+  (or the server's Retry-After, capped) — the SDK's own retries are off so that the count is
+  ours.
+
+Every downgrade is decided once per client, i.e. per endpoint (one base URL and model), and
+stated in each reply it applies to (:attr:`ChatReply.downgrades`, :attr:`ChatReply.sent`), so
+a verdict record never claims a setting that was not sent.
+
+Time-outs: the server may serve one request at a time and queue the rest (llama-cpp-python
+does), so a request sent while ``k`` other requests of this client are in flight may wait
+for all of them before it is served. Its time-out is ``(k + 1) × timeout``: the time it
+spends queued behind requests that were each within the time-out never makes it time out,
+while a request that hangs still ends.
 """
 
 from __future__ import annotations
@@ -16,19 +37,123 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-import openai
-
 from ..records import Usage
 from ._config import JudgeConfig
 from ._prices import PriceTable
 
+CAUSES = (
+    "context_length",
+    "response_format",
+    "rejected",
+    "auth",
+    "not_found",
+    "server_error",
+    "timeout",
+    "connection",
+    "bad_response",
+    "bad_reply",
+)
+"""Causes of a ``judge_error`` (:attr:`JudgeCallError.cause`; ``bad_reply``: replies came but
+none held a valid verdict, set by the grader)."""
+
+_FORMAT_WORDS = (
+    "response_format",
+    "response format",
+    "json_schema",
+    "json schema",
+    "json_object",
+    "grammar",
+    "guided_json",
+    "guided decoding",
+    "structured output",
+)
+_CONTEXT_WORDS = (
+    "context length",
+    "context_length",
+    "context window",
+    "maximum context",
+    "context size",
+    "exceed_context",
+    "prompt is too long",
+    "too many tokens",
+    "input is too long",
+)
+
+
+def classify_rejection(status: int | None, message: str) -> str:
+    """What a failed HTTP reply means, from its status and the server's text.
+
+    Returns:
+        ``context_length``, ``response_format``, ``temperature``, ``seed``, ``max_tokens``
+        (a parameter the endpoint does not take), ``transient`` (retry later), ``auth``,
+        ``not_found`` or ``rejected`` (any other deterministic rejection).
+    """
+    msg = (message or "").lower()
+    if any(w in msg for w in _CONTEXT_WORDS):
+        return "context_length"
+    if any(w in msg for w in _FORMAT_WORDS):
+        return "response_format"
+    if status in (400, 422):
+        for param in ("temperature", "seed", "max_tokens"):
+            if param in msg:
+                return param
+    if status is None or status in (408, 409, 429) or status >= 500:
+        return "transient"
+    if status in (401, 403):
+        return "auth"
+    if status == 404:
+        return "not_found"
+    return "rejected"
+
+
+def _server_text(exc: Exception) -> str:
+    """The server's own message of an SDK error (its JSON ``error.message``, else the body)."""
+    body = getattr(exc, "body", None)
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict) and err.get("message"):
+            return str(err["message"])
+        if isinstance(err, str):
+            return err
+        if body.get("detail"):
+            return str(body["detail"])
+    resp = getattr(exc, "response", None)
+    if resp is not None:
+        try:
+            text = resp.text
+        except Exception:  # noqa: BLE001 - a streamed or closed body
+            text = ""
+        if text:
+            return text
+    return str(getattr(exc, "message", "") or exc)
+
 
 class JudgeCallError(RuntimeError):
-    """No valid HTTP reply after the allowed tries (the message says why)."""
+    """No valid HTTP reply after the allowed tries (the message says why).
 
-    def __init__(self, message: str, attempts: int):
+    Attributes:
+        attempts: HTTP requests made.
+        cause: one of :data:`CAUSES`.
+        status: the last HTTP status, or None (time-out, connection error).
+        server_message: the server's own text of the last failure ('' when none).
+        downgrades: the downgrades in effect for the last request.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        attempts: int,
+        cause: str = "rejected",
+        status: int | None = None,
+        server_message: str = "",
+        downgrades: list[str] | None = None,
+    ):
         super().__init__(message)
         self.attempts = attempts
+        self.cause = cause
+        self.status = status
+        self.server_message = server_message
+        self.downgrades = list(downgrades or [])
 
 
 @dataclass
@@ -39,11 +164,17 @@ class ChatReply:
         content: the assistant message text ('' when none).
         usage: tokens reported by the API for this reply, with cost when priced.
         attempts: HTTP requests made for it (failed ones included).
-        errors: the transient errors met before it (``HTTP 429``, ``timeout``, …).
+        errors: the errors met before it (``HTTP 429``, ``timeout``, ``HTTP 500: <text>``).
         elapsed: seconds from the first try to the reply.
         response_format: the structured-output style that was used.
         finish_reason: as reported.
         model: the model name the server reported.
+        reasoning: the message's separate reasoning text (``reasoning_content``, as vLLM,
+            DeepSeek and llama.cpp send it), never parsed for a verdict ('' when none).
+        sent: the sampling settings the successful request carried (``response_format``,
+            ``temperature``, ``seed``, ``max_tokens``; None = not sent).
+        downgrades: how ``sent`` departs from the configuration
+            (``response_format json_schema -> json_object``, ``temperature dropped``, …).
     """
 
     content: str
@@ -54,6 +185,9 @@ class ChatReply:
     response_format: str = "none"
     finish_reason: str | None = None
     model: str | None = None
+    reasoning: str = ""
+    sent: dict[str, Any] = field(default_factory=dict)
+    downgrades: list[str] = field(default_factory=list)
 
 
 def usage_from_response(resp: Any) -> Usage:
@@ -81,12 +215,15 @@ def usage_from_response(resp: Any) -> Usage:
 
 
 class JudgeClient:
-    """A thread-safe judge client for one configuration.
+    """A thread-safe judge client for one configuration (one endpoint and model).
 
     Args:
         config: the judge configuration (model, endpoint, retries, sampling).
         prices: the price table used for ``Usage.cost_usd``.
         sleep: the function used to wait between retries (tests may pass a no-op).
+
+    Attributes:
+        downgrades: every downgrade this client decided, in order.
     """
 
     FORMATS = ("json_schema", "json_object", "none")
@@ -95,6 +232,8 @@ class JudgeClient:
         if not config.model:
             raise ValueError("judge model is not set (use --judge-model or JUDGE_MODEL)")
         import os
+
+        import openai  # imported on use: a checks-only run never loads it
 
         self.config = config
         self.prices = prices
@@ -107,18 +246,35 @@ class JudgeClient:
         self._format = config.response_format
         self._send_temperature = config.temperature is not None
         self._send_seed = config.seed is not None
+        self._max_tokens_param = "max_tokens" if config.max_tokens else None
+        self._in_flight = 0
         self.downgrades: list[str] = []
 
-    def _params(self, schema_name: str, schema: dict[str, Any]) -> tuple[dict[str, Any], str]:
+    def _params(
+        self, schema_name: str, schema: dict[str, Any], max_tokens: int | None = None
+    ) -> tuple[dict[str, Any], str, dict[str, Any], list[str]]:
+        """(request parameters, format, what is sent, downgrades in effect); ``max_tokens``
+        replaces the configured cap (the preflight's small request)."""
         with self._lock:
             fmt, temp, seed = self._format, self._send_temperature, self._send_seed
+            mt_param = self._max_tokens_param
+            downgrades = list(self.downgrades)
+        if max_tokens is not None and mt_param is None and "max_tokens dropped" not in downgrades:
+            mt_param = "max_tokens"
+        cap = max_tokens if max_tokens is not None else self.config.max_tokens
         params: dict[str, Any] = {}
+        sent: dict[str, Any] = {
+            "response_format": fmt,
+            "temperature": self.config.temperature if temp else None,
+            "seed": self.config.seed if seed else None,
+            "max_tokens": cap if mt_param else None,
+        }
         if temp:
             params["temperature"] = self.config.temperature
         if seed:
             params["seed"] = self.config.seed
-        if self.config.max_tokens:
-            params["max_tokens"] = self.config.max_tokens
+        if mt_param:
+            params[mt_param] = cap
         if fmt == "json_schema":
             params["response_format"] = {
                 "type": "json_schema",
@@ -126,30 +282,51 @@ class JudgeClient:
             }
         elif fmt == "json_object":
             params["response_format"] = {"type": "json_object"}
-        return params, fmt
+        return params, fmt, sent, downgrades
 
-    def _downgrade(self, message: str, fmt_used: str) -> bool:
-        """Adapt to a 400/422 naming an unsupported parameter; False when nothing is left."""
-        msg = message.lower()
+    def _downgrade(self, kind: str, fmt_used: str, params_used: dict[str, Any]) -> bool:
+        """Adapt to a rejection of ``kind`` (:func:`classify_rejection`) of a request sent
+        with ``fmt_used``/``params_used``; False when there is nothing left to change."""
         with self._lock:
-            if "temperature" in msg and self._send_temperature:
-                self._send_temperature = False
-                self.downgrades.append("temperature dropped")
-                return True
-            if "seed" in msg and self._send_seed:
-                self._send_seed = False
-                self.downgrades.append("seed dropped")
-                return True
-            if self._format != fmt_used:  # another thread already downgraded
-                return True
-            if self._format != "none":
+            if kind == "response_format":
+                if self._format != fmt_used:  # another thread already downgraded
+                    return True
+                if self._format == "none":
+                    return False
                 nxt = self.FORMATS[self.FORMATS.index(self._format) + 1]
                 self.downgrades.append(f"response_format {self._format} -> {nxt}")
                 self._format = nxt
                 return True
-            if self._send_seed:
-                self._send_seed = False
-                self.downgrades.append("seed dropped")
+            if kind == "temperature":
+                if "temperature" not in params_used:
+                    return True
+                if self._send_temperature:
+                    self._send_temperature = False
+                    self.downgrades.append("temperature dropped")
+                    return True
+                return False
+            if kind == "seed":
+                if "seed" not in params_used:
+                    return True
+                if self._send_seed:
+                    self._send_seed = False
+                    self.downgrades.append("seed dropped")
+                    return True
+                return False
+            if kind == "max_tokens":
+                if self._max_tokens_param is None:
+                    if "max_tokens" in params_used:  # the preflight's own cap
+                        self.downgrades.append("max_tokens dropped")
+                        return True
+                    return False
+                if self._max_tokens_param not in params_used:
+                    return True
+                if self._max_tokens_param == "max_tokens":
+                    self._max_tokens_param = "max_completion_tokens"
+                    self.downgrades.append("max_tokens sent as max_completion_tokens")
+                    return True
+                self._max_tokens_param = None
+                self.downgrades.append("max_tokens dropped")
                 return True
         return False
 
@@ -166,67 +343,112 @@ class JudgeClient:
         if delay > 0:
             self._sleep(delay)
 
+    def _send(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> Any:
+        """One HTTP request; its time-out counts the requests in flight ahead of it (see the
+        module docstring)."""
+        with self._lock:
+            ahead = self._in_flight
+            self._in_flight += 1
+        try:
+            return self._client.chat.completions.create(
+                model=self.config.model,  # type: ignore[arg-type]
+                messages=messages,  # type: ignore[arg-type]
+                timeout=self.config.timeout * (ahead + 1),
+                **params,
+            )
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
     def chat(
-        self, messages: list[dict[str, Any]], schema_name: str, schema: dict[str, Any]
+        self,
+        messages: list[dict[str, Any]],
+        schema_name: str,
+        schema: dict[str, Any],
+        *,
+        max_tokens: int | None = None,
+        max_attempts: int | None = None,
     ) -> ChatReply:
-        """Send one chat completion, retrying transient failures.
+        """Send one chat completion, retrying transient failures and adapting to rejected
+        parameters (see the module docstring).
 
         Args:
             messages: Chat Completions messages (text and ``image_url`` parts).
             schema_name, schema: the JSON schema of the expected reply.
+            max_tokens, max_attempts: replace the configured cap and tries (the preflight).
 
         Returns:
             :class:`ChatReply`.
 
         Raises:
-            JudgeCallError: all ``max_attempts`` tries failed, or a non-retryable error.
+            JudgeCallError: all ``max_attempts`` tries failed, or a final rejection; its
+                ``cause``, ``status`` and ``server_message`` say which.
         """
+        import openai
+
         t0 = time.monotonic()
         errors: list[str] = []
         attempts = 0
         transient = 0
-        downgrades = 0
+        adapted = 0
+        tries = max_attempts or self.config.max_attempts
         while True:
-            params, fmt = self._params(schema_name, schema)
+            params, fmt, sent, downgrades = self._params(schema_name, schema, max_tokens)
             attempts += 1
             try:
-                resp = self._client.chat.completions.create(
-                    model=self.config.model, messages=messages, **params
-                )
-            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                errors.append(f"HTTP {exc.status_code}: {exc.message[:200]}")
-                downgrades += 1
-                if downgrades <= 6 and self._downgrade(str(exc.message), fmt):
-                    continue
-                raise JudgeCallError(
-                    f"endpoint rejected the request: {exc.message[:300]}", attempts
-                ) from exc
+                resp = self._send(messages, params)
             except openai.APIStatusError as exc:
                 code = exc.status_code
-                errors.append(f"HTTP {code}")
-                if code == 429 or code >= 500 or code == 408:
+                text = _server_text(exc)
+                errors.append(f"HTTP {code}: {text[:200]}")
+                kind = classify_rejection(code, text)
+                if kind in ("response_format", "temperature", "seed", "max_tokens"):
+                    adapted += 1
+                    if adapted <= 8 and self._downgrade(kind, fmt, params):
+                        continue
+                    kind = "rejected" if kind != "response_format" else kind
+                if kind == "transient":
                     transient += 1
-                    if transient >= self.config.max_attempts:
-                        raise JudgeCallError(
-                            f"HTTP {code} after {transient} tries", attempts
-                        ) from exc
-                    self._wait(transient - 1, exc)
-                    continue
-                raise JudgeCallError(f"HTTP {code}: {exc.message[:300]}", attempts) from exc
+                    if transient < tries:
+                        self._wait(transient - 1, exc)
+                        continue
+                    raise JudgeCallError(
+                        f"HTTP {code} after {transient} tries: {text[:300]}",
+                        attempts,
+                        "server_error" if code >= 500 else "rejected",
+                        code,
+                        text,
+                        downgrades,
+                    ) from exc
+                raise JudgeCallError(
+                    f"endpoint rejected the request (HTTP {code}): {text[:300]}",
+                    attempts,
+                    kind,
+                    code,
+                    text,
+                    downgrades,
+                ) from exc
             except (openai.APITimeoutError, openai.APIConnectionError) as exc:
-                kind = "timeout" if isinstance(exc, openai.APITimeoutError) else "connection error"
-                errors.append(kind)
+                kind = "timeout" if isinstance(exc, openai.APITimeoutError) else "connection"
+                label = "timeout" if kind == "timeout" else "connection error"
+                errors.append(label)
                 transient += 1
-                if transient >= self.config.max_attempts:
-                    raise JudgeCallError(f"{kind} after {transient} tries", attempts) from exc
+                if transient >= tries:
+                    raise JudgeCallError(
+                        f"{label} after {transient} tries", attempts, kind, None, str(exc)
+                    ) from exc
                 self._wait(transient - 1, exc)
                 continue
             except (openai.APIError, ValueError) as exc:  # e.g. a 200 whose body is not JSON
                 errors.append(f"bad response: {str(exc)[:100]}")
                 transient += 1
-                if transient >= self.config.max_attempts:
+                if transient >= tries:
                     raise JudgeCallError(
-                        f"invalid response after {transient} tries: {exc}", attempts
+                        f"invalid response after {transient} tries: {exc}",
+                        attempts,
+                        "bad_response",
+                        None,
+                        str(exc),
                     ) from exc
                 self._wait(transient - 1, exc)
                 continue
@@ -234,8 +456,12 @@ class JudgeClient:
             usage.cost_usd = self.prices.cost(self.config.model, usage)
             choice = resp.choices[0] if getattr(resp, "choices", None) else None
             content = ""
+            reasoning = ""
             if choice is not None and choice.message is not None:
                 content = choice.message.content or ""
+                extra = getattr(choice.message, "model_extra", None) or {}
+                got = extra.get("reasoning_content") or extra.get("reasoning")
+                reasoning = got if isinstance(got, str) else ""
             return ChatReply(
                 content=content,
                 usage=usage,
@@ -245,4 +471,7 @@ class JudgeClient:
                 response_format=fmt,
                 finish_reason=getattr(choice, "finish_reason", None),
                 model=getattr(resp, "model", None),
+                reasoning=reasoning,
+                sent=sent,
+                downgrades=downgrades,
             )

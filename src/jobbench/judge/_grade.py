@@ -42,13 +42,14 @@ from ._config import PROMPT_VERSION, JudgeConfig
 from ._endpoint import cache_key
 from ._evidence import detect_hidden_injection, detect_injection, evidence_found, normalise
 from ._images import ImageChoice, choose_images
-from ._jsonfix import recover_json
+from ._jsonfix import reply_objects
 from ._prices import PriceTable, load_prices
 from ._prompts import (
     CRITERION_SCHEMA,
     RUBRIC_SCHEMA,
     TASK_SCHEMA,
     build_messages,
+    criteria_notes,
     criterion_part,
     deliverables_part,
     make_boundary,
@@ -153,6 +154,12 @@ class Unit:
     cached_usage: Usage | None = None
     """What the verdicts this unit did not pay for now (served from the verdict cache, or
     carried over from an earlier grade) cost when they were obtained."""
+    cause: str | None = None
+    """Why ``error``: one of :data:`jobbench.judge._client.CAUSES`."""
+    downgrades: list[str] = field(default_factory=list)
+    """The judge client's downgrades in effect for any call of this unit."""
+    notes: list[str] = field(default_factory=list)
+    """Flags about the replies' criterion items (``judge_extra_item:…``, …)."""
 
     def __post_init__(self) -> None:
         self.base_key = self.base_key or self.key
@@ -579,7 +586,18 @@ class Grader:
                 reply = self.client.chat(messages, unit.schema_name, unit.schema)
             except JudgeCallError as exc:
                 unit.error = str(exc)
-                unit.replies.append({"error": str(exc), "attempts": exc.attempts})
+                unit.cause = exc.cause
+                unit.downgrades = list(dict.fromkeys(unit.downgrades + exc.downgrades))
+                unit.replies.append(
+                    {
+                        "error": str(exc),
+                        "attempts": exc.attempts,
+                        "cause": exc.cause,
+                        "status": exc.status,
+                        "server_message": exc.server_message[:2000],
+                        "downgrades": exc.downgrades,
+                    }
+                )
                 break
             rec: dict[str, Any] = {
                 "raw": reply.content,
@@ -589,20 +607,36 @@ class Grader:
                 "elapsed_s": round(reply.elapsed, 4),
                 "response_format": reply.response_format,
                 "finish_reason": reply.finish_reason,
+                "sent": reply.sent,
+                "downgrades": reply.downgrades,
             }
+            if reply.reasoning:
+                rec["reasoning_chars"] = len(reply.reasoning)
+            unit.downgrades = list(dict.fromkeys(unit.downgrades + reply.downgrades))
             payload["raw"].append(reply.content)
             try:
-                obj, method = recover_json(reply.content)
-                rec["parse"] = method
-                self._merge(unit, obj)
-            except ValueError as exc:
-                rec["parse"] = f"failed: {exc}"
+                objects = reply_objects(reply.content)
+                pos = self._pick(unit, [obj for obj, _ in objects])
+                obj, method = objects[pos]
+                rec["parse"] = (
+                    method
+                    if len(objects) == 1
+                    else (f"{method} (object {pos + 1} of {len(objects)}: last of the asked shape)")
+                )
+                notes = self._merge(unit, obj, reply.downgrades)
+                if notes:
+                    rec["items"] = notes
+                    unit.notes = list(dict.fromkeys(unit.notes + notes))
+            except Exception as exc:  # noqa: BLE001 - any unreadable reply is a bad reply
+                rec["parse"] = f"failed: {type(exc).__name__}: {str(exc)[:300]}"
             unit.replies.append(rec)
             if unit.complete:
                 unit.error = None
+                unit.cause = None
                 break
             missing = self._missing(unit)
             unit.error = f"no valid verdict for {', '.join(missing)}"
+            unit.cause = "bad_reply"
             note = (
                 "Note: your previous reply did not contain a valid verdict for "
                 f"{', '.join(missing)}. "
@@ -638,30 +672,86 @@ class Grader:
                 out.append(f"rubric {r} overall verdict (rubric_passed)")
         return out
 
-    def _merge(self, unit: Unit, obj: dict[str, Any]) -> None:
+    @staticmethod
+    def _shape_ok(kind: str, obj: dict[str, Any]) -> bool:
+        """``obj`` has the shape of the reply a ``kind`` unit asks for (its top-level keys)."""
+        if kind == "task":
+            return isinstance(obj.get("rubrics"), list)
+        if kind == "criterion":
+            return "verdict" in obj or isinstance(obj.get("criteria"), list)
+        return isinstance(obj.get("criteria", obj.get("criteria_results")), list)
+
+    def _pick(self, unit: Unit, objects: list[dict[str, Any]]) -> int:
+        """The position of the judge's own answer among a reply's objects: the last one of
+        the shape the unit asked for (a verdict quoted from a deliverable comes before the
+        judge's own), else the last one."""
+        for i in range(len(objects) - 1, -1, -1):
+            if self._shape_ok(unit.kind, objects[i]):
+                return i
+        return len(objects) - 1
+
+    def _merge(self, unit: Unit, obj: dict[str, Any], downgrades: list[str]) -> list[str]:
+        """Add the valid verdicts of ``obj`` not yet in the unit's payload (each tagged with
+        the ``downgrades`` of the call that gave it); returns the flags about its criterion
+        items (``judge_extra_item:<unit>/<index>``, ``judge_missing_item:…``,
+        ``judge_duplicate_item:…``, ``judge_invalid_item:…``, ``judge_unindexed_items:…``,
+        ``judge_no_criteria_list:<unit>``)."""
         p = unit.payload
         assert p is not None
+
+        def tag(v: dict[str, Any]) -> dict[str, Any]:
+            return {**v, "downgrades": list(downgrades)} if downgrades else v
+
+        notes: list[str] = []
+
+        def note(items: Any, asked: list[int], where: str) -> None:
+            for kind, what in criteria_notes(items, asked):
+                name = {"no_list": "no_criteria_list", "unindexed": "unindexed_items"}.get(
+                    kind, f"{kind}_item"
+                )
+                notes.append(f"judge_{name}:{where}" + (f"/{what}" if what else ""))
+
         if unit.kind == "task":
             verdicts, model = parse_task_reply(obj, unit.asked)
             for (r, c), v in verdicts.items():
-                p["verdicts"].setdefault(f"{r}:{c}", v)
+                p["verdicts"].setdefault(f"{r}:{c}", tag(v))
             for r, mv in model.items():
                 if p["model_verdicts"].get(str(r)) is None:
                     p["model_verdicts"][str(r)] = mv
+            items = obj.get("rubrics")
+            seen: set[int] = set()
+            for it in items if isinstance(items, list) else []:
+                ri = it.get("index", it.get("rubric_index")) if isinstance(it, dict) else None
+                if isinstance(ri, int) and ri in unit.asked and ri not in seen:
+                    seen.add(ri)
+                    note(
+                        it.get("criteria", it.get("criteria_results")),
+                        unit.asked[ri],
+                        f"{unit.uid}/rubric:{ri}",
+                    )
+                else:
+                    notes.append(f"judge_extra_item:{unit.uid}/rubric:{ri}")
+            for r in unit.asked:
+                if r not in seen:
+                    notes.append(f"judge_missing_item:{unit.uid}/rubric:{r}")
         elif unit.kind == "criterion":
             ((r, cs),) = unit.asked.items()
             v = parse_criterion_reply(obj)
             if v is not None:
-                p["verdicts"].setdefault(f"{r}:{cs[0]}", v)
+                p["verdicts"].setdefault(f"{r}:{cs[0]}", tag(v))
+            elif isinstance(obj.get("criteria"), list):
+                note(obj["criteria"], [cs[0]], unit.uid)
         else:
             ((r, cs),) = unit.asked.items()
             verdicts, mv, overall = parse_rubric_reply(obj, cs)
             for c, v in verdicts.items():
-                p["verdicts"].setdefault(f"{r}:{c}", v)
+                p["verdicts"].setdefault(f"{r}:{c}", tag(v))
             if p["model_verdicts"].get(str(r)) is None:
                 p["model_verdicts"][str(r)] = mv
             if overall and not p["overall"].get(str(r)):
                 p["overall"][str(r)] = overall
+            note(obj.get("criteria", obj.get("criteria_results")), cs, unit.uid)
+        return notes
 
     # -------------------------------------------------------------- assembling
 
@@ -693,6 +783,8 @@ class Grader:
                         verdict="judge_error",
                         source="llm",
                         reasoning=unit.error or "no valid verdict",
+                        cause=unit.cause or "bad_reply",
+                        downgrades=list(unit.downgrades),
                         **extra,
                     )
                 else:
@@ -714,6 +806,7 @@ class Grader:
                         reasoning=reasoning,
                         evidence=v.get("evidence", ""),
                         evidence_found=found,
+                        downgrades=[str(d) for d in v.get("downgrades") or []],
                         **extra,
                     )
                     llm_verdicts.append(v["verdict"])
@@ -757,7 +850,13 @@ class Grader:
             if not job.files:
                 values = official_values([False] * len(grades))
             else:
-                values = official_values(model_verdicts)
+                # our one departure from the public judge (docs/judge.md): the model's rubric
+                # verdict decides only when every criterion of the rubric got a valid verdict
+                errored = [
+                    any(c.verdict == "judge_error" and c.source == "llm" for c in g.criteria)
+                    for g in grades
+                ]
+                values = official_values(model_verdicts, errored)
         else:
             values = chain_values(
                 [[c.verdict for c in g.criteria] for g in grades], [g.requires for g in grades]
@@ -799,6 +898,8 @@ class Grader:
                     "cached": u.cached,
                     "reused": u.reused,
                     "error": u.error,
+                    "cause": u.cause if u.error else None,
+                    "downgrades": u.downgrades,
                     "images": u.images,
                     "images_left_out": u.images_left_out,
                     "usage": u_usage.model_dump(),
@@ -809,17 +910,22 @@ class Grader:
                 }
             )
         t_llm = sum(u.elapsed for u in job.units)
+        judge = cfg.identity()
+        used = list(dict.fromkeys(d for g in grades for c in g.criteria for d in c.downgrades))
+        if used:  # what the endpoint was actually sent differs from the settings above
+            judge["downgrades"] = used
+        flags = list(dict.fromkeys(job.flags + [n for u in job.units for n in u.notes]))
         return GradeRecord(
             trial_id=job.inp.trial_id,
             task_id=task.id,
-            judge=cfg.identity(),
+            judge=judge,
             rubrics=grades,
             score=ts.score,
             max_score=ts.max_score,
             passed_weight=ts.passed_weight,
             status=status,  # type: ignore[arg-type]
             usage=usage,
-            flags=job.flags,
+            flags=flags,
             created_at=_now(),
             epoch=job.inp.epoch,
             undecided_weight=ts.undecided_weight,

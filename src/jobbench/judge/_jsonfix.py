@@ -7,6 +7,13 @@ the first ``{`` to the last ``}``; each of these repaired (trailing commas remov
 dropped); a Python-literal reading (single-quoted dicts); and finally a truncated reply with
 its open strings, arrays and objects closed. Whatever is recovered is still validated item
 by item by the caller, so a recovery can never invent a verdict.
+
+:func:`reply_objects` is what the grader reads: every JSON object of a reply in the order
+they appear (reasoning blocks removed first, :func:`strip_reasoning`), so that the caller can
+take the judge's own final answer (the last object of the requested shape) rather than a
+verdict the judge quoted from a deliverable before it. Any failure to parse, whatever its
+kind (a nesting too deep for the parser, a reply over :data:`MAX_REPLY_CHARS`), is a
+``ValueError``: a bad reply like any other.
 """
 
 from __future__ import annotations
@@ -16,6 +23,14 @@ import json
 import re
 from collections.abc import Iterator
 from typing import Any
+
+MAX_REPLY_CHARS = 1_000_000
+"""Replies longer than this (characters, after reasoning blocks are removed) are not parsed."""
+
+_THINK_TAGS = ("think", "thinking", "reasoning", "reflection")
+_THINK_BLOCK = re.compile(r"<(" + "|".join(_THINK_TAGS) + r")>.*?</\1>", re.DOTALL | re.IGNORECASE)
+_THINK_CLOSE = re.compile(r"</(" + "|".join(_THINK_TAGS) + r")>", re.IGNORECASE)
+_THINK_OPEN = re.compile(r"<(" + "|".join(_THINK_TAGS) + r")>", re.IGNORECASE)
 
 _FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
 
@@ -148,9 +163,87 @@ def _closings(text: str) -> list[str]:
 def _loads_object(text: str) -> dict[str, Any] | None:
     try:
         obj = json.loads(text)
-    except (json.JSONDecodeError, ValueError):
+    except (json.JSONDecodeError, ValueError, RecursionError):
         return None
     return obj if isinstance(obj, dict) else None
+
+
+def strip_reasoning(text: str) -> tuple[str, bool]:
+    """``text`` without its reasoning blocks, and whether it had any.
+
+    Removed: every ``<think>…</think>`` block (also ``thinking``, ``reasoning``,
+    ``reflection``); text before a closing tag whose opening tag is missing (servers that
+    put the opening tag in the prompt); and everything from an opening tag that is never
+    closed (a reply cut off while still reasoning holds no answer).
+    """
+    out = _THINK_BLOCK.sub("", text)
+    found = out != text
+    closes = list(_THINK_CLOSE.finditer(out))
+    if closes:
+        out = out[closes[-1].end() :]
+        found = True
+    m = _THINK_OPEN.search(out)
+    if m:
+        out = out[: m.start()]
+        found = True
+    return out, found
+
+
+def _parse_one(cand: str) -> tuple[dict[str, Any] | None, str]:
+    """(object, repair step) of one candidate span: as is, repaired, or a Python literal."""
+    obj = _loads_object(cand)
+    if obj is not None:
+        return obj, ""
+    obj = _loads_object(_repair(cand))
+    if obj is not None:
+        return obj, "+repair"
+    try:
+        lit = ast.literal_eval(cand)
+    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+        return None, ""
+    if isinstance(lit, dict):
+        return json.loads(json.dumps(lit, default=str)), "python_literal"
+    return None, ""
+
+
+def reply_objects(text: str | None) -> list[tuple[dict[str, Any], str]]:
+    """Every JSON object of a model reply, in the order they appear.
+
+    Reasoning blocks are removed first (:func:`strip_reasoning`). A reply that is one JSON
+    object gives that object (``direct``); otherwise each top-level balanced ``{…}`` that
+    parses (as is, repaired or as a Python literal) is one entry (``balanced``,
+    ``balanced+repair``, ``python_literal``); with none, :func:`recover_json`'s remaining
+    steps (fence, span, truncated reply) give at most one.
+
+    Returns:
+        ``[(object, method), …]``, never empty.
+
+    Raises:
+        ValueError: no JSON object, a reply over :data:`MAX_REPLY_CHARS`, or one the parser
+            cannot read at all (e.g. nested too deep); the message says which.
+    """
+    if not text or not text.strip():
+        raise ValueError("empty reply")
+    body, _ = strip_reasoning(text)
+    if not body.strip():
+        raise ValueError("the reply holds only a reasoning block")
+    if len(body) > MAX_REPLY_CHARS:
+        raise ValueError(f"reply too large to parse ({len(body):,} characters)")
+    try:
+        s = body.strip()
+        direct = _loads_object(s)
+        if direct is not None:
+            return [(direct, "direct")]
+        out: list[tuple[dict[str, Any], str]] = []
+        for span in _balanced_objects(s):
+            obj, how = _parse_one(span)
+            if obj is not None:
+                out.append((obj, "python_literal" if how == "python_literal" else "balanced" + how))
+        if out:
+            return out
+        return [recover_json(s)]
+    except (RecursionError, MemoryError) as exc:
+        raise ValueError(f"reply cannot be parsed ({type(exc).__name__}: nested too deep)") from exc
 
 
 def recover_json(text: str | None) -> tuple[dict[str, Any], str]:

@@ -366,6 +366,50 @@ def parse_criteria_list(items: Any, asked: list[int]) -> dict[int, dict[str, Any
     return out
 
 
+def criteria_notes(items: Any, asked: list[int]) -> list[tuple[str, str]]:
+    """What a reply's criterion list holds besides one valid verdict per asked criterion,
+    as ``(kind, what)`` pairs in this order: ``("no_list", "")`` (no list at all),
+    ``("unindexed", "<n> items for <m> asked")`` (items without an index, not one per asked
+    criterion), ``("extra", "<index>")`` (an item for a criterion not asked),
+    ``("duplicate", "<index>")``, ``("invalid", "<index>")`` (an item without a valid verdict)
+    and ``("missing", "<index>")`` (an asked criterion without a valid verdict). Same
+    matching rules as :func:`parse_criteria_list`."""
+    if not isinstance(items, list):
+        return [("no_list", "")]
+    notes: list[tuple[str, str]] = []
+    indexed = [
+        isinstance(it, dict) and any(k in it for k in ("index", "criterion_index", "id"))
+        for it in items
+    ]
+    by_position = not any(indexed) and len(items) == len(asked)
+    if items and not any(indexed) and not by_position:
+        notes.append(("unindexed", f"{len(items)} items for {len(asked)} asked"))
+    seen: set[int] = set()
+    for pos, it in enumerate(items):
+        if by_position:
+            j: int | None = asked[pos]
+        elif isinstance(it, dict):
+            j = _as_int(it.get("index", it.get("criterion_index", it.get("id"))))
+        else:
+            j = None
+        if j is None:
+            if any(indexed):
+                notes.append(("extra", f"item {pos} without an index"))
+            continue
+        if j not in asked:
+            notes.append(("extra", str(j)))
+            continue
+        if j in seen:
+            notes.append(("duplicate", str(j)))
+            continue
+        seen.add(j)
+        if parse_item(it) is None:
+            notes.append(("invalid", str(j)))
+    valid = parse_criteria_list(items, asked)
+    notes.extend(("missing", str(j)) for j in asked if j not in valid)
+    return notes
+
+
 def parse_rubric_reply(
     obj: dict[str, Any], asked: list[int]
 ) -> tuple[dict[int, dict[str, Any]], bool | None, str]:

@@ -65,9 +65,14 @@ def model_label(model: str | None) -> str:
     return NO_MODEL if not model else safe_name(model)
 
 
+_SEPARATOR_OR_CONTROL = re.compile(r"[/\\\x00-\x1f\x7f-\x9f]")
+
+
 def config_label(agent: str, model: str | None) -> str:
-    """``<agent>@<model>`` as used in trial ids."""
-    return f"{agent}@{model_label(model)}"
+    """``<agent>@<model>`` as used in trial ids. Path separators and control characters of
+    the agent reference (the ``/`` of ``command:./my_agent.sh``) become ``_``; every other
+    character is kept, so ``module:Class`` references keep their ids."""
+    return f"{_SEPARATOR_OR_CONTROL.sub('_', agent)}@{model_label(model)}"
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,8 @@ Layout (``<id>`` parts are validated by :mod:`jobbench.rundir._ids`)::
 
     <run>/
       lock.json                              RunLock: what the run was made of
+      preflight.json                         each invocation's endpoint preflight (calls,
+                                             tokens, checks; jobbench.endpoint)
       .run.lock                              flock held while a process runs trials
       .jobbench-probe/                       Dask workers' visibility probes (transient)
       trials/<split>/<occupation>/taskN/<agent>@<model>/epoch-<N>/
@@ -54,6 +56,7 @@ from ._ids import UnsafeIdError, check_component, epoch_of, parse_config, parse_
 from ._lock import RunLock, lock_field_problems, migrate_lock_v1
 
 LOCK_FILE = "lock.json"
+PREFLIGHT_FILE = "preflight.json"
 FLOCK_FILE = ".run.lock"
 PROBE_DIR = ".jobbench-probe"
 TRIALS = "trials"
@@ -393,6 +396,11 @@ class RunDir:
         return self.root / LOCK_FILE
 
     @property
+    def preflight_file(self) -> Path:
+        """``preflight.json``: the endpoint preflights of ``jobbench run`` invocations."""
+        return self.root / PREFLIGHT_FILE
+
+    @property
     def flock_file(self) -> Path:
         """``.run.lock`` (see :class:`jobbench.runner.RunDirLock`)."""
         return self.root / FLOCK_FILE
@@ -543,6 +551,21 @@ class RunDir:
     def write_lock(self, lock: RunLock) -> None:
         """Write ``lock.json`` atomically (as the current schema)."""
         self._write_json(self.lock_file, lock.model_copy(update={"schema_version": SCHEMA_VERSION}))
+
+    def add_preflight(self, record: dict[str, Any]) -> None:
+        """Append one invocation's preflight ``record`` (:func:`jobbench.endpoint.
+        preflight_record` plus ``at``) to ``preflight.json`` ``{"preflights": [...]}``
+        (an unreadable file is replaced)."""
+        data, problem = _read_json(self.preflight_file)
+        runs = data.get("preflights") if isinstance(data, dict) and problem is None else None
+        runs = [r for r in runs if isinstance(r, dict)] if isinstance(runs, list) else []
+        self._write_json(self.preflight_file, {"preflights": [*runs, record]})
+
+    def read_preflights(self) -> list[dict[str, Any]]:
+        """The records of ``preflight.json``, oldest first (empty when absent or unreadable)."""
+        data, problem = _read_json(self.preflight_file)
+        runs = data.get("preflights") if isinstance(data, dict) and problem is None else None
+        return [r for r in runs if isinstance(r, dict)] if isinstance(runs, list) else []
 
     # -------------------------------------------------------------- trials
 

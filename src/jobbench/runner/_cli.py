@@ -73,7 +73,7 @@ def cli_agent_options(
         if not sep:
             raise typer.BadParameter(f"expected NAME=PATH, got {item!r}", param_hint="--agent-bin")
         options.setdefault(name, {})["executable"] = path
-    for name in ("claude-code", "codex", "opencode", "openclaw"):
+    for name in ("claude-code", "codex", "opencode", "openclaw", "command"):
         o = options.setdefault(name, {})
         if mounts:
             o["mounts"] = list(mounts)
@@ -194,6 +194,10 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
     for w in data.warnings:
         err.print(f"[yellow]warning:[/yellow] {escape(w)}", soft_wrap=True, highlight=False)
     console.print(f"Report: {out}", markup=False)
+    from ..judge import judge_error_lines
+
+    for line in judge_error_lines(grades):
+        err.print(line, markup=False, highlight=False, soft_wrap=True)
     failed = [g for g in grades if g.status == "judge_error"]
     if failed:
         labels = sorted({c.label for c in data.configs if c.incomplete_trials.get("judge_error")})
@@ -457,6 +461,13 @@ def register(app: typer.Typer) -> None:
         infra_retries: int = typer.Option(
             2, "--infra-retries", min=0, help="Retries of infrastructure failures."
         ),
+        no_preflight: bool = typer.Option(
+            False,
+            "--no-preflight",
+            help="Skip the preflight: one cheap request to each distinct model endpoint "
+            "(API, base URL, model) before the first trial, which stops the run (exit 2) "
+            "when an endpoint refuses it.",
+        ),
         keep_workspaces: bool = typer.Option(
             False, "--keep-workspaces", help="Keep trial scratch directories."
         ),
@@ -523,6 +534,7 @@ def register(app: typer.Typer) -> None:
         from rich.markup import escape
 
         from ..agents import AgentLimits, Endpoint, ModelSettings, Pricing
+        from ..endpoint import PreflightError
         from ..sandbox import SandboxError, kill_all_sandboxes
         from ..tasks import InvalidDatasetError
         from ._executor import ExecutorError
@@ -641,6 +653,7 @@ def register(app: typer.Typer) -> None:
             skip_invalid=skip_invalid,
             strict=strict,
             protocol=protocol,
+            preflight=not no_preflight,
         )
         labels = ", ".join(s.label for s in specs)
         console.print(
@@ -701,6 +714,7 @@ def register(app: typer.Typer) -> None:
             KeyError,
             SandboxError,
             ExecutorError,
+            PreflightError,
         ) as exc:
             if executor is not None:
                 executor.close()
@@ -725,10 +739,24 @@ def register(app: typer.Typer) -> None:
             executor.close()
         infra = sum(c.get("infra_error", 0) for c in summary.status_counts().values())
         if infra:
+            permanent = [
+                r
+                for r in summary.records
+                if r.status.value == "infra_error" and r.details.get("infra_permanent")
+            ]
+            advice = "run the same command again to retry them."
+            if permanent:
+                first = (permanent[0].error or "").splitlines()[0][:600]
+                advice = (
+                    f"{len(permanent)} of them were rejected deterministically by the model "
+                    "endpoint (the same request fails the same way): fix what the message "
+                    f"names, then run the same command again. First: {first}"
+                )
             err.print(
                 f"[yellow]{infra} trial(s) ended with infrastructure errors (not scored as agent "
-                "failures); "
-                "run the same command again to retry them.[/yellow]"
+                f"failures); {escape(advice)}[/yellow]",
+                soft_wrap=True,
+                highlight=False,
             )
             code = code or 1
         if as_json:

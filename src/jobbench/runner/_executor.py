@@ -97,7 +97,9 @@ def execute_trial(
     emit: Emit | None = None,
 ) -> TrialRecord | None:
     """Run one trial, retrying infrastructure failures ``infra_retries`` times with
-    backoff (``retry_backoff`` seconds, doubling, at most 60).
+    backoff (``retry_backoff`` seconds, doubling, at most 60); a permanent one
+    (``details.infra_permanent``: the endpoint rejects the request deterministically) is
+    not retried.
 
     Args:
         pt: the planned trial.
@@ -121,6 +123,8 @@ def execute_trial(
         rec = run_trial_once(pt.task, pt.digest, pt.spec, agent, pt.epoch, env, attempts)
         if rec is None or rec.status != TrialStatus.infra_error or attempt == infra_retries:
             return rec
+        if rec.details.get("infra_permanent"):
+            return rec  # a deterministic rejection: the same attempt would fail the same way
         attempts.append(TrialAttempt(attempt=attempt + 1, status=rec.status.value, error=rec.error))
         if env.cancel.wait(backoff):
             return None

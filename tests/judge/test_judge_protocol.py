@@ -1,0 +1,268 @@
+"""The judge against servers that are not polite (issue 15): rejections read from the server's
+text, downgrades recorded in every verdict, queue wait never a time-out, context-length errors
+named, and the verdict taken from the judge's own final answer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from judge_helpers import TableJudge, asked, make_task, tail_text, write_files
+
+from jobbench.judge import grade_trial, judge_error_groups, judge_error_lines
+from jobbench.testing import FakeOpenAIServer, ScriptedReply, chat_reply
+
+REPORT = "Revenue: $1,234.50\nWe recommend Vendor B."
+RUBRICS = [
+    {"rubric": "Revenue", "weight": 1, "criterion": ["States revenue", "Names the source"]},
+    {"rubric": "Recommendation", "weight": 1, "criterion": ["Recommends Vendor B"]},
+]
+TABLE = {
+    "States revenue": ("pass", "Revenue: $1,234.50"),
+    "Names the source": ("fail", ""),
+    "Recommends Vendor B": ("pass", "We recommend Vendor B"),
+}
+
+
+@pytest.fixture
+def setup(tmp_path: Path):
+    task = make_task(tmp_path, RUBRICS)
+    deliv = write_files(tmp_path / "deliv", {"report.md": REPORT})
+    return task, deliv
+
+
+def _verdicts(rec):
+    return [c.verdict for g in rec.rubrics for c in g.criteria]
+
+
+def rubric_reply(items, passed=True) -> str:
+    return json.dumps({"criteria": items, "overall_reasoning": "o", "rubric_passed": passed})
+
+
+def item(j, verdict, evidence="") -> dict:
+    return {"index": j, "reasoning": "r", "evidence": evidence, "verdict": verdict}
+
+
+# ------------------------------------------------------------------ rejections, downgrades
+
+
+def test_format_rejected_with_http_500_falls_back_and_is_recorded(setup, judge_config) -> None:
+    """llama-cpp-python answers HTTP 500 when it cannot build a grammar from the schema."""
+    task, deliv = setup
+    table = TableJudge(TABLE)
+
+    def script(req):
+        if req.get("response_format", {}).get("type") == "json_schema":
+            return ScriptedReply(
+                status=500,
+                body={"error": {"message": "Failed to convert json_schema to grammar: $defs"}},
+            )
+        return table(req)
+
+    with FakeOpenAIServer(script) as srv:
+        rec = grade_trial(task, deliv, judge_config(srv.base_url, concurrency=1))
+        kinds = [r.get("response_format", {}).get("type") for r in srv.requests]
+    assert kinds == ["json_schema", "json_object", "json_object"]
+    assert _verdicts(rec) == ["pass", "fail", "pass"] and rec.score == 0.5
+    for g in rec.rubrics:
+        for c in g.criteria:
+            assert c.downgrades == ["response_format json_schema -> json_object"]
+    assert rec.judge["downgrades"] == ["response_format json_schema -> json_object"]
+    assert rec.judge["response_format"] == "json_schema"  # the setting, stated next to it
+    sent = rec.units[0].replies[0]["sent"]
+    assert sent == {
+        "response_format": "json_object",
+        "temperature": 0.0,
+        "seed": 0,
+        "max_tokens": None,
+    }
+    assert any(
+        "downgrade: response_format json_schema -> json_object (3 verdict(s)" in line
+        for line in judge_error_lines([rec])
+    )
+
+
+def test_other_400_is_final_and_not_an_unsupported_parameter(setup, judge_config) -> None:
+    task, deliv = setup
+    task1 = task.model_copy(update={"rubrics": task.rubrics[:1]})
+    script = [ScriptedReply(status=400, body={"error": {"message": "model 'x' does not exist"}})]
+    with FakeOpenAIServer(script) as srv:
+        rec = grade_trial(task1, deliv, judge_config(srv.base_url))
+        assert srv.calls == 1  # no downgrade-and-retry, no blind retry
+        assert srv.requests[0]["temperature"] == 0.0 and srv.requests[0]["seed"] == 0
+    assert rec.status == "judge_error" and rec.score is None
+    c = rec.rubrics[0].criteria[0]
+    assert c.verdict == "judge_error" and c.cause == "rejected" and c.downgrades == []
+    assert "model 'x' does not exist" in c.reasoning
+    assert "downgrades" not in rec.judge
+    assert rec.units[0].replies[0]["status"] == 400
+
+
+def test_temperature_and_seed_drops_are_in_every_verdict(setup, judge_config) -> None:
+    task, deliv = setup
+    table = TableJudge(TABLE)
+
+    def script(req):
+        if "temperature" in req:
+            return ScriptedReply(
+                status=400, body={"error": {"message": "Unsupported parameter: 'temperature'"}}
+            )
+        if "seed" in req:
+            return ScriptedReply(status=422, body={"error": {"message": "seed: extra field"}})
+        return table(req)
+
+    with FakeOpenAIServer(script) as srv:
+        rec = grade_trial(task, deliv, judge_config(srv.base_url, concurrency=1))
+        assert srv.calls == 2 + 2  # two rejections once, then one call per rubric
+        assert all("temperature" not in r and "seed" not in r for r in srv.requests[2:])
+    want = ["temperature dropped", "seed dropped"]
+    assert all(c.downgrades == want for g in rec.rubrics for c in g.criteria)
+    assert rec.judge["downgrades"] == want
+    assert rec.units[0].replies[0]["sent"]["temperature"] is None
+
+
+def test_queue_wait_at_a_serial_server_never_times_out(tmp_path, judge_config) -> None:
+    """Concurrency 10 against a server that serves one request at a time: 10 rubrics, each
+    answered in 0.3 s, time-out 1 s; the last request waits ~2.7 s for the others."""
+    rubrics = [{"rubric": f"R{k}", "weight": 1, "criterion": [f"crit {k}"]} for k in range(10)]
+    task = make_task(tmp_path, rubrics)
+    deliv = write_files(tmp_path / "deliv", {"a.md": "text"})
+    table = TableJudge({f"crit {k}": ("pass", "text") for k in range(10)})
+
+    def script(req):
+        reply = table(req)
+        reply.delay = 0.3
+        return reply
+
+    with FakeOpenAIServer(script, serial=True) as srv:
+        rec = grade_trial(
+            task, deliv, judge_config(srv.base_url, concurrency=10, timeout=1.0, max_attempts=1)
+        )
+        assert srv.calls == 10
+    assert rec.status == "complete" and rec.score == 1.0
+    assert all(not r.get("errors") for u in rec.units for r in u.replies)
+
+
+def test_context_length_is_a_cause_with_a_hint(setup, judge_config) -> None:
+    task, deliv = setup
+    msg = "Requested tokens (26856) exceed context window of 8192"
+    with FakeOpenAIServer(
+        lambda req: ScriptedReply(status=400, body={"error": {"message": msg}})
+    ) as srv:
+        rec = grade_trial(task, deliv, judge_config(srv.base_url))
+        assert srv.calls == 2  # final: one request per rubric, no retry
+    assert {c.cause for g in rec.rubrics for c in g.criteria} == {"context_length"}
+    (grp,) = judge_error_groups([rec])
+    assert (grp["cause"], grp["verdicts"], grp["trials"], grp["message"]) == (
+        "context_length",
+        3,
+        1,
+        msg,
+    )
+    (line,) = judge_error_lines([rec])
+    assert msg in line and "--mode rubric" in line and "--no-vision" in line and "files" in line
+
+
+def test_5xx_keeps_the_servers_message(setup, judge_config) -> None:
+    task, deliv = setup
+    task1 = task.model_copy(update={"rubrics": task.rubrics[:1]})
+    script = lambda req: ScriptedReply(status=503, body={"error": {"message": "loading model"}})  # noqa: E731
+    with FakeOpenAIServer(script) as srv:
+        rec = grade_trial(task1, deliv, judge_config(srv.base_url, max_attempts=2))
+        assert srv.calls == 2
+    c = rec.rubrics[0].criteria[0]
+    assert c.cause == "server_error" and "loading model" in c.reasoning
+
+
+# ------------------------------------------------------------------ replies
+
+
+def _one_rubric(setup):
+    task, deliv = setup
+    return task.model_copy(update={"rubrics": task.rubrics[1:]}), deliv
+
+
+def test_quoted_verdict_then_the_judges_own_takes_the_judges_own(setup, judge_config) -> None:
+    task, deliv = _one_rubric(setup)
+    quoted = rubric_reply([item(0, "pass", "We recommend Vendor B")], True)
+    own = rubric_reply([item(0, "fail")], False)
+    content = f"The deliverable contains this text: {quoted}\nMy own verdict:\n{own}"
+    with FakeOpenAIServer([chat_reply(content)]) as srv:
+        rec = grade_trial(task, deliv, judge_config(srv.base_url))
+    assert _verdicts(rec) == ["fail"] and rec.score == 0.0
+    assert rec.units[0].replies[0]["parse"].startswith("balanced (object 2 of 2")
+
+
+def test_think_block_is_ignored(setup, judge_config) -> None:
+    task, deliv = _one_rubric(setup)
+    inner = rubric_reply([item(0, "pass")], True)
+    content = f"<think>maybe {inner} would do, but no.</think>\n" + rubric_reply(
+        [item(0, "fail")], False
+    )
+    with FakeOpenAIServer([chat_reply(content)]) as srv:
+        rec = grade_trial(task, deliv, judge_config(srv.base_url))
+    assert _verdicts(rec) == ["fail"]
+    assert rec.units[0].replies[0]["parse"] == "direct"
+
+
+def test_reasoning_content_is_not_parsed(setup, judge_config) -> None:
+    task, deliv = _one_rubric(setup)
+    reply = chat_reply(rubric_reply([item(0, "fail")], False))
+    reply.body["choices"][0]["message"]["reasoning_content"] = rubric_reply([item(0, "pass")])
+    with FakeOpenAIServer([reply]) as srv:
+        rec = grade_trial(task, deliv, judge_config(srv.base_url))
+    assert _verdicts(rec) == ["fail"]
+    assert rec.units[0].replies[0]["reasoning_chars"] > 0
+
+
+def test_extra_and_missing_items_are_flagged(setup, judge_config) -> None:
+    task, deliv = setup
+    task1 = task.model_copy(update={"rubrics": task.rubrics[:1]})
+    first = rubric_reply([item(0, "pass", "Revenue: $1,234.50"), item(5, "pass")])
+    second = rubric_reply([item(0, "pass"), item(1, "fail")])
+    with FakeOpenAIServer([chat_reply(first), chat_reply(second)]) as srv:
+        rec = grade_trial(task1, deliv, judge_config(srv.base_url))
+        assert srv.calls == 2  # criterion 1 missing: asked again
+    assert _verdicts(rec) == ["pass", "fail"] and rec.status == "complete"
+    assert "judge_extra_item:rubric:0/5" in rec.flags
+    assert "judge_missing_item:rubric:0/1" in rec.flags
+    assert rec.units[0].replies[0]["items"] == [
+        "judge_extra_item:rubric:0/5",
+        "judge_missing_item:rubric:0/1",
+    ]
+
+
+def test_deep_nesting_is_retried_then_judge_error_with_usage(setup, judge_config) -> None:
+    task, deliv = _one_rubric(setup)
+    deep = '{"criteria": [' + '{"a": [' * 50_000 + "1" + "]}" * 50_000 + "]}"
+    script = [chat_reply(deep, prompt_tokens=70, completion_tokens=9) for _ in range(3)]
+    with FakeOpenAIServer(script) as srv:
+        rec = grade_trial(task, deliv, judge_config(srv.base_url))
+        assert srv.calls == 3
+    assert rec.status == "judge_error" and rec.score is None
+    c = rec.rubrics[0].criteria[0]
+    assert c.verdict == "judge_error" and c.cause == "bad_reply"
+    assert (rec.usage.calls, rec.usage.input_tokens, rec.usage.output_tokens) == (3, 210, 27)
+    assert all(r["parse"].startswith("failed") for r in rec.units[0].replies)
+    assert not (rec.units[0].error or "").startswith("internal error")
+
+
+def test_official_without_criterion_verdicts_is_judge_error(setup, judge_config) -> None:
+    task, deliv = _one_rubric(setup)
+    script = [chat_reply(json.dumps({"criteria": [], "rubric_passed": True})) for _ in range(3)]
+    with FakeOpenAIServer(script) as srv:
+        rec = grade_trial(task, deliv, judge_config(srv.base_url, mode="official"))
+        assert srv.calls == 3
+    assert rec.status == "judge_error" and rec.score is None
+    assert rec.rubrics[0].passed is None and rec.rubrics[0].undecided == "judge_error"
+    assert rec.rubrics[0].criteria[0].cause == "bad_reply"
+
+
+def test_table_judge_still_answers(setup, judge_config) -> None:
+    """The helpers above parse requests as the grader builds them (guards the fixtures)."""
+    task, deliv = setup
+    with FakeOpenAIServer(TableJudge(TABLE)) as srv:
+        rec = grade_trial(task, deliv, judge_config(srv.base_url))
+        assert [len(asked(r)) for r in srv.requests] and tail_text(srv.requests[0])
+    assert _verdicts(rec) == ["pass", "fail", "pass"]
