@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import shutil
 from html.parser import HTMLParser
 from pathlib import Path
@@ -160,18 +161,51 @@ def test_heatmap_areas_point_at_drilldowns(report_dir: Path):
     assert {"c2-main.management_analysts.task1", "c1-main.lawyers.task1"} <= set(areas)
 
 
-def test_judge_key_choice(run_a: Path):
+def _graded_at(run: Path, key: str, when: float) -> None:
+    # what `jobbench grade` leaves: grades/<key>/ and grades/<key>.usage.json, written at its end
+    usage = run / "grades" / f"{key}.usage.json"
+    usage.write_text("{}")
+    for p in (run / "grades" / key, usage):
+        os.utime(p, (when, when))
+
+
+def test_judge_key_choice(run_a: Path, run_b: Path):
     shutil.copytree(run_a / "grades" / "checks", run_a / "grades" / "llm.other")
-    with pytest.raises(
-        ReportInputError,
-        match=r"several judge keys; choose one with --judge-key .*checks, llm\.other",
-    ):
-        build_report([run_a])
+    _graded_at(run_a, "checks", 1_000_000)
+    _graded_at(run_a, "llm.other", 2_000_000)  # `jobbench grade --judge-model` after the run
+    data = build_report([run_a], n_resamples=100)
+    assert data.judge_key == "llm.other"
+    note = "judge key llm.other chosen (graded last); also graded: checks; choose with --judge-key"
+    assert any(w.startswith(note) for w in data.warnings)
+    _graded_at(run_a, "checks", 3_000_000)  # regraded with checks: now the latest
+    assert build_report([run_a], n_resamples=100).judge_key == "checks"
     data = build_report([run_a], judge_key="llm.other", n_resamples=100)
     assert data.judge_key == "llm.other"
+    assert not any("chosen (graded last)" in w for w in data.warnings)  # asked for: no note
     assert data.config("alpha@m1").overall.micro.estimate == pytest.approx(65 / 220)
     with pytest.raises(ReportInputError, match="judge key 'nope' has no grades"):
         build_report([run_a], judge_key="nope")
+    # several keys, none graded in every run: refused, every run's keys listed
+    shutil.move(run_a / "grades" / "checks", run_a / "grades" / "only.a")
+    (run_a / "grades" / "checks.usage.json").unlink()
+    shutil.move(run_b / "grades" / "checks", run_b / "grades" / "only.b")
+    with pytest.raises(
+        ReportInputError,
+        match=r"no judge key is graded in every run; choose one with --judge-key KEY "
+        r"\(.*run-a: llm\.other, only\.a; .*run-b: only\.b\)",
+    ):
+        build_report([run_a, run_b])
+
+
+def test_cli_report_after_a_second_judge_names_the_key_it_chose(run_a: Path, tmp_path: Path):
+    shutil.copytree(run_a / "grades" / "checks", run_a / "grades" / "m1.rubric.llm")
+    _graded_at(run_a, "checks", 1_000_000)
+    _graded_at(run_a, "m1.rubric.llm", 2_000_000)
+    out = tmp_path / "rep"
+    res = CliRunner().invoke(app, ["report", str(run_a), "-o", str(out), "--resamples", "100"])
+    assert res.exit_code == 0, res.output
+    assert "judge key m1.rubric.llm chosen (graded last); also graded: checks" in res.stderr
+    assert json.loads((out / "summary.json").read_text())["judge_key"] == "m1.rubric.llm"
 
 
 def test_no_grades_means_ungraded_not_zero(run_a: Path):

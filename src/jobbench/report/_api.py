@@ -78,8 +78,8 @@ def report(
         :class:`ReportResult`.
 
     Raises:
-        jobbench.report.ReportInputError: no readable run, or several judge keys and none
-            chosen.
+        jobbench.report.ReportInputError: no readable run, or several judge keys, none
+            graded in every run, and none chosen.
         jobbench.report.ReportWriteError: the report directory cannot be written.
     """
     if isinstance(run_dirs, (str, os.PathLike)):

@@ -29,7 +29,14 @@ from ..scoring import (
     task_results,
     trial_result,
 )
-from ._runs import LoadedTrial, ReportInputError, RunData, load_run, resolve_judge_key
+from ._runs import (
+    LoadedTrial,
+    ReportInputError,
+    RunData,
+    judge_key_note,
+    load_run,
+    resolve_judge_key,
+)
 
 GROUP_KINDS = ("paper_category", "soc_major_group", "occupation", "split")
 """Group kinds reported besides ``overall``; occupations get no interval (2–3 tasks each)."""
@@ -316,14 +323,15 @@ def build_report(
 
     Args:
         run_dirs: one or more run directories (merged into one leaderboard).
-        judge_key: grades to use; None picks the only key (see
-            :func:`jobbench.report.resolve_judge_key`).
+        judge_key: grades to use; None picks the only key, else the one graded last, with a
+            warning naming the others (see :func:`jobbench.report.resolve_judge_key`).
         n_resamples, confidence, seed: bootstrap settings.
         allow_ungraded: a ``judge_key`` with no grades in any run is accepted (its trials
             are shown ungraded, with a warning) instead of refused.
 
     Raises:
-        ReportInputError: unreadable runs, ambiguous judge key, no run given.
+        ReportInputError: unreadable runs, no judge key graded in every run and none
+            chosen, no run given.
     """
     if not run_dirs:
         raise ReportInputError("no run directory given")
@@ -333,6 +341,9 @@ def build_report(
     key = resolve_judge_key(paths, judge_key, allow_ungraded=allow_ungraded)
     runs = [load_run(p, key) for p in paths]
     warnings: list[str] = []
+    note = judge_key_note(paths, key, judge_key)
+    if note is not None:
+        warnings.append(note)
     if key is None:
         warnings.append(
             "no grades found in any run (grades/<judge-key>/ is empty): "

@@ -138,7 +138,10 @@ def register(app: typer.Typer) -> None:
             "or report-<names> beside the first run when merging).",
         ),
         judge_key: str | None = typer.Option(
-            None, "--judge-key", help="Grades to use (grades/<key>/); default: the only one."
+            None,
+            "--judge-key",
+            help="Grades to use (grades/<key>/); default: the only one, else the one graded "
+            "last (the report names the others).",
         ),
         seed: int = typer.Option(0, "--seed", help=_SEED_HELP),
         resamples: int = typer.Option(10_000, "--resamples", min=1, help=_RESAMPLES_HELP),
@@ -212,7 +215,9 @@ def register(app: typer.Typer) -> None:
             None, "--b", help="Configuration B (agent@model) when RUN_B has several."
         ),
         judge_key: str | None = typer.Option(
-            None, "--judge-key", help="Grades to use; default: the only one."
+            None,
+            "--judge-key",
+            help="Grades to use; default: the only one, else the one graded last.",
         ),
         scored_only: bool = typer.Option(
             False,
@@ -265,6 +270,13 @@ def register(app: typer.Typer) -> None:
             )
 
         results = [(ca, cb, paired(ca, cb)) for ca, cb in _pairs(data, run_a, run_b, a, b)]
+        from ._runs import judge_key_note
+
+        note = judge_key_note(dirs, data.judge_key, judge_key)
+        if note is not None:  # the comparison used a key it picked among several: say which
+            Console(stderr=True).print(
+                f"[yellow]note:[/yellow] {escape(note)}", highlight=False, soft_wrap=True
+            )
         if as_json:
             dumped = [cmp.model_dump(mode="json") for _, _, cmp in results]
             print(json.dumps(dumped[0] if len(dumped) == 1 else dumped, indent=2))

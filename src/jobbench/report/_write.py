@@ -215,7 +215,7 @@ def write_report(
 
     Raises:
         jobbench.report.ReportInputError: unreadable run files (each named with its field),
-            or several judge keys and none chosen.
+            or several judge keys, none graded in every run and none chosen.
         ValueError: unknown ``drilldowns``.
         jobbench.report.ReportWriteError: the report directory cannot be written.
     """

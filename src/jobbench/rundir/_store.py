@@ -713,6 +713,21 @@ class RunDir:
             if not link and not n.startswith(".") and _is_component(n)
         ]
 
+    def graded_at(self, key: str) -> float | None:
+        """When ``key`` was last graded here: the modification time (seconds since the epoch)
+        of ``grades/<key>.usage.json``, which every grading pass rewrites at its end, else of
+        the key's folder; None when neither exists (symbolic links are not followed).
+
+        Raises:
+            UnsafeIdError: ``key`` is not a safe path component.
+        """
+        for path in (self.usage_file(key), self.judge_dir(key)):
+            try:
+                return path.lstat().st_mtime
+            except OSError:
+                continue
+        return None
+
     def read_grade(self, key: str, tid: str) -> Loaded[GradeRecord]:
         """``grades/<key>/<tid>.json``; a grade whose ``trial_id`` or ``task_id`` is not this
         location's is a ``foreign`` problem (and not returned).
