@@ -125,7 +125,7 @@ def test_grade_run_dir_cli_checks_only_and_llm(tmp_path: Path) -> None:
     env = {"JUDGE_MODEL": "", "JOBBENCH_JUDGE_MODEL": ""}
     res = runner.invoke(app, ["grade", str(run), "--no-progress", "--json"], env=env)
     assert res.exit_code == 0, res.output
-    summary = json.loads(res.output)
+    summary = json.loads(res.stdout)
     assert summary["judge"]["key"] == "checks"
     assert summary["rows"] == [
         {
@@ -155,7 +155,7 @@ def test_grade_run_dir_cli_checks_only_and_llm(tmp_path: Path) -> None:
         )
         assert res.exit_code == 0, res.output
         assert srv.calls == 1
-    summary = json.loads(res.output)
+    summary = json.loads(res.stdout)
     assert summary["judge"]["key"] == "grok-4.3.task.auto"
     assert summary["rows"][0]["mean_score"] == (2 + 1) / 4
     assert summary["judge_usage"]["calls"] == 1
@@ -169,7 +169,7 @@ def test_grade_run_dir_cli_checks_only_and_llm(tmp_path: Path) -> None:
         )
         assert res.exit_code == 0, res.output
         assert srv.calls == 0
-    again = json.loads(res.output)
+    again = json.loads(res.stdout)
     assert again["judge_usage"]["calls"] == 0 and again["recorded_judge_usage"]["calls"] == 1
     assert again["rows"][0]["graded_now"] == 0 and again["rows"][0]["mean_score"] == (2 + 1) / 4
     with FakeOpenAIServer(TableJudge(TABLE)) as srv:
@@ -244,5 +244,5 @@ def test_grade_summary_says_who_decided(tmp_path: Path) -> None:
         )
         assert res.exit_code == 0, res.output
         assert srv.calls == 2  # one rubric-mode call per rubric
-    summary = json.loads(res.output)
+    summary = json.loads(res.stdout)
     assert (summary["criteria_decided_by_checks"], summary["criteria_sent_to_judge"]) == (0, 2)
