@@ -246,3 +246,24 @@ def test_grade_summary_says_who_decided(tmp_path: Path) -> None:
         assert srv.calls == 2  # one rubric-mode call per rubric
     summary = json.loads(res.stdout)
     assert (summary["criteria_decided_by_checks"], summary["criteria_sent_to_judge"]) == (0, 2)
+
+
+def test_grade_takes_the_judge_base_url_by_its_own_name(tmp_path: Path) -> None:
+    # --judge-base-url names the judge's endpoint (run's --api-base is the agent's)
+    rubrics = [{"rubric": "Memo", "weight": 1, "criterion": ["Has a memo"]}]
+    task = make_task(tmp_path, rubrics)
+    run = make_run(
+        tmp_path / "run",
+        tmp_path / "dataset",
+        [{"task": task, "agent": "oracle", "model": "-", "epoch": 1, "files": {"m.md": "memo\n"}}],
+    )
+    with FakeOpenAIServer(TableJudge({"Has a memo": ("pass", "")})) as srv:
+        env = {**_env(srv, tmp_path), "JUDGE_API_BASE": ""}
+        res = CliRunner().invoke(
+            app,
+            ["grade", str(run), "--no-progress", "--judge-base-url", srv.base_url, "--json"],
+            env=env,
+        )
+        assert res.exit_code == 0, res.output
+        assert srv.calls == 1
+    assert json.loads(res.stdout)["rows"][0]["mean_score"] == 1.0

@@ -46,7 +46,11 @@ def register(app: typer.Typer, make_executor: Callable[..., Any] | None = None) 
             "JOBBENCH_JUDGE_MODEL). Without one, only programmatic checks run.",
         ),
         api_base: str | None = typer.Option(
-            None, "--api-base", help="OpenAI-compatible base URL (env JUDGE_API_BASE)."
+            None,
+            "--judge-base-url",
+            "--api-base",
+            help="The judge's OpenAI-compatible base URL (env JUDGE_API_BASE); --api-base is "
+            "the older spelling.",
         ),
         mode: str | None = typer.Option(
             None, "--mode", help="rubric (default) | task | criterion | official."
