@@ -13,7 +13,9 @@ it imports nothing from the rest of JobBench and makes its requests with the sta
 * :func:`preflight` makes one cheap request per distinct (API, base URL, model) before a
   command spends anything: Chat Completions with a tool (the builtin agent, OpenCode and
   OpenClaw on a custom endpoint), the Responses API (Codex), the Anthropic Messages API
-  (Claude Code), or the judge's call with its response format (:func:`preflight_judge`).
+  (Claude Code), or a call with a ``response_format`` and no tools. The judge's own
+  preflight goes through its client (:mod:`jobbench.judge._preflight`), so the downgrades
+  it decides apply to the verdicts that follow.
   A failure raises :class:`PreflightError`, whose message names the endpoint, the API,
   the status and the server's own text.
 
@@ -434,32 +436,6 @@ def preflight(targets: list[PreflightTarget], *, timeout: float = 60.0) -> list[
     return checks
 
 
-def preflight_judge(
-    base_url: str,
-    model: str,
-    *,
-    api_key: str | None = None,
-    response_format: Any = None,
-    timeout: float = 60.0,
-) -> list[PreflightCheck]:
-    """The judge's preflight: one Chat Completions request without tools, with the
-    ``response_format`` the judge will send (None: none).
-
-    Raises:
-        PreflightError: the endpoint refused it or did not answer.
-    """
-    target = PreflightTarget(
-        "chat",
-        base_url,
-        model,
-        api_key=api_key,
-        tools=False,
-        response_format=response_format,
-        who="judge",
-    )
-    return preflight([target], timeout=timeout)
-
-
 def preflight_record(checks: list[PreflightCheck]) -> dict[str, Any]:
     """The summary recorded for a command's preflight: ``calls``, tokens and each check."""
     return {
@@ -480,7 +456,6 @@ __all__ = [
     "check_endpoint",
     "classify_failure",
     "preflight",
-    "preflight_judge",
     "preflight_record",
     "public_url",
     "server_message",

@@ -19,7 +19,6 @@ from jobbench.endpoint import (
     PreflightTarget,
     classify_failure,
     preflight,
-    preflight_judge,
     server_message,
 )
 from jobbench.records import TrialStatus
@@ -273,10 +272,16 @@ def test_preflight_makes_one_request_per_distinct_endpoint():
     assert len(got) == 1 and got[0][1]["tools"][0]["function"]["name"] == "finish"
 
 
-def test_preflight_judge_sends_the_response_format_and_names_the_failure():
+def _judge_target(base_url: str, fmt: dict) -> PreflightTarget:
+    return PreflightTarget(
+        "chat", base_url, "judge-model", tools=False, response_format=fmt, who="judge"
+    )
+
+
+def test_preflight_with_a_response_format_sends_it_and_names_the_failure():
     fmt = {"type": "json_schema", "json_schema": {"name": "v", "schema": {"type": "object"}}}
     with FakeOpenAIServer([]) as srv:
-        checks = preflight_judge(srv.base_url, "judge-model", response_format=fmt)
+        checks = preflight([_judge_target(srv.base_url, fmt)], timeout=60.0)
         req = srv.preflight_requests[0][1]
     assert checks[0].ok and req["response_format"] == fmt and "tools" not in req
     rejection = ScriptedReply(
@@ -284,7 +289,7 @@ def test_preflight_judge_sends_the_response_format_and_names_the_failure():
     )
     with FakeOpenAIServer([rejection] * 2, preflight="script") as srv:
         with pytest.raises(PreflightError) as info:
-            preflight_judge(srv.base_url, "judge-model", response_format=fmt)
+            preflight([_judge_target(srv.base_url, fmt)], timeout=60.0)
     msg = str(info.value)
     assert "for judge" in msg and srv.base_url in msg and "HTTP 500" in msg
     assert "json_schema grammar failed to compile" in msg and "Chat Completions API" in msg

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from ..records import Usage
-from ..sandbox import Mount, Sandbox, TrialWorkspace
+from ..sandbox import Mount, Sandbox, SandboxResult, TrialWorkspace
 from ..tasks import Task
 
 
@@ -151,6 +151,18 @@ class Trajectory:
             self._bytes += len(line)
             self.events += 1
 
+    def command_result(self, res: SandboxResult) -> None:
+        """Append the ``command_result`` event of one sandboxed command: exit code, time-out,
+        the last 20,000 characters of stdout and stderr, wall seconds."""
+        self.emit(
+            "command_result",
+            exit_code=res.exit_code,
+            timed_out=res.timed_out,
+            stdout=res.stdout[-20000:],
+            stderr=res.stderr[-20000:],
+            seconds=round(res.wall_seconds, 3),
+        )
+
     def close(self) -> None:
         """Flush, fsync and close (idempotent)."""
         with self._lock:
@@ -206,6 +218,16 @@ class AgentContext:
     pricing: Pricing | None = None
     protocol: str = "jobbench"
     attempt: int = 1
+
+    def price(self, usage: Usage) -> None:
+        """Set ``usage.cost_usd`` from :attr:`pricing` when the agent's own stream reported
+        no cost and some tokens were used (in place; nothing without a price)."""
+        if (
+            usage.cost_usd is None
+            and self.pricing is not None
+            and (usage.input_tokens or usage.output_tokens)
+        ):
+            usage.cost_usd = self.pricing.cost(usage)
 
 
 AgentStatus = Literal["ok", "agent_error", "agent_timeout", "infra_error"]

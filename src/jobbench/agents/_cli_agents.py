@@ -601,12 +601,7 @@ class CliAgent(Agent):
             stderr=res.stderr[-20000:],
         )
         usage = parser.usage
-        if (
-            usage.cost_usd is None
-            and ctx.pricing is not None
-            and (usage.input_tokens or usage.output_tokens)
-        ):
-            usage.cost_usd = ctx.pricing.cost(usage)
+        ctx.price(usage)
         result = AgentResult(
             turns=parser.turns,
             usage=usage,

@@ -210,14 +210,7 @@ class CommandAgent(Agent):
             )
         except SandboxError as exc:
             raise InfraError(str(exc)) from exc
-        ctx.trajectory.emit(
-            "command_result",
-            exit_code=res.exit_code,
-            timed_out=res.timed_out,
-            stdout=res.stdout[-20000:],
-            stderr=res.stderr[-20000:],
-            seconds=round(res.wall_seconds, 3),
-        )
+        ctx.trajectory.command_result(res)
         events, skipped = read_events(events_file)
         usage, turns, assistant_msgs = Usage(), 0, 0
         session_id: str | None = None
@@ -245,12 +238,7 @@ class CommandAgent(Agent):
                 reported_error = ev["message"][:2000]
         if skipped:
             ctx.trajectory.emit("agent_events_skipped", lines=skipped)
-        if (
-            usage.cost_usd is None
-            and ctx.pricing is not None
-            and (usage.input_tokens or usage.output_tokens)
-        ):
-            usage.cost_usd = ctx.pricing.cost(usage)
+        ctx.price(usage)
         result = AgentResult(
             turns=turns or assistant_msgs,
             usage=usage,

@@ -651,12 +651,7 @@ class OpenClawAgent(CliAgent):
             ctx.trajectory.emit("cli_event", event=envelope)
         parser.finish()
         usage = parser.usage
-        if (
-            usage.cost_usd is None
-            and ctx.pricing is not None
-            and (usage.input_tokens or usage.output_tokens)
-        ):
-            usage.cost_usd = ctx.pricing.cost(usage)
+        ctx.price(usage)
         status, error = classify(
             parser, exit_code=res.exit_code, timed_out=res.timed_out, timeout=ctx.limits.timeout
         )

@@ -66,14 +66,7 @@ class OracleAgent(Agent):
             res = sandbox.run(argv, limits=limits, cancel=ctx.cancel)
         except SandboxError as exc:
             raise InfraError(str(exc)) from exc
-        ctx.trajectory.emit(
-            "command_result",
-            exit_code=res.exit_code,
-            timed_out=res.timed_out,
-            stdout=res.stdout[-20000:],
-            stderr=res.stderr[-20000:],
-            seconds=round(res.wall_seconds, 3),
-        )
+        ctx.trajectory.command_result(res)
         if res.timed_out:
             return AgentResult(
                 status="agent_timeout", error=f"solve.py exceeded {ctx.limits.timeout:g} s", turns=0
