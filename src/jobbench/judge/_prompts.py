@@ -335,6 +335,24 @@ def parse_item(item: Any) -> dict[str, Any] | None:
     }
 
 
+def _item_targets(items: list[Any], asked: list[int]) -> tuple[bool, list[int | None]]:
+    """The criterion each item of a reply's list answers: ``(any item has an index, target
+    per item)``. Items are matched by ``index`` (or ``criterion_index``/``id``); when no
+    item has one and there are exactly ``len(asked)`` items, by position; else None."""
+    indexed = any(
+        isinstance(it, dict) and any(k in it for k in ("index", "criterion_index", "id"))
+        for it in items
+    )
+    if not indexed and len(items) == len(asked):
+        return False, list(asked)
+    return indexed, [
+        _as_int(it.get("index", it.get("criterion_index", it.get("id"))))
+        if isinstance(it, dict)
+        else None
+        for it in items
+    ]
+
+
 def parse_criteria_list(items: Any, asked: list[int]) -> dict[int, dict[str, Any]]:
     """Map criterion index → parsed verdict for the criteria in ``asked``.
 
@@ -346,18 +364,8 @@ def parse_criteria_list(items: Any, asked: list[int]) -> dict[int, dict[str, Any
     out: dict[int, dict[str, Any]] = {}
     if not isinstance(items, list):
         return out
-    indexed = [
-        isinstance(it, dict) and any(k in it for k in ("index", "criterion_index", "id"))
-        for it in items
-    ]
-    by_position = not any(indexed) and len(items) == len(asked)
-    for pos, it in enumerate(items):
-        if by_position:
-            j: int | None = asked[pos]
-        elif isinstance(it, dict):
-            j = _as_int(it.get("index", it.get("criterion_index", it.get("id"))))
-        else:
-            j = None
+    _, targets = _item_targets(items, asked)
+    for it, j in zip(items, targets):
         if j is None or j not in asked or j in out:
             continue
         parsed = parse_item(it)
@@ -377,23 +385,13 @@ def criteria_notes(items: Any, asked: list[int]) -> list[tuple[str, str]]:
     if not isinstance(items, list):
         return [("no_list", "")]
     notes: list[tuple[str, str]] = []
-    indexed = [
-        isinstance(it, dict) and any(k in it for k in ("index", "criterion_index", "id"))
-        for it in items
-    ]
-    by_position = not any(indexed) and len(items) == len(asked)
-    if items and not any(indexed) and not by_position:
+    any_indexed, targets = _item_targets(items, asked)
+    if items and not any_indexed and len(items) != len(asked):
         notes.append(("unindexed", f"{len(items)} items for {len(asked)} asked"))
     seen: set[int] = set()
-    for pos, it in enumerate(items):
-        if by_position:
-            j: int | None = asked[pos]
-        elif isinstance(it, dict):
-            j = _as_int(it.get("index", it.get("criterion_index", it.get("id"))))
-        else:
-            j = None
+    for pos, (it, j) in enumerate(zip(items, targets)):
         if j is None:
-            if any(indexed):
+            if any_indexed:
                 notes.append(("extra", f"item {pos} without an index"))
             continue
         if j not in asked:
