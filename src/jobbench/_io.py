@@ -4,6 +4,7 @@ Every record the harness keeps is written with :func:`atomic_write_text` /
 :func:`atomic_write_json`: the bytes go to a temporary file in the same directory, are
 fsynced, and the file is renamed over the target, so a reader (or a run killed with SIGKILL)
 sees either the old complete file or the new complete file, never a torn one.
+:func:`display_path` is how every message shows a path.
 """
 
 from __future__ import annotations
@@ -110,3 +111,14 @@ def read_jsonl(path: Path | str) -> list[Any]:
                 break
             raise ValueError(f"{path}: line {n}: not JSON ({exc.msg})") from exc
     return out
+
+
+def display_path(path: Path | str) -> str:
+    """``path`` relative to the current directory when below it, else absolute (POSIX)."""
+    full = os.path.abspath(path)
+    cwd = os.getcwd()
+    if full == cwd:
+        return "."
+    prefix = cwd if cwd.endswith(os.sep) else cwd + os.sep
+    shown = full[len(prefix) :] if full.startswith(prefix) else full
+    return shown.replace(os.sep, "/") if os.sep != "/" else shown

@@ -17,6 +17,7 @@ dataset: micro 14/16 = 87.5 %; macro (5/6 + 9/10) / 2 = 26/30 = 86.67 %.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -109,15 +110,42 @@ def test_rubric_shape_mismatch_is_skipped(example, fx) -> None:
     assert any("graded [2, 2, 2] criteria per rubric, task has [1, 2, 2]" in s for s in st.skipped)
 
 
-def test_judge_key_must_be_chosen_when_ambiguous(example, rb) -> None:
+def test_several_judge_keys_use_the_last_graded_one_and_say_so(example, rb) -> None:
+    """The report's rule (jobbench.rundir.choose_judge_key): with ``checks`` and a second
+    judge in run A, the key graded last is read and the gate report names it and the other."""
     _, runs, (t1, _) = example
     rb.add_trial(runs[0], t1, "builtin", "model-x", 1, {}, judge_key="gpt-4o-mini.rubric.auto")
-    with pytest.raises(ValueError, match="choose a judge key"):
-        solve_trial(runs[:1])
-    st = solve_trial(runs[:1], judge_key="gpt-4o-mini.rubric.auto")
-    assert st.tasks[0].reached == 0
-    with pytest.raises(FileNotFoundError, match="no grades/nope/"):
+    grades = runs[0] / "grades"
+    os.utime(grades / "checks", (1_000, 1_000))
+    os.utime(grades / "gpt-4o-mini.rubric.auto", (2_000, 2_000))
+    st = solve_trial(runs[:1])
+    assert st.judge_key == "gpt-4o-mini.rubric.auto"
+    assert st.tasks[0].reached == 0  # that judge's only grade passes nothing
+    assert st.judge_key_note == (
+        "judge key gpt-4o-mini.rubric.auto chosen (graded last); also graded: checks; "
+        "choose with --judge KEY"
+    )
+    os.utime(grades / "checks", (3_000, 3_000))
+    assert solve_trial(runs[:1]).judge_key == "checks"
+    asked = solve_trial(runs[:1], judge_key="gpt-4o-mini.rubric.auto")
+    assert asked.judge_key == "gpt-4o-mini.rubric.auto" and asked.judge_key_note is None
+    with pytest.raises(ValueError, match="judge key 'nope' has no grades"):
         solve_trial(runs, judge_key="nope")
+    # run B has only checks: the key graded in every run wins whatever the times
+    os.utime(grades / "checks", (1_000, 1_000))
+    assert solve_trial(runs).judge_key == "checks"
+
+
+def test_gate_report_shows_the_judge_key_note(example, rb) -> None:
+    _, runs, (t1, _) = example
+    rb.add_trial(runs[0], t1, "builtin", "model-x", 1, {}, judge_key="m.rubric.auto")
+    os.utime(runs[0] / "grades" / "checks", (1_000, 1_000))
+    os.utime(runs[0] / "grades" / "m.rubric.auto", (2_000, 2_000))
+    st = solve_trial(runs[:1])
+    from jobbench.gates import GateReport
+
+    md = render_markdown(GateReport(dataset="ds", gates=["solve"], solve=st))
+    assert "Note: judge key m.rubric.auto chosen (graded last); also graded: checks" in md
 
 
 def test_unreadable_grade_names_the_file(example) -> None:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..records import GradeRecord, TrialRecord
-from ..rundir import RunDir, RunDirError, RunLock, parse_trial_id
+from ..rundir import RunDir, RunDirError, RunLock, choose_judge_key, parse_trial_id
 from ..tasks import display_path
 
 
@@ -40,30 +40,23 @@ def judge_keys(run_dir: Path) -> list[str]:
 
 
 def resolve_judge_key(run_dirs: list[Path], judge_key: str | None) -> str:
-    """The judge key to read: ``judge_key`` if given, else the only key present in all runs.
+    """The judge key the gates read: :func:`jobbench.rundir.choose_judge_key` (``judge_key``
+    if given, else the only key, else the one graded last in every run; the report's rule),
+    which must name grades: the gates have nothing to show without them.
 
     Raises:
-        FileNotFoundError: a run has no ``grades/`` (or not the requested key).
-        ValueError: several keys exist and none was chosen; the message lists them.
+        FileNotFoundError: a run has no ``grades/`` folder.
+        JudgeKeyError (a ValueError): ``judge_key`` is graded in no run, or no key is graded
+            in every run (the message lists them per run).
     """
-    keys_per_run = {Path(r): judge_keys(Path(r)) for r in run_dirs}
-    for r, keys in keys_per_run.items():
-        if not keys:
+    for r in run_dirs:
+        if not judge_keys(Path(r)):
             raise FileNotFoundError(
                 f"{display_path(r)}: no grades/<judge-key>/ folder; grade the run first"
             )
-    if judge_key:
-        for r, keys in keys_per_run.items():
-            if judge_key not in keys:
-                raise FileNotFoundError(
-                    f"{display_path(r)}: no grades/{judge_key}/ (have: {', '.join(keys)})"
-                )
-        return judge_key
-    common = set.intersection(*(set(k) for k in keys_per_run.values())) if keys_per_run else set()
-    if len(common) == 1:
-        return next(iter(common))
-    every = sorted(set().union(*keys_per_run.values()))
-    raise ValueError(f"choose a judge key with --judge (found: {', '.join(every)})")
+    key = choose_judge_key([Path(r) for r in run_dirs], judge_key)
+    assert key is not None  # every run has a key, so one is chosen or an error raised
+    return key
 
 
 def read_grades(run_dir: Path, judge_key: str) -> list[GradedTrial]:

@@ -162,6 +162,8 @@ def render_markdown(report: GateReport, *, max_findings: int = 200) -> str:
             )
         else:
             lines.append("No counted graded trial.")
+        if s.judge_key_note:
+            lines += ["", f"Note: {md_text(s.judge_key_note)}."]
         lines += [
             "",
             "| task | reached | criteria | reachability | trials |",

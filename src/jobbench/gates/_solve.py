@@ -20,6 +20,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
+from ..rundir import judge_key_note
 from ..tasks import Dataset, Task, display_path, load_dataset, task_digest
 from ._findings import Finding, GateResult, make_finding
 from ._grades import GradedTrial, read_grades, read_lock, read_trial, resolve_judge_key
@@ -81,6 +82,8 @@ class SolveTrial(BaseModel):
             criterion count mismatch).
         excluded: task id → ``agent@model`` labels of its graded trials left out because
             their agent is excluded (the oracle and the null agent by default).
+        judge_key_note: set when the runs hold several judges' grades and none was asked for:
+            which key was used and how to choose (:func:`jobbench.rundir.judge_key_note`).
     """
 
     runs: list[str]
@@ -93,6 +96,7 @@ class SolveTrial(BaseModel):
     unattempted: list[str] = Field(default_factory=list)
     skipped: list[str] = Field(default_factory=list)
     excluded: dict[str, list[str]] = Field(default_factory=dict)
+    judge_key_note: str | None = None
 
     def explain_unattempted(self, task_id: str) -> str:
         """Why ``task_id`` (one of :attr:`unattempted`) has no figure, and what to pass."""
@@ -263,6 +267,7 @@ def solve_trial(
         unattempted=sorted((locked | set(excluded)) - set(per_task)),
         skipped=skipped,
         excluded={t: sorted(v) for t, v in sorted(excluded.items())},
+        judge_key_note=judge_key_note(run_dirs, key, judge_key, option="--judge"),
     )
 
 

@@ -10,7 +10,7 @@ from itertools import combinations
 from pathlib import Path
 
 from .. import __version__
-from ..rundir import RunDir
+from ..rundir import RunDir, judge_key_note
 from ..scoring import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -33,7 +33,6 @@ from ._runs import (
     LoadedTrial,
     ReportInputError,
     RunData,
-    judge_key_note,
     load_run,
     resolve_judge_key,
 )

@@ -270,7 +270,7 @@ def register(app: typer.Typer) -> None:
             )
 
         results = [(ca, cb, paired(ca, cb)) for ca, cb in _pairs(data, run_a, run_b, a, b)]
-        from ._runs import judge_key_note
+        from ..rundir import judge_key_note
 
         note = judge_key_note(dirs, data.judge_key, judge_key)
         if note is not None:  # the comparison used a key it picked among several: say which

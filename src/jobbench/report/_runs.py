@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..records import GradeRecord, TrialRecord
-from ..rundir import RunDir, RunLock
+from ..rundir import JudgeKeyError, RunDir, RunLock, choose_judge_key
 from ..scoring import TaskMeta
 from ..tasks import Task, display_path, load_dataset, task_digest
 
@@ -30,61 +30,17 @@ def judge_keys(run_dir: Path) -> list[str]:
 def resolve_judge_key(
     run_dirs: list[Path], judge_key: str | None = None, allow_ungraded: bool = False
 ) -> str | None:
-    """Pick the judge key for a report over ``run_dirs``.
-
-    Args:
-        run_dirs: run directories.
-        judge_key: the key asked for, or None for "the only one there is, else the one graded
-            last" (see Returns).
-        allow_ungraded: accept a ``judge_key`` graded in no run (``jobbench run`` whose every
-            trial ended ``infra_error``: nothing was graded, the report still shows the
-            trials); the report then warns that the runs have no grades under it.
-
-    Returns:
-        ``judge_key`` when given and graded in at least one run; else the only key found
-        in the runs; else, of the keys graded in every run, the one graded last
-        (:meth:`jobbench.rundir.RunDir.graded_at`, newest over the runs; ties by name):
-        ``jobbench grade --judge-model M`` after ``jobbench run`` makes the report show M's
-        grades (:func:`judge_key_note` says so); None when no run has any grade.
+    """The judge key a report shows: :func:`jobbench.rundir.choose_judge_key` (the rule and
+    its Returns), with its error as a :class:`ReportInputError`.
 
     Raises:
         ReportInputError: ``judge_key`` is graded in no run, or several keys exist and none
             is graded in every run (the message lists them per run).
     """
-    per_run = {display_path(Path(r)): judge_keys(Path(r)) for r in run_dirs}
-    found = sorted({k for ks in per_run.values() for k in ks})
-    listing = "; ".join(f"{r}: {', '.join(ks) or '(none)'}" for r, ks in per_run.items())
-    if judge_key is not None:
-        if judge_key not in found and not allow_ungraded:
-            raise ReportInputError(f"judge key {judge_key!r} has no grades (found: {listing})")
-        return judge_key
-    if len(found) <= 1:
-        return found[0] if found else None
-    common = [k for k in found if all(k in ks for ks in per_run.values())]
-    if not common:
-        raise ReportInputError(
-            f"no judge key is graded in every run; choose one with --judge-key KEY ({listing})"
-        )
-
-    def last_graded(key: str) -> tuple[float, str]:
-        times = [RunDir(Path(r)).graded_at(key) for r in run_dirs]
-        return (max((t for t in times if t is not None), default=0.0), key)
-
-    return max(common, key=last_graded)
-
-
-def judge_key_note(run_dirs: list[Path], chosen: str | None, asked: str | None) -> str | None:
-    """The line a report shows when it picked ``chosen`` among several judge keys itself
-    (``asked`` None): which key, why, the others and how to pick one; None otherwise."""
-    if asked is not None or chosen is None:
-        return None
-    others = sorted({k for r in run_dirs for k in judge_keys(Path(r))} - {chosen})
-    if not others:
-        return None
-    return (
-        f"judge key {chosen} chosen (graded last); also graded: {', '.join(others)}; "
-        "choose with --judge-key KEY"
-    )
+    try:
+        return choose_judge_key(run_dirs, judge_key, allow_ungraded=allow_ungraded)
+    except JudgeKeyError as exc:
+        raise ReportInputError(str(exc)) from exc
 
 
 @dataclass

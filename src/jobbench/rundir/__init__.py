@@ -15,7 +15,8 @@ Public API:
     :func:`folder_manifest`, :func:`copy_run_records`; ids: :func:`trial_id`,
     :func:`parse_trial_id`, :class:`TrialKey`, :func:`check_component`,
     :func:`check_task_id`, :class:`UnsafeIdError`, :func:`safe_name`, :func:`model_label`,
-    :func:`config_label`, :data:`NO_MODEL`; :data:`SCHEMA_VERSION`.
+    :func:`config_label`, :data:`NO_MODEL`; :data:`SCHEMA_VERSION`; which judge's grades to
+    read: :func:`choose_judge_key`, :func:`judge_key_note`, :class:`JudgeKeyError`.
 """
 
 from ..records import SCHEMA_VERSION
@@ -31,6 +32,7 @@ from ._ids import (
     safe_name,
     trial_id,
 )
+from ._judge_keys import JudgeKeyError, choose_judge_key, judge_key_note
 from ._lock import InvalidTaskEntry, LockAgent, LockConfig, RunLock
 from ._store import (
     GradeScan,
@@ -54,6 +56,7 @@ __all__ = [
     "GradeScan",
     "GradeWriter",
     "InvalidTaskEntry",
+    "JudgeKeyError",
     "Loaded",
     "LockAgent",
     "LockConfig",
@@ -77,4 +80,6 @@ __all__ = [
     "read_record_file",
     "safe_name",
     "trial_id",
+    "choose_judge_key",
+    "judge_key_note",
 ]

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
+from .._io import display_path
 from ._model import Task
 from ._problems import Problem, TaskLoadError
 from ._rubrics import parse_rubrics
@@ -55,17 +56,6 @@ SOLUTION = "solution"
 SOURCES = (TASK_CARD, RUBRICS, WORKSPACE, SEARCH)
 """A task's managed sources (DESIGN §8): a ``taskN`` directory holding none of them is not
 a task."""
-
-
-def display_path(path: Path | str) -> str:
-    """``path`` relative to the current directory when below it, else absolute (POSIX)."""
-    full = os.path.abspath(path)
-    cwd = os.getcwd()
-    if full == cwd:
-        return "."
-    prefix = cwd if cwd.endswith(os.sep) else cwd + os.sep
-    shown = full[len(prefix) :] if full.startswith(prefix) else full
-    return shown.replace(os.sep, "/") if os.sep != "/" else shown
 
 
 class Dataset(BaseModel):
