@@ -713,6 +713,8 @@ class BuiltinAgent(Agent):
             raise InfraError(f"sandbox failure in tool {name}: {exc}") from exc
         except OSError as exc:
             output = f"ERROR: {exc.strerror or exc}"
+        except ValueError as exc:  # e.g. a NUL byte in a path argument: the agent's mistake
+            output = f"ERROR: {exc}"
         output = _clip(output, self.tool_output_chars)
         ctx.trajectory.emit(
             "tool_result",
