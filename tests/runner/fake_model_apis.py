@@ -45,6 +45,8 @@ class Turn:
         reasoning_tokens: the reasoning part of ``output_tokens`` (OpenAI formats only).
         status: an HTTP error status (429, 401, 529, …) answers with a JSON error body whose
             message is ``text`` instead of a model reply.
+        body: with an error ``status``, the exact JSON error body to send instead (e.g.
+            FastAPI's ``{"detail": "Not Found"}`` for a route the server lacks).
     """
 
     text: str | None = None
@@ -54,6 +56,7 @@ class Turn:
     output_tokens: int = 10
     reasoning_tokens: int = 0
     status: int = 200
+    body: dict[str, Any] | None = None
 
 
 @dataclass
@@ -178,6 +181,9 @@ class FakeModelAPI:
                             },
                         )
                     )
+                if turn.status != 200 and turn.body is not None:
+                    _json(self, turn.status, turn.body)
+                    return
                 if turn.status != 200:
                     kind = {
                         401: "authentication_error",
