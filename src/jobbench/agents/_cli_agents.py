@@ -56,7 +56,7 @@ import re
 import shutil
 from abc import abstractmethod
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from ..records import Usage
 from ..sandbox import Limits, Mount, Sandbox, SandboxError, safefs
@@ -270,7 +270,7 @@ class OpenCodeParser(EventParser):
         t = ev.get("type")
         if isinstance(ev.get("sessionID"), str) and not self.session_id:
             self.session_id = ev["sessionID"]
-        part = ev.get("part") if isinstance(ev.get("part"), dict) else {}
+        part = p if isinstance(p := ev.get("part"), dict) else {}
         if t == "step_finish":
             self.turns = (self.turns or 0) + 1
             tok = part.get("tokens") or {}
@@ -297,7 +297,7 @@ class OpenCodeParser(EventParser):
             err = ev.get("error") or {}
             msg = None
             if isinstance(err, dict):
-                data = err.get("data") if isinstance(err.get("data"), dict) else {}
+                data = d if isinstance(d := err.get("data"), dict) else {}
                 msg = data.get("message") or err.get("message") or err.get("name")
                 if err.get("name") and msg and err["name"] not in msg:
                     msg = f"{err['name']}: {msg}"
@@ -479,7 +479,7 @@ class CliAgent(Agent):
         self.extra_env = list(env or [])
         self.home_seed = home_seed
         self.api_base = str(api_base).rstrip("/") if api_base else None
-        self._version: str | None | bool = False  # False: not probed yet
+        self._version: str | None | Literal[False] = False  # False: not probed yet
 
     def version(self, sandbox: Sandbox | None = None, executable: str | None = None) -> str | None:
         """The CLI's version: the first ``X.Y.Z`` printed by ``<executable> --version`` run

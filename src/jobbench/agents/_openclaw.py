@@ -176,8 +176,8 @@ class OpenClawParser(EventParser):
             self.session_id = ev["sessionId"]
         if ev.get("source") != "transcript" or ev.get("type") != "assistant.message":
             return
-        data = ev.get("data") if isinstance(ev.get("data"), dict) else {}
-        msg = data.get("message") if isinstance(data.get("message"), dict) else {}
+        data = d if isinstance(d := ev.get("data"), dict) else {}
+        msg = m if isinstance(m := data.get("message"), dict) else {}
         step = _usage(msg.get("usage"))
         if step.input_tokens or step.output_tokens:
             self.responses += 1
@@ -710,7 +710,7 @@ class OpenClawAgent(CliAgent):
         ]
         mine = [s for s in rows if session_id and s.get("sessionId") == session_id]
         main = [s for s in rows if s["key"].startswith("agent:main:")]
-        pick = (mine or sorted(main, key=lambda s: _int(s.get("updatedAt")))[-1:] or [None])[0]
+        pick = next(iter(mine or sorted(main, key=lambda s: _int(s.get("updatedAt")))[-1:]), None)
         if pick is None:
             ctx.trajectory.emit(
                 "openclaw_export",

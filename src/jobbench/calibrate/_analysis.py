@@ -458,6 +458,8 @@ def _checks_vs_llm(jg: JudgeGrades, tasks: Mapping[str, Task]) -> ChecksVsLlm | 
             other = so.get("verdict")
             other_l = other if other in ("pass", "fail") else None
             own_l = verdict_label(cv)
+            chk_raw: str
+            llm_raw: str
             if cv.source == "check":
                 chk, llm = own_l, other_l
                 chk_raw, llm_raw = cv.verdict, str(other)

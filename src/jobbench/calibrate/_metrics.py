@@ -306,14 +306,16 @@ def score_deviation(
         The :class:`ScoreDeviation`.
     """
     keys = sorted(k for k in a if a[k] is not None and b.get(k) is not None)
-    per = {k: (a[k].score, b[k].score) for k in keys}  # type: ignore[union-attr]
+    pa = {k: p for k in keys if (p := a[k]) is not None}
+    pb = {k: p for k in keys if (p := b.get(k)) is not None}
+    per = {k: (pa[k].score, pb[k].score) for k in keys}
     if not keys:
         return ScoreDeviation(0, None, None, None, None, None, None, {})
     diffs = [abs(x - y) for x, y in per.values()]
-    ma = sum(a[k].passed_weight for k in keys)  # type: ignore[union-attr]
-    mb = sum(b[k].passed_weight for k in keys)  # type: ignore[union-attr]
-    mx_a = sum(a[k].max_score for k in keys)  # type: ignore[union-attr]
-    mx_b = sum(b[k].max_score for k in keys)  # type: ignore[union-attr]
+    ma = sum(pa[k].passed_weight for k in keys)
+    mb = sum(pb[k].passed_weight for k in keys)
+    mx_a = sum(pa[k].max_score for k in keys)
+    mx_b = sum(pb[k].max_score for k in keys)
     micro_a = ma / mx_a if mx_a else None
     micro_b = mb / mx_b if mx_b else None
     micro_diff = abs(micro_a - micro_b) if micro_a is not None and micro_b is not None else None

@@ -35,7 +35,7 @@ from __future__ import annotations
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from ..records import Usage
 from ._config import JudgeConfig
@@ -226,7 +226,11 @@ class JudgeClient:
         downgrades: every downgrade this client decided, in order.
     """
 
-    FORMATS = ("json_schema", "json_object", "none")
+    FORMATS: tuple[Literal["json_schema", "json_object", "none"], ...] = (
+        "json_schema",
+        "json_object",
+        "none",
+    )
 
     def __init__(self, config: JudgeConfig, prices: PriceTable, sleep: Any = time.sleep):
         if not config.model:

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import combinations
 from pathlib import Path
+from typing import Any
 
 from .. import __version__
 from ..rundir import RunDir, judge_key_note
@@ -129,7 +130,10 @@ class TrialIssues:
 
 
 def classify_flags(
-    flags: list[str], *, refused: list[str] = (), kinds: dict[str, str] | None = None
+    flags: list[str],
+    *,
+    refused: list[str] | tuple[str, ...] = (),
+    kinds: dict[str, str] | None = None,
 ) -> TrialIssues:
     """Sort a grade's ``flags`` by their prefix.
 
@@ -359,7 +363,7 @@ def build_report(
     pair_count: dict[tuple[str, str], int] = {}
     for _, k in all_keys:
         pair_count[k] = pair_count.get(k, 0) + 1
-    settings = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
+    settings: dict[str, Any] = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
     epochs = max(
         [r.epochs for r in runs] + [lt.record.epoch for r in runs for lt in r.trials] + [1]
     )

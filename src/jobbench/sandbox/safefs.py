@@ -173,7 +173,7 @@ def open_file(
     if not parts:
         raise IsADirectoryError(errno.EISDIR, f"{rel or '.'}: is a directory")
     own = not isinstance(root, int)
-    rfd = open_root(root) if own else root  # type: ignore[arg-type]
+    rfd = root if isinstance(root, int) else open_root(root)
     try:
         dfd = open_dir(rfd, parts[:-1], create=write and create_parents, shown="", mode=0o755)
     finally:
@@ -257,7 +257,7 @@ def walk(
         FileNotFoundError: ``rel`` does not exist.
     """
     own = not isinstance(root, int)
-    rfd = open_root(root) if own else root  # type: ignore[arg-type]
+    rfd = root if isinstance(root, int) else open_root(root)
     try:
         top = open_dir(rfd, split_rel(rel), shown=rel)
     finally:
@@ -351,7 +351,7 @@ def put_file(root: str | os.PathLike[str] | int, rel: str, data: bytes) -> list[
     parts = split_rel(rel)
     notes: list[str] = []
     own = not isinstance(root, int)
-    rfd = open_root(root) if own else root  # type: ignore[arg-type]
+    rfd = root if isinstance(root, int) else open_root(root)
     try:
         dfd = _replace_dirs(rfd, parts[:-1], notes)
     finally:

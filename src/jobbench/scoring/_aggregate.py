@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -539,7 +539,7 @@ def aggregate(
     micro_s = [r.counted_score for r in known]
     micro_w = [r.max_points or 0.0 for r in known]
     macro_s = [r.counted_score for r in results]
-    settings = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
+    settings: dict[str, Any] = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
     if with_ci:
         micro = bootstrap_ci(micro_s, micro_w, **settings)
         macro = bootstrap_ci(macro_s, None, **settings)
@@ -810,12 +810,12 @@ def compare(
         shared = [t for t in shared if not amap[t].missing and not bmap[t].missing]
     a = [amap[t].counted_score for t in shared]
     b = [bmap[t].counted_score for t in shared]
-    settings = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
+    settings: dict[str, Any] = dict(n_resamples=n_resamples, confidence=confidence, seed=seed)
     micro_ids = [
         t for t in shared if amap[t].max_points is not None or bmap[t].max_points is not None
     ]
-    weights = [
-        amap[t].max_points if amap[t].max_points is not None else bmap[t].max_points
+    weights = [  # b's maximum is known whenever a's is not (micro_ids above)
+        m if (m := amap[t].max_points) is not None else (bmap[t].max_points or 0.0)
         for t in micro_ids
     ]
     micro = paired_bootstrap(

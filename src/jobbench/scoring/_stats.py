@@ -91,7 +91,7 @@ class PairedComparison(BaseModel):
 
 
 def _arrays(
-    scores: Sequence[float], weights: Sequence[float] | None
+    scores: Sequence[float] | np.ndarray, weights: Sequence[float] | np.ndarray | None
 ) -> tuple[np.ndarray, np.ndarray]:
     s = np.asarray(scores, dtype=float)
     if s.ndim != 1:
@@ -106,7 +106,9 @@ def _arrays(
     return s, w
 
 
-def weighted_mean(scores: Sequence[float], weights: Sequence[float] | None = None) -> float | None:
+def weighted_mean(
+    scores: Sequence[float] | np.ndarray, weights: Sequence[float] | np.ndarray | None = None
+) -> float | None:
     """Σ w_t s_t / Σ w_t (micro when ``weights`` are task maxima; macro when None).
 
     Returns:

@@ -142,7 +142,7 @@ def plot_exposure_desire(
         pts = [o for o in rows if o.soc_major_code == g]
         title = pts[0].soc_major_title.replace(" Occupations", "")
         ax.scatter(
-            [o.exposure / 1e9 for o in pts],
+            [(o.exposure or 0.0) / 1e9 for o in pts],
             [o.desire_mean for o in pts],
             s=28,
             color=cmap(i % 20),
@@ -153,7 +153,7 @@ def plot_exposure_desire(
     if selected:
         pts = [o for o in rows if o.occupation in selected]
         ax.scatter(
-            [o.exposure / 1e9 for o in pts],
+            [(o.exposure or 0.0) / 1e9 for o in pts],
             [o.desire_mean for o in pts],
             s=90,
             facecolors="none",
@@ -165,7 +165,7 @@ def plot_exposure_desire(
     if marked:
         pts = [o for o in rows if o.occupation in marked]
         ax.scatter(
-            [o.exposure / 1e9 for o in pts],
+            [(o.exposure or 0.0) / 1e9 for o in pts],
             [o.desire_mean for o in pts],
             s=30,
             marker="x",

@@ -235,7 +235,8 @@ def occupation_table(
             )
         )
     ranked = sorted(
-        (o for o in out if o.exposure is not None), key=lambda o: (-o.exposure, o.occupation)
+        (o for o in out if o.exposure is not None),
+        key=lambda o: (-(o.exposure or 0.0), o.occupation),
     )
     for rank, o in enumerate(ranked, 1):
         o.exposure_rank = rank

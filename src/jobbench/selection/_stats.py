@@ -33,7 +33,7 @@ def average_ranks(x: np.ndarray) -> np.ndarray:
     return less + (equal + 1) / 2.0
 
 
-def pearson(x: Sequence[float], y: Sequence[float]) -> float:
+def pearson(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
     """Pearson product-moment correlation of two equal-length sequences.
 
     Returns:
@@ -46,7 +46,7 @@ def pearson(x: Sequence[float], y: Sequence[float]) -> float:
     return float(_pearson_rows(a, b))
 
 
-def spearman(x: Sequence[float], y: Sequence[float]) -> float:
+def spearman(x: Sequence[float] | np.ndarray, y: Sequence[float] | np.ndarray) -> float:
     """Spearman rank correlation = Pearson r of the average ranks (ties averaged).
 
     Raises:

@@ -136,13 +136,13 @@ def find_invalid(
         return out
     valid = {t.id for t in ds.tasks}
     dirs: dict[str, str] = {}
-    for split, occupation, d in discover_task_dirs(ds.root, strict=ds.strict):
-        tid = f"{split}/{occupation}/{d.name}"
+    for split, occupation, task_dir in discover_task_dirs(ds.root, strict=ds.strict):
+        tid = f"{split}/{occupation}/{task_dir.name}"
         if splits and split not in splits:
             continue
         if task_glob and not fnmatch.fnmatchcase(tid, task_glob):
             continue
-        dirs[os.path.abspath(d)] = tid
+        dirs[os.path.abspath(task_dir)] = tid
     by_depth = sorted(dirs, key=len, reverse=True)
     for p in errors:
         where = os.path.abspath(p.file)

@@ -33,7 +33,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict
 
 from .._io import display_path
-from ._model import Task
+from ._model import Rubric, Task
 from ._problems import Problem, TaskLoadError
 from ._rubrics import parse_rubrics
 
@@ -468,7 +468,7 @@ def _load_task(
 
     task_card = _read_text(task_dir / TASK_CARD, problems, required_nonblank=True)
 
-    rubrics = []
+    rubrics: list[Rubric] = []
     key = "rubrics"
     rubrics_path = task_dir / RUBRICS
     raw = _read_text(rubrics_path, problems)

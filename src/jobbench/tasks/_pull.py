@@ -374,12 +374,12 @@ def _download_all(
         for count in range(1, len(names) + 1):
             while True:
                 try:
-                    name, exc = done.get(timeout=0.2)
+                    name, failure = done.get(timeout=0.2)
                     break
                 except queue.Empty:
                     continue
-            if exc is not None:
-                raise exc
+            if failure is not None:
+                raise failure
             if progress is not None:
                 progress(f"[{count}/{len(names)}] {name}")
     except BaseException as exc:

@@ -281,7 +281,7 @@ def parse_rubrics(
                 id=str(i) if "id" in lost else r["id"],
                 question=r["question"],
                 weight=r["weight"],
-                criteria=criteria,  # type: ignore[arg-type]
+                criteria=criteria,
                 requires=[] if "requires" in lost else edges[i],
                 files=None if "files" in lost else r["files"],
                 vision=None if "vision" in lost else r["vision"],
@@ -352,7 +352,7 @@ def _collect_ids(
     for rid, i in ids.items():
         if rid.isdigit() and rid != str(i):
             other = int(rid)
-            if other < len(objects) and (objects[other] is None or "id" not in objects[other]):
+            if other < len(objects) and ((o := objects[other]) is None or "id" not in o):
                 err(
                     (i,),
                     "id",

@@ -95,6 +95,7 @@ def evaluate(check: XlsxCellCheck, root: Path, extraction: FolderExtraction | No
         if not wb.sheets:
             reasons.append(f"{rel}: no sheets")
             continue
+        sheet: str | None
         if check.sheet is None:
             sheet = wb.sheets[0]
         else:
