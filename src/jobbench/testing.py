@@ -130,7 +130,11 @@ def strict_problems(request: dict[str, Any], server: str = "llama-cpp") -> list[
     * ``llama-cpp``: an assistant message's ``content``, when present, is a string (never
       null) and a system message's content is a string: llama-cpp-python 0.3.x
       ``llama_cpp/llama_types.py`` (``ChatCompletionRequestAssistantMessage.content:
-      NotRequired[str]``, ``ChatCompletionRequestToolMessage.tool_call_id: str``);
+      NotRequired[str]``, ``ChatCompletionRequestToolMessage.tool_call_id: str``); and an
+      assistant message has a ``content`` key: 0.3.36's ``chatml-function-calling`` handler
+      (``llama_cpp/llama_chat_format.py``) renders ``message.content`` with jinja's
+      ``StrictUndefined``, and a message without it fails with HTTP 500 "'dict object' has no
+      attribute 'content'" (seen against the real server, scripts/verify_local_model.sh);
     * ``vllm``: an assistant message without ``tool_calls`` has content (vLLM
       ``vllm/entrypoints/openai/protocol.py`` types messages with the ``openai`` package's
       ``ChatCompletionMessageParam``, whose tool message requires ``tool_call_id``).
@@ -166,6 +170,8 @@ def strict_problems(request: dict[str, Any], server: str = "llama-cpp") -> list[
                 out.append(f"{where}.content: Input should be a valid string")
             if server == "llama-cpp" and "content" in m and content is None:
                 out.append(f"{where}.content: Input should be a valid string")
+            if server == "llama-cpp" and "content" not in m:
+                out.append(f"{where}: 'dict object' has no attribute 'content'")
             if server == "vllm" and not calls and not isinstance(content, str):
                 out.append(f"{where}.content: an assistant message needs content or tool_calls")
             if calls is not None:
