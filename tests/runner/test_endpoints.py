@@ -142,13 +142,25 @@ def test_strict_problems_follow_the_servers_request_models():
     assert strict_problems(null, "vllm") == []
     no_id = json.loads(json.dumps(ok))
     del no_id["messages"][3]["tool_call_id"]
-    assert "messages.3.tool_call_id: Field required" in strict_problems(no_id, "vllm")
+    assert "messages.3.tool_call_id: Field required" in strict_problems(no_id, "llama-cpp")
+    # vLLM's CustomChatCompletionMessageParam makes tool_call_id optional; the call stays
+    # unanswered (the shared rule)
+    assert strict_problems(no_id, "vllm") == [
+        "messages.4: tool calls ['c1'] of an earlier assistant message were not answered by "
+        "tool messages"
+    ]
     unanswered = {"messages": ok["messages"][:3] + [{"role": "user", "content": "x"}]}
     assert any("not answered" in p for p in strict_problems(unanswered, "llama-cpp"))
     empty = {"messages": [{"role": "user", "content": "u"}, {"role": "assistant"}]}
-    assert strict_problems(empty, "vllm") == [
-        "messages.1.content: an assistant message needs content or tool_calls"
+    assert strict_problems(empty, "vllm") == []
+    custom = {"messages": [{"role": "reviewer"}, {"role": "user", "content": "u"}]}
+    assert strict_problems(custom, "vllm") == []
+    assert strict_problems(custom, "llama-cpp") == [
+        "messages.0.role: Input should be one of system, developer, user, assistant, tool"
     ]
+    bad_call = json.loads(json.dumps(ok))
+    del bad_call["messages"][2]["tool_calls"][0]["id"]
+    assert "messages.2.tool_calls.0.id: Field required" in strict_problems(bad_call, "vllm")
 
 
 @pytest.mark.parametrize("server", ["llama-cpp", "vllm"])
