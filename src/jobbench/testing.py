@@ -130,10 +130,21 @@ def strict_problems(request: dict[str, Any], server: str = "llama-cpp") -> list[
     * ``llama-cpp``: an assistant message's ``content``, when present, is a string (never
       null) and a system message's content is a string: llama-cpp-python 0.3.x
       ``llama_cpp/llama_types.py`` (``ChatCompletionRequestAssistantMessage.content:
-      NotRequired[str]``, ``ChatCompletionRequestToolMessage.tool_call_id: str``);
-    * ``vllm``: an assistant message without ``tool_calls`` has content (vLLM
-      ``vllm/entrypoints/openai/protocol.py`` types messages with the ``openai`` package's
-      ``ChatCompletionMessageParam``, whose tool message requires ``tool_call_id``).
+      NotRequired[str]``, ``ChatCompletionRequestToolMessage.tool_call_id: str``); and an
+      assistant message has a ``content`` key: 0.3.36's ``chatml-function-calling`` handler
+      (``llama_cpp/llama_chat_format.py``) renders ``message.content`` with jinja's
+      ``StrictUndefined``, and a message without it fails with HTTP 500 "'dict object' has no
+      attribute 'content'" (seen against the real server, scripts/verify_local_model.sh);
+    * ``vllm``: no more than the shared rules, minus two: vLLM's ``ChatCompletionRequest``
+      (``vllm/entrypoints/openai/protocol.py``, repository commit 0052bed3) types
+      ``messages`` with ``vllm/entrypoints/chat_utils.py``'s ``ChatCompletionMessageParam``,
+      a union of the ``openai`` package's message types and vLLM's own
+      ``CustomChatCompletionMessageParam`` (only ``role``, any string, is required;
+      ``content``, ``tool_call_id`` and ``tool_calls`` optional). So a custom role, an
+      assistant message with neither content nor tool calls, and a tool message without
+      ``tool_call_id`` pass validation there; a malformed ``tool_calls`` item does not
+      (both variants use ``ChatCompletionMessageToolCallParam``). A refusal is HTTP 400
+      with ``ErrorResponse`` = ``{"error": {"message", "type", "param", "code"}}``.
 
     Returns:
         Messages in pydantic's style, ``messages.<i>.<field>: <what is wrong>``.
@@ -150,6 +161,8 @@ def strict_problems(request: dict[str, Any], server: str = "llama-cpp") -> list[
             out.append(f"{where}: Input should be a valid dictionary")
             continue
         role = m.get("role")
+        if server == "vllm" and isinstance(role, str) and role not in _ROLES:
+            continue  # a custom role: only role is required
         if role not in _ROLES:
             out.append(f"{where}.role: Input should be one of {', '.join(_ROLES)}")
             continue
@@ -166,8 +179,8 @@ def strict_problems(request: dict[str, Any], server: str = "llama-cpp") -> list[
                 out.append(f"{where}.content: Input should be a valid string")
             if server == "llama-cpp" and "content" in m and content is None:
                 out.append(f"{where}.content: Input should be a valid string")
-            if server == "vllm" and not calls and not isinstance(content, str):
-                out.append(f"{where}.content: an assistant message needs content or tool_calls")
+            if server == "llama-cpp" and "content" not in m:
+                out.append(f"{where}: 'dict object' has no attribute 'content'")
             if calls is not None:
                 if not isinstance(calls, list):
                     out.append(f"{where}.tool_calls: Input should be a valid list")
@@ -188,6 +201,8 @@ def strict_problems(request: dict[str, Any], server: str = "llama-cpp") -> list[
                     known.add(tc["id"])
         elif role == "tool":
             tid = m.get("tool_call_id")
+            if server == "vllm" and tid is None:
+                continue  # the custom message type: tool_call_id and content optional
             if not isinstance(tid, str):
                 out.append(f"{where}.tool_call_id: Field required")
             elif tid not in known:
@@ -211,11 +226,12 @@ def strict_rejection(problems: list[str], server: str) -> ScriptedReply:
         return ScriptedReply(
             status=400,
             body={
-                "object": "error",
-                "message": "1 validation error: " + "; ".join(problems),
-                "type": "BadRequestError",
-                "param": None,
-                "code": 400,
+                "error": {
+                    "message": "1 validation error: " + "; ".join(problems),
+                    "type": "BadRequestError",
+                    "param": None,
+                    "code": 400,
+                }
             },
         )
     errors = [

@@ -127,7 +127,13 @@ def test_strict_problems_follow_the_servers_request_models():
             {"role": "assistant", "content": "done"},
         ]
     }
-    assert strict_problems(ok, "llama-cpp") == [] and strict_problems(ok, "vllm") == []
+    assert strict_problems(ok, "vllm") == []
+    # llama-cpp-python's chatml-function-calling template reads message.content (HTTP 500)
+    assert strict_problems(ok, "llama-cpp") == [
+        "messages.2: 'dict object' has no attribute 'content'"
+    ]
+    ok["messages"][2]["content"] = ""
+    assert strict_problems(ok, "llama-cpp") == []
     null = json.loads(json.dumps(ok))
     null["messages"][2]["content"] = None
     assert strict_problems(null, "llama-cpp") == [
@@ -136,13 +142,25 @@ def test_strict_problems_follow_the_servers_request_models():
     assert strict_problems(null, "vllm") == []
     no_id = json.loads(json.dumps(ok))
     del no_id["messages"][3]["tool_call_id"]
-    assert "messages.3.tool_call_id: Field required" in strict_problems(no_id, "vllm")
+    assert "messages.3.tool_call_id: Field required" in strict_problems(no_id, "llama-cpp")
+    # vLLM's CustomChatCompletionMessageParam makes tool_call_id optional; the call stays
+    # unanswered (the shared rule)
+    assert strict_problems(no_id, "vllm") == [
+        "messages.4: tool calls ['c1'] of an earlier assistant message were not answered by "
+        "tool messages"
+    ]
     unanswered = {"messages": ok["messages"][:3] + [{"role": "user", "content": "x"}]}
     assert any("not answered" in p for p in strict_problems(unanswered, "llama-cpp"))
     empty = {"messages": [{"role": "user", "content": "u"}, {"role": "assistant"}]}
-    assert strict_problems(empty, "vllm") == [
-        "messages.1.content: an assistant message needs content or tool_calls"
+    assert strict_problems(empty, "vllm") == []
+    custom = {"messages": [{"role": "reviewer"}, {"role": "user", "content": "u"}]}
+    assert strict_problems(custom, "vllm") == []
+    assert strict_problems(custom, "llama-cpp") == [
+        "messages.0.role: Input should be one of system, developer, user, assistant, tool"
     ]
+    bad_call = json.loads(json.dumps(ok))
+    del bad_call["messages"][2]["tool_calls"][0]["id"]
+    assert "messages.2.tool_calls.0.id: Field required" in strict_problems(bad_call, "vllm")
 
 
 @pytest.mark.parametrize("server", ["llama-cpp", "vllm"])
@@ -164,7 +182,8 @@ def test_builtin_agent_messages_pass_a_strict_server(tmp_path, dataset, server):
     last = requests[-1]["messages"]
     assert all(m.get("content", "") is not None for m in last)
     assistants = [m for m in last if m["role"] == "assistant"]
-    assert "content" not in assistants[0] and assistants[2]["content"] == ""
+    # no text beside a tool call is "" (llama-cpp-python's template needs the key)
+    assert [a["content"] for a in assistants] == ["", "", ""]
     tool_ids = [m["tool_call_id"] for m in last if m["role"] == "tool"]
     call_ids = [tc["id"] for m in assistants for tc in m.get("tool_calls", [])]
     assert tool_ids == call_ids and len(tool_ids) == 2

@@ -581,14 +581,13 @@ class BuiltinAgent(Agent):
                 for i, tc in enumerate(tool_calls):
                     if not tc.id:  # some local servers send none; tool messages need one
                         tc.id = f"call_{turns}_{i}"
-                # strict servers (llama-cpp-python) refuse "content": null: an assistant
-                # message with tool calls and no text carries no content key, one without
-                # either carries an empty string
-                assistant: dict[str, Any] = {"role": "assistant"}
-                if isinstance(msg.content, str) and msg.content:
-                    assistant["content"] = msg.content
-                elif not tool_calls:
-                    assistant["content"] = ""
+                # strict servers refuse "content": null (llama-cpp-python's request model) and
+                # a missing content key (its chatml-function-calling template reads
+                # message.content under jinja's StrictUndefined): no text is an empty string
+                assistant: dict[str, Any] = {
+                    "role": "assistant",
+                    "content": msg.content if isinstance(msg.content, str) else "",
+                }
                 if tool_calls:
                     assistant["tool_calls"] = [
                         {
