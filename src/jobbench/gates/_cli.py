@@ -14,6 +14,8 @@ from pathlib import Path
 
 import typer
 
+from ..tasks import default_dataset
+
 
 def _err(msg: str) -> None:
     from rich.console import Console
@@ -23,7 +25,10 @@ def _err(msg: str) -> None:
 
 
 def gate_cmd(
-    path: Path = typer.Argument(..., help="Dataset root, split, occupation or task directory."),
+    path: Path | None = typer.Argument(
+        None,
+        help="Dataset root, split, occupation or task directory (default: the bundled sample).",
+    ),
     gates: str | None = typer.Option(
         None,
         "--gates",
@@ -166,7 +171,7 @@ def gate_cmd(
         judge_config=judge_cfg,
     )
     try:
-        report = run_gates(path, opts)
+        report = run_gates(path if path is not None else default_dataset(), opts)
     except (FileNotFoundError, ValueError) as exc:
         _err(str(exc))
         raise typer.Exit(2) from exc
@@ -190,7 +195,10 @@ review_app = typer.Typer(
 
 @review_app.command("export")
 def review_export_cmd(
-    path: Path = typer.Argument(..., help="Dataset root, split, occupation or task directory."),
+    path: Path | None = typer.Argument(
+        None,
+        help="Dataset root, split, occupation or task directory (default: the bundled sample).",
+    ),
     out: Path = typer.Option(Path("review.xlsx"), "--out", "-o", help="Workbook to write."),
     split: list[str] | None = typer.Option(None, "--split", help="Only these splits (repeatable)."),
     tasks: str | None = typer.Option(None, "--tasks", help="Only task ids matching this glob."),
@@ -223,6 +231,8 @@ def review_export_cmd(
     )
 
     try:
+        if path is None:
+            path = default_dataset()
         ds = load_dataset(path, splits=split or None, task_glob=tasks)
     except FileNotFoundError as exc:
         _err(str(exc))

@@ -14,7 +14,8 @@ from typing import Any
 
 import typer
 
-from ._spec import DEFAULT_SPLIT, default_dataset, default_run_name
+from ..tasks import default_dataset
+from ._spec import DEFAULT_SPLIT, default_run_name
 
 
 def parse_setting(text: str) -> tuple[str, Any]:
