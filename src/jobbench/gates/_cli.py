@@ -41,7 +41,11 @@ def gate_cmd(
         None, "--runs", help="Graded run directory for the solve trial (repeatable)."
     ),
     judge: str | None = typer.Option(
-        None, "--judge", help="Judge key under runs/<run>/grades/ (default: the only one)."
+        None,
+        "--judge-key",
+        "--judge",
+        help="Judge key under runs/<run>/grades/ (default: the only one, else the one graded "
+        "last; as in `jobbench report`). --judge is the older spelling.",
     ),
     include_oracle: bool = typer.Option(
         False,
@@ -74,7 +78,11 @@ def gate_cmd(
         None, "--llm-model", help="Model for --llm (default: $JUDGE_MODEL)."
     ),
     llm_base_url: str | None = typer.Option(
-        None, "--llm-base-url", help="OpenAI-compatible base URL (default: $JUDGE_API_BASE)."
+        None,
+        "--llm-base-url",
+        "--judge-base-url",
+        help="OpenAI-compatible base URL for --llm (default: $JUDGE_API_BASE); "
+        "--judge-base-url is accepted as in `jobbench grade`.",
     ),
     llm_api_key: str | None = typer.Option(
         None, "--llm-api-key", help="API key (default: $JUDGE_API_KEY)."
@@ -205,7 +213,9 @@ def review_export_cmd(
     runs: list[Path] | None = typer.Option(
         None, "--runs", help="Graded runs: solve-trial pass counts (repeatable)."
     ),
-    judge: str | None = typer.Option(None, "--judge", help="Judge key in the runs."),
+    judge: str | None = typer.Option(
+        None, "--judge-key", "--judge", help="Judge key in the runs (--judge: older spelling)."
+    ),
     oracle_run: Path | None = typer.Option(
         None, "--oracle-run", help="A graded oracle run: its verdicts."
     ),
