@@ -72,7 +72,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     finally:
         os.chdir(old)
     run_dir = base / "runs" / "r"
-    assert (run_dir / "report" / "results.jsonl").is_file(), res.output
+    assert (RunDir(run_dir).report_dir / "results.jsonl").is_file(), res.output
     out = base / "logs"
     exp = CliRunner().invoke(app, ["export", "inspect", str(run_dir), str(out)])
     assert exp.exit_code == 0, exp.output
@@ -80,7 +80,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
 
 
 def _rows(run_dir: Path) -> list[dict[str, Any]]:
-    text = (run_dir / "report" / "results.jsonl").read_text()
+    text = (RunDir(run_dir).report_dir / "results.jsonl").read_text()
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
@@ -128,7 +128,7 @@ def test_log_metrics_match_the_leaderboard(exported) -> None:
     """micro and macro of each log equal our leaderboard's (a percentage there, a fraction
     here), and micro also equals Σ points / Σ maxima of the run's rows (unscored: 0 points)."""
     rows = _rows(exported["run_dir"])
-    with (exported["run_dir"] / "report" / "leaderboard.csv").open() as f:
+    with (RunDir(exported["run_dir"]).report_dir / "leaderboard.csv").open() as f:
         board = {r["agent"]: r for r in csv.DictReader(f)}
     for agent, log in _logs(exported["out"]).items():
         metrics = log.results.scores[0].metrics
