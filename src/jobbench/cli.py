@@ -224,6 +224,9 @@ def _register_stages() -> None:
     from .interop.harbor import register_cli as harbor_cli
 
     harbor_cli(app)  # after runner_cli: `export harbor` joins its `export` group
+    from .interop.inspect import register_cli as inspect_cli
+
+    inspect_cli(app)  # `export inspect`; inspect_ai is imported only when it runs
 
 
 _register_stages()

@@ -348,7 +348,8 @@ def register(app: typer.Typer) -> None:
             None,
             "--model",
             "-m",
-            help="Model for agents that need one (repeatable: one configuration per model).",
+            help="Model for agents that need one, and for command:CMD agents (repeatable: one "
+            "configuration per model; NAME@MODEL fixes one agent's model).",
         ),
         epochs: int = typer.Option(
             1, "--epochs", "-k", min=1, help="Trials per task and agent configuration."

@@ -68,8 +68,10 @@ def agent_specs(
 
     Each reference is ``REF`` or ``REF@MODEL``, REF as :func:`jobbench.agents.resolve_agent`
     takes it (a built-in name, an entry-point name, or ``module:Class``). ``REF@MODEL`` fixes
-    the model; an agent that needs a model and has none gets one configuration per entry of
-    ``models``; agents without a model ignore ``models`` and the model settings.
+    the model; an agent that needs a model (``needs_model``) or takes an optional one
+    (``takes_model``: ``command:CMD``) and has none gets one configuration per entry of
+    ``models`` (an optional-model agent runs once without a model when ``models`` is empty);
+    other agents ignore ``models`` and the model settings.
 
     Args:
         agents: references (default: ``oracle`` and ``null``).
@@ -95,9 +97,9 @@ def agent_specs(
         key = "command" if name.startswith("command:") and name not in (options or {}) else name
         opts = dict((options or {}).get(key, {}))
         if model:
-            chosen = settings if cls.needs_model else ModelSettings()
+            chosen = settings if cls.needs_model or cls.takes_model else ModelSettings()
             specs.append(AgentSpec(name, model, chosen, opts))
-        elif cls.needs_model:
+        elif cls.needs_model or (cls.takes_model and models):
             if not models:
                 raise AgentSpecError(
                     f"agent {name} needs --model (or --agent {name}@MODEL)", "--model"
