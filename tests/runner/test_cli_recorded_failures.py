@@ -99,3 +99,88 @@ def test_recorded_endpoint_failure_is_an_infra_error(tmp_path, dataset, agent, s
     assert rec.details.get("infra_cause") == cause
     assert rec.details.get("infra_permanent") is True
     assert rec.attempts == []  # permanent: not retried
+
+
+# --- the same evidence around the recordings: after an answer, transient, no evidence --------
+
+FAKE = (
+    python_shebang()
+    + """
+import json, sys, time
+from pathlib import Path
+cfg = json.loads((Path(__file__).parent / "replay.json").read_text())
+for line in cfg["lines"]:
+    print(json.dumps(line), flush=True)
+time.sleep(cfg.get("sleep", 0))
+sys.exit(cfg.get("exit", 0))
+"""
+)
+
+
+def run_lines(tmp_path, dataset, agent, lines, *, exit_code=0, sleep=0, timeout=3.0):
+    d = tmp_path / "bin"
+    exe = make_executable(d / EXECUTABLE[agent], FAKE)
+    (d / "replay.json").write_text(json.dumps({"lines": lines, "exit": exit_code, "sleep": sleep}))
+    (d / "replay.json").chmod(0o644)
+    cfg = RunConfig(
+        dataset=dataset,
+        agents=[AgentSpec(agent, "fake-model", ModelSettings(), {"executable": str(exe)})],
+        run_dir=tmp_path / "runs" / "r",
+        task_glob="*task2",
+        limits=AgentLimits(timeout=timeout),
+        infra_retries=0,
+    )
+    return run_trials(cfg).records[0]
+
+
+CODEX_404 = (
+    'unexpected status 404 Not Found: {"detail": "Not Found"}, url: http://127.0.0.1:1/v1/responses'
+)
+
+
+def test_an_endpoint_error_after_the_model_answered_is_the_agents(tmp_path, dataset):
+    answered = [
+        {"type": "thread.started", "thread_id": "t1"},
+        {"type": "turn.started"},
+        {"type": "item.completed", "item": {"id": "i0", "type": "agent_message", "text": "On it."}},
+        {"type": "turn.failed", "error": {"message": CODEX_404}},
+    ]
+    rec = run_lines(tmp_path, dataset, "codex", answered, exit_code=1)
+    assert rec.status == TrialStatus.agent_error
+    assert rec.error == CODEX_404
+    # the same failure before any answer is the endpoint's
+    rec = run_lines(tmp_path / "b", dataset, "codex", answered[:2] + answered[3:], exit_code=1)
+    assert rec.status == TrialStatus.infra_error
+    assert rec.details["infra_cause"] == "not_found" and rec.details["infra_permanent"]
+
+
+def test_transient_endpoint_errors_until_the_time_limit_are_transient(tmp_path, dataset):
+    retry = {
+        "type": "system",
+        "subtype": "api_retry",
+        "attempt": 1,
+        "error_status": 529,
+        "error": "overloaded_error",
+        "session_id": "s1",
+    }
+    rec = run_lines(tmp_path, dataset, "claude-code", [retry, retry], sleep=60, timeout=1.5)
+    assert rec.status == TrialStatus.infra_error
+    assert "HTTP 529: overloaded_error" in rec.error and "time limit of 1.5 s" in rec.error
+    assert rec.details["infra_cause"] == "server"
+    assert "infra_permanent" not in rec.details
+
+
+def test_a_zero_token_step_after_real_ones_is_not_an_endpoint_failure(tmp_path, dataset):
+    def step(tokens):
+        return {
+            "type": "step_finish",
+            "sessionID": "ses_1",
+            "part": {"type": "step-finish", "tokens": {"input": tokens, "output": tokens}},
+        }
+
+    rec = run_lines(tmp_path, dataset, "opencode", [step(12), step(0)])
+    assert rec.status == TrialStatus.no_deliverable
+    rec = run_lines(tmp_path / "b", dataset, "opencode", [step(0), step(0), step(0)])
+    assert rec.status == TrialStatus.infra_error
+    assert "the endpoint answered with 0 tokens (3 model call(s)" in rec.error
+    assert rec.details["infra_cause"] == "zero_tokens"
