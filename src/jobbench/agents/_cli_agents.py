@@ -46,6 +46,20 @@ reports API errors as an ``assistant`` message of model ``<synthetic>`` plus a `
 with ``subtype`` ``success``, ``is_error`` true and ``api_error_status``; OpenCode reports
 ``tokens.input`` without cache reads, cost 0 for unpriced models and ``error.data.statusCode``.
 Each adapter is also unit-tested against a fake executable emitting these shapes.
+
+A misconfigured endpoint, as those versions report it (recorded against a scripted server
+in ``tests/runner/{codex,opencode,claude_code}_recorded/``, replayed by
+``tests/runner/test_cli_recorded_failures.py``): Codex prints ``unexpected status 404 Not
+Found: <body>, url: …`` in ``error`` events (``Reconnecting... N/5 (…)``) and a final
+``turn.failed``, and for an unknown model only the server's text; OpenCode an ``error``
+event with ``data.statusCode`` and ``data.responseBody``; Claude Code a ``<synthetic>``
+assistant message and a ``result`` with ``api_error_status`` (the same text for a 404 on
+the path and an unknown model), and for a 401 ``system``/``api_retry`` events with
+``error_status`` until it is killed at the time limit. Each parser keeps the last such
+failure seen before the model's first answer (``EventParser.endpoint_failure``, classified
+by :func:`jobbench.endpoint.classify_failure`); a run that ends with one, or whose model
+calls all had 0 tokens and left the output directory empty, is an ``infra_error``
+(:meth:`CliAgent._raise_endpoint_failure`), never the agent's failure.
 """
 
 from __future__ import annotations
