@@ -14,7 +14,7 @@ from typing import Any
 
 import typer
 
-from ..tasks import default_dataset
+from ..tasks import default_dataset, display_path
 from ._spec import DEFAULT_SPLIT, default_run_name
 
 
@@ -145,7 +145,9 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
 
     console = getattr(args, "console", None) or Console()
     if getattr(args, "no_grade", False):
-        console.print(f"Grading skipped (--no-grade). Trials are in {run_dir}.", markup=False)
+        console.print(
+            f"Grading skipped (--no-grade). Trials are in {display_path(run_dir)}.", markup=False
+        )
         return 0
     try:
         config = load_judge_config()
@@ -194,7 +196,7 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
     err = Console(stderr=True)
     for w in data.warnings:
         err.print(f"[yellow]warning:[/yellow] {escape(w)}", soft_wrap=True, highlight=False)
-    console.print(f"Report: {out}", markup=False)
+    console.print(f"Report: {display_path(out)}", markup=False)
     from ..judge import judge_error_lines
 
     for line in judge_error_lines(grades):
@@ -317,7 +319,7 @@ def _summary_table(summary) -> Any:
 
     statuses = ["ok", "no_deliverable", "agent_error", "agent_timeout", "infra_error"]
     headers = ["trials", "ok", "no deliv.", "agent err.", "timeout", "infra err."]
-    table = Table(title=f"Trials in {summary.run_dir}")
+    table = Table(title=f"Trials in {display_path(summary.run_dir)}")
     table.add_column("agent@model", overflow="fold")
     for h in headers:
         table.add_column(h, justify="right")
@@ -659,7 +661,7 @@ def register(app: typer.Typer) -> None:
         )
         labels = ", ".join(s.label for s in specs)
         console.print(
-            f"Run directory: {run_dir}  ·  agents: {labels}  ·  epochs: {epochs}  ·  "
+            f"Run directory: {display_path(run_dir)}  ·  agents: {labels}  ·  epochs: {epochs}  ·  "
             f"protocol: {protocol}",
             highlight=False,
             soft_wrap=True,
