@@ -21,7 +21,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -234,7 +234,6 @@ def import_harbor_job(
     from ...judge import JudgeConfig, grade_run
     from ...records import TrialRecord, TrialStatus, Usage
     from ...rundir import LockAgent, LockConfig, RunDir, RunLock, UnsafeIdError, trial_id
-    from ...runner._lock import now_iso
     from ...sandbox import collect_deliverables, safefs
     from ...tasks import display_path, load_dataset, task_digest
 
@@ -363,7 +362,7 @@ def import_harbor_job(
                 protocol=protocol,
             )
         )
-    stamp = now_iso()
+    stamp = datetime.now(UTC).isoformat(timespec="seconds")
     rd.write_lock(
         RunLock(
             harness_version=__version__,
