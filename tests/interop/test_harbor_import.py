@@ -262,3 +262,21 @@ def test_hostile_results_are_refused_before_anything_is_written(
     with pytest.raises(HarborImportError, match="t1/result.json"):
         import_harbor_job(job, tmp_path / "run", dataset=SAMPLE)
     assert not (tmp_path / "run").exists()
+
+
+def test_tasks_changed_since_the_export_are_refused(
+    sample_export: Path, harbor_probe, tmp_path: Path
+) -> None:
+    import shutil
+
+    job, d = _one_trial_job(sample_export, harbor_probe, tmp_path)
+    copy = tmp_path / "dataset"
+    shutil.copytree(SAMPLE, copy)
+    (task,) = [t for t in load_dataset(copy).tasks if t.id.replace("/", "--") == d.name]
+    card = task.root / "task_card.md"
+    card.write_text(card.read_text() + "\nchanged\n")
+    with pytest.raises(HarborImportError, match=f"differ from the ones exported.*{task.id}"):
+        import_harbor_job(job, tmp_path / "run", dataset=copy)
+    assert not (tmp_path / "run").exists()
+    res = import_harbor_job(job, tmp_path / "run2", dataset=SAMPLE)
+    assert len(res.trial_ids) == 1

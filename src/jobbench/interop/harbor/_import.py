@@ -27,7 +27,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ._layout import MANIFEST_FILE, OUTPUT_ARTIFACT_DIR, task_id_of
+from ._layout import MANIFEST_FILE, OUTPUT_ARTIFACT_DIR, task_dir_name, task_id_of
 from ._status import trial_status
 
 MAX_JSON_BYTES = 16 * 1024 * 1024
@@ -228,7 +228,8 @@ def import_harbor_job(
         HarborImportError: the job has no trial, a trial is unreadable or invalid (bad
             JSON, an unknown task, an agent name that is not ``[A-Za-z0-9._-]``, a trial
             name that is not its folder's), the dataset is missing or lacks a task, or
-            ``run_dir`` is not empty. Nothing is written then.
+            a task's digest differs from the one the export's manifest recorded (the tasks
+            changed since the export), or ``run_dir`` is not empty. Nothing is written then.
     """
     from ... import __version__
     from ...judge import JudgeConfig, grade_run
@@ -286,6 +287,21 @@ def import_harbor_job(
     missing = sorted({tid for _, _, tid in parsed if tid not in by_id})
     if missing:
         raise HarborImportError(f"dataset {display_path(root)} lacks: {', '.join(missing)}")
+    exported = manifest.get("tasks")
+    exported = exported if isinstance(exported, dict) else {}
+    changed = sorted(
+        {
+            tid
+            for _, _, tid in parsed
+            if isinstance(exported.get(task_dir_name(tid)), dict)
+            and exported[task_dir_name(tid)].get("task_digest") != task_digest(by_id[tid])
+        }
+    )
+    if changed:
+        raise HarborImportError(
+            f"dataset {display_path(root)}: these tasks differ from the ones exported "
+            f"(task digest): {', '.join(changed)}"
+        )
     rd = RunDir(run)
     if run.is_symlink() or (run.exists() and (not run.is_dir() or any(run.iterdir()))):
         raise HarborImportError(f"{display_path(run)}: not a new or empty folder")
