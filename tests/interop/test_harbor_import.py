@@ -250,6 +250,10 @@ def test_hostile_results_are_refused_before_anything_is_written(
             {**data, "agent_info": {**data["agent_info"], "name": "../../x"}},
             "agent name '../../x' is not safe",
         ),
+        (
+            {**data, "agent_info": {**data["agent_info"], "name": "oracle\n"}},
+            "agent name 'oracle\\\\n' is not safe",
+        ),
     ):
         result.write_text(json.dumps(bad))
         with pytest.raises(HarborImportError, match=why):

@@ -37,7 +37,7 @@ RESULT_FILE = "result.json"
 SANDBOX = "harbor"
 """The ``sandbox`` of imported trials (Harbor chose the environment)."""
 
-_AGENT_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+_AGENT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
 _TIMINGS = ("environment_setup", "agent_setup", "agent_execution", "verifier")
 
 _PART = ConfigDict(extra="ignore")
@@ -124,8 +124,8 @@ def _read_json(root_fd: int, rel: str) -> Any:
 
 
 def _trial_folders(job_dir: Path, root_fd: int) -> list[str]:
-    """Names of the trial folders of the job: real directories (not links) holding a
-    ``result.json``, sorted."""
+    """Names of the trial folders of the job: real directories (not links) with a
+    ``result.json`` entry, sorted (a link there is kept, so that reading it refuses it)."""
     names = []
     for name in sorted(os.listdir(root_fd)):
         st = os.stat(name, dir_fd=root_fd, follow_symlinks=False)
@@ -159,7 +159,9 @@ def _model(r: HarborTrialResult) -> str | None:
 
 def _output_problem(job: Path, name: str) -> str | None:
     """Why the trial's collected output folder must not be read (a symbolic link or not a
-    folder on the way below ``job``), or None (a real folder, or absent)."""
+    folder on the way below ``job``), or None (a real folder, or absent). The copy itself
+    (:func:`jobbench.sandbox.collect_deliverables`) opens the folder again without
+    following its last component and walks it without following any link."""
     from ...sandbox import safefs
 
     fd = safefs.open_root(job)
@@ -261,7 +263,7 @@ def import_harbor_job(
                 problems.append(f"{where}: trial_name {res.trial_name!r} is not the folder's")
             elif tid is None:
                 problems.append(f"{where}: {res.task_name!r} is not an exported JobBench task")
-            elif not _AGENT_NAME.match(res.agent_info.name):
+            elif not _AGENT_NAME.fullmatch(res.agent_info.name):
                 problems.append(f"{where}: agent name {res.agent_info.name!r} is not safe")
             else:
                 parsed.append((name, res, tid))
