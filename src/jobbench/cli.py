@@ -16,7 +16,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from . import __version__
-from .tasks import Dataset, load_dataset
+from .tasks import Dataset, default_dataset, display_path, load_dataset
 
 app = typer.Typer(
     name="jobbench",
@@ -32,9 +32,16 @@ err_console = Console(stderr=True)
 
 
 def _load_or_exit(
-    path: Path, split: list[str] | None = None, tasks: str | None = None, strict: bool = False
+    path: Path | None,
+    split: list[str] | None = None,
+    tasks: str | None = None,
+    strict: bool = False,
 ) -> Dataset:
+    """Load ``path`` (None: :func:`jobbench.tasks.default_dataset`); exit 2 naming the path
+    when it is not there."""
     try:
+        if path is None:
+            path = default_dataset()
         return load_dataset(path, splits=split or None, task_glob=tasks, strict=strict)
     except FileNotFoundError as exc:
         err_console.print(f"[red]error:[/red] {escape(str(exc))}")
@@ -48,7 +55,10 @@ def _ext(name: str) -> str:
 
 @app.command("tasks")
 def tasks_cmd(
-    path: Path = typer.Argument(..., help="Dataset root, split, occupation or task directory."),
+    path: Path | None = typer.Argument(
+        None,
+        help="Dataset root, split, occupation or task directory (default: the bundled sample).",
+    ),
     split: list[str] | None = typer.Option(None, "--split", help="Only these splits (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
@@ -92,7 +102,7 @@ def tasks_cmd(
             )
         )
         return
-    table = Table(title=escape(f"{len(ds.tasks)} tasks in {path}"))
+    table = Table(title=escape(f"{len(ds.tasks)} tasks in {display_path(ds.root)}"))
     for col in (
         "split",
         "occupation",
@@ -125,13 +135,16 @@ def tasks_cmd(
     if ds.errors:
         err_console.print(
             f"[yellow]{len(ds.errors)} problem(s) left tasks out; run `jobbench validate "
-            f"{path}`[/yellow]"
+            f"{display_path(ds.root)}`[/yellow]"
         )
 
 
 @app.command("validate")
 def validate_cmd(
-    path: Path = typer.Argument(..., help="Dataset root, split, occupation or task directory."),
+    path: Path | None = typer.Argument(
+        None,
+        help="Dataset root, split, occupation or task directory (default: the bundled sample).",
+    ),
     as_json: bool = typer.Option(False, "--json", help="Print problems as JSON."),
     strict: bool = typer.Option(
         False,
@@ -211,6 +224,9 @@ def _register_stages() -> None:
     from .interop.harbor import register_cli as harbor_cli
 
     harbor_cli(app)  # after runner_cli: `export harbor` joins its `export` group
+    from .interop.inspect import register_cli as inspect_cli
+
+    inspect_cli(app)  # `export inspect`; inspect_ai is imported only when it runs
 
 
 _register_stages()

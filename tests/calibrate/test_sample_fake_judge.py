@@ -12,9 +12,9 @@ One server plays two judge models:
 The server learns which criteria are asked by parsing the prompt (``Criterion j: ...`` lines
 under the rubric question, or ``### Rubric i`` blocks in task mode). To know *which* decoy
 it is reading, each decoy in a copy of the sample gets one extra deliverable file holding a
-letters-only marker: with the placeholder extractor two decoys of
-``personal_financial_advisors`` extract to the same text (their DOCX/XLSX are not read), so
-without the marker no judge could tell them apart.
+letters-only marker, so the scripted judge does not depend on how the decoys' DOCX/XLSX/PDF
+files extract (``jobbench extract`` reads them all and the decoys' texts differ:
+tests/calibrate/test_inputs.py or ``jobbench extract`` show it).
 """
 
 from __future__ import annotations

@@ -123,7 +123,7 @@ def test_several_judge_keys_use_the_last_graded_one_and_say_so(example, rb) -> N
     assert st.tasks[0].reached == 0  # that judge's only grade passes nothing
     assert st.judge_key_note == (
         "judge key gpt-4o-mini.rubric.auto chosen (graded last); also graded: checks; "
-        "choose with --judge KEY"
+        "choose with --judge-key KEY"
     )
     os.utime(grades / "checks", (3_000, 3_000))
     assert solve_trial(runs[:1]).judge_key == "checks"

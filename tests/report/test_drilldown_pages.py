@@ -299,6 +299,7 @@ def test_rereport_with_fewer_tasks_leaves_no_stale_page(run_a: Path, tmp_path: P
     assert T4 not in (out / "report.html").read_text()
     assert sorted(p.name for p in out.iterdir()) == sorted(
         [
+            ".inputs.json",
             "drilldowns",
             "extra",
             "leaderboard.csv",

@@ -82,7 +82,14 @@ def test_files_and_default_location(run_a: Path):
     out = write_report([run_a], n_resamples=200)
     assert out == run_a / "report"
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["leaderboard.md", "leaderboard.csv", "results.jsonl", "summary.json", "report.html"]
+        [
+            "leaderboard.md",
+            "leaderboard.csv",
+            "results.jsonl",
+            "summary.json",
+            "report.html",
+            ".inputs.json",
+        ]
     )
 
 

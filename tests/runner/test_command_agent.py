@@ -194,3 +194,35 @@ def test_exit_status_meaning(
     assert rec.record is not None and rec.record.status == status
     want = "(exit 75)" if status == "infra_error" else f"command exited with {exit_with}"
     assert want in (rec.record.error or "")
+
+
+def test_model_option_reaches_a_command_agent(tmp_path: Path, agent_dir: Path) -> None:
+    """``--model`` gives a command agent one configuration per model, and each run is told
+    its model (``JOBBENCH_MODEL``); ``command:CMD@MODEL`` keeps its own."""
+    from jobbench.runner import agent_specs
+
+    specs = agent_specs(["command:./a.sh", "command:./b.sh@fixed", "null"], ["m1", "m2"])
+    assert [(s.agent, s.model) for s in specs] == [
+        ("command:./a.sh", "m1"),
+        ("command:./a.sh", "m2"),
+        ("command:./b.sh", "fixed"),
+        ("null", None),
+    ]
+    assert [(s.agent, s.model) for s in agent_specs(["command:./a.sh"], [])] == [
+        ("command:./a.sh", None)
+    ]
+    script = agent_dir / "my_agent.sh"
+    script.write_text(
+        AGENT_SH.replace('"$JOBBENCH_OUTPUT_DIR/.told.txt"', '"$JOBBENCH_OUTPUT_DIR/told.txt"')
+    )
+    code, out = _run(
+        tmp_path, agent_dir, "--agent", "command:./my_agent.sh", "--model", "m2", "--no-grade"
+    )
+    assert code == 0, out
+    rd = RunDir(tmp_path / "runs" / "r")
+    tid = f"{TASK}/command:._my_agent.sh@m2/epoch-1"
+    rec = rd.read_trial(tid).record
+    assert rec is not None and rec.model == "m2"
+    told_file = rd.trial_dir(tid) / "deliverables" / "told.txt"
+    told = dict(line.split("=", 1) for line in told_file.read_text().splitlines())
+    assert told["model"] == "m2"

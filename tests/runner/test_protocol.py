@@ -18,7 +18,8 @@ from runner_helpers import make_executable, python_shebang
 from jobbench.agents import AgentLimits, ModelSettings
 from jobbench.records import TrialStatus
 from jobbench.runner import AgentSpec, RunConfig, RunConfigError, run_trials
-from jobbench.runner._cli import DEFAULT_SPLIT, default_dataset
+from jobbench.runner._cli import DEFAULT_SPLIT
+from jobbench.tasks import default_dataset
 
 # a fake CLI: answers --version; otherwise records argv, selected environment variables and
 # its working directory, then follows the per-attempt script in fake.json (the attempt

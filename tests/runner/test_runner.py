@@ -29,9 +29,9 @@ from jobbench.runner import (
     run_trials,
     trial_id,
 )
-from jobbench.runner._cli import build_specs, default_dataset, default_run_name
+from jobbench.runner._cli import build_specs, default_run_name
 from jobbench.sandbox import bwrap_available
-from jobbench.tasks import load_dataset, task_digest
+from jobbench.tasks import default_dataset, load_dataset, task_digest
 
 runner = CliRunner()
 

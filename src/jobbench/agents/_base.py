@@ -263,12 +263,15 @@ class Agent(ABC):
     Class attributes:
         name: the ``--agent`` name.
         needs_model: True when a ``--model`` is required.
+        takes_model: True when a model is optional (``command:CMD``): each ``--model``
+            gives one configuration; without any the agent runs with no model.
         uses_network: True when the agent's own process needs the network (CLI agents
             calling their model API); tool commands of the builtin agent never have it.
     """
 
     name: ClassVar[str]
     needs_model: ClassVar[bool] = False
+    takes_model: ClassVar[bool] = False
     uses_network: ClassVar[bool] = False
 
     @abstractmethod

@@ -46,6 +46,20 @@ reports API errors as an ``assistant`` message of model ``<synthetic>`` plus a `
 with ``subtype`` ``success``, ``is_error`` true and ``api_error_status``; OpenCode reports
 ``tokens.input`` without cache reads, cost 0 for unpriced models and ``error.data.statusCode``.
 Each adapter is also unit-tested against a fake executable emitting these shapes.
+
+A misconfigured endpoint, as those versions report it (recorded against a scripted server
+in ``tests/runner/{codex,opencode,claude_code}_recorded/``, replayed by
+``tests/runner/test_cli_recorded_failures.py``): Codex prints ``unexpected status 404 Not
+Found: <body>, url: …`` in ``error`` events (``Reconnecting... N/5 (…)``) and a final
+``turn.failed``, and for an unknown model only the server's text; OpenCode an ``error``
+event with ``data.statusCode`` and ``data.responseBody``; Claude Code a ``<synthetic>``
+assistant message and a ``result`` with ``api_error_status`` (the same text for a 404 on
+the path and an unknown model), and for a 401 ``system``/``api_retry`` events with
+``error_status`` until it is killed at the time limit. Each parser keeps the last such
+failure seen before the model's first answer (``EventParser.endpoint_failure``, classified
+by :func:`jobbench.endpoint.classify_failure`); a run that ends with one, or whose model
+calls all had 0 tokens and left the output directory empty, is an ``infra_error``
+(:meth:`CliAgent._raise_endpoint_failure`), never the agent's failure.
 """
 
 from __future__ import annotations
@@ -58,6 +72,7 @@ from abc import abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from ..endpoint import Failure, classify_failure
 from ..records import Usage
 from ..sandbox import Limits, Mount, Sandbox, SandboxError, safefs
 from ._base import Agent, AgentContext, AgentResult, InfraError
@@ -81,6 +96,14 @@ _INFRA_RE = re.compile(
 )
 
 
+# a server's "no such model" text (OpenAI: "The model `x` does not exist or you do not have
+# access to it."), the only evidence Codex 0.171 prints for an unknown model
+_NO_MODEL_RE = re.compile(
+    r"\bmodel\b[^.]{0,80}\b(?:does not exist|not found)\b|model_not_found|no such model",
+    re.IGNORECASE,
+)
+
+
 def looks_like_infra(message: str | None) -> bool:
     """True when an error message describes the model API or the network rather than the
     agent's work (rate limits, 5xx, connection and authentication failures)."""
@@ -95,10 +118,16 @@ class EventParser:
         error (fatal error message or None), infra (error looks like an API/network
         failure), budget (a CLI-side budget such as max turns ended the run),
         final_text (last assistant text), notice (last non-fatal error notice, e.g. a
-        retry the CLI recovered from; used only to explain a non-zero exit).
+        retry the CLI recovered from; used only to explain a non-zero exit),
+        model_answered (the model has answered: a response with tokens, text or a tool call),
+        endpoint_failure (:class:`jobbench.endpoint.Failure` of the last failed model
+        request the CLI reported before the model first answered, from its HTTP status
+        and the server's text; None without such evidence).
     """
 
     def __init__(self) -> None:
+        self.model_answered = False
+        self.endpoint_failure: Failure | None = None
         self.session_id: str | None = None
         self.turns: int | None = None
         self.usage = Usage()
@@ -116,6 +145,21 @@ class EventParser:
 
     @abstractmethod
     def _feed(self, event: dict[str, Any]) -> None: ...
+
+    def _endpoint_evidence(self, status: int | None, body: Any, api: str) -> None:
+        """Record a failed model request the CLI reported (``status``: its HTTP status, or
+        None when the CLI printed only the server's text), classified by
+        :func:`jobbench.endpoint.classify_failure`; ignored once the model has answered."""
+        if self.model_answered:
+            return
+        if status is not None:
+            self.endpoint_failure = classify_failure(status, body, api=api)
+            return
+        # no status: evidence only when the text says the model does not exist (classified
+        # as if the server had answered 404, then the status is left unknown)
+        failure = classify_failure(404, body, api=api)
+        if failure.kind == "model" and _NO_MODEL_RE.search(failure.message):
+            self.endpoint_failure = Failure(False, "model", None, failure.message, failure.hint)
 
     def _set_error(self, message: str | None, *, infra: bool | None = None) -> None:
         if not message:
@@ -150,11 +194,19 @@ class ClaudeCodeParser(EventParser):
             # "<synthetic>" with zero usage: not a model call
             if isinstance(msg.get("usage"), dict) and msg.get("model") != "<synthetic>":
                 self._msg_usage[mid] = msg["usage"]
+                self.model_answered = True
+            elif isinstance(ev.get("api_error_status"), int):
+                self._claude_evidence(ev, msg.get("content"))
             for block in msg.get("content") or []:
                 if isinstance(block, dict) and block.get("type") == "text":
                     self.final_text = block.get("text")
             if not self._have_result:
                 self._usage_from_messages()
+        elif t == "system" and ev.get("subtype") == "api_retry":
+            # Claude Code 2.1.332 retries a failed request (even a 401) with backoff,
+            # printing {"subtype":"api_retry","error_status":401,"error":"authentication_failed"}
+            if isinstance(ev.get("error_status"), int):
+                self._endpoint_evidence(ev["error_status"], str(ev.get("error") or ""), "messages")
         elif t == "result":
             self._have_result = True
             if isinstance(ev.get("session_id"), str):
@@ -185,6 +237,10 @@ class ClaudeCodeParser(EventParser):
                 if not msg and isinstance(errors, list) and errors:
                     msg = "; ".join(str(e) for e in errors)
                 msg = msg or subtype or "error"
+                known = self.endpoint_failure
+                # the synthetic assistant message before it carries the error code as well
+                if isinstance(status, int) and (known is None or known.status != status):
+                    self._claude_evidence(ev, msg)
                 infra = (
                     True
                     if isinstance(status, int) and (status in (401, 403, 408, 429) or status >= 500)
@@ -193,6 +249,17 @@ class ClaudeCodeParser(EventParser):
                 # Claude Code 2.1.332 reports API errors as subtype "success" with is_error
                 prefix = subtype if subtype.startswith("error") and subtype not in msg else ""
                 self._set_error(f"{prefix}: {msg}" if prefix else msg, infra=infra)
+
+    def _claude_evidence(self, ev: dict[str, Any], text: Any) -> None:
+        """An API error Claude Code reported (``api_error_status``) with its text and
+        error code (``error``: ``model_not_found``, ``authentication_failed``, …)."""
+        if isinstance(text, list):
+            text = " ".join(
+                str(b.get("text")) for b in text if isinstance(b, dict) and b.get("text")
+            )
+        code = ev.get("error") if isinstance(ev.get("error"), str) else None
+        body = f"{text} ({code})" if code and text else str(text or code or "")
+        self._endpoint_evidence(ev["api_error_status"], body, "messages")
 
     def _usage_from_messages(self) -> None:
         inp = cached = out = 0
@@ -208,6 +275,12 @@ class ClaudeCodeParser(EventParser):
             output_tokens=out,
         )
         self.turns = len(self._msg_usage)
+
+
+# "unexpected status 401 Unauthorized: <server text>, url: http://…/v1/responses"
+_CODEX_STATUS_RE = re.compile(
+    r"unexpected status (\d{3})(?: [A-Za-z' -]+?)?: (.*?)(?:, url: \S+)?$", re.DOTALL
+)
 
 
 class CodexParser(EventParser):
@@ -228,14 +301,21 @@ class CodexParser(EventParser):
         elif t == "turn.failed":
             self._add_usage(ev.get("usage"))
             err = ev.get("error") or {}
-            self._set_error(err.get("message") if isinstance(err, dict) else str(err))
+            message = err.get("message") if isinstance(err, dict) else str(err)
+            self._codex_evidence(message, status_only=False)
+            self._set_error(message)
         elif t == "error":
             # Codex 0.171 also emits "error" events for retries it recovers from
             # ("Reconnecting... 1/5 (…)"); only turn.failed or a non-zero exit is fatal
             self.notice = str(ev.get("message") or json.dumps(ev)[:500])[:4000]
-        elif t == "item.completed":
+            self._codex_evidence(self.notice, status_only=True)
+        elif t in ("item.started", "item.updated", "item.completed"):
             item = ev.get("item") or {}
             kind = item.get("type") or item.get("item_type")
+            if kind != "error":  # "error" items are Codex's own warnings
+                self.model_answered = True
+            if t != "item.completed":
+                return
             if kind == "agent_message" and isinstance(item.get("text"), str):
                 self.final_text = item["text"]
             if kind in (
@@ -247,9 +327,26 @@ class CodexParser(EventParser):
             ):
                 self.turns = (self.turns or 0) + 1
 
+    def _codex_evidence(self, message: Any, *, status_only: bool) -> None:
+        """Codex 0.171 prints a failed request as ``unexpected status 404 Not Found: <body>,
+        url: <url>`` (inside ``Reconnecting... N/5 (…)`` while it retries); a model the
+        server does not know only as the server's text (``turn.failed``, no status)."""
+        if not isinstance(message, str):
+            return
+        m = _CODEX_STATUS_RE.search(message)
+        if m:
+            body = m.group(2)
+            if status_only:  # "Reconnecting... 1/5 (<failure>)"
+                body = body.removesuffix(")")
+            self._endpoint_evidence(int(m.group(1)), body, "responses")
+        elif not status_only:
+            self._endpoint_evidence(None, message, "responses")
+
     def _add_usage(self, u: Any) -> None:
         if not isinstance(u, dict):
             return
+        if _int(u.get("input_tokens")) or _int(u.get("output_tokens")):
+            self.model_answered = True
         self.usage = self.usage + Usage(
             calls=1,
             input_tokens=_int(u.get("input_tokens")),
@@ -287,12 +384,17 @@ class OpenCodeParser(EventParser):
                 cached_input_tokens=_int(cache.get("read")),
                 output_tokens=_int(tok.get("output")) + _int(tok.get("reasoning")),
             )
+            if step.input_tokens or step.output_tokens:
+                self.model_answered = True
             self.usage = self.usage + step
             # OpenCode 1.18 reports cost 0 for a model without a price in its catalog (any
             # custom provider): that is "unknown", not "free", so --price-in/out can apply
             self.usage.cost_usd = self._cost if self._priced else None
         elif t == "text" and isinstance(part.get("text"), str):
             self.final_text = part["text"]
+            self.model_answered = self.model_answered or bool(part["text"].strip())
+        elif t == "tool_use":
+            self.model_answered = True
         elif t == "error":
             err = ev.get("error") or {}
             msg = None
@@ -303,6 +405,8 @@ class OpenCodeParser(EventParser):
                     msg = f"{err['name']}: {msg}"
                 status = data.get("statusCode")
                 if isinstance(status, int):
+                    body = data.get("responseBody") or data.get("message") or ""
+                    self._endpoint_evidence(status, body, "chat")
                     msg = f"{msg} (HTTP {status})"
                     if status in (401, 403, 408, 429) or status >= 500:
                         self._set_error(msg, infra=True)
@@ -613,6 +717,7 @@ class CliAgent(Agent):
                 "cli_version": self.version(),
             },
         )
+        self._raise_endpoint_failure(ctx, parser, res.timed_out)
         if (
             res.timed_out
             and not (usage.input_tokens or usage.output_tokens)
@@ -640,6 +745,46 @@ class CliAgent(Agent):
             result.status = "agent_error"
             result.error = msg
         return result
+
+    def _raise_endpoint_failure(
+        self, ctx: AgentContext, parser: EventParser, timed_out: bool
+    ) -> None:
+        """Raise :class:`InfraError` when the model endpoint, not the agent, ended the run.
+
+        Two cases, both before the model's first answer (``parser.model_answered`` False): the
+        CLI reported a failed model request (``parser.endpoint_failure``: HTTP status and
+        server text; the error is permanent unless the status is transient, cause = the
+        failure's kind), whatever the exit (a non-zero exit, a ``turn.failed``, or a time
+        limit reached while the CLI kept retrying); or every model call the CLI reported
+        had 0 tokens and the output directory is empty (cause ``zero_tokens``, permanent).
+        """
+        if parser.model_answered:
+            return
+        failure = parser.endpoint_failure
+        if failure is not None:
+            where = f"HTTP {failure.status}" if failure.status is not None else "the server said"
+            limit = f" until the time limit of {ctx.limits.timeout:g} s" if timed_out else ""
+            raise InfraError(
+                f"{self.name}: the model endpoint failed before the model answered{limit}: "
+                f"{where}: {failure.message or '(empty body)'} ({failure.hint})",
+                permanent=not failure.transient,
+                cause=failure.kind,
+            )
+        usage = parser.usage
+        if usage.calls and not (usage.input_tokens or usage.output_tokens):
+            try:
+                produced = any(ctx.workspace.output.iterdir())
+            except OSError:
+                produced = False
+            if not produced:
+                raise InfraError(
+                    f"{self.name}: the endpoint answered with 0 tokens ({usage.calls} model "
+                    f"call(s) with 0 input and 0 output tokens) and the agent produced "
+                    "nothing: check that the server at the base URL speaks the API this CLI "
+                    "uses and reports usage",
+                    permanent=True,
+                    cause="zero_tokens",
+                )
 
 
 class ClaudeCodeAgent(CliAgent):

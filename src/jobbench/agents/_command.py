@@ -17,7 +17,7 @@ Contract (all paths as the command sees them):
   ``JOBBENCH_PROMPT``         the standard prompt (text)
   ``JOBBENCH_PROMPT_FILE``    the same prompt in a file
   ``JOBBENCH_EVENTS_FILE``    where the command may append JSONL events (below)
-  ``JOBBENCH_MODEL``          the model (``command:CMD@MODEL``), when given
+  ``JOBBENCH_MODEL``          the model (``command:CMD@MODEL`` or ``--model``), when given
   ``JOBBENCH_API_BASE``       OpenAI-compatible endpoint (``--api-base``), when given
   ``JOBBENCH_API_KEY``        its key, when set (also ``OPENAI_BASE_URL``/``OPENAI_API_KEY``)
   ``JOBBENCH_TIMEOUT``        the trial's time limit in seconds
@@ -116,6 +116,7 @@ class CommandAgent(Agent):
     """
 
     name = "command"
+    takes_model = True
     uses_network = True
 
     def __init__(

@@ -14,6 +14,8 @@ from pathlib import Path
 
 import typer
 
+from ..tasks import default_dataset
+
 
 def _err(msg: str) -> None:
     from rich.console import Console
@@ -23,7 +25,10 @@ def _err(msg: str) -> None:
 
 
 def gate_cmd(
-    path: Path = typer.Argument(..., help="Dataset root, split, occupation or task directory."),
+    path: Path | None = typer.Argument(
+        None,
+        help="Dataset root, split, occupation or task directory (default: the bundled sample).",
+    ),
     gates: str | None = typer.Option(
         None,
         "--gates",
@@ -36,7 +41,11 @@ def gate_cmd(
         None, "--runs", help="Graded run directory for the solve trial (repeatable)."
     ),
     judge: str | None = typer.Option(
-        None, "--judge", help="Judge key under runs/<run>/grades/ (default: the only one)."
+        None,
+        "--judge-key",
+        "--judge",
+        help="Judge key under runs/<run>/grades/ (default: the only one, else the one graded "
+        "last; as in `jobbench report`). --judge is the older spelling.",
     ),
     include_oracle: bool = typer.Option(
         False,
@@ -69,7 +78,11 @@ def gate_cmd(
         None, "--llm-model", help="Model for --llm (default: $JUDGE_MODEL)."
     ),
     llm_base_url: str | None = typer.Option(
-        None, "--llm-base-url", help="OpenAI-compatible base URL (default: $JUDGE_API_BASE)."
+        None,
+        "--llm-base-url",
+        "--judge-base-url",
+        help="OpenAI-compatible base URL for --llm (default: $JUDGE_API_BASE); "
+        "--judge-base-url is accepted as in `jobbench grade`.",
     ),
     llm_api_key: str | None = typer.Option(
         None, "--llm-api-key", help="API key (default: $JUDGE_API_KEY)."
@@ -166,7 +179,7 @@ def gate_cmd(
         judge_config=judge_cfg,
     )
     try:
-        report = run_gates(path, opts)
+        report = run_gates(path if path is not None else default_dataset(), opts)
     except (FileNotFoundError, ValueError) as exc:
         _err(str(exc))
         raise typer.Exit(2) from exc
@@ -190,14 +203,19 @@ review_app = typer.Typer(
 
 @review_app.command("export")
 def review_export_cmd(
-    path: Path = typer.Argument(..., help="Dataset root, split, occupation or task directory."),
+    path: Path | None = typer.Argument(
+        None,
+        help="Dataset root, split, occupation or task directory (default: the bundled sample).",
+    ),
     out: Path = typer.Option(Path("review.xlsx"), "--out", "-o", help="Workbook to write."),
     split: list[str] | None = typer.Option(None, "--split", help="Only these splits (repeatable)."),
     tasks: str | None = typer.Option(None, "--tasks", help="Only task ids matching this glob."),
     runs: list[Path] | None = typer.Option(
         None, "--runs", help="Graded runs: solve-trial pass counts (repeatable)."
     ),
-    judge: str | None = typer.Option(None, "--judge", help="Judge key in the runs."),
+    judge: str | None = typer.Option(
+        None, "--judge-key", "--judge", help="Judge key in the runs (--judge: older spelling)."
+    ),
     oracle_run: Path | None = typer.Option(
         None, "--oracle-run", help="A graded oracle run: its verdicts."
     ),
@@ -223,6 +241,8 @@ def review_export_cmd(
     )
 
     try:
+        if path is None:
+            path = default_dataset()
         ds = load_dataset(path, splits=split or None, task_glob=tasks)
     except FileNotFoundError as exc:
         _err(str(exc))

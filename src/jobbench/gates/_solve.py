@@ -267,7 +267,7 @@ def solve_trial(
         unattempted=sorted((locked | set(excluded)) - set(per_task)),
         skipped=skipped,
         excluded={t: sorted(v) for t, v in sorted(excluded.items())},
-        judge_key_note=judge_key_note(run_dirs, key, judge_key, option="--judge"),
+        judge_key_note=judge_key_note(run_dirs, key, judge_key),
     )
 
 

@@ -11,6 +11,20 @@ from typing import Any
 
 import typer
 
+_GRADE_COLUMNS = (
+    "agent@model",
+    "trials",
+    "graded now",
+    "scored",
+    "mean score",
+    "no deliverable",
+    "judge_error",
+    "unjudged",
+    "judge calls now",
+    "judge cost now",
+)
+"""The grade summary's columns, per agent@model."""
+
 
 def _console(stderr: bool = False):  # noqa: ANN202
     from rich.console import Console
@@ -482,35 +496,37 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str], preflight=
         )
         return
     con = _console()
+    cells = [
+        {
+            "agent@model": r["agent_model"],
+            "trials": str(r["trials"]),
+            "graded now": str(r["graded_now"]),
+            "scored": str(r["scored"]),
+            "mean score": "-" if r["mean_score"] is None else f"{100 * r['mean_score']:.1f}",
+            "no deliverable": str(r["no_deliverable"]),
+            "judge_error": str(r["judge_error"]),
+            "unjudged": str(r["unjudged"]),
+            "judge calls now": str(r["judge_usage"]["calls"]),
+            "judge cost now": "-"
+            if r["judge_usage"]["cost_usd"] is None
+            else f"${r['judge_usage']['cost_usd']:.4f}",
+        }
+        for r in rows
+    ]
     t = Table(title=f"grades by judge {cfg.key}")
-    for col in (
-        "agent@model",
-        "trials",
-        "graded now",
-        "scored",
-        "mean score",
-        "no deliverable",
-        "judge_error",
-        "unjudged",
-        "judge calls now",
-        "judge cost now",
-    ):
+    for col in _GRADE_COLUMNS:
         t.add_column(col)
-    for r in rows:
-        u = r["judge_usage"]
-        t.add_row(
-            r["agent_model"],
-            str(r["trials"]),
-            str(r["graded_now"]),
-            str(r["scored"]),
-            "-" if r["mean_score"] is None else f"{100 * r['mean_score']:.1f}",
-            str(r["no_deliverable"]),
-            str(r["judge_error"]),
-            str(r["unjudged"]),
-            str(u["calls"]),
-            "-" if u["cost_usd"] is None else f"${u['cost_usd']:.4f}",
-        )
-    con.print(t)
+    for c in cells:
+        t.add_row(*(c[col] for col in _GRADE_COLUMNS))
+    # the box's width: each column's widest text plus a space either side and one rule each
+    needed = 1 + sum(3 + max(len(col), *(len(c[col]) for c in cells)) for col in _GRADE_COLUMNS)
+    if needed <= con.width:
+        con.print(t)
+    else:  # the table would cut names and headers (a piped console is 80 wide): a line each
+        con.print(f"grades by judge {cfg.key}", markup=False, highlight=False)
+        for c in cells:
+            fields = ", ".join(f"{col} {c[col]}" for col in _GRADE_COLUMNS[1:])
+            con.print(f"  {c['agent@model']}: {fields}", markup=False, highlight=False)
     cost = (
         "unknown (no price for this model)"
         if total.cost_usd is None and total.calls

@@ -22,7 +22,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 
 from ..scoring import MACRO_LABEL, MICRO_LABEL, RATIO_FIELDS, STATE_DESCRIPTIONS
 from ..tasks import PAPER_CATEGORIES, occupation_for, soc_major_groups
-from . import _plots, _tables
+from . import _tables
 from ._build import ConfigView, ReportData, anchor_slug, task_slug
 from ._comparability import comparability
 
@@ -317,6 +317,8 @@ def render_html(data: ReportData, drilldowns: DrilldownMode = "inline") -> str:
 
     figures = []
     if data.configs:
+        from . import _plots  # matplotlib: imported only when a figure is drawn
+
         figures.append(
             {
                 "id": "fig-categories",

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import sys
 import tempfile
 import uuid
 from pathlib import Path
+from typing import Any
 
+from pydantic_core import to_jsonable_python
+
+from .. import __version__
 from .._io import atomic_write_json, atomic_write_text
 from ..rundir import RunDir
 from ..scoring import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
@@ -52,6 +57,62 @@ class ReportWriteError(OSError):
 
 
 REPORT_FILES = ("leaderboard.md", "leaderboard.csv", "results.jsonl", "summary.json", "report.html")
+INPUTS_FILE = ".inputs.json"
+"""Written into the report directory last: ``{"digest": <hex>, "drilldown_layout": ...}``,
+the :func:`inputs_digest` of the report's files and the layout they were written with."""
+
+
+def inputs_digest(data: ReportData, drilldowns: str) -> str:
+    """SHA-256 (hex, 64 characters) of everything the report files are made from, apart from
+    the time they are written: the harness version, the options (``drilldowns``, judge key,
+    bootstrap settings and epochs) and, per run, its path and name, ``lock.json`` (but its
+    ``updated_at``, renewed by every ``jobbench run`` and shown nowhere), the
+    dataset's tasks and their maxima, every trial record, grade record and trajectory event
+    count read, and the warnings. A changed trial, grade or lock changes the digest."""
+    payload: dict[str, Any] = {
+        "version": __version__,
+        "drilldowns": drilldowns,
+        "judge_key": data.judge_key,
+        "settings": data.settings,
+        "task_ids": data.task_ids,
+        "warnings": data.warnings,
+        "runs": [
+            {
+                "path": str(r.path),
+                "name": r.name,
+                # every invocation of `jobbench run` renews updated_at; no report file shows it
+                "lock": r.lock.model_dump(mode="json", exclude={"updated_at"}),
+                "task_ids": r.task_ids,
+                "tasks": r.tasks,
+                "metas": r.metas,
+                "invalid": r.invalid,
+                "dataset_problems": r.dataset_problems,
+                "trials": [[lt.rel, lt.record, lt.grade, lt.trajectory_events] for lt in r.trials],
+            }
+            for r in data.runs
+        ],
+    }
+    text = json.dumps(to_jsonable_python(payload), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _up_to_date(out_dir: Path, digest: str) -> str | None:
+    """The layout of the report in ``out_dir`` when it was written from inputs of ``digest``
+    and all its files are there; else None."""
+    try:
+        stored = json.loads((out_dir / INPUTS_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(stored, dict) or stored.get("digest") != digest:
+        return None
+    layout = stored.get("drilldown_layout")
+    if layout not in ("inline", "pages"):
+        return None
+    if not all((out_dir / name).is_file() for name in REPORT_FILES):
+        return None
+    if layout == "pages" and not (out_dir / DRILLDOWN_DIR).is_dir():
+        return None
+    return layout
 
 
 def default_out_dir(run_dirs: list[Path]) -> Path:
@@ -70,6 +131,11 @@ def default_out_dir(run_dirs: list[Path]) -> Path:
 def write_data(data: ReportData, out_dir: Path, *, drilldowns: str = "auto") -> Path:
     """Write the files of :data:`REPORT_FILES` for already built ``data`` into ``out_dir``,
     and the drill-down pages under ``out_dir/drilldowns/`` when the layout is ``pages``.
+
+    Nothing is written when ``out_dir`` holds a report of the same :func:`inputs_digest`
+    (recorded in :data:`INPUTS_FILE`) with all its files: the files (and the time they name
+    as generated) stay as they are. Otherwise :data:`INPUTS_FILE` is removed first and
+    written again after every other file, so an interrupted write is never taken as current.
 
     Args:
         data: the built report.
@@ -92,8 +158,14 @@ def write_data(data: ReportData, out_dir: Path, *, drilldowns: str = "auto") -> 
     """
     out_dir = Path(out_dir)
     mode = resolve_drilldowns(data, drilldowns)
+    digest = inputs_digest(data, drilldowns)
+    current = _up_to_date(out_dir, digest)
+    if current is not None:
+        data.drilldown_layout = current
+        return out_dir
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / INPUTS_FILE).unlink(missing_ok=True)
         atomic_write_text(out_dir / "leaderboard.md", leaderboard_markdown(data))
         atomic_write_text(out_dir / "leaderboard.csv", leaderboard_csv(data))
         atomic_write_text(out_dir / "results.jsonl", results_jsonl(data))
@@ -104,6 +176,10 @@ def write_data(data: ReportData, out_dir: Path, *, drilldowns: str = "auto") -> 
     except OSError as exc:
         raise ReportWriteError(out_dir, exc) from exc
     data.drilldown_layout = mode
+    try:
+        atomic_write_json(out_dir / INPUTS_FILE, {"digest": digest, "drilldown_layout": mode})
+    except OSError:
+        pass  # the report is whole; the next write only rebuilds it
     if mode == "inline":
         old = out_dir / DRILLDOWN_DIR
         problem = _discard(old)

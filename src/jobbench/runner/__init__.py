@@ -15,7 +15,12 @@ Public API:
 """
 
 from ..rundir import NO_MODEL, config_label, model_label, safe_name, trial_id
-from ..tasks import InvalidDatasetError, InvalidTasks, find_invalid
+from ..tasks import (
+    InvalidDatasetError,
+    InvalidTasks,
+    default_dataset,  # the runner's default, owned by the dataset stage
+    find_invalid,
+)
 from ._executor import (
     Executor,
     ExecutorError,
@@ -33,7 +38,6 @@ from ._spec import (
     AgentSpec,
     AgentSpecError,
     agent_specs,
-    default_dataset,
     default_run_name,
 )
 from ._trial import TrialEnv, run_trial_once

@@ -14,7 +14,8 @@ from typing import Any
 
 import typer
 
-from ._spec import DEFAULT_SPLIT, default_dataset, default_run_name
+from ..tasks import default_dataset
+from ._spec import DEFAULT_SPLIT, default_run_name
 
 
 def parse_setting(text: str) -> tuple[str, Any]:
@@ -347,7 +348,8 @@ def register(app: typer.Typer) -> None:
             None,
             "--model",
             "-m",
-            help="Model for agents that need one (repeatable: one configuration per model).",
+            help="Model for agents that need one, and for command:CMD agents (repeatable: one "
+            "configuration per model; NAME@MODEL fixes one agent's model).",
         ),
         epochs: int = typer.Option(
             1, "--epochs", "-k", min=1, help="Trials per task and agent configuration."

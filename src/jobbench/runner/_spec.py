@@ -43,9 +43,6 @@ class AgentSpec:
         )
 
 
-DEFAULT_DATASET = Path("datasets") / "sample"
-PACKAGED_SAMPLE = Path("_datasets") / "sample"
-"""The sample's folder inside the installed package (pyproject.toml package data)."""
 DEFAULT_SPLIT = "main"
 """The split a run covers when neither a dataset nor splits are given (the bundled sample
 holds ``main`` and ``easy``)."""
@@ -61,32 +58,6 @@ class AgentSpecError(ValueError):
         self.option = option
 
 
-def default_dataset() -> Path:
-    """``datasets/sample`` relative to the current directory, else the sample shipped inside
-    the package (``jobbench/_datasets/sample``: in a checkout, a symbolic link to the
-    repository's ``datasets/sample``; in a wheel, a copy of it), else relative to the
-    repository holding the installed package (``src/jobbench`` → repository root).
-
-    Raises:
-        FileNotFoundError: none exists (the message names the places).
-    """
-    here = Path.cwd() / DEFAULT_DATASET
-    if here.is_dir():
-        return here
-    import jobbench
-
-    packaged = (Path(jobbench.__file__).resolve().parent / PACKAGED_SAMPLE).resolve()
-    if packaged.is_dir():
-        return packaged
-    repo = Path(jobbench.__file__).resolve().parents[2] / DEFAULT_DATASET
-    if repo.is_dir():
-        return repo
-    raise FileNotFoundError(
-        f"no dataset given and the bundled sample split was not found at {here}, "
-        f"{packaged} or {repo}; pass a DATASET path"
-    )
-
-
 def agent_specs(
     agents: Sequence[str] | None,
     models: Sequence[str] | None = None,
@@ -97,8 +68,10 @@ def agent_specs(
 
     Each reference is ``REF`` or ``REF@MODEL``, REF as :func:`jobbench.agents.resolve_agent`
     takes it (a built-in name, an entry-point name, or ``module:Class``). ``REF@MODEL`` fixes
-    the model; an agent that needs a model and has none gets one configuration per entry of
-    ``models``; agents without a model ignore ``models`` and the model settings.
+    the model; an agent that needs a model (``needs_model``) or takes an optional one
+    (``takes_model``: ``command:CMD``) and has none gets one configuration per entry of
+    ``models`` (an optional-model agent runs once without a model when ``models`` is empty);
+    other agents ignore ``models`` and the model settings.
 
     Args:
         agents: references (default: ``oracle`` and ``null``).
@@ -124,9 +97,9 @@ def agent_specs(
         key = "command" if name.startswith("command:") and name not in (options or {}) else name
         opts = dict((options or {}).get(key, {}))
         if model:
-            chosen = settings if cls.needs_model else ModelSettings()
+            chosen = settings if cls.needs_model or cls.takes_model else ModelSettings()
             specs.append(AgentSpec(name, model, chosen, opts))
-        elif cls.needs_model:
+        elif cls.needs_model or (cls.takes_model and models):
             if not models:
                 raise AgentSpecError(
                     f"agent {name} needs --model (or --agent {name}@MODEL)", "--model"

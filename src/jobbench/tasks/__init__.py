@@ -5,7 +5,7 @@ Public API:
     :func:`parse_rubrics`, :func:`rubrics_schema`, :func:`task_digest`, :class:`Task`,
     :class:`Rubric`,
     :class:`Criterion`, :class:`Dataset`, :class:`Problem`, :class:`TaskLoadError`,
-    :func:`warnings_report`,
+    :func:`warnings_report`, the dataset commands use when given none (:func:`default_dataset`),
     the one ``expected.json`` reader (:func:`read_expected`),
     invalid-task attribution (:func:`find_invalid`, :class:`InvalidTasks`,
     :class:`InvalidDatasetError`),
@@ -27,6 +27,7 @@ from ._checks import (
     SqliteQueryCheck,
     XlsxCellCheck,
 )
+from ._default import DEFAULT_DATASET, PACKAGED_SAMPLE, default_dataset
 from ._expected import EXPECTED, ExpectedFile, ExpectedVerdicts, read_expected, unknown_problems
 from ._invalid import (
     InvalidDatasetError,
@@ -74,6 +75,9 @@ from ._pull import (
 from ._rubrics import parse_rubrics, rubrics_schema
 
 __all__ = [
+    "DEFAULT_DATASET",
+    "PACKAGED_SAMPLE",
+    "default_dataset",
     "EXPECTED",
     "ExpectedFile",
     "ExpectedVerdicts",
