@@ -21,6 +21,9 @@ _LAZY: dict[str, str] = {
     "ExportedTask": "._export",
     "export_harbor": "._export",
     "HARBOR_RANGE": "._layout",
+    "HarborImportError": "._import",
+    "ImportResult": "._import",
+    "import_harbor_job": "._import",
     "register_cli": "._cli",
 }
 

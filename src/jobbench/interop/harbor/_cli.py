@@ -23,8 +23,43 @@ def _group(app: typer.Typer, name: str, help_text: str) -> typer.Typer:
 
 
 def register_cli(app: typer.Typer) -> None:
-    """Add ``export harbor`` to ``app`` (``import harbor`` is not built yet)."""
+    """Add ``export harbor`` and ``import harbor`` to ``app``."""
     export = _group(app, "export", "Export a run to other layouts.")
+    imports = _group(app, "import", "Bring runs of other harnesses in as run directories.")
+
+    @imports.command("harbor")
+    def import_harbor_cmd(
+        job_dir: Path = typer.Argument(..., help="A Harbor job directory (harbor run -o …)."),
+        run_dir: Path = typer.Argument(..., help="New or empty folder for the run directory."),
+        dataset: Path | None = typer.Option(
+            None,
+            "--dataset",
+            help="The JobBench dataset the tasks were exported from (default: the one the "
+            "export's jobbench-export.json names).",
+        ),
+    ) -> None:
+        """A Harbor job's trials as a run directory, graded (checks only) and reported."""
+        from ...report import ReportInputError, ReportWriteError, report
+        from ...rundir import RunDirError
+        from ...tasks import display_path
+        from ._import import HarborImportError, import_harbor_job
+
+        try:
+            res = import_harbor_job(job_dir, run_dir, dataset=dataset)
+        except (HarborImportError, RunDirError) as exc:
+            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+            raise typer.Exit(2) from exc
+        try:
+            rep = report(res.run_dir, judge_key=res.judge_key, allow_ungraded=True)
+        except (ReportInputError, ReportWriteError) as exc:
+            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+            raise typer.Exit(2) from exc
+        out.print(
+            f"{len(res.trial_ids)} trial(s) imported into {escape(display_path(res.run_dir))}",
+            highlight=False,
+        )
+        if rep.out_dir is not None:
+            out.print(f"report: {escape(display_path(rep.out_dir))}", highlight=False)
 
     @export.command("harbor")
     def export_harbor_cmd(
