@@ -198,6 +198,12 @@ def test_import_reports_oracle_100_and_nop_0_with_harbor_facts(
         "verifier": 3.0,
     }
     assert rec.wall_seconds == 3600.0 and rec.sandbox == "harbor"
+    # ... and in results.jsonl
+    assert model_row["harbor"]["agent_version"] == "2.0.0"
+    assert model_row["harbor"]["agent"] == "terminus-2"
+    assert model_row["harbor"]["exception"] == "AgentTimeoutError"
+    assert model_row["harbor"]["timings"] == rec.details["harbor_timings"]
+    assert all(r["harbor"]["agent_version"] == "1.0.0" for r in scored)
     assert rec.started_at == _at(6000)
     ordered = sorted(tasks, key=lambda t: t.id.replace("/", "--"))
     for i, t in enumerate(ordered):

@@ -436,16 +436,25 @@ def leaderboard_csv(data: ReportData) -> str:
 
 def results_jsonl(data: ReportData) -> str:
     """One JSON line per trial (:class:`jobbench.scoring.TrialResult` plus the task score and
-    drill-down anchor)."""
+    drill-down anchor; a trial imported from a Harbor job also has ``harbor``: its trial
+    name, agent, agent version, per-phase timings in seconds, rewards and exception type)."""
     lines = []
     for c in data.configs:
         tasks = {t.task_id: t for t in c.tasks}
+        details = {lt.record.trial_id: lt.record.details or {} for lt in c.loaded}
         for t in c.trials:
             row = t.model_dump(mode="json")
             tr = tasks.get(t.task_id)
             row["task_score"] = tr.score if tr else None
             row["task_missing"] = tr.missing if tr else None
             row["anchor"] = c.task_anchor(t.task_id)
+            harbor = {
+                k.removeprefix("harbor_"): v
+                for k, v in details.get(t.trial_id, {}).items()
+                if k.startswith("harbor_")
+            }
+            if harbor:  # a trial imported from a Harbor job (jobbench import harbor)
+                row["harbor"] = harbor
             lines.append(json.dumps(row, ensure_ascii=False))
     return "\n".join(lines) + ("\n" if lines else "")
 
