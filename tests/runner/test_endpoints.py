@@ -86,7 +86,12 @@ def builtin_config(tmp_path, dataset, base_url, *, name="r", limits=None, **kw) 
         (503, {"error": {"message": "overloaded, retry later"}}, True, "server"),
         (500, LLAMA_CPP_500, False, "validation"),
         (500, LLAMA_CPP_TEMPLATE_500, False, "template"),
-        (500, {"error": {"message": "'NoneType' object has no attribute 'get'"}}, False, "template"),
+        (
+            500,
+            {"error": {"message": "'NoneType' object has no attribute 'get'"}},
+            False,
+            "template",
+        ),
         (502, "<html>Bad Gateway</html>", True, "server"),
         (
             400,
