@@ -81,3 +81,28 @@ def test_a_grade_that_must_ask_preflights_and_a_wrong_url_exits_2(tmp_path: Path
         seen = (srv.calls, len(srv.preflight_requests))
     assert res.exit_code == 0, res.output
     assert seen == (1, 1) and SKIPPED not in res.stderr
+
+
+def test_criteria_all_decided_by_checks_need_no_judge_endpoint(tmp_path: Path) -> None:
+    """Under ``--decide auto`` a rubric whose every criterion a check decides asks the judge
+    nothing: the grade neither preflights nor fails on an endpoint nobody listens at."""
+    rubrics = [
+        {
+            "rubric": "File",
+            "weight": 1,
+            "criterion": ["Has a CSV"],
+            "checks": [{"kind": "file_exists", "file": "*.csv"}],
+        }
+    ]
+    task = make_task(tmp_path, rubrics)
+    trial = {"task": task, "agent": "oracle", "model": "-", "epoch": 1}
+    trial["files"] = {"t.csv": "a\n1\n"}
+    run = make_run(tmp_path / "run", tmp_path / "dataset", [trial])
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = _env(f"http://127.0.0.1:{port}/v1", tmp_path / "cache.sqlite")
+    res = _grade(run, env, "--decide", "auto")
+    assert res.exit_code == 0, res.output
+    assert SKIPPED in " ".join(res.stderr.split())
+    assert json.loads(res.stdout)["rows"][0]["mean_score"] == 1.0
