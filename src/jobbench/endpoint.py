@@ -6,10 +6,10 @@ it imports nothing from the rest of JobBench and makes its requests with the sta
 * :func:`classify_failure` decides whether a failed request is **transient** (retrying the
   same request may succeed: connection errors, timeouts, 408, 409, 429, 5xx) or
   **permanent** (the server rejects this request deterministically: any other 4xx, and a
-  5xx whose body names a request-validation error, as llama-cpp-python 0.3.x answers a
-  body its pydantic request model refuses: ``llama_cpp/server/errors.py`` wraps every
-  exception of a route, ``RequestValidationError`` included, as HTTP 500
-  ``internal_server_error``), and what the user should change.
+  5xx whose body names a request-validation or chat-template error: llama-cpp-python
+  0.3.x's ``llama_cpp/server/errors.py`` wraps every exception of a route, the
+  ``RequestValidationError`` of a refused body and the jinja2 ``UndefinedError`` of a chat
+  template included, as HTTP 500 ``internal_server_error``), and what the user should change.
 * :func:`preflight` makes one cheap request per distinct (API, base URL, model) before a
   command spends anything: Chat Completions with a tool (the builtin agent, OpenCode and
   OpenClaw on a custom endpoint), the Responses API (Codex), the Anthropic Messages API
@@ -51,6 +51,16 @@ _VALIDATION_RE = re.compile(
     r"validation error|validationerror|RequestValidationError|'loc': \('body'|\"loc\": \[\"body\""
     r"|Input should be|Field required|extra_forbidden|BadRequestError|invalid request"
     r"|is not valid under any of the given schemas|unexpected keyword argument",
+    re.IGNORECASE,
+)
+# what a 5xx body says when the server's chat template could not render the messages (the
+# same messages fail the same way): llama-cpp-python renders the model's jinja2 template and
+# wraps its exception as HTTP 500 ("'dict object' has no attribute 'content'",
+# "UndefinedError", "TemplateSyntaxError", "TemplateError: …"); vLLM and llama.cpp's server
+# name the template ("chat template", "jinja")
+_TEMPLATE_RE = re.compile(
+    r"UndefinedError|TemplateSyntaxError|TemplateError|TemplateRuntimeError|has no attribute"
+    r"|jinja|chat[ _]template",
     re.IGNORECASE,
 )
 _CONTEXT_RE = re.compile(
@@ -101,6 +111,7 @@ class Failure:
         transient: retrying the same request may succeed.
         kind: ``connection`` (no HTTP answer: refused, reset, DNS, timeout), ``rate_limit``,
             ``server`` (5xx), ``validation`` (the server refused the request body),
+            ``template`` (a 5xx: the server's chat template failed on these messages),
             ``auth`` (401/403), ``not_found`` (404: wrong base URL or API path),
             ``model`` (the model is unknown), ``context_length``, ``rejected`` (another 4xx).
         status: the HTTP status, or None without an HTTP answer.
@@ -131,8 +142,9 @@ def classify_failure(status: int | None, body: Any = "", *, api: str = "chat") -
         api: the API called (for the hint on a 404).
 
     Returns:
-        :class:`Failure`. Transient: no answer, 408, 409, 429, and a 5xx whose body does not
-        name a request-validation error. Permanent: every other status ≥ 400.
+        :class:`Failure`. Transient: no answer, 408, 409, 429, and a 5xx whose body names
+        neither a request-validation error (kind ``validation``) nor a chat-template error
+        (kind ``template``). Permanent: every other status ≥ 400.
     """
     msg = server_message(body)
     if status is None:
@@ -156,6 +168,16 @@ def classify_failure(status: int | None, body: Any = "", *, api: str = "chat") -
                 "the server refused the request body: retrying the same request cannot "
                 "succeed; check that the server supports this API and its parameters "
                 "(tools, messages, response format)",
+            )
+        if _TEMPLATE_RE.search(msg):
+            return Failure(
+                False,
+                "template",
+                status,
+                msg,
+                "the server's chat template could not render these messages: retrying the "
+                "same request cannot succeed; serve the model with a chat template (or "
+                "chat format) that supports tool calls, or use another server",
             )
         return Failure(True, "server", status, msg, "retried with backoff")
     if status in (401, 403):

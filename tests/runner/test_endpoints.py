@@ -37,6 +37,17 @@ LLAMA_CPP_500 = {
     }
 }
 
+# llama-cpp-python's answer when the model's jinja2 chat template fails on the messages
+# (errors.py wraps the template's UndefinedError as a 500 internal_server_error)
+LLAMA_CPP_TEMPLATE_500 = {
+    "error": {
+        "message": "UndefinedError: 'dict object' has no attribute 'content'",
+        "type": "internal_server_error",
+        "param": None,
+        "code": None,
+    }
+}
+
 
 def call(name: str, **args) -> dict:
     return {"name": name, "arguments": args}
@@ -74,6 +85,14 @@ def builtin_config(tmp_path, dataset, base_url, *, name="r", limits=None, **kw) 
         (429, {"error": {"message": "slow down"}}, True, "rate_limit"),
         (503, {"error": {"message": "overloaded, retry later"}}, True, "server"),
         (500, LLAMA_CPP_500, False, "validation"),
+        (500, LLAMA_CPP_TEMPLATE_500, False, "template"),
+        (
+            500,
+            {"error": {"message": "'NoneType' object has no attribute 'get'"}},
+            False,
+            "template",
+        ),
+        (502, "<html>Bad Gateway</html>", True, "server"),
         (
             400,
             {"object": "error", "message": "bad", "type": "BadRequestError"},
@@ -209,6 +228,24 @@ def test_a_strict_rejection_is_not_retried_and_says_what_to_change(tmp_path, dat
     assert rec.details["infra_permanent"] is True and rec.details["infra_cause"] == "validation"
     assert "Input should be a valid string" in rec.error
     assert "retrying the same request cannot succeed" in rec.error
+
+
+def test_a_chat_template_500_is_not_retried_and_says_what_to_change(tmp_path, dataset):
+    """A 500 whose body names a jinja2 template error (llama-cpp-python rendering a template
+    that cannot handle the messages) fails the same way every time: one request, no retries."""
+    script = [ScriptedReply(status=500, body=LLAMA_CPP_TEMPLATE_500)] * 6
+    with FakeOpenAIServer(script, strict="llama-cpp") as srv:
+        cfg = builtin_config(
+            tmp_path, dataset, srv.base_url, options={"client_retries": 4}, infra_retries=3
+        )
+        summary = run_trials(cfg)
+        calls = srv.calls
+    rec = summary.records[0]
+    assert calls == 1
+    assert rec.status == TrialStatus.infra_error and rec.attempts == []
+    assert rec.details["infra_permanent"] is True and rec.details["infra_cause"] == "template"
+    assert "has no attribute 'content'" in rec.error
+    assert "chat template" in rec.error
 
 
 def test_transient_failures_are_retried_within_the_deadline(tmp_path, dataset):

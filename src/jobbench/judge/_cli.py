@@ -250,16 +250,33 @@ def register(app: typer.Typer, make_executor: Callable[..., Any] | None = None) 
 
             prices = load_prices(cfg.prices_file)
             client = JudgeClient(cfg, prices)
-            try:
-                preflight = preflight_judge(client)
-            except PreflightError as exc:
-                err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
-                if executor is not None:
+            if executor is None:
+                # lazy: the preflight runs before the first request to the judge, on the
+                # client the grade then uses (so it starts with the downgrades the preflight
+                # decided); a grade that asks the judge nothing (every unit cached, every
+                # criterion decided by checks) makes no request at all
+                def run_preflight() -> None:
+                    nonlocal preflight
+                    preflight = preflight_judge(client)
+                    err.print(preflight.line(), markup=False, highlight=False, soft_wrap=True)
+
+                grader = Grader(
+                    cfg,
+                    prices=prices,
+                    client=client,
+                    progress=show,
+                    before_first_call=run_preflight,
+                )
+            else:  # the workers have their own clients: check the endpoint here, first
+                try:
+                    preflight = preflight_judge(client)
+                except PreflightError as exc:
+                    err.print(
+                        f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False
+                    )
                     executor.close()
-                raise typer.Exit(2) from exc
-            err.print(preflight.line(), markup=False, highlight=False, soft_wrap=True)
-            if executor is None:  # the grade starts with the downgrades the preflight decided
-                grader = Grader(cfg, prices=prices, client=client, progress=show)
+                    raise typer.Exit(2) from exc
+                err.print(preflight.line(), markup=False, highlight=False, soft_wrap=True)
         try:
             if is_run:
                 dataset, _ = explain_invalid_tasks(target, err, strict=True if strict else None)
@@ -328,11 +345,26 @@ def register(app: typer.Typer, make_executor: Callable[..., Any] | None = None) 
         except (RunDirError, OverwriteRefused, FileNotFoundError, ValueError) as exc:
             err.print(f"[red]error:[/red] {escape(str(exc))}")
             raise typer.Exit(2) from exc
+        except Exception as exc:
+            from ._preflight import PreflightError
+
+            if not isinstance(exc, PreflightError):
+                raise
+            err.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True, highlight=False)
+            raise typer.Exit(2) from exc
         finally:
             if executor is not None:
                 executor.close()
             if grader is not None:
                 grader.close()
+        if grader is not None and grader.before_first_call is not None and preflight is None:
+            err.print(
+                "preflight: skipped: nothing was asked of the judge (every unit cached or "
+                "decided by checks)",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
         _summary(records, cfg, kind, as_json, fresh, preflight)
         if any(r.status == "judge_error" for r in records):
             raise typer.Exit(1)

@@ -247,8 +247,15 @@ class Grader:
         client: JudgeClient | None = None,
         cache: JudgeCache | None = None,
         progress: bool = False,
+        before_first_call: Callable[[], None] | None = None,
     ):
         self.config = config
+        # called once, under a lock, before the first request to the judge (the lazy
+        # preflight of ``jobbench grade``); what it raises aborts :meth:`grade`
+        self.before_first_call = before_first_call
+        self._first_call_lock = threading.Lock()
+        self._first_call_error: BaseException | None = None
+        self._first_call_done = False
         self.prices = prices or load_prices(config.prices_file)
         self.client = client
         if self.client is None and config.uses_llm:
@@ -557,6 +564,22 @@ class Grader:
 
     # -------------------------------------------------------------- running
 
+    def _first_call(self) -> None:
+        """Run :attr:`before_first_call` once; re-raise what it raised on every later call
+        (wrapped in :class:`FirstCallAborted`, so :meth:`grade` stops instead of recording
+        an internal error)."""
+        if self.before_first_call is None:
+            return
+        with self._first_call_lock:
+            if not self._first_call_done:
+                self._first_call_done = True
+                try:
+                    self.before_first_call()
+                except Exception as exc:  # noqa: BLE001 - handed to grade()'s caller
+                    self._first_call_error = exc
+        if self._first_call_error is not None:
+            raise FirstCallAborted(self._first_call_error)
+
     def run_unit(self, unit: Unit) -> None:
         """Fill ``unit.payload`` from the prior record, the cache or the endpoint."""
         if unit.reused:
@@ -578,6 +601,7 @@ class Grader:
                         unit.cached_usage = Usage(**original)
                     return
         assert self.client is not None
+        self._first_call()
         payload: dict[str, Any] = {"verdicts": {}, "model_verdicts": {}, "overall": {}, "raw": []}
         unit.payload = payload
         messages = unit.messages
@@ -992,6 +1016,10 @@ class Grader:
                 for f in done:
                     i, u = futs.pop(f)
                     exc = f.exception()
+                    if isinstance(exc, FirstCallAborted):  # the lazy preflight refused
+                        for other in futs:
+                            other.cancel()
+                        raise exc.error
                     if exc is not None:  # a bug: fail closed for this unit
                         u.error = f"internal error: {type(exc).__name__}: {exc}"
                         if u.payload is None:
@@ -1037,6 +1065,15 @@ class Grader:
                 done, _ = wait(set(futs), return_when=FIRST_COMPLETED)
                 collect(done)
         return [records[i] for i in range(len(jobs))]
+
+
+class FirstCallAborted(Exception):
+    """Internal: :attr:`Grader.before_first_call` raised ``error``; :meth:`Grader.grade`
+    re-raises ``error`` itself."""
+
+    def __init__(self, error: BaseException):
+        super().__init__(str(error))
+        self.error = error
 
 
 def _check_verdict(r: int, c: int, res: CheckResult) -> CriterionVerdict:
