@@ -118,3 +118,5 @@ def test_run_whose_every_trial_is_infra_error_still_writes_a_report(tmp_path, da
     assert "| codex@gpt-x | infra |" in leaderboard and "2 infra_error" in leaderboard
     assert (run_dir / "report" / "report.html").is_file()
     assert not (run_dir / "grades" / "checks").exists()  # nothing was graded
+    # and the report does not call infrastructure errors "ungraded" trials
+    assert "its trials are ungraded" not in text and "its trials are ungraded" not in leaderboard

@@ -358,7 +358,12 @@ def build_report(
             r.name = f"{r.name} ({r.path.parent.name})"
         warnings += r.warnings
         if key is not None and key not in RunDir(r.path).judge_keys():
-            warnings.append(f"{r.name}: no grades under judge key {key}; its trials are ungraded")
+            if r.trials and all(lt.record.status == "infra_error" for lt in r.trials):
+                pass  # nothing to grade: the infrastructure errors are reported as such
+            else:
+                warnings.append(
+                    f"{r.name}: no grades under judge key {key}; its trials are ungraded"
+                )
     all_keys = [(r, k) for r in runs for k in _config_keys(r)]
     pair_count: dict[tuple[str, str], int] = {}
     for _, k in all_keys:
