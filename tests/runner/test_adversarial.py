@@ -58,7 +58,7 @@ for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
 read("run_lock", os.path.join(T["run_dir"], "lock.json"))
 read("other_trial", os.path.join(T["other_trial"], "trial.json"))
 read("other_deliverable", os.path.join(T["other_trial"], "deliverables", "net.csv"))
-read("other_workspace", os.path.join(T["other_ws"], "workspace", "task_folder"))
+read("other_workspace", os.path.join(T["other_ws"], "writable", "workspace", "task_folder"))
 read("scratch_listing", T["scratch"])
 write("write_dataset", os.path.join(task, "RUBRICS.json"))
 write("write_run_dir", os.path.join(T["run_dir"], "injected.txt"))

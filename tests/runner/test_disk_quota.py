@@ -146,7 +146,7 @@ def test_report_warns_about_a_trial_that_reached_its_quota(tmp_path: Path) -> No
     data = build_report([tmp_path / "runs" / "r"], allow_ungraded=True)
     hits = [w for w in data.warnings if "disk quota" in w]
     assert len(hits) == 1, data.warnings
-    assert "1 trial(s) reached the disk quota (5 MiB)" in hits[0]
+    assert "1 trial(s) reached the disk quota (5 MiB;" in hits[0]
     assert "easy/civil_engineers/task1/command:._hog.sh@m/epoch-1" in hits[0]
 
 
