@@ -185,3 +185,67 @@ def test_cli_refuses_a_non_positive_quota(tmp_path: Path) -> None:
         tmp_path, tmp_path, tmp_path / "scratch", "--agent", "null", "--disk-quota-mb", "0"
     )
     assert code == 2 and "--disk-quota-mb" in out
+
+
+# Appends 1 MiB to output/big.bin every 50 ms, 200 times (10 s, 200 MiB) unless stopped.
+SLOW_SH = textwrap.dedent("""\
+    #!/bin/sh
+    echo "the answer is 42" > "$JOBBENCH_OUTPUT_DIR/answer.txt"
+    i=0
+    while [ $i -lt 200 ]; do
+      dd if=/dev/zero bs=1M count=1 2>/dev/null >> "$JOBBENCH_OUTPUT_DIR/big.bin"
+      sleep 0.05
+      i=$((i + 1))
+    done
+    exit 0
+""")
+
+
+def test_watchdog_stops_the_trial_where_mounting_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jobbench.sandbox import _quota
+
+    def refuse(*_a, **_k):
+        raise OSError(1, "Operation not permitted")
+
+    monkeypatch.setattr(_quota, "mount_tmpfs", refuse)
+    d = tmp_path / "agent"
+    d.mkdir()
+    (d / "slow.sh").write_text(SLOW_SH)
+    (d / "slow.sh").chmod(0o755)
+    scratch = tmp_path / "scratch"
+    import threading
+
+    peak = {"bytes": 0}
+    stop = threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            peak["bytes"] = max(peak["bytes"], _host_bytes(scratch))
+            time.sleep(0.05)
+
+    t = threading.Thread(target=sample, daemon=True)
+    t.start()
+    try:
+        code, out = _run(
+            tmp_path, d, scratch, "--agent", "command:./slow.sh@m", "--disk-quota-mb", "5"
+        )
+    finally:
+        stop.set()
+        t.join()
+    assert code == 0, out
+    rd = RunDir(tmp_path / "runs" / "r")
+    rec = rd.read_trial("easy/civil_engineers/task1/command:._slow.sh@m/epoch-1").record
+    assert rec is not None
+    q = rec.details["disk_quota"]
+    assert q["mechanism"] == "watchdog" and q["reached"] is True, q
+    assert q["mount_error"] == "mount: Operation not permitted"
+    assert rec.status.value != "infra_error"
+    # stopped long before the loop's 10 s and 200 MiB
+    assert rec.wall_seconds < 6, rec.wall_seconds
+    sizes = {f.path: f.size for f in rec.deliverables}
+    assert sizes["answer.txt"] == 17
+    assert 4 * MiB < sizes["big.bin"] < 15 * MiB, sizes
+    assert peak["bytes"] < 15 * MiB, peak
+    print(f"watchdog: host peak {peak['bytes']} bytes, {rec.wall_seconds} s, {q}")
