@@ -184,7 +184,7 @@ def test_cli_refuses_a_non_positive_quota(tmp_path: Path) -> None:
     code, out = _run(
         tmp_path, tmp_path, tmp_path / "scratch", "--agent", "null", "--disk-quota-mb", "0"
     )
-    assert code == 2 and "--disk-quota-mb" in out
+    assert code == 2 and "--disk-quota-mb" in out and "must be greater than 0, got 0" in out
 
 
 # Appends 1 MiB to output/big.bin every 50 ms, 200 times (10 s, 200 MiB) unless stopped.
