@@ -249,3 +249,16 @@ def test_watchdog_stops_the_trial_where_mounting_is_refused(
     assert 4 * MiB < sizes["big.bin"] < 15 * MiB, sizes
     assert peak["bytes"] < 15 * MiB, peak
     print(f"watchdog: host peak {peak['bytes']} bytes, {rec.wall_seconds} s, {q}")
+
+
+def test_run_config_refuses_a_non_positive_quota(tmp_path: Path) -> None:
+    from jobbench.runner import RunConfig, run_trials
+    from jobbench.runner._lock import RunConfigError
+    from jobbench.runner._spec import AgentSpec
+
+    cfg = RunConfig(
+        dataset=SAMPLE, agents=[AgentSpec("null")], run_dir=tmp_path / "r", disk_quota_mb=-1
+    )
+    with pytest.raises(RunConfigError, match="disk_quota_mb must be greater than 0, got -1"):
+        run_trials(cfg)
+    assert not (tmp_path / "r").exists()

@@ -196,7 +196,8 @@ def run_trials(
         :class:`RunSummary`.
 
     Raises:
-        RunConfigError: bad selection, an unknown protocol, or a run directory that cannot
+        RunConfigError: bad selection, an unknown protocol, a disk quota that is not
+            positive, or a run directory that cannot
             be used (another dataset, agent settings or protocol).
         FileNotFoundError: the dataset does not exist.
         KeyError: unknown agent.
@@ -210,6 +211,8 @@ def run_trials(
     _check_paths(dataset_root, run_dir)
     if not config.agents:
         raise RunConfigError("no agent given")
+    if config.disk_quota_mb is not None and config.disk_quota_mb <= 0:
+        raise RunConfigError(f"disk_quota_mb must be greater than 0, got {config.disk_quota_mb}")
     try:
         protocol = check_protocol(config.protocol)
     except ValueError as exc:
