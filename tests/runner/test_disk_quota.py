@@ -128,7 +128,7 @@ def test_quota_stops_a_trial_writing_past_it(tmp_path: Path) -> None:
     # nothing of the trial is left on the host, and no mount under the scratch root
     assert not list(scratch.glob("jb-*"))
     assert str(scratch) not in Path("/proc/self/mountinfo").read_text()
-    print(f"host peak {peak['bytes']} bytes, trial {seconds:.1f} s, {quota}")
+    print(f"host peak {peak['bytes']} bytes, trial {seconds:.1f} s, {rec.status.value}, {quota}")
 
 
 def test_report_warns_about_a_trial_that_reached_its_quota(tmp_path: Path) -> None:
@@ -248,7 +248,7 @@ def test_watchdog_stops_the_trial_where_mounting_is_refused(
     assert sizes["answer.txt"] == 17
     assert 4 * MiB < sizes["big.bin"] < 15 * MiB, sizes
     assert peak["bytes"] < 15 * MiB, peak
-    print(f"watchdog: host peak {peak['bytes']} bytes, {rec.wall_seconds} s, {q}")
+    print(f"watchdog: host peak {peak['bytes']} bytes, {rec.wall_seconds} s, {rec.status.value}")
 
 
 def test_run_config_refuses_a_non_positive_quota(tmp_path: Path) -> None:
