@@ -339,7 +339,7 @@ def test_worker_killed_mid_trial_is_retried_and_recorded_once(tmp_path):
                     # solution into the private folder before it starts sleeping.
                     trial_dir = owner.parent
                     if not (
-                        (trial_dir / "workspace" / "task_folder" / "delay.txt").exists()
+                        (trial_dir / "writable/workspace/task_folder/delay.txt").exists()
                         and (trial_dir / "private" / "solution").exists()
                     ):
                         continue

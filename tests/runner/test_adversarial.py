@@ -14,6 +14,7 @@ from runner_helpers import OCC, SECRET, make_executable, needs_bwrap, python_she
 from jobbench.agents import AgentLimits, Endpoint, ModelSettings
 from jobbench.records import TrialStatus
 from jobbench.runner import AgentSpec, RunConfig, run_trials
+from jobbench.sandbox._quota import unmount_under
 from jobbench.testing import FakeOpenAIServer, chat_reply
 
 PROBE = r"""
@@ -58,7 +59,7 @@ for pid in [p for p in os.listdir("/proc") if p.isdigit()]:
 read("run_lock", os.path.join(T["run_dir"], "lock.json"))
 read("other_trial", os.path.join(T["other_trial"], "trial.json"))
 read("other_deliverable", os.path.join(T["other_trial"], "deliverables", "net.csv"))
-read("other_workspace", os.path.join(T["other_ws"], "workspace", "task_folder"))
+read("other_workspace", os.path.join(T["other_ws"], "writable", "workspace", "task_folder"))
 read("scratch_listing", T["scratch"])
 write("write_dataset", os.path.join(task, "RUBRICS.json"))
 write("write_run_dir", os.path.join(T["run_dir"], "injected.txt"))
@@ -129,9 +130,11 @@ def check_report(run_dir: Path, rec, dataset: Path) -> dict:
 
 @needs_bwrap
 @pytest.mark.parametrize("kind", ["cli", "builtin"])
-def test_adversarial_agent_gets_nothing(tmp_path, dataset, kind):
+def test_adversarial_agent_gets_nothing(tmp_path, dataset, kind, request):
     run_dir = tmp_path / "runs" / "adv"
     scratch = tmp_path / "scratch"
+    # the kept workspace's disk quota tmpfs (when root) is detached after the test
+    request.addfinalizer(lambda: unmount_under(scratch))
     # another agent's trial (and its kept workspace) exists in the same run
     first = run_trials(
         RunConfig(

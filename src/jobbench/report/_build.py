@@ -492,7 +492,7 @@ def _listing(items: list[str], limit: int = 10) -> str:
 def _integrity_warnings(runs: list[RunData], configs: list[ConfigView]) -> list[str]:
     """Warnings about trials whose figures need a second look: possible prompt injection,
     deliverables the extractor could not read, refused deliverable files, other judge
-    flags, and trials run without a sandbox (per run, with
+    flags, trials that reached their disk quota, and trials run without a sandbox (per run, with
     a note when a run mixes sandboxed and unsandboxed trials)."""
     out: list[str] = []
     for run in runs:
@@ -553,6 +553,27 @@ def _integrity_warnings(runs: list[RunData], configs: list[ConfigView]) -> list[
             out.append(
                 f"{c.label}: {len(other)} trial(s) with other judge flags: " + _listing(other)
             )
+        full = _quota_reached(c.loaded)
+        if full:
+            limits = sorted({q for _, q in full})
+            out.append(
+                f"{c.label}: {len(full)} trial(s) reached the disk quota "
+                f"({', '.join(f'{q:g} MiB' for q in limits)}; writes past it failed with "
+                "ENOSPC or the trial was stopped; what was written within it was graded): "
+                + _listing([tid for tid, _ in full])
+            )
+    return out
+
+
+def _quota_reached(loaded: list[LoadedTrial]) -> list[tuple[str, float]]:
+    """``(trial id, quota MiB)`` of the trials whose record says they reached the disk quota
+    (``details.disk_quota.reached``, written by :mod:`jobbench.runner`)."""
+    out = []
+    for lt in loaded:
+        q = (lt.record.details or {}).get("disk_quota")
+        if isinstance(q, dict) and q.get("reached") is True:
+            limit = q.get("limit_mb")
+            out.append((lt.record.trial_id, float(limit) if isinstance(limit, int | float) else 0))
     return out
 
 

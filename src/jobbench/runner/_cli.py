@@ -412,6 +412,12 @@ def register(app: typer.Typer) -> None:
         memory_mb: int | None = typer.Option(
             4096, "--memory-mb", help="Address-space limit of sandboxed commands, MiB."
         ),
+        disk_quota_mb: int | None = typer.Option(
+            None,
+            "--disk-quota-mb",
+            help="Per-trial disk quota on what the sandbox writes (output/, HOME, /tmp), MiB "
+            "(default 2048).",
+        ),
         temperature: float | None = typer.Option(None, "--temperature", help="Model temperature."),
         reasoning_effort: str | None = typer.Option(
             None, "--reasoning-effort", help="e.g. low, medium, high, xhigh."
@@ -571,6 +577,7 @@ def register(app: typer.Typer) -> None:
             ("--timeout", timeout),
             ("--memory-mb", memory_mb),
             ("--command-timeout", command_timeout),
+            ("--disk-quota-mb", disk_quota_mb),
         ):
             if value is not None and value <= 0:
                 raise typer.BadParameter(f"must be greater than 0, got {value}", param_hint=hint)
@@ -659,6 +666,8 @@ def register(app: typer.Typer) -> None:
             protocol=protocol,
             preflight=not no_preflight,
         )
+        if disk_quota_mb is not None:
+            config.disk_quota_mb = disk_quota_mb
         labels = ", ".join(s.label for s in specs)
         console.print(
             f"Run directory: {display_path(run_dir)}  ·  agents: {labels}  ·  epochs: {epochs}  ·  "

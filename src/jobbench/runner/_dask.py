@@ -70,6 +70,7 @@ _ENV_FIELDS = (
     "endpoint",
     "pricing",
     "protocol",
+    "disk_quota_mb",
 )
 
 

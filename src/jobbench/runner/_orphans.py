@@ -15,19 +15,20 @@ every Dask worker before a trial) first sweeps the scratch root:
 2. every process whose command line is a ``bwrap`` invocation naming a stale directory (the
    sandbox binds ``<dir>/workspace``; ``/proc/<pid>/cmdline`` shows it) is killed with
    SIGKILL, with its process group when it leads one; nothing else is ever signalled;
-3. the stale directories are deleted.
+3. the disk quota tmpfs a stale directory may still have mounted is detached
+   (``MNT_DETACH`` on the mount point path, nothing inside followed) and the stale
+   directories are deleted.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..sandbox import cleanup_stale_scratch, default_scratch_root
+from ..sandbox import cleanup_stale_scratch, default_scratch_root, remove_scratch_dir
 
 OWNER_FILE = "owner.pid"
 """The file naming a scratch directory's owner process (see ``jobbench.sandbox``)."""
@@ -199,7 +200,7 @@ def sweep_scratch(scratch_root: Path | None = None) -> Sweep:
     sweep = Sweep(killed=kill_orphaned_sandboxes(root))
     sweep.removed = cleanup_stale_scratch(root)
     for d in stale_scratch_dirs(root):  # the ownerless ones cleanup_stale_scratch leaves alone
-        shutil.rmtree(d, ignore_errors=True)
+        remove_scratch_dir(d)
         sweep.removed += not d.exists()
     return sweep
 

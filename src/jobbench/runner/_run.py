@@ -26,7 +26,7 @@ from typing import Any, Literal
 from .. import __version__
 from ..agents import AgentLimits, Endpoint, Pricing, check_protocol, make_agent, prompt_version
 from ..records import TrialRecord
-from ..sandbox import DeliverableLimits, default_scratch_root
+from ..sandbox import DEFAULT_DISK_QUOTA_MB, DeliverableLimits, default_scratch_root
 from ..tasks import (
     InvalidDatasetError,
     InvalidTasks,
@@ -65,6 +65,9 @@ class RunConfig:
         infra_retries: retries of infra-failed trials within this invocation.
         retry_backoff: seconds before the first retry (doubles each time, max 60).
         deliverable_limits: caps on collected deliverables.
+        disk_quota_mb: per-trial quota on what the sandbox writes (workspace with
+            ``output/``, HOME, ``/tmp``), MiB (default
+            :data:`jobbench.sandbox.DEFAULT_DISK_QUOTA_MB`), or None for none.
         skip_invalid: run the valid tasks of a dataset with validation errors (the invalid
             ones are recorded in ``lock.json`` ``invalid_tasks`` and count as missing in the
             report); otherwise such a dataset is refused.
@@ -99,6 +102,7 @@ class RunConfig:
     infra_retries: int = 2
     retry_backoff: float = 5.0
     deliverable_limits: DeliverableLimits = field(default_factory=DeliverableLimits)
+    disk_quota_mb: int | None = DEFAULT_DISK_QUOTA_MB
     skip_invalid: bool = False
     protocol: str = "jobbench"
     strict: bool = False
@@ -192,7 +196,8 @@ def run_trials(
         :class:`RunSummary`.
 
     Raises:
-        RunConfigError: bad selection, an unknown protocol, or a run directory that cannot
+        RunConfigError: bad selection, an unknown protocol, a disk quota that is not
+            positive, or a run directory that cannot
             be used (another dataset, agent settings or protocol).
         FileNotFoundError: the dataset does not exist.
         KeyError: unknown agent.
@@ -206,6 +211,8 @@ def run_trials(
     _check_paths(dataset_root, run_dir)
     if not config.agents:
         raise RunConfigError("no agent given")
+    if config.disk_quota_mb is not None and config.disk_quota_mb <= 0:
+        raise RunConfigError(f"disk_quota_mb must be greater than 0, got {config.disk_quota_mb}")
     try:
         protocol = check_protocol(config.protocol)
     except ValueError as exc:
@@ -273,6 +280,7 @@ def run_trials(
         pricing=config.pricing,
         cancel=cancel or threading.Event(),
         protocol=protocol,
+        disk_quota_mb=config.disk_quota_mb,
     )
     batch = TrialBatch(
         env=env,

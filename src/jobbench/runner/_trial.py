@@ -38,9 +38,11 @@ from ..agents import (
 from ..records import TrialAttempt, TrialRecord, TrialStatus, Usage
 from ..rundir import RunDir, trial_id
 from ..sandbox import (
+    DEFAULT_DISK_QUOTA_MB,
     UID_POOL,
     Collected,
     DeliverableLimits,
+    QuotaMonitor,
     Sandbox,
     collect_deliverables,
     merge_rescued,
@@ -67,6 +69,8 @@ class TrialEnv:
         endpoint, pricing: for API agents.
         cancel: set when the run is interrupted.
         protocol: ``jobbench`` or ``public`` (see :mod:`jobbench.agents._protocol`).
+        disk_quota_mb: per-trial quota on what the sandbox writes (workspace, HOME, /tmp),
+            MiB, or None for none (:class:`jobbench.sandbox.DiskQuota`).
     """
 
     run_dir: Path
@@ -80,6 +84,7 @@ class TrialEnv:
     pricing: Pricing | None = None
     cancel: threading.Event = field(default_factory=threading.Event)
     protocol: str = "jobbench"
+    disk_quota_mb: int | None = DEFAULT_DISK_QUOTA_MB
 
 
 def _run_agent(agent: Agent, ctx: AgentContext) -> AgentResult:
@@ -160,13 +165,17 @@ def run_trial_once(
     t0 = time.monotonic()
     ws = None
     uid = None
+    monitor: QuotaMonitor | None = None
     result: AgentResult
     deliverables: list = []
     refused: list[str] = []
     ignored: list[str] = []
     try:
         ws = prepare_workspace(
-            task.workspace_dir, env.scratch_root, forbidden=[env.dataset_root, env.run_dir]
+            task.workspace_dir,
+            env.scratch_root,
+            forbidden=[env.dataset_root, env.run_dir],
+            disk_quota_bytes=env.disk_quota_mb * 2**20 if env.disk_quota_mb else None,
         )
         if env.backend == "bwrap" and os.geteuid() == 0:
             uid = UID_POOL.acquire()
@@ -189,6 +198,7 @@ def run_trial_once(
                 uid=uid,
                 path_prepend=path_prepend,  # type: ignore[arg-type]
                 tmp_root=workspace.private,
+                tmp_dirs=workspace.tmp_dirs,
             )
 
         probe = make_sandbox()
@@ -214,6 +224,11 @@ def run_trial_once(
         )
         rescued: list[tuple[Collected, Path]] = []
         usage, turns = Usage(), None
+        # the agent's cancel: the run's, or the quota watchdog's (see QuotaMonitor)
+        cancel = env.cancel if ws.quota is None else threading.Event()
+        monitor = QuotaMonitor(ws.quota, cancel, also=env.cancel) if ws.quota else None
+        if monitor is not None:
+            monitor.start()
         for n in range(1, retries + 2):
             if retries:
                 traj.emit("agent_attempt", attempt=n, timeout=limits.timeout)
@@ -226,7 +241,7 @@ def run_trial_once(
                 settings=spec.settings,
                 limits=limits,
                 trajectory=traj,
-                cancel=env.cancel,
+                cancel=cancel,
                 endpoint=env.endpoint,
                 pricing=env.pricing,
                 protocol=env.protocol,
@@ -260,6 +275,13 @@ def run_trial_once(
                 rescued=[f.path for f in rescued[-1][0].files] if rescue else [],
             )
         result.usage, result.turns = usage, turns
+        if monitor is not None and ws.quota is not None:
+            monitor.finish()  # a last measurement, before anything is collected
+            quota = ws.quota.record()
+            if ws.quota.reached:
+                quota["note"] = ws.quota.note()
+                traj.emit("disk_quota", **quota)
+            result.details = {**result.details, "disk_quota": quota}
         if agent_attempts:
             result.details = {**result.details, "agent_attempts": agent_attempts}
         collected = collect_deliverables(
@@ -277,6 +299,8 @@ def run_trial_once(
             status="infra_error", error=f"trial set-up failed: {type(exc).__name__}: {exc}"
         )
     finally:
+        if monitor is not None:
+            monitor.finish()
         if uid is not None:
             UID_POOL.release(uid)
         if ws is not None and not env.keep_workspaces:

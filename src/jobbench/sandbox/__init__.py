@@ -6,12 +6,15 @@ Public API:
     :func:`bwrap_available`, :func:`resolve_backend`, :func:`kill_all_sandboxes`,
     :func:`prepare_workspace`, :class:`TrialWorkspace`, :func:`cleanup_stale_scratch`,
     :func:`collect_deliverables`, :func:`reset_workspace`, :func:`merge_rescued`,
-    :class:`DeliverableLimits`, :class:`Collected`, :class:`Lifeline` (a command dies with the
-    harness), :class:`UnsafePath` (a symbolic link refused on the host; the helpers that
-    never follow one live in :mod:`jobbench.sandbox.safefs`).
+    :class:`DeliverableLimits`, :class:`Collected`, :class:`DiskQuota` and
+    :class:`QuotaMonitor` (the per-trial disk quota), :func:`remove_scratch_dir`,
+    :class:`Lifeline` (a command dies with the harness), :class:`UnsafePath` (a symbolic
+    link refused on the host; the helpers that never follow one live in
+    :mod:`jobbench.sandbox.safefs`).
 """
 
 from ._lifeline import Lifeline
+from ._quota import DEFAULT_DISK_QUOTA_MB, DiskQuota, QuotaMonitor
 from ._sandbox import (
     HOME_MOUNT,
     UID_POOL,
@@ -38,6 +41,7 @@ from ._workspace import (
     default_scratch_root,
     merge_rescued,
     prepare_workspace,
+    remove_scratch_dir,
     reset_workspace,
 )
 from .safefs import UnsafePath
@@ -69,4 +73,8 @@ __all__ = [
     "merge_rescued",
     "prepare_workspace",
     "reset_workspace",
+    "remove_scratch_dir",
+    "DEFAULT_DISK_QUOTA_MB",
+    "DiskQuota",
+    "QuotaMonitor",
 ]

@@ -394,6 +394,9 @@ class Sandbox:
             to the agent as a folder. Default: the system temp directory. The runner passes
             the trial's private folder, so a killed run leaves nothing outside its scratch
             root (which the next run sweeps).
+        tmp_dirs: host folders bound writable at ``/tmp``, ``/var/tmp`` or ``/dev/shm``
+            (keys: those paths), so they count against the trial's disk quota; a path
+            without one gets a private tmpfs. Without isolation, ``/tmp``'s folder is TMPDIR.
 
     Raises:
         SandboxError: ``backend="bwrap"`` and bubblewrap does not work.
@@ -412,6 +415,7 @@ class Sandbox:
         uid: int | None = None,
         path_prepend: list[str] | None = None,
         tmp_root: Path | None = None,
+        tmp_dirs: dict[str, Path] | None = None,
     ) -> None:
         self.workspace = Path(os.path.abspath(workspace))
         self.tmp_root = Path(os.path.abspath(tmp_root)) if tmp_root else None
@@ -423,6 +427,7 @@ class Sandbox:
         self.backend = resolve_backend(backend)
         self.uid = uid
         self.path_prepend = list(path_prepend or [])
+        self.tmp_dirs = {k: Path(os.path.abspath(v)) for k, v in (tmp_dirs or {}).items()}
 
     # -- paths as the agent sees them ---------------------------------------------------
     @property
@@ -469,6 +474,7 @@ class Sandbox:
 
     # -- command line ----------------------------------------------------------------------
     def _env(self) -> dict[str, str]:
+        host_tmp = str(self.tmp_dirs.get("/tmp") or tempfile.gettempdir())
         path = ":".join(
             self.path_prepend + _python_bin_dirs() + ["/usr/local/bin", "/usr/bin", "/bin"]
         )
@@ -477,11 +483,11 @@ class Sandbox:
             "HOME": self.home_path,
             "LANG": "C.UTF-8",
             "LC_ALL": "C.UTF-8",
-            "TMPDIR": "/tmp" if self.backend == "bwrap" else tempfile.gettempdir(),
+            "TMPDIR": "/tmp" if self.backend == "bwrap" else host_tmp,
             "PYTHONDONTWRITEBYTECODE": "1",
             "MPLCONFIGDIR": "/tmp/matplotlib"
             if self.backend == "bwrap"
-            else os.path.join(tempfile.gettempdir(), "jb-mpl"),
+            else os.path.join(host_tmp, "jb-mpl"),
         }
         env.update(self.env)
         return env
@@ -548,7 +554,10 @@ class Sandbox:
         ]
         a += ["--proc", "/proc", "--dev", "/dev"]
         for tmp in ("/dev/shm", "/tmp", "/var/tmp"):
-            a += ["--perms", "1777", "--tmpfs", tmp]
+            if tmp in self.tmp_dirs:
+                a += ["--bind", str(self.tmp_dirs[tmp]), tmp]
+            else:
+                a += ["--perms", "1777", "--tmpfs", tmp]
         created: set[str] = {
             "/",
             "/usr",

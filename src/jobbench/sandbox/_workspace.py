@@ -4,10 +4,13 @@ collection of deliverables from ``output/`` into the run directory.
 Layout of a trial's scratch directory (outside the dataset and the run directory)::
 
     <scratch_root>/jb-<random>/
-        workspace/            bound at /workspace in the sandbox
-            task_folder/      a copy of the task's task_folder/ (TASK_INSTRUCTIONS.txt, references)
-            output/           empty; whatever is here at the end is the deliverable set
-        home/                 HOME of the agent (bound at /home/agent)
+        writable/             everything the sandbox can write; the disk quota's folder
+                              (a size-limited tmpfs when root, see jobbench.sandbox._quota)
+            workspace/        bound at /workspace in the sandbox
+                task_folder/  a copy of the task's task_folder/ (TASK_INSTRUCTIONS.txt, ...)
+                output/       empty; whatever is here at the end is the deliverable set
+            home/             HOME of the agent (bound at /home/agent)
+            tmp/, var-tmp/, shm/   bound at /tmp, /var/tmp and /dev/shm
         private/              harness-only files (e.g. the oracle's copy of solution/)
 
 This mirrors the public JobBench runners, which copy ``task_folder`` into a temporary
@@ -28,10 +31,13 @@ from pathlib import Path
 from ..deliverable_policy import excluded, excluded_dir
 from ..records import DeliverableFile
 from . import safefs
+from ._quota import WRITABLE, DiskQuota, tree_usage, unmount_under
 
 TASK_FOLDER = "task_folder"
 OUTPUT = "output"
 OWNER_FILE = "owner.pid"
+TMP_DIRS = {"/tmp": "tmp", "/var/tmp": "var-tmp", "/dev/shm": "shm"}
+"""Scratch folders of the sandbox (path inside → folder name in ``writable/``)."""
 
 
 @dataclass
@@ -45,6 +51,8 @@ class TrialWorkspace:
         output: ``workspace/output`` (deliverables).
         home: the agent's HOME.
         private: harness-only files, never bound unless an agent asks for it.
+        tmp_dirs: host folders bound at ``/tmp``, ``/var/tmp`` and ``/dev/shm``.
+        quota: the disk quota of ``writable/`` (None without one).
     """
 
     root: Path
@@ -53,10 +61,21 @@ class TrialWorkspace:
     output: Path
     home: Path
     private: Path
+    tmp_dirs: dict[str, Path] = field(default_factory=dict)
+    quota: DiskQuota | None = None
 
     def cleanup(self) -> None:
-        """Delete the scratch directory (ignores errors)."""
-        shutil.rmtree(self.root, ignore_errors=True)
+        """Detach the quota's tmpfs (and any other mount below the scratch directory, by the
+        harness's own mount point paths), then delete the scratch directory (ignores
+        errors)."""
+        remove_scratch_dir(self.root)
+
+
+def remove_scratch_dir(root: Path) -> None:
+    """Detach every mount at or below ``root`` (:func:`jobbench.sandbox._quota.unmount_under`,
+    ``MNT_DETACH``, no symbolic link followed), then delete ``root`` (errors ignored)."""
+    unmount_under(root)
+    shutil.rmtree(root, ignore_errors=True)
 
 
 def default_scratch_root() -> Path:
@@ -66,7 +85,11 @@ def default_scratch_root() -> Path:
 
 
 def prepare_workspace(
-    task_folder: Path, scratch_root: Path | None = None, *, forbidden: list[Path] | None = None
+    task_folder: Path,
+    scratch_root: Path | None = None,
+    *,
+    forbidden: list[Path] | None = None,
+    disk_quota_bytes: int | None = None,
 ) -> TrialWorkspace:
     """Create a fresh trial workspace holding a copy of ``task_folder`` and an empty
     ``output/``.
@@ -77,6 +100,8 @@ def prepare_workspace(
             :func:`default_scratch_root`).
         forbidden: directories the scratch area must not be inside (the dataset root and
             the run directory).
+        disk_quota_bytes: quota on ``writable/`` beyond the task folder copy, bytes
+            (:class:`jobbench.sandbox._quota.DiskQuota`); None for none.
 
     Returns:
         The :class:`TrialWorkspace`.
@@ -96,13 +121,34 @@ def prepare_workspace(
     root = Path(tempfile.mkdtemp(prefix="jb-", dir=scratch_root))
     os.chmod(root, 0o755)
     (root / OWNER_FILE).write_text(str(os.getpid()))
-    ws = root / "workspace"
+    try:
+        return _fill(root, task_folder, disk_quota_bytes)
+    except BaseException:
+        remove_scratch_dir(root)
+        raise
+
+
+def _fill(root: Path, task_folder: Path, disk_quota_bytes: int | None) -> TrialWorkspace:
+    """The folders of a new scratch directory ``root`` (see :func:`prepare_workspace`)."""
+    quota = None
+    if disk_quota_bytes is not None:
+        base, files = tree_usage(task_folder)
+        quota = DiskQuota.create(
+            root / WRITABLE, disk_quota_bytes, base_bytes=base, base_files=files
+        )
+    else:
+        (root / WRITABLE).mkdir(mode=0o755)
+    ws = root / WRITABLE / "workspace"
     ws.mkdir()
     # copy regular files only; the task loader already refuses symlinks in task_folder
     shutil.copytree(task_folder, ws / TASK_FOLDER, symlinks=True, ignore=_ignore_non_regular)
     (ws / OUTPUT).mkdir()
-    home = root / "home"
+    home = root / WRITABLE / "home"
     home.mkdir()
+    tmp_dirs = {inside: root / WRITABLE / name for inside, name in TMP_DIRS.items()}
+    for d in tmp_dirs.values():
+        d.mkdir()
+        os.chmod(d, 0o1777)
     private = root / "private"
     private.mkdir(mode=0o700)
     for d in (ws, home):
@@ -114,6 +160,8 @@ def prepare_workspace(
         output=ws / OUTPUT,
         home=home,
         private=private,
+        tmp_dirs=tmp_dirs,
+        quota=quota,
     )
 
 
@@ -140,7 +188,8 @@ def reset_workspace(ws: TrialWorkspace, task_folder: Path) -> None:
 
 def cleanup_stale_scratch(scratch_root: Path | None = None) -> int:
     """Delete scratch directories left by processes that no longer exist (e.g. a run
-    killed with SIGKILL).
+    killed with SIGKILL), first detaching the disk quota tmpfs such a run left mounted
+    (:func:`remove_scratch_dir`).
 
     Returns:
         How many were deleted.
@@ -161,7 +210,7 @@ def cleanup_stale_scratch(scratch_root: Path | None = None) -> int:
             pass
         except PermissionError:
             continue
-        shutil.rmtree(d, ignore_errors=True)
+        remove_scratch_dir(d)
         n += 1
     return n
 
