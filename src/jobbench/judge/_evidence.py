@@ -123,8 +123,25 @@ def detect_injection(path: str, text: str) -> InjectionHit | None:
     lines forging the judge prompt's fences (``END DELIVERABLES``) or file headers
     (``=== FILE: …``).
 
+    The text is searched as written and, if nothing matched, as the judge model reads it:
+    NFKC-normalised (fullwidth letters made ASCII) with invisible format characters (Unicode
+    category Cf: zero-width space and joiner, soft hyphen, word joiner, bidi marks) dropped;
+    the excerpt then comes from that readable form.
+
     A simple detector: it flags, it never changes a verdict. Returns the first hit or None.
     """
+    hit = _first_hit(path, text)
+    if hit is None:
+        readable = "".join(
+            ch for ch in unicodedata.normalize("NFKC", text) if unicodedata.category(ch) != "Cf"
+        )
+        if readable != text:
+            hit = _first_hit(path, readable)
+    return hit
+
+
+def _first_hit(path: str, text: str) -> InjectionHit | None:
+    """The first match of :data:`_INJECTION` in ``text`` with 40 characters either side."""
     for rx in _INJECTION:
         m = rx.search(text)
         if m:
