@@ -98,7 +98,8 @@ def inputs_digest(data: ReportData, drilldowns: str) -> str:
 
 def _up_to_date(out_dir: Path, digest: str) -> str | None:
     """The layout of the report in ``out_dir`` when it was written from inputs of ``digest``
-    and all its files are there; else None."""
+    and all its files are there (and, inline, no earlier ``drilldowns/`` is left); else
+    None."""
     try:
         stored = json.loads((out_dir / INPUTS_FILE).read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -112,6 +113,8 @@ def _up_to_date(out_dir: Path, digest: str) -> str | None:
         return None
     if layout == "pages" and not (out_dir / DRILLDOWN_DIR).is_dir():
         return None
+    if layout == "inline" and os.path.lexists(out_dir / DRILLDOWN_DIR):
+        return None  # an earlier report's pages are left over: rebuild (and retry removing)
     return layout
 
 
