@@ -194,3 +194,28 @@ def tree_digest(root: Path) -> dict[str, tuple[int, int]]:
 def expected_memo() -> str:
     """What the task2 reference solution writes."""
     return "# Memo\nThe approved vendor is Acme Supplies.\n"
+
+
+SAMPLE = Path(__file__).resolve().parents[2] / "datasets" / "sample"
+"""The bundled sample dataset of this checkout."""
+
+
+def run_easy_civil(
+    cwd: Path, runs_dir: Path, *extra: str, env: dict[str, str] | None = None
+) -> tuple[int, str]:
+    """``jobbench run`` of the sample's ``easy`` civil-engineers task (run name ``r``, no
+    progress) from ``cwd`` (where a ``command:./…`` agent is looked up), through Typer's
+    CliRunner; ``extra`` options are appended. Returns (exit code, console output)."""
+    from typer.testing import CliRunner
+
+    from jobbench.cli import app
+
+    args = ["run", str(SAMPLE), "--split", "easy", "--tasks", "*/civil_engineers/task1",
+            "--runs-dir", str(runs_dir), "--run-name", "r", "--no-progress", *extra]  # fmt: skip
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        res = CliRunner().invoke(app, args, env=env)
+    finally:
+        os.chdir(old)
+    return res.exit_code, res.output

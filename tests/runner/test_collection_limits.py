@@ -6,12 +6,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from typer.testing import CliRunner
+from runner_helpers import run_easy_civil
 
-from jobbench.cli import app
 from jobbench.rundir import RunDir
 
-SAMPLE = Path(__file__).resolve().parents[2] / "datasets" / "sample"
 TASK = "easy/civil_engineers/task1"
 
 # 19 directories of 200 characters and a 40-character file name: 3859 bytes below output/,
@@ -36,33 +34,10 @@ def test_a_too_long_output_path_is_refused_per_file_and_the_rest_collected(
     (agent / "agent.sh").write_text(AGENT_SH)
     (agent / "agent.sh").chmod(0o755)
     runs = tmp_path / ("runs-" + "r" * 200)  # a run directory deep enough to overflow PATH_MAX
-    old = os.getcwd()
-    os.chdir(agent)
-    try:
-        res = CliRunner().invoke(
-            app,
-            [
-                "run",
-                str(SAMPLE),
-                "--split",
-                "easy",
-                "--tasks",
-                "*/civil_engineers/task1",
-                "--runs-dir",
-                str(runs),
-                "--run-name",
-                "r",
-                "--no-progress",
-                "--agent",
-                "command:./agent.sh",
-                "--infra-retries",
-                "0",
-                "--no-grade",
-            ],
-        )
-    finally:
-        os.chdir(old)
-    assert res.exit_code == 0, res.output
+    code, output = run_easy_civil(
+        agent, runs, "--agent", "command:./agent.sh", "--infra-retries", "0", "--no-grade"
+    )
+    assert code == 0, output
     rd = RunDir(runs / "r")
     tid = f"{TASK}/command:._agent.sh@-/epoch-1"
     rec = rd.read_trial(tid).record

@@ -11,13 +11,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from runner_helpers import SAMPLE, run_easy_civil
 
 from jobbench.agents import CommandAgent, make_agent, resolve_agent
-from jobbench.cli import app
 from jobbench.rundir import RunDir
 
-SAMPLE = Path(__file__).resolve().parents[2] / "datasets" / "sample"
 TASK = "easy/civil_engineers/task1"
 
 # Copies the files of ./answer (beside this script) into the output directory, records what
@@ -92,29 +90,7 @@ def agent_dir(tmp_path: Path) -> Path:
 
 
 def _run(tmp_path: Path, cwd: Path, *extra: str) -> tuple[int, str]:
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        res = CliRunner().invoke(
-            app,
-            [
-                "run",
-                str(SAMPLE),
-                "--split",
-                "easy",
-                "--tasks",
-                "*/civil_engineers/task1",
-                "--runs-dir",
-                str(tmp_path / "runs"),
-                "--run-name",
-                "r",
-                "--no-progress",
-                *extra,
-            ],
-        )
-    finally:
-        os.chdir(old)
-    return res.exit_code, res.output
+    return run_easy_civil(cwd, tmp_path / "runs", *extra)
 
 
 def test_resolve_command_reference() -> None:

@@ -12,13 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
-from typer.testing import CliRunner
+from runner_helpers import SAMPLE, run_easy_civil
 
-from jobbench.cli import app
 from jobbench.rundir import RunDir
 from jobbench.runner._orphans import sweep_scratch
 
-SAMPLE = Path(__file__).resolve().parents[2] / "datasets" / "sample"
 MiB = 2**20
 
 # Writes a small deliverable first, then 20 MiB into each of output/, HOME and /tmp (dd
@@ -48,32 +46,8 @@ def _host_bytes(scratch: Path) -> int:
 
 
 def _run(tmp_path: Path, cwd: Path, scratch: Path, *extra: str) -> tuple[int, str]:
-    old = os.getcwd()
-    os.chdir(cwd)
     env = {"JOBBENCH_SCRATCH": str(scratch)}
-    try:
-        res = CliRunner().invoke(
-            app,
-            [
-                "run",
-                str(SAMPLE),
-                "--split",
-                "easy",
-                "--tasks",
-                "*/civil_engineers/task1",
-                "--runs-dir",
-                str(tmp_path / "runs"),
-                "--run-name",
-                "r",
-                "--no-progress",
-                "--no-grade",
-                *extra,
-            ],
-            env=env,
-        )
-    finally:
-        os.chdir(old)
-    return res.exit_code, res.output
+    return run_easy_civil(cwd, tmp_path / "runs", "--no-grade", *extra, env=env)
 
 
 def test_quota_stops_a_trial_writing_past_it(tmp_path: Path) -> None:
