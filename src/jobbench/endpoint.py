@@ -295,6 +295,41 @@ def public_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, ""))
 
 
+# The two Chat Completions parameters that cap a reply's tokens.
+TOKEN_CAP_PARAMS = ("max_tokens", "max_completion_tokens")
+
+
+def token_cap_param(base_url: str | None) -> str:
+    """The Chat Completions parameter that caps a reply's tokens, tried first at ``base_url``:
+    ``max_completion_tokens`` for OpenAI's own API (``api.openai.com``; also ``None``, the
+    ``openai`` client's default), whose reasoning models reject ``max_tokens`` with HTTP 400
+    naming it; ``max_tokens`` anywhere else. Servers that implement only the older name drop
+    the newer one without a word: llama-cpp-python 0.3.36's request model
+    (``llama_cpp/server/types.py``) has ``max_tokens`` and no ``max_completion_tokens``, so a
+    cap sent under that name is ignored and a reply runs on until the context is full.
+    After a rejection naming the parameter sent, :func:`other_token_cap_param` names the one
+    to try instead.
+    """
+    from urllib.parse import urlsplit
+
+    host = (urlsplit(base_url).hostname or "") if base_url else "api.openai.com"
+    return "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
+
+
+def other_token_cap_param(sent: str, status: int | None, body: Any) -> str | None:
+    """The token-cap parameter to send instead of ``sent`` when the server rejected a request
+    (``status`` 400 or 422) whose message (``body``: text, bytes or a JSON error) names
+    ``sent``; ``None`` when the rejection is about something else."""
+    if status not in (400, 422) or sent not in TOKEN_CAP_PARAMS:
+        return None
+    msg = server_message(body, 2000).lower()
+    # "max_tokens" is not a substring of "max_completion_tokens": a message naming only the
+    # newer parameter is not read as naming the older one
+    if not re.search(rf"(?<![a-z_]){sent}(?![a-z_])", msg):
+        return None
+    return TOKEN_CAP_PARAMS[1 - TOKEN_CAP_PARAMS.index(sent)]
+
+
 _PROMPT = "Reply with the single word OK."
 _TOOL = {
     "type": "function",
@@ -331,7 +366,7 @@ def _request(target: PreflightTarget) -> tuple[str, dict[str, str], dict[str, An
     body = {
         "model": target.model,
         "messages": [{"role": "user", "content": _PROMPT}],
-        "max_completion_tokens": 16,
+        token_cap_param(target.base_url): 16,
     }
     if target.tools:
         body["tools"] = [_TOOL]

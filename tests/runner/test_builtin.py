@@ -105,7 +105,7 @@ def test_builtin_completes_a_task_with_real_tool_calls(tmp_path, dataset):
     assert (
         first["temperature"],
         first["reasoning_effort"],
-        first["max_completion_tokens"],
+        first["max_tokens"],
         first["top_p"],
     ) == (0.1, "low", 1000, 0.5)
     assert [t["function"]["name"] for t in first["tools"]] == [

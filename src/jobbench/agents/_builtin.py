@@ -40,9 +40,11 @@ import shutil
 import stat
 import tempfile
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..endpoint import token_cap_param
 from ..records import Usage
 from ..sandbox import Limits, SandboxError, UnsafePath, safefs
 from ._base import Agent, AgentContext, AgentResult, InfraError
@@ -422,11 +424,23 @@ class BuiltinAgent(Agent):
         ]
 
     # -- one model call -----------------------------------------------------------------
-    def _call(self, client, ctx: AgentContext, messages: list[dict], deadline: float, first: bool):
+    def _call(
+        self,
+        client,
+        ctx: AgentContext,
+        messages: list[dict],
+        deadline: float,
+        first: bool,
+        cap: _TokenCap,
+    ):
         """One model call with our own retries (the client's are off): transient failures
         (:func:`jobbench.endpoint.classify_failure`) are retried ``client_retries`` times
         with backoff (``retry-after`` honoured), every attempt and wait bounded by the
         trial's ``deadline``; a permanent rejection is not retried.
+
+        ``cap`` (one per trial) names the parameter that carries ``max_output_tokens``; a
+        rejection naming it switches it once to the other name (a ``model_downgrade`` event)
+        and the request is sent again at once.
 
         Raises:
             InfraError: the endpoint failed (``permanent`` for a deterministic rejection;
@@ -436,7 +450,7 @@ class BuiltinAgent(Agent):
         """
         import openai
 
-        from ..endpoint import classify_failure
+        from ..endpoint import classify_failure, other_token_cap_param, server_message
 
         s = ctx.settings
         kwargs: dict[str, Any] = {"model": ctx.model, "messages": messages, "tools": TOOLS}
@@ -445,7 +459,7 @@ class BuiltinAgent(Agent):
         if s.reasoning_effort is not None:
             kwargs["reasoning_effort"] = s.reasoning_effort
         if s.max_output_tokens is not None:
-            kwargs["max_completion_tokens"] = s.max_output_tokens
+            kwargs[cap.param] = s.max_output_tokens
         if s.extra:
             kwargs["extra_body"] = dict(s.extra)
         where = f"model endpoint {_shown_url(client.base_url)}"
@@ -481,6 +495,20 @@ class BuiltinAgent(Agent):
                 )
             except openai.APIStatusError as exc:
                 body = exc.response.content if exc.response is not None else str(exc)
+                other = (
+                    other_token_cap_param(cap.param, exc.status_code, body)
+                    if cap.param in kwargs and not cap.switched
+                    else None
+                )
+                if other is not None:
+                    ctx.trajectory.emit(
+                        "model_downgrade",
+                        change=f"{cap.param} sent as {other}",
+                        error=server_message(body, 300),
+                    )
+                    kwargs[other] = kwargs.pop(cap.param)
+                    cap.param, cap.switched = other, True  # once per trial, never back
+                    continue
                 failure = classify_failure(exc.status_code, body)
                 what = f"model API error: {type(exc).__name__}: {where}: {failure.describe()}"
                 if not failure.transient:
@@ -545,6 +573,7 @@ class BuiltinAgent(Agent):
         lim = ctx.limits
         start = time.monotonic()
         deadline = start + lim.timeout
+        cap = _TokenCap(token_cap_param(base_url or os.environ.get("OPENAI_BASE_URL")))
         usage = Usage()
         turns = 0
         nudges = 0
@@ -556,7 +585,7 @@ class BuiltinAgent(Agent):
                 stop = self._budget_exceeded(ctx, turns, usage, deadline)
                 if stop:
                     raise _AgentStop("agent_timeout", stop)
-                resp = self._call(client, ctx, messages, deadline, turns == 0)
+                resp = self._call(client, ctx, messages, deadline, turns == 0, cap)
                 turns += 1
                 u = resp.usage
                 if u is not None:
@@ -785,6 +814,15 @@ def _retry_after(response: Any) -> float | None:
     except ValueError:
         return None
     return None
+
+
+@dataclass
+class _TokenCap:
+    """Which Chat Completions parameter carries the trial's ``max_output_tokens``
+    (:func:`jobbench.endpoint.token_cap_param`), and whether a rejection already switched it."""
+
+    param: str
+    switched: bool = False
 
 
 class _AgentStop(Exception):

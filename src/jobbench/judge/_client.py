@@ -8,9 +8,9 @@ own text):
   it cannot build a grammar from a schema): the body names ``response_format``,
   ``json_schema``, ``json_object``, ``grammar``, ``guided`` decoding or structured output.
   The client downgrades json_schema → json_object → none and retries at once.
-* **Parameter rejected** (400/422 naming ``temperature``, ``seed`` or ``max_tokens``): the
-  parameter is dropped (``max_tokens`` is sent as ``max_completion_tokens`` when the server
-  asks for that) and the request retried at once.
+* **Parameter rejected** (400/422 naming ``temperature``, ``seed``, ``max_tokens`` or
+  ``max_completion_tokens``): the parameter is dropped (the token cap is first sent under
+  the other name, :func:`jobbench.endpoint.token_cap_param`) and the request retried at once.
 * **Context length** (the prompt does not fit the model's context): final, cause
   ``context_length``.
 * Any other 4xx is final (cause ``rejected``, ``auth`` for 401/403, ``not_found`` for 404),
@@ -37,6 +37,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..endpoint import TOKEN_CAP_PARAMS, token_cap_param
 from ..records import Usage
 from ._config import JudgeConfig
 from ._prices import PriceTable
@@ -97,6 +98,8 @@ def classify_rejection(status: int | None, message: str) -> str:
         for param in ("temperature", "seed", "max_tokens"):
             if param in msg:
                 return param
+        if "max_completion_tokens" in msg:
+            return "max_tokens"
     if status is None or status in (408, 409, 429) or status >= 500:
         return "transient"
     if status in (401, 403):
@@ -250,7 +253,8 @@ class JudgeClient:
         self._format = config.response_format
         self._send_temperature = config.temperature is not None
         self._send_seed = config.seed is not None
-        self._max_tokens_param = "max_tokens" if config.max_tokens else None
+        self._first_cap_param = token_cap_param(config.api_base)
+        self._max_tokens_param = self._first_cap_param if config.max_tokens else None
         self._in_flight = 0
         self.downgrades: list[str] = []
 
@@ -264,7 +268,7 @@ class JudgeClient:
             mt_param = self._max_tokens_param
             downgrades = list(self.downgrades)
         if max_tokens is not None and mt_param is None and "max_tokens dropped" not in downgrades:
-            mt_param = "max_tokens"
+            mt_param = self._first_cap_param
         cap = max_tokens if max_tokens is not None else self.config.max_tokens
         params: dict[str, Any] = {}
         sent: dict[str, Any] = {
@@ -325,9 +329,10 @@ class JudgeClient:
                     return False
                 if self._max_tokens_param not in params_used:
                     return True
-                if self._max_tokens_param == "max_tokens":
-                    self._max_tokens_param = "max_completion_tokens"
-                    self.downgrades.append("max_tokens sent as max_completion_tokens")
+                if self._max_tokens_param == self._first_cap_param:
+                    other = TOKEN_CAP_PARAMS[1 - TOKEN_CAP_PARAMS.index(self._first_cap_param)]
+                    self._max_tokens_param = other
+                    self.downgrades.append(f"{self._first_cap_param} sent as {other}")
                     return True
                 self._max_tokens_param = None
                 self.downgrades.append("max_tokens dropped")
