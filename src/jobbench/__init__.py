@@ -9,6 +9,8 @@ Library API (imported on first use, so ``import jobbench`` stays cheap):
 package, made callable), in ``jobbench/_api.py`` and ``jobbench/report/_api.py``.
 """
 
+from typing import Any
+
 from ._lazy import lazy_attributes
 
 __version__ = "0.1.0"
@@ -23,7 +25,7 @@ _LAZY: dict[str, str] = {
 _getattr, __dir__ = lazy_attributes(__name__, _LAZY)
 
 
-def __getattr__(name: str) -> object:
+def __getattr__(name: str) -> Any:  # as lazy_attributes: the lazy names differ in type
     # ``jobbench.report`` is the subpackage, which is callable (report/__init__.py): the
     # library call and ``import jobbench.report`` then name one object
     if name == "report":

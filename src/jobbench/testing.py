@@ -34,7 +34,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Literal
 
 
 @dataclass
@@ -310,7 +310,7 @@ class FakeOpenAIServer:
     def __init__(
         self,
         script: Script,
-        models: list[dict[str, Any]] | None | str = "default",
+        models: list[dict[str, Any]] | None | Literal["default"] = "default",
         *,
         strict: str | None = None,
         preflight: str = "answer",
@@ -324,11 +324,11 @@ class FakeOpenAIServer:
         self.preflight_requests: list[tuple[str, dict[str, Any]]] = []
         self._stopped = threading.Event()
         self.models: list[dict[str, Any]] | None = (
-            [{"id": "fake-model", "object": "model"}] if models == "default" else models
-        )  # type: ignore[assignment]
+            [{"id": "fake-model", "object": "model"}] if isinstance(models, str) else models
+        )
         self._fn: Callable[[dict[str, Any]], ScriptedReply]
         if callable(script):
-            self._fn = script  # type: ignore[assignment]
+            self._fn = script
         else:
             queue = list(script)
             lock = threading.Lock()
@@ -424,6 +424,8 @@ class FakeOpenAIServer:
     @property
     def base_url(self) -> str:
         host, port = self._server.server_address[:2]
+        if isinstance(host, bytes):  # typed str | bytes; an AF_INET server reports a str
+            host = host.decode()
         return f"http://{host}:{port}/v1"
 
     @property

@@ -246,10 +246,10 @@ def render_markdown(report: CalibrationReport, *, max_flips: int = 50) -> str:
                     "| task | trials | s_t a | s_t b | mean abs Δ |",
                     "| --- | ---: | ---: | ---: | ---: |",
                 ]
-                for t in p.score.per_task:
+                for dev in p.score.per_task:
                     L.append(
-                        f"| {_cell(t.task_id, 1000)} | {t.trials} | {_f(t.score_a)} "
-                        f"| {_f(t.score_b)} | {_f(t.mean_abs_diff)} |"
+                        f"| {_cell(dev.task_id, 1000)} | {dev.trials} | {_f(dev.score_a)} "
+                        f"| {_f(dev.score_b)} | {_f(dev.mean_abs_diff)} |"
                     )
 
     if report.flips:

@@ -248,8 +248,8 @@ def register(app: typer.Typer, make_executor: Callable[..., Any] | None = None) 
             from ._preflight import PreflightError, preflight_judge
             from ._prices import load_prices
 
-            prices = load_prices(cfg.prices_file)
-            client = JudgeClient(cfg, prices)
+            price_table = load_prices(cfg.prices_file)
+            client = JudgeClient(cfg, price_table)
             if executor is None:
                 # lazy: the preflight runs before the first request to the judge, on the
                 # client the grade then uses (so it starts with the downgrades the preflight
@@ -262,7 +262,7 @@ def register(app: typer.Typer, make_executor: Callable[..., Any] | None = None) 
 
                 grader = Grader(
                     cfg,
-                    prices=prices,
+                    prices=price_table,
                     client=client,
                     progress=show,
                     before_first_call=run_preflight,
@@ -386,7 +386,7 @@ def register(app: typer.Typer, make_executor: Callable[..., Any] | None = None) 
 
         path = cache_path or load_judge_config().resolved_cache_path()
         if not path.exists():
-            stats = {"path": str(path), "entries": 0, "bytes": 0, "models": {}}
+            stats: dict[str, Any] = {"path": str(path), "entries": 0, "bytes": 0, "models": {}}
         else:
             cache = JudgeCache(path)
             stats = cache.stats()

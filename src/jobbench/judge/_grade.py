@@ -338,7 +338,7 @@ class Grader:
         for r in task.rubrics:
             for c in r.criteria:
                 rc = (r.index, c.index)
-                res = checks.get(rc)
+                check_res = checks.get(rc)
                 if nothing:
                     prefilled[rc] = CriterionVerdict(
                         rubric_index=r.index,
@@ -348,8 +348,8 @@ class Grader:
                         reasoning=nothing,
                     )
                     continue
-                if res is not None and decide in ("auto", "checks"):
-                    prefilled[rc] = _check_verdict(r.index, c.index, res)
+                if check_res is not None and decide in ("auto", "checks"):
+                    prefilled[rc] = _check_verdict(r.index, c.index, check_res)
                 elif decide == "checks":
                     prefilled[rc] = CriterionVerdict(
                         rubric_index=r.index,
@@ -360,14 +360,14 @@ class Grader:
                     )
                 else:
                     asked.setdefault(r.index, []).append(c.index)
-                    if res is not None:
+                    if check_res is not None:
                         second[rc] = {
                             "source": "check",
                             "verdict": "judge_error"
-                            if res.error
-                            else ("pass" if res.passed else "fail"),
-                            "detail": res.detail,
-                            "evidence": res.evidence,
+                            if check_res.error
+                            else ("pass" if check_res.passed else "fail"),
+                            "detail": check_res.detail,
+                            "evidence": check_res.evidence,
                         }
 
         job = TrialJob(
@@ -760,15 +760,15 @@ class Grader:
                     notes.append(f"judge_missing_item:{unit.uid}/rubric:{r}")
         elif unit.kind == "criterion":
             ((r, cs),) = unit.asked.items()
-            v = parse_criterion_reply(obj)
-            if v is not None:
-                p["verdicts"].setdefault(f"{r}:{cs[0]}", tag(v))
+            cv = parse_criterion_reply(obj)
+            if cv is not None:
+                p["verdicts"].setdefault(f"{r}:{cs[0]}", tag(cv))
             elif isinstance(obj.get("criteria"), list):
                 note(obj["criteria"], [cs[0]], unit.uid)
         else:
             ((r, cs),) = unit.asked.items()
-            verdicts, mv, overall = parse_rubric_reply(obj, cs)
-            for c, v in verdicts.items():
+            by_criterion, mv, overall = parse_rubric_reply(obj, cs)
+            for c, v in by_criterion.items():
                 p["verdicts"].setdefault(f"{r}:{c}", tag(v))
             if p["model_verdicts"].get(str(r)) is None:
                 p["model_verdicts"][str(r)] = mv
@@ -885,10 +885,10 @@ class Grader:
             values = chain_values(
                 [[c.verdict for c in g.criteria] for g in grades], [g.requires for g in grades]
             )
-        for g, v in zip(grades, values):
-            g.passed = v.passed
-            g.chain_break = v.chain_break
-            g.undecided = v.undecided or None
+        for g, value in zip(grades, values):
+            g.passed = value.passed
+            g.chain_break = value.chain_break
+            g.undecided = value.undecided or None
         ts = task_score([g.weight for g in grades], values)
         if job.no_deliverable:
             status = "no_deliverable"
@@ -947,7 +947,7 @@ class Grader:
             score=ts.score,
             max_score=ts.max_score,
             passed_weight=ts.passed_weight,
-            status=status,  # type: ignore[arg-type]
+            status=status,
             usage=usage,
             flags=flags,
             created_at=_now(),
@@ -1082,7 +1082,7 @@ def _check_verdict(r: int, c: int, res: CheckResult) -> CriterionVerdict:
         rubric_index=r,
         criterion_index=c,
         verdict=verdict,
-        source="check",  # type: ignore[arg-type]
+        source="check",
         reasoning=res.detail,
         evidence=res.evidence,
         evidence_found=None,

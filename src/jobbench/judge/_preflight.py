@@ -100,7 +100,7 @@ def preflight_judge(client: JudgeClient) -> PreflightResult:
     """
     cfg = client.config
     base = endpoint_base(cfg)
-    messages = [
+    messages: list[dict[str, Any]] = [
         {"role": "system", "content": "You grade deliverables. Reply with JSON only."},
         {"role": "user", "content": [{"type": "text", "text": PREFLIGHT_PROMPT}]},
     ]

@@ -152,7 +152,7 @@ def public_report(
     Returns:
         The JSON-able report.
     """
-    rubrics = []
+    rubrics: list[dict[str, Any]] = []
     undecided = []
     for g in record.rubrics:
         text, criteria = rubric_texts[g.index] if g.index < len(rubric_texts) else ("", [])
@@ -460,7 +460,7 @@ def grade_public_dataset(
             prior = read_record_file(record_path, GradeRecord).record  # None: absent or unreadable
             prior_dig = prior.inputs_digest if prior else None
             up_to_date = prior is not None and prior_dig == dig and prior.status in UP_TO_DATE
-            if up_to_date and not force:
+            if prior is not None and up_to_date and not force:
                 current.append(prior)
                 continue
 

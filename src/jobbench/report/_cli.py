@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import Literal
 
 import typer
 
@@ -257,7 +258,9 @@ def register(app: typer.Typer) -> None:
             _fail(str(exc))
 
         def paired(ca, cb):  # noqa: ANN001, ANN202
-            pair_by = "occupation_task" if across_splits or _across(ca, cb) else "task"
+            pair_by: Literal["task", "occupation_task"] = (
+                "occupation_task" if across_splits or _across(ca, cb) else "task"
+            )
             return compare(
                 ca.tasks,
                 cb.tasks,

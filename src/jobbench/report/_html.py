@@ -16,7 +16,7 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterator
 from functools import lru_cache
-from typing import Literal
+from typing import Any, Literal
 
 from jinja2 import Environment, PackageLoader, select_autoescape
 
@@ -57,7 +57,7 @@ def _data_uri(png: bytes) -> str:
 
 def _rubric_views(c: ConfigView, lt, task, trial_anchor: str, limit: int) -> list[dict]:
     grade = lt.grade
-    out = []
+    out: list[dict] = []
     if grade is None:
         return out
     for rg in grade.rubrics:
@@ -315,7 +315,7 @@ def render_html(data: ReportData, drilldowns: DrilldownMode = "inline") -> str:
     def page_href(task_id: str) -> str | None:
         return f"{DRILLDOWN_DIR}/{page_name(task_id)}" if task_id in page_set else None
 
-    figures = []
+    figures: list[dict[str, Any]] = []
     if data.configs:
         from . import _plots  # matplotlib: imported only when a figure is drawn
 

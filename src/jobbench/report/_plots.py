@@ -94,7 +94,9 @@ def category_bars(data: ReportData) -> bytes:
 
 def _cost_axis(configs: list[ConfigView]) -> tuple[str, list[float | None]]:
     costs = [
-        c.cost.agent_cost_usd / c.cost.agent_cost_trials if c.cost.agent_cost_trials else None
+        c.cost.agent_cost_usd / c.cost.agent_cost_trials
+        if c.cost.agent_cost_trials and c.cost.agent_cost_usd is not None
+        else None
         for c in configs
     ]
     if configs and all(x is not None for x in costs):

@@ -213,8 +213,11 @@ def leaderboard_markdown(data: ReportData) -> str:
             row = [c.label]
             for cat in cats:
                 agg = c.groups["paper_category"].get(cat)
-                iv = getattr(agg, stat) if agg else None
-                row.append(f"{pct(iv.estimate)} {ci(iv)} (n={agg.tasks})" if agg else "–")
+                if agg:
+                    iv = getattr(agg, stat)
+                    row.append(f"{pct(iv.estimate)} {ci(iv)} (n={agg.tasks})")
+                else:
+                    row.append("–")
             rows.append(row)
         lines += [_md_table(["configuration"] + cats, rows), ""]
 

@@ -53,7 +53,7 @@ class ReportWriteError(OSError):
         self.cause = cause
 
     def __str__(self) -> str:
-        return self.strerror
+        return self.strerror or ""  # set to the message above
 
 
 REPORT_FILES = ("leaderboard.md", "leaderboard.csv", "results.jsonl", "summary.json", "report.html")

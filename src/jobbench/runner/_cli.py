@@ -10,12 +10,15 @@ import json
 import os
 from pathlib import Path
 from types import SimpleNamespace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from ..tasks import default_dataset, display_path
 from ._spec import DEFAULT_SPLIT, default_run_name
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 
 def parse_setting(text: str) -> tuple[str, Any]:
@@ -139,9 +142,9 @@ def _grade_and_report(run_dir: Path, args: Any) -> int:
     from rich.console import Console
     from rich.markup import escape
 
-    from jobbench import grade, report
+    from jobbench import grade
     from jobbench.judge import load_judge_config
-    from jobbench.report import ReportWriteError, print_summary
+    from jobbench.report import ReportWriteError, print_summary, report
 
     console = getattr(args, "console", None) or Console()
     if getattr(args, "no_grade", False):
@@ -236,7 +239,7 @@ class _Progress:
         self.failed = 0
         self.empty = 0
         self.progress = None
-        self.task_id = None
+        self.task_id: TaskID | None = None
         if self.enabled:
             from rich.progress import (
                 BarColumn,

@@ -655,10 +655,10 @@ class DaskExecutor(Executor):
         if fut.status == "cancelled" or env.cancel.is_set():
             return None
         try:
-            exc = fut.exception()
+            failure = fut.exception()
         except Exception as e:  # the exception itself could not be fetched
-            exc = e
-        return self._record_failure(pt, env, _describe(exc))
+            failure = e
+        return self._record_failure(pt, env, _describe(failure))
 
     def _record_failure(self, pt: PlannedTrial, env: TrialEnv, error: str) -> TrialRecord:
         """Write ``infra_error`` for a trial whose job failed on the cluster (not the agent's

@@ -325,8 +325,8 @@ def run_trials(
 
             RunDir(run_dir).add_preflight(preflight)
         swept = sweep_scratch(scratch)  # leftover sandboxes and workspaces of interrupted runs
-        if swept.warning():
-            warnings.append(swept.warning())
+        if swept_warning := swept.warning():
+            warnings.append(swept_warning)
         for pt in todo:
             if on_event:
                 on_event("plan", pt, None)

@@ -21,6 +21,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal, cast
 
 from ..agents import (
     Agent,
@@ -181,7 +182,8 @@ def run_trial_once(
             uid = UID_POOL.acquire()
         mask = [env.dataset_root, env.run_dir, env.scratch_root]
 
-        backend = env.backend
+        # TrialEnv.backend holds the backend already resolved (``bwrap`` or ``none``)
+        backend = cast(Literal["bwrap", "none"], env.backend)
         workspace = ws
 
         def make_sandbox(
@@ -196,7 +198,7 @@ def run_trial_once(
                 mask=mask,
                 backend=backend,
                 uid=uid,
-                path_prepend=path_prepend,  # type: ignore[arg-type]
+                path_prepend=path_prepend,
                 tmp_root=workspace.private,
                 tmp_dirs=workspace.tmp_dirs,
             )

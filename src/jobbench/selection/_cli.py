@@ -527,8 +527,8 @@ def register(app: typer.Typer) -> None:
             sources = list(leaderboard) or ([] if run else [p.leaderboard])
             for lb in sources:
                 caps.extend(load_leaderboard(lb))
-            for r in run:
-                caps.extend(load_run_capability(r, judge_key))
+            for run_dir in run:
+                caps.extend(load_run_capability(run_dir, judge_key))
             chosen = pick_configs(caps, config)
             results = attention_analysis(chosen, counts, n_boot=n_boot, seed=seed, level=level)
         except DataFileError as exc:
@@ -666,7 +666,8 @@ def register(app: typer.Typer) -> None:
             raise _fail(str(exc)) from None
         for f in report.files:
             if f.status == "fetched":
-                print(f"fetched {f.path} ({f.bytes} bytes, sha256 {f.sha256[:12]}) from {f.source}")
+                digest = (f.sha256 or "")[:12]  # a fetched file always has its sha256
+                print(f"fetched {f.path} ({f.bytes} bytes, sha256 {digest}) from {f.source}")
             elif f.status == "kept":
                 print(f"kept    {f.path} (exists; --force to re-download)")
             else:

@@ -96,7 +96,9 @@ def _tool_calls(items: Any) -> list[Any]:
     for i, tc in enumerate(items or []):
         if not isinstance(tc, dict):
             continue
-        fn = tc.get("function") if isinstance(tc.get("function"), dict) else tc
+        fn = tc.get("function")
+        if not isinstance(fn, dict):  # flat: name and arguments on the call itself
+            fn = tc
         calls.append(
             ToolCall(
                 id=str(tc.get("id") or f"call-{i}"),

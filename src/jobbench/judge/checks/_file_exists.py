@@ -18,13 +18,18 @@ def image_problem(path: Path) -> str | None:
     does (Pillow's ``verify``; symlinks are never opened)."""
     from PIL import Image, UnidentifiedImageError
 
+    errors: tuple[type[BaseException], ...] = (
+        UnidentifiedImageError,
+        SyntaxError,
+        *DELIVERABLE_ERRORS,
+    )
     try:
         fd = os.open(
             path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
         )
         with os.fdopen(fd, "rb") as f, Image.open(f) as im:
             im.verify()
-    except (UnidentifiedImageError, SyntaxError, *DELIVERABLE_ERRORS) as exc:
+    except errors as exc:
         return f"not a readable image ({type(exc).__name__})"
     return None
 
