@@ -167,6 +167,20 @@ def test_cli_gate(tmp_path: Path, fx) -> None:
     assert res.exit_code == 2
 
 
+def test_cli_gate_missing_run_directory_is_bad_input(tmp_path: Path, fx, monkeypatch) -> None:
+    # a --runs / --oracle-run / --consistency path that does not exist is a typo (exit 2,
+    # named on stderr), not a gate that could not run (exit 3, "grade the run first")
+    fx.write_task(tmp_path / "ds", fx.clean_spec())
+    monkeypatch.chdir(tmp_path)
+    for opt in ("--runs", "--oracle-run", "--consistency"):
+        res = CliRunner().invoke(app, ["gate", "ds", opt, "runs/nope"])
+        assert res.exit_code == 2, (opt, res.output)
+        assert "runs/nope: no such directory" in res.stderr, opt
+        assert res.stdout == "", opt
+    with pytest.raises(FileNotFoundError, match="runs/nope: no such directory"):
+        run_gates(tmp_path / "ds", GateOptions(runs=[Path("runs/nope")]))
+
+
 def test_cli_gate_llm_and_runs(tmp_path: Path, fx, rb, monkeypatch) -> None:
     from jobbench.testing import FakeOpenAIServer, chat_reply
 

@@ -127,9 +127,14 @@ def run_gates(
         The :class:`GateReport`; its ``exit_code`` says pass / fail / infrastructure error.
 
     Raises:
-        FileNotFoundError: ``path`` holds no task.
+        FileNotFoundError: ``path`` holds no task, or a run directory given in ``options``
+            (``runs``, ``oracle_run``, ``consistency_run``) does not exist
+            (``"<dir>: no such directory"``).
     """
     opts = options or GateOptions()
+    for given in [*opts.runs, opts.oracle_run, opts.consistency_run]:
+        if given is not None and not Path(given).is_dir():
+            raise FileNotFoundError(f"{given}: no such directory")
     gates = list(dict.fromkeys(opts.gates))
     if opts.llm is not None and "llm" not in gates:
         gates.append("llm")
