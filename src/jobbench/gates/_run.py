@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -112,6 +113,7 @@ def run_gates(
     evaluate: Evaluate | None = None,
     openai_client: Any = None,
     grade_run: Any = None,
+    on_progress: Callable[[str, int, int, str | None], None] | None = None,
 ) -> GateReport:
     """Run the gates on every task under ``path``.
 
@@ -122,6 +124,10 @@ def run_gates(
         openai_client: client for the ``llm`` gate (default: built from ``options.llm``).
         grade_run: judge entry point for the consistency gate (default:
             ``jobbench.judge.grade_run``).
+        on_progress: called as ``on_progress(stage, done, total, task_id)`` for the
+            per-task gates: once with ``done=0`` and ``task_id=None`` before a stage's first
+            task, then after each task. ``stage`` names the gates of that pass
+            (``"audit, lint, decoy"``, or the requested subset; ``"llm"``).
 
     Returns:
         The :class:`GateReport`; its ``exit_code`` says pass / fail / infrastructure error.
@@ -210,7 +216,14 @@ def run_gates(
                 for name, res in results.get(t.id, {}).items():
                     by_id[t.id].gates[name] = _restrict(res, opts.strict)
 
-    for t in tasks:
+    def tick(stage: str, done: int, task_id: str | None) -> None:
+        if on_progress is not None:
+            on_progress(stage, done, len(tasks), task_id)
+
+    per_task = ", ".join(g for g in ("audit", "lint", "decoy") if g in gates)
+    if per_task:
+        tick(per_task, 0, None)
+    for i, t in enumerate(tasks if per_task else [], 1):
         tg = by_id[t.id]
         if "audit" in gates:
             cfg = opts.audit
@@ -226,6 +239,7 @@ def run_gates(
             tg.gates["lint"] = GateResult.from_findings("lint", lint_task(t), strict=opts.strict)
         if "decoy" in gates:
             tg.gates["decoy"] = _restrict(decoy_gate(t, evaluate), opts.strict)
+        tick(per_task, i, t.id)
 
     if "llm" in gates:
         if opts.llm is None:
@@ -235,7 +249,8 @@ def run_gates(
                 )
         else:
             client = openai_client
-            for t in tasks:
+            tick("llm", 0, None)
+            for i, t in enumerate(tasks, 1):
                 review = llm_review_task(t, opts.llm, client=client)
                 gr = GateResult.from_findings(
                     "llm",
@@ -248,6 +263,7 @@ def run_gates(
                         update={"status": "error", "reason": "; ".join(review.errors)}
                     )
                 by_id[t.id].gates["llm"] = gr
+                tick("llm", i, t.id)
 
     if "solve" in gates:
         if not opts.runs:
