@@ -117,3 +117,19 @@ def test_occupation_table_matches_shared_join() -> None:
             r["jobbench_display_name"],
         ), slug
     assert len({o.soc_major_code for o in table.values()}) == 10
+
+
+def test_tasks_table_piped_keeps_full_names() -> None:
+    # piped (not a terminal, 80 columns) the table is printed at its natural width: no
+    # occupation is cut to "bookkee…"
+    from jobbench.tasks import load_dataset
+
+    sample = Path(__file__).resolve().parents[2] / "datasets" / "sample"
+    r = runner.invoke(app, ["tasks", str(sample)], terminal_width=80)
+    assert r.exit_code == 0, r.output
+    assert "…" not in r.stdout
+    occs = {t.occupation for t in load_dataset(sample).tasks}
+    assert len(occs) == 8
+    for occ in occs:
+        assert any(occ in line.split() or f" {occ} " in line for line in r.stdout.splitlines())
+    assert "8 occupations, 7 SOC major groups" in r.stdout
