@@ -180,7 +180,8 @@ def validate_cmd(
         n_err, n_warn = len(ds.errors), len(ds.warnings)
         verdict = "[green]valid[/green]" if n_err == 0 else f"[red]{n_err} error(s)[/red]"
         extra = f"; {n_warn} warning(s)" if n_warn else ""
-        console.print(f"{len(ds.tasks)} valid task(s); {verdict}{extra}")
+        where = escape(display_path(ds.root))
+        console.print(f"{len(ds.tasks)} valid task(s) in {where}; {verdict}{extra}", soft_wrap=True)
     raise typer.Exit(0 if ds.ok else 1)
 
 

@@ -43,14 +43,15 @@ def test_tasks_table_raw_hf(fixtures: Path) -> None:
 def test_validate_valid_fixtures(fixtures: Path, name: str, tasks: int) -> None:
     r = runner.invoke(app, ["validate", name])
     assert r.exit_code == 0
-    assert r.stdout.strip() == f"{tasks} valid task(s); valid"
+    assert r.stdout.strip() == f"{tasks} valid task(s) in {name}; valid"
 
 
 def test_validate_invalid_lists_every_problem(fixtures: Path) -> None:
     r = runner.invoke(app, ["validate", "invalid", "--strict"], terminal_width=400)
     assert r.exit_code == 1
     lines = r.stdout.strip().splitlines()
-    assert lines[-1] == "0 valid task(s); 31 error(s)"  # --strict: misnamed task dirs are errors
+    # --strict: misnamed task dirs are errors
+    assert lines[-1] == "0 valid task(s) in invalid; 31 error(s)"
     assert len(lines) == 32
     # rich markup in messages is printed literally
     assert (
@@ -67,7 +68,7 @@ def test_validate_tolerant_by_default(fixtures: Path) -> None:
     r = runner.invoke(app, ["validate", "invalid"], terminal_width=400)
     assert r.exit_code == 1  # the public-format errors remain
     lines = r.stdout.strip().splitlines()
-    assert lines[-1] == "8 valid task(s); 18 error(s); 13 warning(s)"
+    assert lines[-1] == "8 valid task(s) in invalid; 18 error(s); 13 warning(s)"
     assert (
         "invalid/dataset/main/lawyers/task24/RUBRICS.json: rubrics[0].vision: warning: must "
         'be true or false, got "yes"; `vision` ignored for rubrics[0], as the public tools '
