@@ -183,10 +183,12 @@ def test_gate_reports_progress_per_task(tmp_path: Path, fx, monkeypatch) -> None
     assert seen[0][3] is None
     assert [x[3].split("/")[::2] for x in seen[1:]] == [["sample", "task1"], ["sample", "task2"]]
     monkeypatch.chdir(tmp_path)
-    res = CliRunner().invoke(app, ["gate", "ds", "--gates", "validate,lint"])
+    res = CliRunner().invoke(app, ["gate", "ds", "--gates", "validate,lint"], terminal_width=30)
     assert res.exit_code == 0, res.output
     lines = [ln for ln in res.stderr.splitlines() if ln.startswith("gate [")]
+    # one line per task, never wrapped to the terminal width
     assert [ln.split(":")[0] for ln in lines] == ["gate [1/2] lint", "gate [2/2] lint"], res.stderr
+    assert all(ln.endswith(("task1", "task2")) for ln in lines), res.stderr
     assert "**Result: PASS**" in res.stdout and "gate [" not in res.stdout
     quiet = CliRunner().invoke(app, ["gate", "ds", "--gates", "validate,lint", "--no-progress"])
     assert quiet.exit_code == 0 and "gate [" not in quiet.stderr

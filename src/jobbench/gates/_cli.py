@@ -60,7 +60,10 @@ class _GateProgress:
             self.live.update(self.bars[stage], completed=done)
         elif task_id is not None:
             self.console.print(
-                f"gate [{done}/{total}] {stage}: {task_id}", highlight=False, markup=False
+                f"gate [{done}/{total}] {stage}: {task_id}",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
             )
 
 
