@@ -183,7 +183,7 @@ def test_gate_reports_progress_per_task(tmp_path: Path, fx, monkeypatch) -> None
     assert seen[0][3] is None
     assert [x[3].split("/")[::2] for x in seen[1:]] == [["sample", "task1"], ["sample", "task2"]]
     monkeypatch.chdir(tmp_path)
-    res = CliRunner().invoke(app, ["gate", "ds", "--gates", "validate,lint"], terminal_width=30)
+    res = CliRunner().invoke(app, ["gate", "ds", "--gates", "validate,lint"], env={"COLUMNS": "30"})
     assert res.exit_code == 0, res.output
     lines = [ln for ln in res.stderr.splitlines() if ln.startswith("gate [")]
     # one line per task, never wrapped to the terminal width
