@@ -337,3 +337,27 @@ def test_consistency_gate_in_report(two_tasks, rb, tmp_path: Path) -> None:
     assert g2.status == "skip" and rep.consistency.flip_rate == pytest.approx(1 / 6)
     assert "Verdict flip rate 16.67% over 2 gradings" in render_markdown(rep)
     assert len(n) == 2 and rep.exit_code == 0
+
+
+def test_gate_report_names_the_judge_key_it_picked(two_tasks, rb, tmp_path: Path) -> None:
+    # with several judge keys in the run and no --judge-key, the report says which one the
+    # oracle/null gates read and how to pick another (as `jobbench report` warns)
+    root, t1, t2 = two_tasks
+    run = tmp_path / "run"
+    rb.write_lock(run, root, [t1, t2])
+    for t in (t1, t2):
+        rb.add_trial(run, t, "oracle", "-", 1, {}, default="pass")
+        rb.add_trial(run, t, "null", "-", 1, {})
+    rep = run_gates(root, GateOptions(gates=["validate"], oracle_run=run))
+    assert not [n for n in rep.notes if "judge key" in n]  # one key: nothing to say
+    keys = sorted(p.name for p in (run / "grades").iterdir() if p.is_dir())
+    assert len(keys) == 1
+    import shutil
+
+    shutil.copytree(run / "grades" / keys[0], run / "grades" / "other")
+    rep = run_gates(root, GateOptions(gates=["validate"], oracle_run=run))
+    (note,) = [n for n in rep.notes if "judge key" in n]
+    assert note.startswith("oracle/null gates: judge key ") and "--judge-key KEY" in note
+    assert "other" in note and keys[0] in note
+    asked = run_gates(root, GateOptions(gates=["validate"], oracle_run=run, judge_key="other"))
+    assert not [n for n in asked.notes if "judge key" in n]

@@ -11,11 +11,12 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..rundir import RunDir, parse_trial_id
+from ..rundir import RunDir, judge_key_note, parse_trial_id
 from ..tasks import RUBRICS, Dataset, discover_task_dirs, display_path, load_dataset
 from ._audit import AuditConfig, audit_task
 from ._decoy import Evaluate, decoy_gate
 from ._findings import GateResult, GateUnavailable, make_finding
+from ._grades import resolve_judge_key
 from ._lint import lint_task
 from ._llm import LLMReviewConfig, llm_review_task
 from ._oracle import (
@@ -196,6 +197,7 @@ def run_gates(
             if opts.oracle_run is not None:
                 results = check_oracle_null(opts.oracle_run, judge_key=opts.judge_key, dataset=sub)
                 oracle_dir = opts.oracle_run
+                _note_judge_key(report, "oracle/null gates", [opts.oracle_run], opts.judge_key)
             elif opts.run_oracle_into is not None:
                 results = run_oracle_null(root, opts.run_oracle_into, task_glob=opts.task_glob)
                 oracle_dir = opts.run_oracle_into
@@ -287,6 +289,7 @@ def run_gates(
                     by_id[t.id].gates["solve"] = GateResult.errored("solve", str(exc))
             else:
                 report.solve = st
+                _note_judge_key(report, "solve trial", list(opts.runs), opts.judge_key)
                 if st.excluded and not st.tasks:
                     report.notes.append(
                         "solve trial: every graded trial given is the oracle's or the null "
@@ -330,6 +333,14 @@ def run_gates(
                 )
                 by_id[t.id].gates["consistency"] = _restrict(res, opts.strict)
     return report
+
+
+def _note_judge_key(report: GateReport, what: str, runs: list[Path], asked: str | None) -> None:
+    """Add :func:`jobbench.rundir.judge_key_note` to the report's notes when the gates picked
+    one judge key among several themselves (as ``jobbench report`` warns)."""
+    note = judge_key_note(runs, resolve_judge_key(runs, asked), asked)
+    if note is not None:
+        report.notes.append(f"{what}: {note}")
 
 
 def _default_judge_config() -> Any:
