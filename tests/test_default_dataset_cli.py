@@ -32,6 +32,9 @@ def test_commands_without_a_dataset_use_the_bundled_sample(tmp_path, monkeypatch
     res = runner.invoke(app, ["validate", "--json"])
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout)["tasks"] == n
+    res = runner.invoke(app, ["validate"], terminal_width=400)
+    # the success line names what it validated, as `tasks` and `gate` do
+    assert res.stdout.strip() == f"{n} valid task(s) in {SAMPLE}; valid", res.output
     out = tmp_path / "gate"
     res = runner.invoke(app, ["gate", "--gates", "validate", "--out", str(out)])
     assert res.exit_code == 0, res.output

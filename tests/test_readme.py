@@ -30,3 +30,21 @@ def test_scripted_model_example_runs(tmp_path) -> None:
     assert record["status"] == "ok"
     assert [d["path"] for d in record["deliverables"]] == ["answer.md"]
     assert (trial / "deliverables" / "answer.md").read_text() == "42"
+
+
+def test_gate_paragraph_names_the_run_options() -> None:
+    # the oracle/null gate reads the run given with --oracle-run; a run passed to --runs feeds
+    # the solve trial, which leaves the oracle and null agents out. The README must say which.
+    text = README.read_text(encoding="utf-8")
+    section = text[text.index("## Quality gates and judge calibration") :]
+    para = section[: section.index("\n\n", section.index("`jobbench gate PATH`"))]
+    flat = " ".join(para.split())
+    assert re.search(r"oracle 100 % / null 0 %[^.;]*`--oracle-run RUN`", flat), flat
+    assert re.search(r"solve trial[^.;]*`--runs RUN`", flat), flat
+    from typer.testing import CliRunner
+
+    from jobbench.cli import app
+
+    helptext = CliRunner().invoke(app, ["gate", "--help"], env={"COLUMNS": "200"}).output
+    for flag in set(re.findall(r"`(--[a-z-]+)", flat)):
+        assert flag in helptext, flag

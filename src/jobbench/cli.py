@@ -62,7 +62,10 @@ def tasks_cmd(
     split: list[str] | None = typer.Option(None, "--split", help="Only these splits (repeatable)."),
     as_json: bool = typer.Option(False, "--json", help="Print JSON instead of a table."),
 ) -> None:
-    """Summarise tasks per occupation: tasks, rubrics, criteria, total weight, file formats."""
+    """Summarise tasks per occupation: tasks, rubrics, criteria, total weight, file formats.
+
+    On a terminal the table fits its width; piped, it is printed at its natural width
+    (full occupation names, one line per row)."""
     ds = _load_or_exit(path, split)
     groups: dict[tuple[str, str], dict] = defaultdict(
         lambda: {"tasks": 0, "rubrics": 0, "criteria": 0, "total_weight": 0.0, "formats": Counter()}
@@ -128,7 +131,14 @@ def tasks_cmd(
             f"{r['total_weight']:g}",
             fmt,
         )
-    console.print(table)
+    if console.is_terminal:
+        console.print(table)
+    else:  # piped: the natural width, so no name is cut to fit a pretend 80 columns
+        from rich.measure import Measurement
+
+        natural = Measurement.get(console, console.options.update_width(10_000), table).maximum
+        wide = Console(width=max(natural, console.width))
+        wide.print(table)
     n_occ = len({r["occupation"] for r in rows})
     n_groups = len({r["soc_major_code"] for r in rows} - {"unknown"})
     console.print(f"{n_occ} occupations, {n_groups} SOC major groups")
@@ -170,7 +180,8 @@ def validate_cmd(
         n_err, n_warn = len(ds.errors), len(ds.warnings)
         verdict = "[green]valid[/green]" if n_err == 0 else f"[red]{n_err} error(s)[/red]"
         extra = f"; {n_warn} warning(s)" if n_warn else ""
-        console.print(f"{len(ds.tasks)} valid task(s); {verdict}{extra}")
+        where = escape(display_path(ds.root))
+        console.print(f"{len(ds.tasks)} valid task(s) in {where}; {verdict}{extra}", soft_wrap=True)
     raise typer.Exit(0 if ds.ok else 1)
 
 

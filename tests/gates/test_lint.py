@@ -307,3 +307,33 @@ def test_quoted_values_are_not_label_traps() -> None:
         )
         == []
     )
+
+
+def test_count_check_compares_counts_not_amounts() -> None:
+    # the sample's bookkeeping easy task1 rubrics[4]: a count of the rows whose amount is the
+    # figure in the sentence; the check's 1 is the "one" entry, not the amount
+    from jobbench.tasks import CsvValueCheck
+
+    chk = CsvValueCheck(
+        kind="csv_value",
+        file="adjusting_entries.csv",
+        column="entry",
+        where={"amount": "-862.15"},
+        aggregate="count",
+        expect={"equals": 1},
+    )
+    text = "adjusting_entries.csv has one entry of -$862.15 (the Hartwell Mutual auto-debit)."
+    assert lint_text(text, LintContext(check=chk), rules=["CK1"]) == []
+    # a sentence stating only the amount states no count: nothing to compare
+    bare = "adjusting_entries.csv has an entry of -$862.15."
+    assert lint_text(bare, LintContext(check=chk), rules=["CK1"]) == []
+    # a stated count that differs from the check's count is still a mismatch
+    ((rid, msg, _),) = lint_text(
+        text.replace("one entry", "two entries"), LintContext(check=chk), rules=["CK1"]
+    )
+    assert rid == "CK1" and "expects a count of 1" in msg and "two" in msg
+    three = "adjusting_entries.csv has 3 entries of -$862.15."
+    ((_, msg3, _),) = lint_text(three, LintContext(check=chk), rules=["CK1"])
+    assert "3" in msg3
+    ok3 = chk.model_copy(update={"expect": chk.expect.model_copy(update={"equals": 3})})
+    assert lint_text(three, LintContext(check=ok3), rules=["CK1"]) == []

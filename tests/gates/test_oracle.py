@@ -65,10 +65,36 @@ def test_oracle_failure_and_vacuous_null(two_tasks, rb, tmp_path: Path) -> None:
     n1 = res[t1.id]["null"]
     assert [(f.rule, f.where, f.severity) for f in n1.findings] == [("N1", "rubrics[2]", "error")]
     assert "weight 2" in n1.findings[0].message
-    assert [(f.rule, f.where) for f in res[t2.id]["oracle"].findings] == [
-        ("O1", "rubrics[0].criterion[0]")
-    ]
+    # an unjudged criterion is no verdict on the task: the gate could not establish 100 %
+    o2 = res[t2.id]["oracle"]
+    assert (o2.status, o2.findings) == ("error", [])
+    assert "1 oracle criterion verdict(s)" in o2.reason and "rubrics[0].criterion[0]" in o2.reason
     assert [f.rule for f in res[t2.id]["null"].findings] == ["N2"]
+
+
+def test_oracle_judge_errors_are_an_error_not_a_failure(two_tasks, rb, tmp_path: Path) -> None:
+    # a judge that gave no valid verdict says nothing about the gold answers: the gate is
+    # `error` (exit 3), not O1 "fix the gold value"; a real fail next to it still fails
+    root, t1, t2 = two_tasks
+    run = tmp_path / "run"
+    rb.write_lock(run, root, [t1, t2])
+    rb.add_trial(run, t1, "oracle", "-", 1, {(0, 0): "judge_error", (1, 0): "judge_error"},
+                 default="pass")  # fmt: skip
+    rb.add_trial(run, t2, "oracle", "-", 1, {(0, 0): "judge_error", (1, 1): "fail"},
+                 default="pass")  # fmt: skip
+    for t in (t1, t2):
+        rb.add_trial(run, t, "null", "-", 1, {})
+    res = check_oracle_null(run)
+    o1 = res[t1.id]["oracle"]
+    assert (o1.status, o1.findings) == ("error", [])
+    assert o1.reason.startswith("2 oracle criterion verdict(s)") and "judge_error" in o1.reason
+    o2 = res[t2.id]["oracle"]
+    assert o2.status == "fail"
+    assert [(f.rule, f.where) for f in o2.findings] == [("O1", "rubrics[1].criterion[1]")]
+    rep = run_gates(root, GateOptions(gates=["validate"], oracle_run=run))
+    assert rep.exit_code == 1  # t2 fails
+    only_t1 = run_gates(root, GateOptions(gates=["validate"], oracle_run=run, task_glob="*task1"))
+    assert only_t1.exit_code == 3  # nothing failed, a gate could not run
 
 
 def test_missing_oracle_grade_with_dataset(two_tasks, rb, tmp_path: Path) -> None:
@@ -311,3 +337,27 @@ def test_consistency_gate_in_report(two_tasks, rb, tmp_path: Path) -> None:
     assert g2.status == "skip" and rep.consistency.flip_rate == pytest.approx(1 / 6)
     assert "Verdict flip rate 16.67% over 2 gradings" in render_markdown(rep)
     assert len(n) == 2 and rep.exit_code == 0
+
+
+def test_gate_report_names_the_judge_key_it_picked(two_tasks, rb, tmp_path: Path) -> None:
+    # with several judge keys in the run and no --judge-key, the report says which one the
+    # oracle/null gates read and how to pick another (as `jobbench report` warns)
+    root, t1, t2 = two_tasks
+    run = tmp_path / "run"
+    rb.write_lock(run, root, [t1, t2])
+    for t in (t1, t2):
+        rb.add_trial(run, t, "oracle", "-", 1, {}, default="pass")
+        rb.add_trial(run, t, "null", "-", 1, {})
+    rep = run_gates(root, GateOptions(gates=["validate"], oracle_run=run))
+    assert not [n for n in rep.notes if "judge key" in n]  # one key: nothing to say
+    keys = sorted(p.name for p in (run / "grades").iterdir() if p.is_dir())
+    assert len(keys) == 1
+    import shutil
+
+    shutil.copytree(run / "grades" / keys[0], run / "grades" / "other")
+    rep = run_gates(root, GateOptions(gates=["validate"], oracle_run=run))
+    (note,) = [n for n in rep.notes if "judge key" in n]
+    assert note.startswith("oracle/null gates: judge key ") and "--judge-key KEY" in note
+    assert "other" in note and keys[0] in note
+    asked = run_gates(root, GateOptions(gates=["validate"], oracle_run=run, judge_key="other"))
+    assert not [n for n in asked.notes if "judge key" in n]

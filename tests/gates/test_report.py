@@ -167,6 +167,47 @@ def test_cli_gate(tmp_path: Path, fx) -> None:
     assert res.exit_code == 2
 
 
+def test_gate_reports_progress_per_task(tmp_path: Path, fx, monkeypatch) -> None:
+    # run_gates calls on_progress(stage, done, total, task_id) before and after each task;
+    # the CLI prints a line per task on stderr when stderr is not a terminal
+    fx.write_task(tmp_path / "ds", fx.clean_spec(), number=1)
+    fx.write_task(tmp_path / "ds", fx.clean_spec(), number=2)
+    seen: list[tuple[str, int, int, str | None]] = []
+    run_gates(
+        tmp_path / "ds",
+        GateOptions(gates=["validate", "lint"]),
+        on_progress=lambda *a: seen.append(a),
+    )
+    # the stage names the requested per-task gates (validate runs before, for all at once)
+    assert [x[:3] for x in seen] == [("lint", 0, 2), ("lint", 1, 2), ("lint", 2, 2)], seen
+    assert seen[0][3] is None
+    assert [x[3].split("/")[::2] for x in seen[1:]] == [["sample", "task1"], ["sample", "task2"]]
+    monkeypatch.chdir(tmp_path)
+    res = CliRunner().invoke(app, ["gate", "ds", "--gates", "validate,lint"], env={"COLUMNS": "30"})
+    assert res.exit_code == 0, res.output
+    lines = [ln for ln in res.stderr.splitlines() if ln.startswith("gate [")]
+    # one line per task, never wrapped to the terminal width
+    assert [ln.split(":")[0] for ln in lines] == ["gate [1/2] lint", "gate [2/2] lint"], res.stderr
+    assert all(ln.endswith(("task1", "task2")) for ln in lines), res.stderr
+    assert "**Result: PASS**" in res.stdout and "gate [" not in res.stdout
+    quiet = CliRunner().invoke(app, ["gate", "ds", "--gates", "validate,lint", "--no-progress"])
+    assert quiet.exit_code == 0 and "gate [" not in quiet.stderr
+
+
+def test_cli_gate_missing_run_directory_is_bad_input(tmp_path: Path, fx, monkeypatch) -> None:
+    # a --runs / --oracle-run / --consistency path that does not exist is a typo (exit 2,
+    # named on stderr), not a gate that could not run (exit 3, "grade the run first")
+    fx.write_task(tmp_path / "ds", fx.clean_spec())
+    monkeypatch.chdir(tmp_path)
+    for opt in ("--runs", "--oracle-run", "--consistency"):
+        res = CliRunner().invoke(app, ["gate", "ds", opt, "runs/nope"])
+        assert res.exit_code == 2, (opt, res.output)
+        assert "runs/nope: no such directory" in res.stderr, opt
+        assert res.stdout == "", opt
+    with pytest.raises(FileNotFoundError, match="runs/nope: no such directory"):
+        run_gates(tmp_path / "ds", GateOptions(runs=[Path("runs/nope")]))
+
+
 def test_cli_gate_llm_and_runs(tmp_path: Path, fx, rb, monkeypatch) -> None:
     from jobbench.testing import FakeOpenAIServer, chat_reply
 

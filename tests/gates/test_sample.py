@@ -158,3 +158,19 @@ def test_broken_copy_leaked_oracle_answer(tmp_path: Path) -> None:
     )
     rep = run_gates(tmp_path / "ds", GateOptions(gates=["audit"], oracle_run=run))
     assert "A6" in [f.rule for f in rep.tasks[0].gates["audit"].findings]
+
+
+def test_sample_text_has_no_past_tense_after_did_not() -> None:
+    # "the books did not booked" slipped into a shipped rubric question; "did not" / "didn't"
+    # takes the bare verb, so "-ed" right after it is a slip ("need", "exceed" are bare verbs)
+    import re
+
+    slip = re.compile(r"\bdid(?: not|n[’']t) \w+[^\We]ed\b", re.IGNORECASE)
+    found = [
+        (t.id, r.index, s)
+        for t in load_dataset(SAMPLE).tasks
+        for r in t.rubrics
+        for s in [r.question, *(c.text for c in r.criteria)]
+        if slip.search(s)
+    ]
+    assert found == []

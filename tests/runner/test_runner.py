@@ -319,6 +319,24 @@ def test_cli_run_keeps_trials_when_grading_fails(tmp_path, dataset, monkeypatch)
     assert "0 trial(s) run, 4 already finished" in r.output
 
 
+def test_cli_run_says_on_stderr_how_many_trials_a_resume_reused(tmp_path, dataset, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    first = runner.invoke(app, ["run", str(dataset), "--no-progress", "--no-grade"])
+    assert first.exit_code == 0, first.output
+    assert "resumed" not in first.stderr
+    again = runner.invoke(app, ["run", str(dataset), "--no-progress", "--no-grade"])
+    assert again.exit_code == 0, again.output
+    assert "resumed: 4 of 4 trial(s) already done in runs/sample-oracle+null, reused" in (
+        again.stderr
+    )
+    assert "resumed" not in again.stdout
+    trials = sorted((tmp_path / "runs" / "sample-oracle+null").rglob("trial.json"))
+    trials[0].unlink()
+    part = runner.invoke(app, ["run", str(dataset), "--no-progress", "--no-grade"])
+    assert "resumed: 3 of 4 trial(s) already done" in part.stderr, part.output
+    assert "1 trial(s) run, 3 already finished" in part.stdout
+
+
 def test_cli_run_grades_and_reports(tmp_path, dataset, monkeypatch):
     """The main job end to end on fixture tasks: trials, checks-only grades, report files."""
     for name in ("JUDGE_MODEL", "JUDGE_API_BASE", "JOBBENCH_JUDGE_MODEL", "JOBBENCH_JUDGE_CONFIG"):

@@ -43,14 +43,15 @@ def test_tasks_table_raw_hf(fixtures: Path) -> None:
 def test_validate_valid_fixtures(fixtures: Path, name: str, tasks: int) -> None:
     r = runner.invoke(app, ["validate", name])
     assert r.exit_code == 0
-    assert r.stdout.strip() == f"{tasks} valid task(s); valid"
+    assert r.stdout.strip() == f"{tasks} valid task(s) in {name}; valid"
 
 
 def test_validate_invalid_lists_every_problem(fixtures: Path) -> None:
     r = runner.invoke(app, ["validate", "invalid", "--strict"], terminal_width=400)
     assert r.exit_code == 1
     lines = r.stdout.strip().splitlines()
-    assert lines[-1] == "0 valid task(s); 31 error(s)"  # --strict: misnamed task dirs are errors
+    # --strict: misnamed task dirs are errors
+    assert lines[-1] == "0 valid task(s) in invalid; 31 error(s)"
     assert len(lines) == 32
     # rich markup in messages is printed literally
     assert (
@@ -67,7 +68,7 @@ def test_validate_tolerant_by_default(fixtures: Path) -> None:
     r = runner.invoke(app, ["validate", "invalid"], terminal_width=400)
     assert r.exit_code == 1  # the public-format errors remain
     lines = r.stdout.strip().splitlines()
-    assert lines[-1] == "8 valid task(s); 18 error(s); 13 warning(s)"
+    assert lines[-1] == "8 valid task(s) in invalid; 18 error(s); 13 warning(s)"
     assert (
         "invalid/dataset/main/lawyers/task24/RUBRICS.json: rubrics[0].vision: warning: must "
         'be true or false, got "yes"; `vision` ignored for rubrics[0], as the public tools '
@@ -117,3 +118,19 @@ def test_occupation_table_matches_shared_join() -> None:
             r["jobbench_display_name"],
         ), slug
     assert len({o.soc_major_code for o in table.values()}) == 10
+
+
+def test_tasks_table_piped_keeps_full_names() -> None:
+    # piped (not a terminal, 80 columns) the table is printed at its natural width: no
+    # occupation is cut to "bookkee…"
+    from jobbench.tasks import load_dataset
+
+    sample = Path(__file__).resolve().parents[2] / "datasets" / "sample"
+    r = runner.invoke(app, ["tasks", str(sample)], terminal_width=80)
+    assert r.exit_code == 0, r.output
+    assert "…" not in r.stdout
+    occs = {t.occupation for t in load_dataset(sample).tasks}
+    assert len(occs) == 8
+    for occ in occs:
+        assert any(occ in line.split() or f" {occ} " in line for line in r.stdout.splitlines())
+    assert "8 occupations, 7 SOC major groups" in r.stdout

@@ -514,7 +514,7 @@ def test_cli_pull_uses_hf_endpoint(hub, tmp_path: Path, monkeypatch: pytest.Monk
     )
     assert "already up to date at data" in r.stdout
     r = runner.invoke(app, ["validate", "data"])
-    assert r.exit_code == 0 and r.stdout.strip() == "3 valid task(s); valid"
+    assert r.exit_code == 0 and r.stdout.strip() == "3 valid task(s) in data; valid"
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     r = runner.invoke(app, ["dataset", "pull", "--dest", "data2"], terminal_width=400)
     assert r.exit_code == 3 and "offline mode is on" in r.stderr  # as `selection fetch` offline

@@ -96,10 +96,12 @@ def test_a_stray_task_directory_given_directly(fixtures: Path) -> None:
 def test_validate_cli(fixtures: Path) -> None:
     r = runner.invoke(app, ["validate", "thirdparty"], terminal_width=400)
     assert r.exit_code == 0, r.output
-    assert r.stdout.strip().splitlines() == WARNINGS + ["3 valid task(s); valid; 7 warning(s)"]
+    done = "3 valid task(s) in thirdparty; valid; 7 warning(s)"
+    assert r.stdout.strip().splitlines() == WARNINGS + [done]
     r = runner.invoke(app, ["validate", "thirdparty", "--strict"], terminal_width=400)
     assert r.exit_code == 1
-    assert r.stdout.strip().splitlines() == STRICT_ERRORS + ["1 valid task(s); 8 error(s)"]
+    refused = "1 valid task(s) in thirdparty; 8 error(s)"
+    assert r.stdout.strip().splitlines() == STRICT_ERRORS + [refused]
 
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "datasets"

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -22,6 +23,48 @@ def _err(msg: str) -> None:
     from rich.markup import escape
 
     Console(stderr=True).print(f"[red]error:[/red] {escape(msg)}", highlight=False, soft_wrap=True)
+
+
+class _GateProgress:
+    """``run_gates``'s ``on_progress``: a bar per stage (:func:`jobbench._progress.
+    stderr_progress`) when stderr is a terminal, else a line per task on stderr
+    (``gate [3/16] audit, lint, decoy: main/occ/task1``); silent when disabled."""
+
+    def __init__(self, enabled: bool) -> None:
+        from rich.console import Console
+
+        self.console = Console(stderr=True)
+        self.enabled = enabled
+        self.live = None
+        self.bars: dict[str, Any] = {}
+        if enabled and self.console.is_terminal:
+            from .._progress import stderr_progress
+
+            self.live = stderr_progress(True)
+
+    def __enter__(self) -> _GateProgress:
+        if self.live is not None:
+            self.live.start()
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self.live is not None:
+            self.live.stop()
+
+    def __call__(self, stage: str, done: int, total: int, task_id: str | None) -> None:
+        if not self.enabled:
+            return
+        if self.live is not None:
+            if stage not in self.bars:
+                self.bars[stage] = self.live.add_task(f"gates: {stage}", total=total)
+            self.live.update(self.bars[stage], completed=done)
+        elif task_id is not None:
+            self.console.print(
+                f"gate [{done}/{total}] {stage}: {task_id}",
+                highlight=False,
+                markup=False,
+                soft_wrap=True,
+            )
 
 
 def gate_cmd(
@@ -110,6 +153,11 @@ def gate_cmd(
     as_json: bool = typer.Option(
         False, "--json", help="Print the JSON report instead of markdown."
     ),
+    no_progress: bool = typer.Option(
+        False,
+        "--no-progress",
+        help="No progress on stderr (default: a bar on a terminal, else a line per task).",
+    ),
 ) -> None:
     """Run the quality gates on tasks and report pass/fail per gate per task.
 
@@ -179,7 +227,10 @@ def gate_cmd(
         judge_config=judge_cfg,
     )
     try:
-        report = run_gates(path if path is not None else default_dataset(), opts)
+        with _GateProgress(not no_progress) as progress:
+            report = run_gates(
+                path if path is not None else default_dataset(), opts, on_progress=progress
+            )
     except (FileNotFoundError, ValueError) as exc:
         _err(str(exc))
         raise typer.Exit(2) from exc

@@ -813,16 +813,61 @@ def _number_matches(t: NumberToken, v: float, abs_tol: float, rel_tol: float) ->
     return False
 
 
+_COUNT_WORDS = {
+    w: i
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+        "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+} | {"single": 1}
+_COUNT_WORD_RE = re.compile(r"\b(" + "|".join(_COUNT_WORDS) + r")\b", re.IGNORECASE)
+
+
+def _stated_counts(text: str) -> list[tuple[str, float]]:
+    """``[(as written, value), ...]`` of the counts a sentence states: number words
+    (``zero``–``twenty``, ``single``) and whole numbers with no currency sign, ``%``, scale
+    word or decimals that are neither years nor indexes."""
+    out = [
+        (m.group(1), float(_COUNT_WORDS[m.group(1).lower()])) for m in _COUNT_WORD_RE.finditer(text)
+    ]
+    out += [
+        (n.text, n.value)
+        for n in numbers(text)
+        if n.decimals == 0
+        and not (n.currency or n.percent or n.is_year or _is_index(n))
+        and n.scale == 1.0
+        and n.value >= 0
+    ]
+    return out
+
+
+def _count_mismatch(text: str, vals: list[float], abs_tol: float) -> list[str]:
+    """CK1 for a ``count``/``nunique`` aggregate: its expected values are counts, compared
+    with the counts the sentence states (never with its amounts); no stated count, no
+    finding."""
+    counts = _stated_counts(text)
+    if not counts or any(
+        math.isclose(c, v, abs_tol=max(abs_tol, 1e-9)) for _, c in counts for v in vals
+    ):
+        return []
+    shown = ", ".join(f"{v:g}" for v in vals)
+    written = ", ".join(w for w, _ in counts)
+    return [f"the check expects a count of {shown} but the criterion states {written}"]
+
+
 @_rule("CK1")
 def check_text_mismatch(text: str, ctx: LintContext) -> list[str]:
     """A numeric check (``number`` value, ``expect.equals``/``any_of`` numbers) whose value
     matches none of the numbers written in the criterion (within the check's tolerance, the
-    text's rounding, and percent/fraction scaling)."""
+    text's rounding, and percent/fraction scaling). A ``count``/``nunique`` aggregate's value
+    is compared with the counts the criterion states instead (:func:`_stated_counts`)."""
     if ctx.check is None:
         return []
     vals, abs_tol, rel_tol, _ = _expected_numbers(ctx.check)
     if not vals:
         return []
+    if getattr(ctx.check, "aggregate", None) in ("count", "nunique"):
+        return _count_mismatch(text, vals, abs_tol)
     toks = [n for n in numbers(text) if not _is_index(n)]
     if not toks:
         return []

@@ -58,7 +58,10 @@ def check_oracle_null(
         oracle_agent, null_agent: agent names as they appear in trial ids.
 
     Returns:
-        ``{task_id: {"oracle": GateResult, "null": GateResult}}``.
+        ``{task_id: {"oracle": GateResult, "null": GateResult}}``. An oracle criterion
+        that failed is an ``O1`` finding (gate ``fail``); ``judge_error``/``unjudged``
+        verdicts are no verdict on the task: with no ``O1`` the oracle gate is ``error``
+        (could not establish 100 %), naming the first such criterion.
 
     Raises:
         FileNotFoundError, ValueError: as :func:`jobbench.gates.resolve_judge_key` /
@@ -93,11 +96,17 @@ def check_oracle_null(
                 )
             )
         scores = []
+        undecided: list[str] = []  # judge_error / unjudged: no verdict, so no O1
         for g in oracle:
             scores.append(g.grade.score)
             for rg in g.grade.rubrics:
                 for cv in rg.criteria:
-                    if cv.verdict != "pass":
+                    if cv.verdict in ("judge_error", "unjudged"):
+                        undecided.append(
+                            f"{g.grade.trial_id} rubrics[{rg.index}].criterion"
+                            f"[{cv.criterion_index}]: {cv.verdict}"
+                        )
+                    elif cv.verdict != "pass":
                         findings.append(
                             make_finding(
                                 "O1",
@@ -110,6 +119,7 @@ def check_oracle_null(
                         )
             if (
                 g.grade.score is not None
+                and not undecided
                 and g.grade.score < 1.0
                 and not any(
                     f.rule == "O1" and f.message.startswith(g.grade.trial_id) for f in findings
@@ -125,6 +135,14 @@ def check_oracle_null(
                     )
                 )
         res["oracle"] = GateResult.from_findings("oracle", findings, metrics={"scores": scores})
+        if undecided and res["oracle"].status not in ("fail", "error"):
+            res["oracle"] = GateResult.errored(
+                "oracle",
+                f"{len(undecided)} oracle criterion verdict(s) under judge key {key!r} are "
+                f"judge_error/unjudged, so 100 % is not established (first: {undecided[0]}); "
+                "regrade the run (`jobbench grade RUN`) or pick another --judge-key",
+                findings,
+            ).model_copy(update={"metrics": {"scores": scores}})
         # null
         findings = []
         null = by_task.get(tid, {}).get(null_agent, [])

@@ -5,16 +5,18 @@ from __future__ import annotations
 import dataclasses
 import fnmatch
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..rundir import RunDir, parse_trial_id
+from ..rundir import RunDir, judge_key_note, parse_trial_id
 from ..tasks import RUBRICS, Dataset, discover_task_dirs, display_path, load_dataset
 from ._audit import AuditConfig, audit_task
 from ._decoy import Evaluate, decoy_gate
 from ._findings import GateResult, GateUnavailable, make_finding
+from ._grades import resolve_judge_key
 from ._lint import lint_task
 from ._llm import LLMReviewConfig, llm_review_task
 from ._oracle import (
@@ -112,6 +114,7 @@ def run_gates(
     evaluate: Evaluate | None = None,
     openai_client: Any = None,
     grade_run: Any = None,
+    on_progress: Callable[[str, int, int, str | None], None] | None = None,
 ) -> GateReport:
     """Run the gates on every task under ``path``.
 
@@ -122,14 +125,23 @@ def run_gates(
         openai_client: client for the ``llm`` gate (default: built from ``options.llm``).
         grade_run: judge entry point for the consistency gate (default:
             ``jobbench.judge.grade_run``).
+        on_progress: called as ``on_progress(stage, done, total, task_id)`` for the
+            per-task gates: once with ``done=0`` and ``task_id=None`` before a stage's first
+            task, then after each task. ``stage`` names the gates of that pass
+            (``"audit, lint, decoy"``, or the requested subset; ``"llm"``).
 
     Returns:
         The :class:`GateReport`; its ``exit_code`` says pass / fail / infrastructure error.
 
     Raises:
-        FileNotFoundError: ``path`` holds no task.
+        FileNotFoundError: ``path`` holds no task, or a run directory given in ``options``
+            (``runs``, ``oracle_run``, ``consistency_run``) does not exist
+            (``"<dir>: no such directory"``).
     """
     opts = options or GateOptions()
+    for given in [*opts.runs, opts.oracle_run, opts.consistency_run]:
+        if given is not None and not Path(given).is_dir():
+            raise FileNotFoundError(f"{given}: no such directory")
     gates = list(dict.fromkeys(opts.gates))
     if opts.llm is not None and "llm" not in gates:
         gates.append("llm")
@@ -185,6 +197,7 @@ def run_gates(
             if opts.oracle_run is not None:
                 results = check_oracle_null(opts.oracle_run, judge_key=opts.judge_key, dataset=sub)
                 oracle_dir = opts.oracle_run
+                _note_judge_key(report, "oracle/null gates", [opts.oracle_run], opts.judge_key)
             elif opts.run_oracle_into is not None:
                 results = run_oracle_null(root, opts.run_oracle_into, task_glob=opts.task_glob)
                 oracle_dir = opts.run_oracle_into
@@ -205,7 +218,14 @@ def run_gates(
                 for name, res in results.get(t.id, {}).items():
                     by_id[t.id].gates[name] = _restrict(res, opts.strict)
 
-    for t in tasks:
+    def tick(stage: str, done: int, task_id: str | None) -> None:
+        if on_progress is not None:
+            on_progress(stage, done, len(tasks), task_id)
+
+    per_task = ", ".join(g for g in ("audit", "lint", "decoy") if g in gates)
+    if per_task:
+        tick(per_task, 0, None)
+    for i, t in enumerate(tasks if per_task else [], 1):
         tg = by_id[t.id]
         if "audit" in gates:
             cfg = opts.audit
@@ -221,6 +241,7 @@ def run_gates(
             tg.gates["lint"] = GateResult.from_findings("lint", lint_task(t), strict=opts.strict)
         if "decoy" in gates:
             tg.gates["decoy"] = _restrict(decoy_gate(t, evaluate), opts.strict)
+        tick(per_task, i, t.id)
 
     if "llm" in gates:
         if opts.llm is None:
@@ -230,7 +251,8 @@ def run_gates(
                 )
         else:
             client = openai_client
-            for t in tasks:
+            tick("llm", 0, None)
+            for i, t in enumerate(tasks, 1):
                 review = llm_review_task(t, opts.llm, client=client)
                 gr = GateResult.from_findings(
                     "llm",
@@ -243,6 +265,7 @@ def run_gates(
                         update={"status": "error", "reason": "; ".join(review.errors)}
                     )
                 by_id[t.id].gates["llm"] = gr
+                tick("llm", i, t.id)
 
     if "solve" in gates:
         if not opts.runs:
@@ -266,6 +289,7 @@ def run_gates(
                     by_id[t.id].gates["solve"] = GateResult.errored("solve", str(exc))
             else:
                 report.solve = st
+                _note_judge_key(report, "solve trial", list(opts.runs), opts.judge_key)
                 if st.excluded and not st.tasks:
                     report.notes.append(
                         "solve trial: every graded trial given is the oracle's or the null "
@@ -309,6 +333,14 @@ def run_gates(
                 )
                 by_id[t.id].gates["consistency"] = _restrict(res, opts.strict)
     return report
+
+
+def _note_judge_key(report: GateReport, what: str, runs: list[Path], asked: str | None) -> None:
+    """Add :func:`jobbench.rundir.judge_key_note` to the report's notes when the gates picked
+    one judge key among several themselves (as ``jobbench report`` warns)."""
+    note = judge_key_note(runs, resolve_judge_key(runs, asked), asked)
+    if note is not None:
+        report.notes.append(f"{what}: {note}")
 
 
 def _default_judge_config() -> Any:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from .._io import atomic_write_json
+from .._progress import stderr_progress
 from ..extract import Extraction, ExtractLimits, FolderExtraction, folder_text
 from ..records import (
     CriterionVerdict,
@@ -1004,7 +1005,7 @@ class Grader:
             records[i] = rec
 
         with (
-            _progress(self.progress) as prog,
+            stderr_progress(self.progress) as prog,
             ThreadPoolExecutor(max_workers=self.config.concurrency) as pool,
         ):
             plan_bar = prog.add_task("extracting + checks", total=len(inputs)) if prog else None
@@ -1086,30 +1087,6 @@ def _check_verdict(r: int, c: int, res: CheckResult) -> CriterionVerdict:
         reasoning=res.detail,
         evidence=res.evidence,
         evidence_found=None,
-    )
-
-
-class _NoProgress:
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, *exc: Any) -> None:
-        return None
-
-
-def _progress(enabled: bool) -> Any:
-    if not enabled:
-        return _NoProgress()
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    return Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=False,
     )
 
 

@@ -93,8 +93,19 @@ def cli_agent_options(
 
 
 def _print_trials(summary: Any, console: Any, err: Any) -> None:
-    """Warnings about the run, the invalid tasks left out, and the table of trials."""
+    """On ``err``: how many finished trials a resume reused, warnings about the run and the
+    invalid tasks left out; on ``console``: the table of trials."""
     from rich.markup import escape
+
+    if summary.skipped:
+        total = summary.skipped + summary.ran
+        err.print(
+            f"resumed: {summary.skipped} of {total} trial(s) already done in "
+            f"{escape(display_path(summary.run_dir))}, reused (not run again; a new "
+            "--run-name starts afresh)",
+            soft_wrap=True,
+            highlight=False,
+        )
 
     for w in summary.warnings:
         err.print(f"[yellow]warning:[/yellow] {escape(w)}", soft_wrap=True, highlight=False)
