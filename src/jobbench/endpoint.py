@@ -316,6 +316,15 @@ def token_cap_param(base_url: str | None) -> str:
     return "max_completion_tokens" if host == "api.openai.com" else "max_tokens"
 
 
+def other_cap_name(param: str) -> str:
+    """The other name in :data:`TOKEN_CAP_PARAMS` (``max_tokens`` ↔ ``max_completion_tokens``).
+
+    Raises:
+        ValueError: ``param`` is neither name.
+    """
+    return TOKEN_CAP_PARAMS[1 - TOKEN_CAP_PARAMS.index(param)]
+
+
 def other_token_cap_param(sent: str, status: int | None, body: Any) -> str | None:
     """The token-cap parameter to send instead of ``sent`` when the server rejected a request
     (``status`` 400 or 422) whose message (``body``: text, bytes or a JSON error) names
@@ -327,7 +336,7 @@ def other_token_cap_param(sent: str, status: int | None, body: Any) -> str | Non
     # newer parameter is not read as naming the older one
     if not re.search(rf"(?<![a-z_]){sent}(?![a-z_])", msg):
         return None
-    return TOKEN_CAP_PARAMS[1 - TOKEN_CAP_PARAMS.index(sent)]
+    return other_cap_name(sent)
 
 
 _PROMPT = "Reply with the single word OK."

@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from ..endpoint import TOKEN_CAP_PARAMS, token_cap_param
+from ..endpoint import TOKEN_CAP_PARAMS, other_cap_name, token_cap_param
 from ..records import Usage
 from ._config import JudgeConfig
 from ._prices import PriceTable
@@ -323,14 +323,15 @@ class JudgeClient:
                 return False
             if kind == "max_tokens":
                 if self._max_tokens_param is None:
-                    if "max_tokens" in params_used:  # the preflight's own cap
+                    # the preflight's own cap, under either name
+                    if any(p in params_used for p in TOKEN_CAP_PARAMS):
                         self.downgrades.append("max_tokens dropped")
                         return True
                     return False
                 if self._max_tokens_param not in params_used:
                     return True
                 if self._max_tokens_param == self._first_cap_param:
-                    other = TOKEN_CAP_PARAMS[1 - TOKEN_CAP_PARAMS.index(self._first_cap_param)]
+                    other = other_cap_name(self._first_cap_param)
                     self._max_tokens_param = other
                     self.downgrades.append(f"{self._first_cap_param} sent as {other}")
                     return True
