@@ -48,7 +48,7 @@ from .. import __version__
 from ..agents import Trajectory, make_agent
 from ..records import GradeRecord, TrialRecord, TrialStatus
 from ..rundir import RunDir, read_record_file, safe_name
-from ..sandbox import SandboxError, default_scratch_root, resolve_backend
+from ..sandbox import ResolvedBackend, SandboxError, default_scratch_root, resolve_backend
 from ..tasks import task_digest
 from ._executor import Executor, ExecutorError, Preparation, TrialBatch, execute_trial
 from ._lock import now_iso
@@ -495,7 +495,9 @@ class DaskExecutor(Executor):
                 time.sleep(0.2)
 
     @staticmethod
-    def _backend(infos: dict[str, dict[str, Any]], sandbox: str, problems: list[str]) -> str:
+    def _backend(
+        infos: dict[str, dict[str, Any]], sandbox: str, problems: list[str]
+    ) -> ResolvedBackend:
         if sandbox == "none" or not infos:
             return "none"
         without = sorted(a for a, i in infos.items() if i.get("backend") != "bwrap")

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..records import GradeRecord, TrialAttempt, TrialRecord, TrialStatus
-from ..sandbox import kill_all_sandboxes, resolve_backend
+from ..sandbox import ResolvedBackend, kill_all_sandboxes, resolve_backend
 from ._trial import TrialEnv, run_trial_once
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -60,7 +60,7 @@ class Preparation:
         notes: remarks worth showing the user (e.g. no sandbox on the workers).
     """
 
-    backend: str
+    backend: ResolvedBackend
     workers: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 

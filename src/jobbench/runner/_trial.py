@@ -21,7 +21,6 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, cast
 
 from ..agents import (
     Agent,
@@ -44,6 +43,7 @@ from ..sandbox import (
     Collected,
     DeliverableLimits,
     QuotaMonitor,
+    ResolvedBackend,
     Sandbox,
     collect_deliverables,
     merge_rescued,
@@ -77,7 +77,7 @@ class TrialEnv:
     run_dir: Path
     dataset_root: Path
     limits: AgentLimits
-    backend: str
+    backend: ResolvedBackend
     scratch_root: Path
     keep_workspaces: bool = False
     deliverable_limits: DeliverableLimits = field(default_factory=DeliverableLimits)
@@ -182,8 +182,7 @@ def run_trial_once(
             uid = UID_POOL.acquire()
         mask = [env.dataset_root, env.run_dir, env.scratch_root]
 
-        # TrialEnv.backend holds the backend already resolved (``bwrap`` or ``none``)
-        backend = cast(Literal["bwrap", "none"], env.backend)
+        backend = env.backend
         workspace = ws
 
         def make_sandbox(

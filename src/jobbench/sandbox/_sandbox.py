@@ -46,6 +46,8 @@ from ._lifeline import Lifeline
 from .safefs import lchown_tree
 
 Backend = Literal["auto", "bwrap", "none"]
+# what :func:`resolve_backend` picks: a backend trials actually run under
+ResolvedBackend = Literal["bwrap", "none"]
 
 WORKSPACE_MOUNT = "/workspace"
 HOME_MOUNT = "/home/agent"
@@ -204,7 +206,7 @@ def bwrap_available() -> tuple[bool, str]:
         return _probe_result
 
 
-def resolve_backend(backend: Backend = "auto") -> str:
+def resolve_backend(backend: Backend = "auto") -> ResolvedBackend:
     """Pick the sandbox backend.
 
     ``auto`` (or the ``JOBBENCH_SANDBOX`` environment variable when set) uses bubblewrap when
