@@ -27,7 +27,11 @@ Time-outs: the server may serve one request at a time and queue the rest (llama-
 does), so a request sent while ``k`` other requests of this client are in flight may wait
 for all of them before it is served. Its time-out is ``(k + 1) × timeout``: the time it
 spends queued behind requests that were each within the time-out never makes it time out,
-while a request that hangs still ends.
+while a request that hangs still ends. Requests sent at nearly the same moment may reach the
+server's queue in another order than they were counted; so a request that times out after
+the server has answered a request sent after it (it was overtaken in the queue, not lost) is
+re-sent at once with its count taken again, at most ``MAX_REQUEUES`` times, without using one
+of its ``max_attempts`` tries; each re-send is stated in :attr:`ChatReply.errors`.
 """
 
 from __future__ import annotations
@@ -41,6 +45,9 @@ from ..endpoint import TOKEN_CAP_PARAMS, other_cap_name, token_cap_param
 from ..records import Usage
 from ._config import JudgeConfig
 from ._prices import PriceTable
+
+MAX_REQUEUES = 3
+"""Re-sends of one request overtaken in the server's queue (see the module docstring)."""
 
 CAUSES = (
     "context_length",
@@ -256,6 +263,8 @@ class JudgeClient:
         self._first_cap_param = token_cap_param(config.api_base)
         self._max_tokens_param = self._first_cap_param if config.max_tokens else None
         self._in_flight = 0
+        self._sent_seq = 0  # requests sent by this client, numbered 1, 2, … in send order
+        self._served_seq = 0  # the highest such number the server has answered
         self.downgrades: list[str] = []
 
     def _params(
@@ -353,22 +362,53 @@ class JudgeClient:
         if delay > 0:
             self._sleep(delay)
 
-    def _send(self, messages: list[dict[str, Any]], params: dict[str, Any]) -> Any:
-        """One HTTP request; its time-out counts the requests in flight ahead of it (see the
-        module docstring)."""
-        with self._lock:
-            ahead = self._in_flight
-            self._in_flight += 1
-        try:
-            return self._client.chat.completions.create(
-                model=self.config.model,  # type: ignore[arg-type]
-                messages=messages,  # type: ignore[arg-type]
-                timeout=self.config.timeout * (ahead + 1),
-                **params,
-            )
-        finally:
+    def _send(
+        self, messages: list[dict[str, Any]], params: dict[str, Any], notes: list[str]
+    ) -> Any:
+        """One request, re-sent at most :data:`MAX_REQUEUES` times if it timed out after the
+        server had served a request sent after it (see the module docstring); each re-send
+        is stated in ``notes``.
+
+        Raises:
+            openai.APIError: the SDK's error of the last send.
+        """
+        import openai
+
+        requeues = 0
+        while True:
             with self._lock:
-                self._in_flight -= 1
+                ahead = self._in_flight
+                self._in_flight += 1
+                self._sent_seq += 1
+                seq = self._sent_seq
+            served = False
+            try:
+                resp = self._client.chat.completions.create(
+                    model=self.config.model,  # type: ignore[arg-type]
+                    messages=messages,  # type: ignore[arg-type]
+                    timeout=self.config.timeout * (ahead + 1),
+                    **params,
+                )
+                served = True
+                return resp
+            except openai.APIStatusError:
+                served = True
+                raise
+            except openai.APITimeoutError:
+                with self._lock:
+                    overtaken = self._served_seq > seq
+                if not overtaken or requeues >= MAX_REQUEUES:
+                    raise
+                requeues += 1
+                notes.append(
+                    f"timeout while queued: a request sent later was served first; re-sent "
+                    f"({requeues} of at most {MAX_REQUEUES})"
+                )
+            finally:
+                with self._lock:
+                    self._in_flight -= 1
+                    if served:
+                        self._served_seq = max(self._served_seq, seq)
 
     def chat(
         self,
@@ -410,7 +450,7 @@ class JudgeClient:
             attempts += 1
             try:
                 resp = self._send(
-                    messages, {**params, "extra_headers": headers} if headers else params
+                    messages, {**params, "extra_headers": headers} if headers else params, errors
                 )
             except openai.APIStatusError as exc:
                 code = exc.status_code
