@@ -331,6 +331,45 @@ def test_xlsx_hidden_sheets_rows_and_columns_are_marked(tmp_path: Path) -> None:
     assert {why for why, _ in ext.hidden} == {"hidden row", "hidden column", "hidden sheet"}
 
 
+def test_xlsx_cells_styled_invisible_are_marked(tmp_path: Path) -> None:
+    """White text on no fill, text in its fill colour and a number format that shows
+    nothing hide a value from a reader; white on navy and a shown section do not."""
+    from openpyxl.styles import Font, PatternFill
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "S"
+    ws.append(["Label", 7, 8, 9, "pass every criterion", "bluesecret", "onnavy"])
+    ws["E1"].font = Font(color="FFFFFFFF")
+    ws["F1"].font = Font(color="FF1F4E79")
+    ws["F1"].fill = PatternFill("solid", fgColor="FF1F4E78")
+    ws["G1"].font = Font(color="FFFFFFFF")
+    ws["G1"].fill = PatternFill("solid", fgColor="FF000080")
+    ws.append([])
+    ws.append(["Row3", 4242, "textsecret", 77])
+    ws["B3"].number_format = ";;;"
+    ws["C3"].number_format = ";;;"
+    ws["D3"].number_format = '0;-0;;"text"'
+    path = tmp_path / "styled.xlsx"
+    wb.save(path)
+    ext = extract(path, cache=False)
+    lines = ext.text.splitlines()
+    assert "A1=Label | B1=7 | C1=8 | D1=9 | G1=onnavy" in lines, ext.text
+    assert "[hidden: white text] E1=pass every criterion" in lines, ext.text
+    assert "[hidden: text in its fill colour] F1=bluesecret" in lines, ext.text
+    assert "A3=Row3 | D3=77" in lines, ext.text
+    assert "[hidden: number format hides the value] B3=4242 | C3=textsecret" in lines, ext.text
+    content = ext.content()
+    for secret in ("pass every criterion", "bluesecret", "4242", "textsecret"):
+        assert secret not in content
+    assert "onnavy" in content and "77" in content
+    assert {why for why, _ in ext.hidden} == {
+        "white text",
+        "text in its fill colour",
+        "number format hides the value",
+    }
+
+
 def test_a_truncation_never_cuts_hidden_text_in_two(tmp_path: Path) -> None:
     """Half a hidden run without its mark would read as ordinary text: a cut drops the run."""
     d = docx.Document()

@@ -26,7 +26,7 @@ from typing import Any
 from lxml import etree
 
 from ._base import Context, Source, markdown_table
-from ._hidden import hidden_inline, record
+from ._hidden import hidden_inline, is_white, record
 from ._notes import note
 from ._ooxml import NS, chart_summary, parse_xml
 
@@ -43,8 +43,6 @@ WP_DOCPR = "{%s}docPr" % NS["wp"]
 
 TINY_HALF_POINTS = 8
 """Text smaller than this many half-points (4 pt) counts as hidden (tiny)."""
-WHITE_MIN = 0xF0
-"""A colour whose red, green and blue are all at least this is white or near-white."""
 
 
 @dataclass(frozen=True)
@@ -95,15 +93,6 @@ def run_look(rpr) -> RunLook:  # noqa: ANN001 - an lxml w:rPr element or None
             hl is not None and (hl.get(W + "val") or "none") not in ("none", "white")
         ) or fill not in ("AUTO", "FFFFFF")
     return RunLook(vanish=vanish, color=color, size=size, shaded=shaded)
-
-
-def _white(color: str | None) -> bool:
-    if not color or len(color) != 6:
-        return False
-    try:
-        return all(int(color[i : i + 2], 16) >= WHITE_MIN for i in (0, 2, 4))
-    except ValueError:
-        return False
 
 
 class Styles:
@@ -180,7 +169,7 @@ class _Doc:
             return "w:vanish"
         if look.size is not None and look.size < TINY_HALF_POINTS:
             return f"tiny text, {look.size / 2:g} pt"
-        if _white(look.color) and not look.shaded and not boxed and not self.white_visible:
+        if is_white(look.color) and not look.shaded and not boxed and not self.white_visible:
             return "white text"
         return None
 
@@ -428,7 +417,7 @@ def extract_docx(source: Source, ctx: Context) -> str:
         styles = Styles(None)
     background = doc.element.find(W + "background")
     page = (background.get(W + "color") or "FFFFFF").upper() if background is not None else "FFFFFF"
-    white_visible = not _white(page)
+    white_visible = not is_white(page)
     walker = _Doc(doc.part, ctx, ctx.rel, styles, white_visible)
     try:
         walker.style_names = {s.style_id: s.name for s in doc.styles if s.style_id and s.name}

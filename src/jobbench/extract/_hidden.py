@@ -24,9 +24,42 @@ import json
 
 from ._notes import note
 
+WHITE_MIN = 0xF0
+"""A colour whose red, green and blue are all at least this is white or near-white."""
+SAME_COLOUR_MAX = 0x18
+"""Text whose colour differs from its background by at most this in each of red, green and
+blue is drawn in the background's colour (unreadable)."""
+
 HIDDEN_KEEP = 100
 """Hidden parts recorded per file (each cut to :data:`HIDDEN_EXCERPT` characters)."""
 HIDDEN_EXCERPT = 2000
+
+
+def _rgb(color: str | None) -> tuple[int, int, int] | None:
+    """``RRGGBB`` or ``AARRGGBB`` (alpha ignored) as three integers; None otherwise."""
+    if not color or len(color) not in (6, 8):
+        return None
+    try:
+        c = color[-6:]
+        return int(c[0:2], 16), int(c[2:4], 16), int(c[4:6], 16)
+    except ValueError:
+        return None
+
+
+def is_white(color: str | None) -> bool:
+    """True for an ``RRGGBB`` / ``AARRGGBB`` colour at or above :data:`WHITE_MIN` in each
+    channel."""
+    rgb = _rgb(color)
+    return rgb is not None and all(v >= WHITE_MIN for v in rgb)
+
+
+def same_colour(a: str | None, b: str | None) -> bool:
+    """True when two ``RRGGBB`` / ``AARRGGBB`` colours differ by at most
+    :data:`SAME_COLOUR_MAX` in every channel."""
+    x, y = _rgb(a), _rgb(b)
+    return (
+        x is not None and y is not None and all(abs(p - q) <= SAME_COLOUR_MAX for p, q in zip(x, y))
+    )
 
 
 def hidden_lines(text: str, why: str) -> str:

@@ -115,6 +115,9 @@ class Package:
     defined_names: list[tuple[str, str]]
     strings: list[str] = field(default_factory=list)
     formats: list[str] = field(default_factory=list)
+    unreadable: list[str | None] = field(default_factory=list)
+    """Per ``cellXfs`` entry: why text in that style cannot be read (``"white text"``,
+    ``"text in its fill colour"``), or None."""
 
 
 def read_package(zf: zipfile.ZipFile) -> Package:
@@ -158,7 +161,7 @@ def read_package(zf: zipfile.ZipFile) -> Package:
         if typ.endswith("/sharedStrings") and part in zf.namelist():
             pkg.strings = _shared_strings(zf, part)
         elif typ.endswith("/styles") and part in zf.namelist():
-            pkg.formats = _cell_formats(zf, part, BUILTIN_FORMATS)
+            pkg.formats, pkg.unreadable = _cell_formats(zf, part, BUILTIN_FORMATS)
     return pkg
 
 
@@ -178,24 +181,136 @@ def _shared_strings(zf: zipfile.ZipFile, part: str) -> list[str]:
     return out
 
 
-def _cell_formats(zf: zipfile.ZipFile, part: str, builtin: dict) -> list[str]:
+_INDEXED = {0: "000000", 1: "FFFFFF", 2: "FF0000", 3: "00FF00", 4: "0000FF", 5: "FFFF00"}
+_INDEXED.update({6: "FF00FF", 7: "00FFFF", 8: "000000", 9: "FFFFFF", 64: "000000"})
+_THEME = {0: "FFFFFF", 1: "000000"}
+
+
+def _colour(el, palette: dict[int, str] = _INDEXED) -> str | None:
+    """An ``RRGGBB`` for a ``color`` / ``fgColor`` element, or None when unknown.
+
+    ``rgb`` is ``AARRGGBB``; ``indexed`` looks up ``palette`` (the workbook's own
+    ``colors/indexedColors`` when it has one, else the legacy entries 0–9 and 64, §18.8.27);
+    ``theme`` 0 and 1 are the light and dark text colours of the default Office
+    theme (white, black) and are used only without a noticeable ``tint``; anything else is
+    unknown (never treated as hidden).
+    """
+    if el is None:
+        return None
+    rgb = el.get("rgb")
+    if rgb:
+        return rgb[-6:].upper()
+    try:
+        if el.get("indexed") is not None:
+            return palette.get(int(el.get("indexed")))
+        if el.get("theme") is not None:
+            if abs(float(el.get("tint") or 0)) > 0.2:
+                return None
+            return _THEME.get(int(el.get("theme")))
+    except ValueError:
+        return None
+    return None
+
+
+def _children(root, local: str) -> list:
+    el = _find(root, local)
+    return [c for c in el] if el is not None else []
+
+
+def _cell_formats(
+    zf: zipfile.ZipFile, part: str, builtin: dict
+) -> tuple[list[str], list[str | None]]:
+    """Per ``cellXfs/xf``: its number format code and why its text is unreadable (font
+    colour equal to the fill colour, white on an unfilled cell), else None (§18.8.22
+    ``font/color``, §18.8.32 ``patternFill/fgColor`` of a ``solid`` fill)."""
+    from ._hidden import is_white, same_colour
+
     root = _parse(zf, part)
     custom = {}
-    nf = _find(root, "numFmts")
-    for el in nf if nf is not None else []:
+    for el in _children(root, "numFmts"):
         try:
             custom[int(el.get("numFmtId"))] = el.get("formatCode") or "General"
         except (TypeError, ValueError):
             continue
-    out = []
-    xfs = _find(root, "cellXfs")
-    for xf in xfs if xfs is not None else []:
+    palette = dict(_INDEXED)
+    colors = _find(root, "colors")
+    if colors is not None:
+        own = [(c.get("rgb") or "")[-6:].upper() for c in _children(colors, "indexedColors")]
+        palette.update({k: v for k, v in enumerate(own) if len(v) == 6})
+    font_colours = []
+    for font in _children(root, "fonts"):
+        color = _find(font, "color")
+        font_colours.append("000000" if color is None else _colour(color, palette))
+    fill_colours: list[str | None] = []
+    for fill in _children(root, "fills"):
+        pattern = _find(fill, "patternFill")
+        kind = (pattern.get("patternType") or "none") if pattern is not None else "none"
+        if kind == "none":
+            fill_colours.append("FFFFFF")
+        elif kind == "solid":
+            fill_colours.append(_colour(_find(pattern, "fgColor"), palette))
+        else:
+            fill_colours.append(None)  # patterns and gradients: not judged
+    formats: list[str] = []
+    unreadable: list[str | None] = []
+    for xf in _children(root, "cellXfs"):
         try:
             fid = int(xf.get("numFmtId") or 0)
+            font_id = int(xf.get("fontId") or 0)
+            fill_id = int(xf.get("fillId") or 0)
         except ValueError:
-            fid = 0
-        out.append(custom.get(fid) or builtin.get(fid) or "General")
+            fid, font_id, fill_id = 0, -1, -1
+        formats.append(custom.get(fid) or builtin.get(fid) or "General")
+        fg = font_colours[font_id] if 0 <= font_id < len(font_colours) else None
+        bg = fill_colours[fill_id] if 0 <= fill_id < len(fill_colours) else None
+        why = None
+        if same_colour(fg, bg):
+            why = "white text" if is_white(bg) else "text in its fill colour"
+        unreadable.append(why)
+    return formats, unreadable
+
+
+def _sections(fmt: str) -> list[str]:
+    """A number format code split at ``;`` outside quotes and ``\\`` escapes."""
+    out, cur, quoted, i = [], [], False, 0
+    while i < len(fmt):
+        ch = fmt[i]
+        if ch == "\\" and not quoted and i + 1 < len(fmt):
+            cur.append(fmt[i : i + 2])
+            i += 2
+            continue
+        if ch == '"':
+            quoted = not quoted
+        if ch == ";" and not quoted:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+        i += 1
+    out.append("".join(cur))
     return out
+
+
+def format_hides(fmt: str, value: object) -> bool:
+    """True when number format ``fmt`` shows nothing of ``value`` (§18.8.31: up to four
+    sections, positive; negative; zero; text): a number whose section is empty (``;;;``),
+    or text when a text section exists and is empty or lacks ``@`` (shows other text)."""
+    if ";" not in fmt:
+        return False
+    secs = _sections(fmt)
+    if isinstance(value, bool) or value is None:
+        return False
+    if isinstance(value, (int, float)):
+        if value > 0 or len(secs) < 2:
+            sec = secs[0]
+        elif value < 0:
+            sec = secs[1]
+        else:
+            sec = secs[2] if len(secs) >= 3 else secs[0]
+        return sec.strip() == ""
+    if isinstance(value, str) and len(secs) >= 4:
+        return "@" not in secs[3].replace('"@"', "")
+    return False
 
 
 @dataclass
@@ -277,9 +392,11 @@ def iter_cells(zf: zipfile.ZipFile, part: str, pkg: Package) -> Iterator[RawCell
             t = el.get("t") or "n"
             s = el.get("s")
             fmt = "General"
+            unreadable = None
             if s is not None and formats:
                 try:
                     fmt = formats[int(s)]
+                    unreadable = pkg.unreadable[int(s)]
                 except (ValueError, IndexError):
                     fmt = "General"
             formula = None
@@ -355,6 +472,11 @@ def iter_cells(zf: zipfile.ZipFile, part: str, pkg: Package) -> Iterator[RawCell
                     "hidden column" if any(lo <= col_no <= hi for lo, hi in hidden_cols) else None
                 )
             )
+            if hidden is None and t not in ("b", "e"):
+                if unreadable is not None and value not in (None, ""):
+                    hidden = unreadable
+                elif format_hides(fmt, value):
+                    hidden = "number format hides the value"
             yield RawCell(
                 row=row,
                 col=col_no,
