@@ -21,6 +21,7 @@ Both the transitional and the strict (``purl.oclc.org``) namespaces are accepted
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import re
 import zipfile
@@ -186,7 +187,7 @@ _INDEXED.update({6: "FF00FF", 7: "00FFFF", 8: "000000", 9: "FFFFFF", 64: "000000
 _THEME = {0: "FFFFFF", 1: "000000"}
 
 
-def _colour(el, palette: dict[int, str] = _INDEXED) -> str | None:
+def _colour(el, palette: dict[int, str]) -> str | None:
     """An ``RRGGBB`` for a ``color`` / ``fgColor`` element, or None when unknown.
 
     ``rgb`` is ``AARRGGBB``; ``indexed`` looks up ``palette`` (the workbook's own
@@ -270,8 +271,10 @@ def _cell_formats(
     return formats, unreadable
 
 
-def _sections(fmt: str) -> list[str]:
-    """A number format code split at ``;`` outside quotes and ``\\`` escapes."""
+@functools.lru_cache(maxsize=256)
+def _sections(fmt: str) -> tuple[str, ...]:
+    """A number format code split at ``;`` outside quotes and ``\\`` escapes (cached: it is
+    asked once per cell, and a workbook has few formats)."""
     out, cur, quoted, i = [], [], False, 0
     while i < len(fmt):
         ch = fmt[i]
@@ -288,7 +291,7 @@ def _sections(fmt: str) -> list[str]:
             cur.append(ch)
         i += 1
     out.append("".join(cur))
-    return out
+    return tuple(out)
 
 
 def format_hides(fmt: str, value: object) -> bool:
