@@ -47,7 +47,7 @@ def test_head_tail_cut_inside_a_note_keeps_both_halves_notes() -> None:
 
 def test_content_drops_notes_and_cache_keeps_them(tmp_path: Path) -> None:
     # output changed (notes, volatile cells, hidden content, markers): no old entry is reused
-    assert EXTRACTOR_VERSION == "5"
+    assert EXTRACTOR_VERSION == "6"
     wb = openpyxl.Workbook()
     ws = wb.active
     ws["A1"], ws["B1"], ws["C1"] = 10, "=A1*0.2", "5"

@@ -23,13 +23,16 @@ from .._io import atomic_write_text
 from ._limits import ENV_CACHE_DIR, ENV_NO_CACHE, ExtractLimits
 from ._records import Extraction, WorkbookValues
 
-EXTRACTOR_VERSION = "5"
+EXTRACTOR_VERSION = "6"
 """Bump when extraction output changes for the same input and library versions (2: note spans,
 ``Extraction.notes``; 3: zip member names are notes; 4: notes start with a secret token; 5:
 volatile cells never show a value recalculated now, hidden content is marked, blank files
 are ``empty``, non-images under image names are unreadable, SVG is rendered by resvg, xls is
 recalculated by LibreOffice, truncation markers state the real omitted size, unsafe zip
-member names are flagged, images carry captions)."""
+member names are flagged, images carry captions; 6: workbook cells a reader cannot see (white,
+tiny or fill-coloured text, number formats and conditional formats that hide the value,
+zero-width columns, zero-height rows, cells under a merged range, invisible rich-text runs)
+are marked hidden)."""
 
 _LIBRARIES = (
     "openpyxl",

@@ -32,10 +32,11 @@ from pathlib import Path
 
 from ._base import Context, ExtractionError, Source
 from ._budget import HEAD_FRACTION, fair_shares, head_tail
-from ._hidden import hidden_lines, record
+from ._hidden import hidden_inline, hidden_lines, record
 from ._limits import ExtractLimits
 from ._notes import note
 from ._records import CellValue, Diagnostic, WorkbookValues
+from ._xlsx_style import Look, looks_date
 
 ERROR_CODES = frozenset(
     {
@@ -100,6 +101,13 @@ class SheetData:
     cached: dict[str, CellValue] = field(default_factory=dict)
     untrusted: dict[str, str] = field(default_factory=dict)
     hidden: dict[str, str] = field(default_factory=dict)
+    """Cells a reader cannot see: coordinate → why (see :mod:`._hidden`)."""
+    hidden_runs: dict[str, list[tuple[str, str]]] = field(default_factory=dict)
+    """Rich-text runs a reader cannot see: coordinate → ``[(why, text)]`` (the cell's value
+    holds the other runs)."""
+    looks: dict[str, Look] = field(default_factory=dict)
+    """Formula cells whose style can hide a value, judged on the final value."""
+    layout_incomplete: bool = False
 
 
 @dataclass
@@ -279,6 +287,17 @@ def relative_form(formula: str, row: int, col: int) -> str:
     return "".join(parts)
 
 
+def _judge_look(sd: SheetData, coord: str, val: CellValue) -> None:
+    """Mark formula cell ``coord`` hidden when its style hides its final value ``val``."""
+    look = sd.looks.get(coord)
+    if look is None or coord in sd.hidden:
+        return
+    number = not isinstance(val, str) or (looks_date(val) and _is_date_format(look.number_format))
+    why = look.hides(val, number=number)
+    if why is not None:
+        sd.hidden[coord] = why
+
+
 def _formula_text(raw) -> str:
     """Display text of a stored formula: ``=…``, ``{=…} (array B1:B9)`` or ``=TABLE(…)``."""
     if raw.formula_kind == "array":
@@ -303,7 +322,7 @@ def _formula_pass(source: Source, ctx: Context | None):
         ``(sheets, defined_names, epoch_1904, cached)`` where ``cached`` maps sheet →
         coordinate → ``(value, is_error)`` for formula cells.
     """
-    from ._xlsx_read import iter_cells
+    from ._xlsx_read import SheetLayout, iter_cells, layout_hidden
 
     cached: dict[str, dict[str, tuple[CellValue, bool]]] = {}
     with source.open() as f:
@@ -316,13 +335,20 @@ def _formula_pass(source: Source, ctx: Context | None):
                 if info.chartsheet or info.part is None:
                     continue
                 got: dict[str, tuple[CellValue, bool]] = {}
-                for n, raw in enumerate(iter_cells(zf, info.part, pkg)):
+                layout = SheetLayout()
+                looks: list[Look] = []
+                for n, raw in enumerate(iter_cells(zf, info.part, pkg, layout)):
                     if ctx is not None and n % 5000 == 0:
                         ctx.check_deadline()
                     coord = raw.coord
                     sd.cells.append((raw.row, raw.col, coord))
+                    looks.append(raw.look)
                     if raw.hidden:
                         sd.hidden[coord] = raw.hidden
+                    elif raw.formula is not None and not raw.look.plain:
+                        sd.looks[coord] = raw.look
+                    if raw.hidden_runs:
+                        sd.hidden_runs[coord] = raw.hidden_runs
                     fmt = raw.number_format
                     if fmt and fmt != "General":
                         sd.formats[coord] = fmt
@@ -335,6 +361,10 @@ def _formula_pass(source: Source, ctx: Context | None):
                         if err:
                             sd.errors[coord] = str(val)
                 cached[sd.name] = got
+                covered, complete = layout_hidden(sd.cells, looks, layout)
+                for coord, why in covered.items():
+                    sd.hidden.setdefault(coord, why)
+                sd.layout_incomplete = not complete
     return sheets, pkg.defined_names, pkg.date1904, cached
 
 
@@ -613,6 +643,16 @@ def read_workbook(
     sheets, defined_names, epoch_1904, cached = _formula_pass(source, ctx)
 
     n_formulas = sum(len(s.formulas) for s in sheets)
+    cut = [sd.name for sd in sheets if sd.layout_incomplete]
+    if cut:
+        diags.append(
+            Diagnostic(
+                level="warning",
+                message="merged ranges and conditional formats not all applied (more than the "
+                f"limits of extract/_xlsx_read.py) on sheet(s) {', '.join(cut)}: some cells "
+                "they hide may be shown as visible",
+            )
+        )
     soffice_missing = soffice_unavailable_reason()  # None when LibreOffice can run
     soffice_present = soffice_missing is None
     requested = limits.xlsx_engine
@@ -768,6 +808,8 @@ def read_workbook(
             sd.values[coord] = val
             if err:
                 sd.errors[coord] = str(val)
+            else:
+                _judge_look(sd, coord, val)
         # keep file order of values
         sd.values = {coord: sd.values[coord] for _r, _c, coord in sd.cells if coord in sd.values}
 
@@ -988,6 +1030,8 @@ def _cells_line(sd: SheetData, coords: list[str], notes: dict[str, str]) -> str:
         flag = sd.untrusted.get(coord)
         if flag:
             text += note(f" ({flag})")
+        for why, run in sd.hidden_runs.get(coord, ()):
+            text += note(" ") + hidden_inline(run, why)
         parts.append(text)
     return " | ".join(parts)
 
@@ -1066,6 +1110,9 @@ def _record_hidden(sd: SheetData, ctx: Context) -> None:
         text = values(c for _r, _c, c in sd.cells if sd.hidden.get(c) == why)
         if text:
             record(ctx.hidden, why, f'sheet "{sd.name}": {text}')
+    for coord, runs in sd.hidden_runs.items():
+        for why, run in runs:
+            record(ctx.hidden, why, f'sheet "{sd.name}" {coord}: {run}')
 
 
 def render_workbook(wb: Workbook, ctx: Context, budget: int) -> str:

@@ -21,7 +21,6 @@ Both the transitional and the strict (``purl.oclc.org``) namespaces are accepted
 
 from __future__ import annotations
 
-import functools
 import posixpath
 import re
 import zipfile
@@ -29,6 +28,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from lxml import etree
+
+from ._xlsx_style import (
+    SHEET_WHITE,
+    Look,
+    Palette,
+    fill_colour,
+    font_look,
+    read_theme,
+)
 
 _PARSER_KW = dict(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
 _CELL_RE = re.compile(r"^\$?([A-Za-z]{1,3})\$?([0-9]+)$")
@@ -115,10 +123,24 @@ class Package:
     date1904: bool
     defined_names: list[tuple[str, str]]
     strings: list[str] = field(default_factory=list)
-    formats: list[str] = field(default_factory=list)
-    unreadable: list[str | None] = field(default_factory=list)
-    """Per ``cellXfs`` entry: why text in that style cannot be read (``"white text"``,
-    ``"text in its fill colour"``), or None."""
+    runs: dict[int, list[Run]] = field(default_factory=dict)
+    """Shared strings (by index) with runs of their own colour or size (rich text)."""
+    looks: list[Look] = field(default_factory=list)
+    """One per ``cellXfs`` entry (see :mod:`._xlsx_style`)."""
+    dxfs: list = field(default_factory=list)
+    """The ``dxfs/dxf`` elements (conditional formats' styles), laid over a cell's own look
+    by :func:`over`."""
+    palette: Palette = field(default_factory=Palette)
+
+    def look(self, s: str | None) -> Look:
+        """The look of style index ``s`` (``c/@s``; absent, negative or out of range: 0)."""
+        try:
+            i = int(s) if s is not None else 0
+        except ValueError:
+            i = 0
+        if not 0 <= i < len(self.looks):
+            i = 0
+        return self.looks[i]
 
 
 def read_package(zf: zipfile.ZipFile) -> Package:
@@ -158,59 +180,69 @@ def read_package(zf: zipfile.ZipFile) -> Package:
         if _local(el.tag) == "definedName" and not (el.get("name") or "").startswith("_xlnm."):
             names.append((el.get("name") or "", (el.text or "").strip()))
     pkg = Package(sheets=sheets, date1904=date1904, defined_names=names)
-    for typ, part in rels.values():
-        if typ.endswith("/sharedStrings") and part in zf.namelist():
-            pkg.strings = _shared_strings(zf, part)
-        elif typ.endswith("/styles") and part in zf.namelist():
-            pkg.formats, pkg.unreadable = _cell_formats(zf, part, BUILTIN_FORMATS)
+    parts = {typ.rpartition("/")[2]: part for typ, part in rels.values() if part in zf.namelist()}
+    palette = Palette()
+    if "theme" in parts:
+        palette.theme.update(read_theme(_parse(zf, parts["theme"])))
+    if "styles" in parts:
+        _read_styles(zf, parts["styles"], BUILTIN_FORMATS, palette, pkg)
+    pkg.palette = palette
+    if not pkg.looks:
+        pkg.looks = [Look("General", "000000", SHEET_WHITE, None, palette)]
+    if "sharedStrings" in parts:
+        pkg.strings, pkg.runs = _shared_strings(zf, parts["sharedStrings"], palette)
     return pkg
 
 
-def _shared_strings(zf: zipfile.ZipFile, part: str) -> list[str]:
+@dataclass(frozen=True)
+class Run:
+    """A run of rich text: its text, and the colour and size its ``rPr`` states (None: the
+    cell's own)."""
+
+    text: str
+    colour: str | None
+    size: float | None
+    styled: bool
+
+
+def _runs(si, palette: Palette) -> tuple[str, list[Run] | None]:
+    """The text of a shared string ``si`` or an inline ``is`` (phonetic ``rPh`` left out),
+    and its runs when some run states its own colour or size (else None)."""
+    parts: list[str] = []
+    runs: list[Run] = []
+    styled = False
+    for child in si:
+        kind = _local(child.tag)
+        if kind == "t":
+            parts.append(child.text or "")
+            runs.append(Run(child.text or "", None, None, False))
+        elif kind == "r":
+            text = "".join(t.text or "" for t in child if _local(t.tag) == "t")
+            parts.append(text)
+            rpr = _find(child, "rPr")
+            if rpr is None:
+                runs.append(Run(text, None, None, False))
+                continue
+            colour, size = font_look(rpr, palette)
+            has_colour = any(_local(c.tag) == "color" for c in rpr)
+            styled = True
+            runs.append(Run(text, colour if has_colour else None, size, True))
+    return "".join(parts), (runs if styled else None)
+
+
+def _shared_strings(
+    zf: zipfile.ZipFile, part: str, palette: Palette
+) -> tuple[list[str], dict[int, list[Run]]]:
     out: list[str] = []
+    rich: dict[int, list[Run]] = {}
     with zf.open(part) as f:
         for _ev, si in etree.iterparse(f, events=("end",), tag="{*}si", **_PARSER_KW):
-            parts = []
-            for el in si.iter():
-                if _local(el.tag) == "t":
-                    parent = el.getparent()
-                    if parent is not None and _local(parent.tag) == "rPh":
-                        continue
-                    parts.append(el.text or "")
-            out.append("".join(parts))
+            text, runs = _runs(si, palette)
+            if runs is not None:
+                rich[len(out)] = runs
+            out.append(text)
             si.clear()
-    return out
-
-
-_INDEXED = {0: "000000", 1: "FFFFFF", 2: "FF0000", 3: "00FF00", 4: "0000FF", 5: "FFFF00"}
-_INDEXED.update({6: "FF00FF", 7: "00FFFF", 8: "000000", 9: "FFFFFF", 64: "000000"})
-_THEME = {0: "FFFFFF", 1: "000000"}
-
-
-def _colour(el, palette: dict[int, str]) -> str | None:
-    """An ``RRGGBB`` for a ``color`` / ``fgColor`` element, or None when unknown.
-
-    ``rgb`` is ``AARRGGBB``; ``indexed`` looks up ``palette`` (the workbook's own
-    ``colors/indexedColors`` when it has one, else the legacy entries 0–9 and 64, §18.8.27);
-    ``theme`` 0 and 1 are the light and dark text colours of the default Office
-    theme (white, black) and are used only without a noticeable ``tint``; anything else is
-    unknown (never treated as hidden).
-    """
-    if el is None:
-        return None
-    rgb = el.get("rgb")
-    if rgb:
-        return rgb[-6:].upper()
-    try:
-        if el.get("indexed") is not None:
-            return palette.get(int(el.get("indexed")))
-        if el.get("theme") is not None:
-            if abs(float(el.get("tint") or 0)) > 0.2:
-                return None
-            return _THEME.get(int(el.get("theme")))
-    except ValueError:
-        return None
-    return None
+    return out, rich
 
 
 def _children(root, local: str) -> list:
@@ -218,14 +250,10 @@ def _children(root, local: str) -> list:
     return [c for c in el] if el is not None else []
 
 
-def _cell_formats(
-    zf: zipfile.ZipFile, part: str, builtin: dict
-) -> tuple[list[str], list[str | None]]:
-    """Per ``cellXfs/xf``: its number format code and why its text is unreadable (font
-    colour equal to the fill colour, white on an unfilled cell), else None (§18.8.22
-    ``font/color``, §18.8.32 ``patternFill/fgColor`` of a ``solid`` fill)."""
-    from ._hidden import is_white, same_colour
-
+def _read_styles(zf: zipfile.ZipFile, part: str, builtin: dict, palette: Palette, pkg) -> None:
+    """Fill ``pkg.looks`` (per ``cellXfs/xf``: its number format, font colour and size and
+    fill colour) and ``pkg.dxfs``; ``palette`` takes the workbook's own
+    ``colors/indexedColors`` (§18.8.27)."""
     root = _parse(zf, part)
     custom = {}
     for el in _children(root, "numFmts"):
@@ -233,27 +261,13 @@ def _cell_formats(
             custom[int(el.get("numFmtId"))] = el.get("formatCode") or "General"
         except (TypeError, ValueError):
             continue
-    palette = dict(_INDEXED)
     colors = _find(root, "colors")
     if colors is not None:
         own = [(c.get("rgb") or "")[-6:].upper() for c in _children(colors, "indexedColors")]
-        palette.update({k: v for k, v in enumerate(own) if len(v) == 6})
-    font_colours = []
-    for font in _children(root, "fonts"):
-        color = _find(font, "color")
-        font_colours.append("000000" if color is None else _colour(color, palette))
-    fill_colours: list[str | None] = []
-    for fill in _children(root, "fills"):
-        pattern = _find(fill, "patternFill")
-        kind = (pattern.get("patternType") or "none") if pattern is not None else "none"
-        if kind == "none":
-            fill_colours.append("FFFFFF")
-        elif kind == "solid":
-            fill_colours.append(_colour(_find(pattern, "fgColor"), palette))
-        else:
-            fill_colours.append(None)  # patterns and gradients: not judged
-    formats: list[str] = []
-    unreadable: list[str | None] = []
+        palette.indexed.update({k: v for k, v in enumerate(own) if len(v) == 6})
+    fonts = [font_look(font, palette) for font in _children(root, "fonts")]
+    fills = [fill_colour(fill, palette) for fill in _children(root, "fills")]
+    looks: list[Look] = []
     for xf in _children(root, "cellXfs"):
         try:
             fid = int(xf.get("numFmtId") or 0)
@@ -261,65 +275,42 @@ def _cell_formats(
             fill_id = int(xf.get("fillId") or 0)
         except ValueError:
             fid, font_id, fill_id = 0, -1, -1
-        formats.append(custom.get(fid) or builtin.get(fid) or "General")
-        fg = font_colours[font_id] if 0 <= font_id < len(font_colours) else None
-        bg = fill_colours[fill_id] if 0 <= fill_id < len(fill_colours) else None
-        why = None
-        if same_colour(fg, bg):
-            why = "white text" if is_white(bg) else "text in its fill colour"
-        unreadable.append(why)
-    return formats, unreadable
+        fmt = custom.get(fid) or builtin.get(fid) or "General"
+        colour, size = fonts[font_id] if 0 <= font_id < len(fonts) else (None, None)
+        bg = fills[fill_id] if 0 <= fill_id < len(fills) else None
+        looks.append(Look(fmt, colour, bg, size, palette))
+    pkg.looks = looks
+    pkg.dxfs = _children(root, "dxfs")
+    pkg.palette = palette
 
 
-@functools.lru_cache(maxsize=256)
-def _sections(fmt: str) -> tuple[str, ...]:
-    """A number format code split at ``;`` outside quotes and ``\\`` escapes (cached: it is
-    asked once per cell, and a workbook has few formats)."""
-    out, cur, quoted, i = [], [], False, 0
-    while i < len(fmt):
-        ch = fmt[i]
-        if ch == "\\" and not quoted and i + 1 < len(fmt):
-            cur.append(fmt[i : i + 2])
-            i += 2
-            continue
-        if ch == '"':
-            quoted = not quoted
-        if ch == ";" and not quoted:
-            out.append("".join(cur))
-            cur = []
-        else:
-            cur.append(ch)
-        i += 1
-    out.append("".join(cur))
-    return tuple(out)
-
-
-def format_hides(fmt: str, value: object) -> bool:
-    """True when number format ``fmt`` shows nothing of ``value`` (§18.8.31: up to four
-    sections, positive; negative; zero; text): a number whose section is empty (``;;;``),
-    or text when a text section exists and is empty or lacks ``@`` (shows other text)."""
-    if ";" not in fmt:
-        return False
-    secs = _sections(fmt)
-    if isinstance(value, bool) or value is None:
-        return False
-    if isinstance(value, (int, float)):
-        if value > 0 or len(secs) < 2:
-            sec = secs[0]
-        elif value < 0:
-            sec = secs[1]
-        else:
-            sec = secs[2] if len(secs) >= 3 else secs[0]
-        return sec.strip() == ""
-    if isinstance(value, str) and len(secs) >= 4:
-        return "@" not in secs[3].replace('"@"', "")
-    return False
+def over(look: Look, dxf, builtin: dict | None = None) -> Look:
+    """``look`` with a conditional format's ``dxf`` laid over it (its font colour and size,
+    fill and number format where it states them, §18.8.17)."""
+    colour, size, fill, fmt = look.font, look.size, look.fill, look.number_format
+    font = _find(dxf, "font")
+    if font is not None:
+        c, sz = font_look(font, look.palette)
+        if any(_local(x.tag) == "color" for x in font):
+            colour = c
+        size = sz if sz is not None else size
+    fill_el = _find(dxf, "fill")
+    if fill_el is not None:
+        fill = fill_colour(fill_el, look.palette, differential=True)
+    num = _find(dxf, "numFmt")
+    if num is not None and num.get("formatCode") is not None:
+        fmt = num.get("formatCode") or "General"
+    return Look(fmt, colour, fill, size, look.palette)
 
 
 @dataclass
 class RawCell:
     """One cell as stored: ``formula`` is the text without ``=`` (``None`` for constants);
-    ``value`` is the decoded stored value (for formula cells: the cached result)."""
+    ``value`` is the decoded stored value (for formula cells: the cached result; for rich
+    text: the runs a reader can see). ``hidden``: why a reader cannot see the cell (its row
+    or column, or, for a constant, its style), else None; ``hidden_runs``: ``(why, text)``
+    of rich-text runs a reader cannot see. A formula cell's style is judged on its final
+    value by the caller, with ``look``."""
 
     row: int
     col: int
@@ -330,14 +321,134 @@ class RawCell:
     value: object
     data_type: str
     number_format: str
+    look: Look
     hidden: str | None = None
+    hidden_runs: list[tuple[str, str]] | None = None
 
 
-def iter_cells(zf: zipfile.ZipFile, part: str, pkg: Package) -> Iterator[RawCell]:
+Box = tuple[int, int, int, int]
+"""A cell range ``(first row, first column, last row, last column)``, 1-based, inclusive."""
+
+LAYOUT_MAX_RANGES = 10_000
+"""Merged ranges and conditional formats read per sheet; more are reported, not applied."""
+LAYOUT_MAX_STEPS = 2_000_000
+"""Cells visited per sheet to apply merged ranges and conditional formats."""
+
+
+@dataclass
+class SheetLayout:
+    """What follows a worksheet's cells in its part and can hide them: merged ranges
+    (§18.3.1.55: only the first cell of a range is drawn) and conditional formats
+    (§18.3.1.18: ``cfRule/@dxfId``; ``dataBar`` / ``iconSet`` with ``showValue="0"`` draw
+    no value)."""
+
+    merged: list[Box] = field(default_factory=list)
+    conditional: list[tuple[list[Box], object | None]] = field(default_factory=list)
+    """``(ranges, dxf)``; ``dxf`` None: the rule draws no value at all."""
+    truncated: bool = False
+
+
+def _box(ref: str) -> Box | None:
+    a, _, b = ref.partition(":")
+    ma, mb = _CELL_RE.match(a), _CELL_RE.match(b or a)
+    if not ma or not mb:
+        return None
+    r1, c1 = int(ma.group(2)), col_index(ma.group(1).upper())
+    r2, c2 = int(mb.group(2)), col_index(mb.group(1).upper())
+    return min(r1, r2), min(c1, c2), max(r1, r2), max(c1, c2)
+
+
+def _truthy(v: str | None) -> bool:
+    return (v or "").lower() in ("1", "true")
+
+
+def _float(v: str | None) -> float | None:
+    try:
+        return float(v) if v is not None else None
+    except ValueError:
+        return None
+
+
+class _Columns:
+    """Which columns are hidden: ``col`` elements with ``hidden`` or width 0, and every
+    column without a width of its own when the sheet's default width is 0."""
+
+    def __init__(self) -> None:
+        self.hidden: list[tuple[int, int]] = []
+        self.wide: list[tuple[int, int]] = []
+        self.default_zero = False
+        self._memo: dict[int, bool] = {}
+        self._sorted: tuple[list[int], list[int], list[int], list[int]] | None = None
+
+    def add(self, el) -> None:
+        lo, hi = el.get("min") or "", el.get("max") or el.get("min") or ""
+        if not (lo.isdigit() and hi.isdigit()):
+            return
+        width = _float(el.get("width"))
+        if _truthy(el.get("hidden")) or (width is not None and width <= 0):
+            self.hidden.append((int(lo), int(hi)))
+        elif width is not None:
+            self.wide.append((int(lo), int(hi)))
+
+    def __call__(self, col: int) -> bool:
+        got = self._memo.get(col)
+        if got is None:
+            import bisect
+
+            if self._sorted is None:
+                h, w = sorted(self.hidden), sorted(self.wide)
+                self._sorted = (
+                    [a for a, _ in h],
+                    _running_max(h),
+                    [a for a, _ in w],
+                    _running_max(w),
+                )
+            hs, he, ws, we = self._sorted
+            i = bisect.bisect_right(hs, col)
+            got = i > 0 and he[i - 1] >= col
+            if not got and self.default_zero:
+                j = bisect.bisect_right(ws, col)
+                got = not (j > 0 and we[j - 1] >= col)
+            self._memo[col] = got
+        return got
+
+
+def _running_max(intervals: list[tuple[int, int]]) -> list[int]:
+    out, top = [], 0
+    for _lo, hi in intervals:
+        top = max(top, hi)
+        out.append(top)
+    return out
+
+
+def _visible_runs(runs: list[Run], look: Look) -> tuple[str, list[tuple[str, str]]]:
+    """The text of the runs a reader can see and ``(why, text)`` of the others."""
+    shown: list[str] = []
+    hidden: list[tuple[str, str]] = []
+    for run in runs:
+        why = look.text_reason(run.colour or look.font, run.size) if run.styled else None
+        if why is not None and run.text.strip():
+            hidden.append((why, run.text))
+        else:
+            shown.append(run.text)
+    return "".join(shown), hidden
+
+
+def iter_cells(
+    zf: zipfile.ZipFile, part: str, pkg: Package, layout: SheetLayout | None = None
+) -> Iterator[RawCell]:
     """Every non-empty cell of a worksheet part, in file order, with shared formulas
-    expanded to each cell (translated from their master cell). A cell in a hidden row
-    (``row/@hidden``) or hidden column (``cols/col/@hidden`` over ``min``–``max``,
-    §18.3.1.13) has ``hidden`` set to ``"hidden row"`` / ``"hidden column"``.
+    expanded to each cell (translated from their master cell).
+
+    A cell in a hidden row (``row/@hidden``, a custom height of 0, or no height of its own
+    on a sheet whose rows are hidden by default: ``sheetFormatPr/@zeroHeight`` or a default
+    height of 0) or a hidden column (``cols/col`` with ``hidden`` or width 0 over
+    ``min``–``max``, or no width of its own when ``sheetFormatPr/@defaultColWidth`` is 0)
+    has ``hidden`` set to ``"hidden row"`` / ``"hidden column"`` (§18.3.1.13, §18.3.1.73,
+    §18.3.1.81). A constant whose style makes it invisible has the style's reason
+    (:meth:`._xlsx_style.Look.hides`); rich-text runs a reader cannot see are moved from the
+    value to ``hidden_runs``. Merged ranges and conditional formats, which follow the cells,
+    are put in ``layout`` when given.
 
     Raises:
         lxml.etree.XMLSyntaxError: malformed sheet XML.
@@ -346,32 +457,69 @@ def iter_cells(zf: zipfile.ZipFile, part: str, pkg: Package) -> Iterator[RawCell
 
     shared: dict[str, tuple[str, str]] = {}
     translators: dict[str, Translator] = {}
-    strings, formats = pkg.strings, pkg.formats
+    strings, runs_of = pkg.strings, pkg.runs
+    looks: dict[str | None, Look] = {}
     row_no = 0
     col_no = 0
     row_hidden = False
-    hidden_cols: list[tuple[int, int]] = []
+    rows_hidden_by_default = False
+    columns = _Columns()
     ns = None
-    row_tag = v_tag = f_tag = is_tag = col_tag = ""
+    row_tag = v_tag = f_tag = is_tag = col_tag = fmt_tag = merge_tag = cf_tag = ""
+    n_ranges = 0
     with zf.open(part) as f:
-        tags = ("{*}row", "{*}c", "{*}col")
+        tags = (
+            "{*}row",
+            "{*}c",
+            "{*}col",
+            "{*}sheetFormatPr",
+            "{*}mergeCell",
+            "{*}conditionalFormatting",
+        )
         for ev, el in etree.iterparse(f, events=("start", "end"), tag=tags, **_PARSER_KW):
             if ns is None:  # the sheet's namespace (transitional or strict), fixed for the part
                 ns = el.tag.rpartition("}")[0] + "}" if el.tag.startswith("{") else ""
                 row_tag, v_tag, f_tag, is_tag = ns + "row", ns + "v", ns + "f", ns + "is"
-                col_tag = ns + "col"
-            if el.tag == col_tag:
-                if ev == "end" and (el.get("hidden") or "").lower() in ("1", "true"):
-                    lo, hi = el.get("min") or "", el.get("max") or el.get("min") or ""
-                    if lo.isdigit() and hi.isdigit():
-                        hidden_cols.append((int(lo), int(hi)))
+                col_tag, fmt_tag = ns + "col", ns + "sheetFormatPr"
+                merge_tag, cf_tag = ns + "mergeCell", ns + "conditionalFormatting"
+            tag = el.tag
+            if tag == col_tag:
+                if ev == "end":
+                    columns.add(el)
                 continue
-            if el.tag == row_tag:
+            if tag == fmt_tag:
+                if ev == "end":
+                    rows_hidden_by_default = (
+                        _truthy(el.get("zeroHeight"))
+                        or (_float(el.get("defaultRowHeight")) or 1.0) <= 0
+                    )
+                    columns.default_zero = _float(el.get("defaultColWidth")) == 0
+                continue
+            if tag == merge_tag or tag == cf_tag:
+                if ev == "end" and layout is not None:
+                    n_ranges += 1
+                    if n_ranges > LAYOUT_MAX_RANGES:
+                        layout.truncated = True
+                    elif tag == merge_tag:
+                        box = _box(el.get("ref") or "")
+                        if box is not None:
+                            layout.merged.append(box)
+                    else:
+                        _conditional(el, pkg, layout)
+                    el.clear()
+                continue
+            if tag == row_tag:
                 if ev == "start":
                     r = el.get("r")
                     row_no = int(r) if r and r.isdigit() else row_no + 1
                     col_no = 0
-                    row_hidden = (el.get("hidden") or "").lower() in ("1", "true")
+                    height = _float(el.get("ht"))
+                    custom = _truthy(el.get("customHeight"))
+                    row_hidden = (
+                        _truthy(el.get("hidden"))
+                        or (custom and height is not None and height <= 0)
+                        or (rows_hidden_by_default and not (custom and (height or 0) > 0))
+                    )
                 else:
                     el.clear()
                     parent = el.getparent()
@@ -394,19 +542,15 @@ def iter_cells(zf: zipfile.ZipFile, part: str, pkg: Package) -> Iterator[RawCell
             coord = f"{letters}{row}"
             t = el.get("t") or "n"
             s = el.get("s")
-            fmt = "General"
-            unreadable = None
-            if s is not None and formats:
-                try:
-                    fmt = formats[int(s)]
-                    unreadable = pkg.unreadable[int(s)]
-                except (ValueError, IndexError):
-                    fmt = "General"
+            look = looks.get(s)
+            if look is None:
+                look = looks[s] = pkg.look(s)
             formula = None
             fkind = ""
             array_ref = None
             raw_v = None
             inline = None
+            inline_runs = None
             for child in el:
                 ctag = child.tag
                 if ctag == v_tag:
@@ -440,22 +584,22 @@ def iter_cells(zf: zipfile.ZipFile, part: str, pkg: Package) -> Iterator[RawCell
                     else:
                         formula = text or ""
                 elif ctag == is_tag:
-                    inline = "".join(
-                        x.text or ""
-                        for x in child.iter()
-                        if _local(x.tag) == "t" and _local(x.getparent().tag) != "rPh"
-                    )
+                    inline, inline_runs = _runs(child, pkg.palette)
             el.clear()
             if raw_v is None and inline is None and formula is None:
                 continue
             value: object
+            runs = None
             if t == "s":
                 try:
-                    value = strings[int(raw_v)] if raw_v is not None else None
+                    idx = int(raw_v) if raw_v is not None else -1
+                    value = strings[idx] if idx >= 0 else None
+                    runs = runs_of.get(idx)
                 except (ValueError, IndexError):
                     value = None
             elif t == "inlineStr":
                 value = inline if inline is not None else raw_v
+                runs = inline_runs
             elif t == "str":
                 value = raw_v if raw_v is not None else None
             elif t == "b":
@@ -468,18 +612,18 @@ def iter_cells(zf: zipfile.ZipFile, part: str, pkg: Package) -> Iterator[RawCell
                 value = _number(raw_v)
             if formula is None and value is None:
                 continue
-            hidden = (
-                "hidden row"
-                if row_hidden
-                else (
-                    "hidden column" if any(lo <= col_no <= hi for lo, hi in hidden_cols) else None
-                )
-            )
-            if hidden is None and t not in ("b", "e"):
-                if unreadable is not None and value not in (None, ""):
-                    hidden = unreadable
-                elif format_hides(fmt, value):
-                    hidden = "number format hides the value"
+            hidden = "hidden row" if row_hidden else ("hidden column" if columns(col_no) else None)
+            hidden_runs = None
+            if hidden is None and formula is None and t != "e" and not look.plain:
+                hidden = look.hides(value)
+            if hidden is None and runs is not None:
+                shown, hidden_runs = _visible_runs(runs, look)
+                if hidden_runs and not shown.strip():
+                    hidden, hidden_runs = hidden_runs[0][0], None
+                elif hidden_runs:
+                    value = shown
+                else:
+                    hidden_runs = None
             yield RawCell(
                 row=row,
                 col=col_no,
@@ -489,9 +633,93 @@ def iter_cells(zf: zipfile.ZipFile, part: str, pkg: Package) -> Iterator[RawCell
                 array_ref=array_ref,
                 value=value,
                 data_type=t,
-                number_format=fmt,
+                number_format=look.number_format,
+                look=look,
                 hidden=hidden,
+                hidden_runs=hidden_runs,
             )
+
+
+def _conditional(el, pkg: Package, layout: SheetLayout) -> None:
+    """Add a ``conditionalFormatting`` element's rules that can hide a value to ``layout``."""
+    boxes = [b for b in (_box(r) for r in (el.get("sqref") or "").split()) if b is not None]
+    if not boxes:
+        return
+    for rule in el:
+        if _local(rule.tag) != "cfRule":
+            continue
+        for child in rule:
+            if _local(child.tag) in ("dataBar", "iconSet") and child.get("showValue") in (
+                "0",
+                "false",
+            ):
+                layout.conditional.append((boxes, None))
+        dxf_id = rule.get("dxfId")
+        if dxf_id is not None and dxf_id.isdigit() and int(dxf_id) < len(pkg.dxfs):
+            layout.conditional.append((boxes, pkg.dxfs[int(dxf_id)]))
+
+
+def layout_hidden(
+    cells: list[tuple[int, int, str]], looks: list[Look], layout: SheetLayout
+) -> tuple[dict[str, str], bool]:
+    """Why cells are hidden by ``layout``: ``"covered by a merged cell"`` (every cell of a
+    merged range but its first), ``"conditional format can hide the value"`` (a rule whose
+    style, laid over the cell's, would make some value invisible: its condition is not
+    evaluated) and ``"conditional format hides the value"`` (``showValue="0"``).
+
+    Args:
+        cells: ``(row, column, coordinate)`` of a sheet's cells; ``looks``: their looks, in
+            the same order.
+
+    Returns:
+        ``({coordinate: why}, complete)``; ``complete`` is False when
+        :data:`LAYOUT_MAX_STEPS` or :data:`LAYOUT_MAX_RANGES` cut the work short.
+    """
+    import bisect
+
+    out: dict[str, str] = {}
+    if not layout.merged and not layout.conditional:
+        return out, not layout.truncated
+    order = sorted(range(len(cells)), key=lambda i: (cells[i][0], cells[i][1]))
+    keys = [(cells[i][0], cells[i][1]) for i in order]
+    steps = 0
+
+    def inside(box: Box) -> Iterator[int]:
+        nonlocal steps
+        r1, c1, r2, c2 = box
+        i = bisect.bisect_left(keys, (r1, c1))
+        while i < len(keys) and keys[i][0] <= r2 and steps < LAYOUT_MAX_STEPS:
+            steps += 1
+            r, c = keys[i]
+            if c < c1:
+                i = bisect.bisect_left(keys, (r, c1), i)
+            elif c > c2:
+                i = bisect.bisect_left(keys, (r + 1, c1), i)
+            else:
+                yield order[i]
+                i += 1
+
+    for box in layout.merged:
+        for i in inside(box):
+            if (cells[i][0], cells[i][1]) != (box[0], box[1]):
+                out.setdefault(cells[i][2], "covered by a merged cell")
+    overlaid: dict[tuple[int, int], bool] = {}
+    for boxes, dxf in layout.conditional:
+        for box in boxes:
+            for i in inside(box):
+                coord = cells[i][2]
+                if coord in out:
+                    continue
+                if dxf is None:
+                    out[coord] = "conditional format hides the value"
+                    continue
+                key = (id(looks[i]), id(dxf))
+                hides = overlaid.get(key)
+                if hides is None:
+                    hides = overlaid[key] = over(looks[i], dxf).could_hide_any()
+                if hides:
+                    out[coord] = "conditional format can hide the value"
+    return out, steps < LAYOUT_MAX_STEPS and not layout.truncated
 
 
 def _number(text: str | None):
