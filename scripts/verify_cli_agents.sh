@@ -68,4 +68,6 @@ printf '%-9s %s\n' openclaw "$(HOME=$home "$NODE_BIN/node" "$PREFIX/node_modules
 export JOBBENCH_CLI_PREFIX="$PREFIX"
 # -rspP: skip reasons, every passed test, and the output of those that print (the graded
 # sample run prints its `jobbench run` summary and report row)
-PYTHONPATH=src "$PY" -m pytest -q -p no:logging -rspP tests/runner/test_cli_agents_real.py "$@"
+# JOBBENCH_REAL_CLIS=1: collect the module (CI leaves it out) and fail on a CLI not found
+JOBBENCH_REAL_CLIS=1 PYTHONPATH=src "$PY" -m pytest -q -p no:logging -rspP \
+  tests/runner/test_cli_agents_real.py "$@"

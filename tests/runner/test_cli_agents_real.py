@@ -7,7 +7,9 @@ call that writes ``memo.md`` into the output directory, then answers with text. 
 check the deliverable, the trial status, the session id, the turns and token usage parsed
 from the CLI's events against what the server reported, and the events in the trajectory.
 
-The CLIs are not installed in CI: a test is skipped unless its binary is found through
+The CLIs are not installed in CI, so this module is collected only when
+``JOBBENCH_REAL_CLIS=1`` (``tests/runner/conftest.py``; ``scripts/verify_cli_agents.sh`` sets
+it); a test then fails unless its binary is found through
 ``JOBBENCH_CODEX_BIN`` / ``JOBBENCH_OPENCODE_BIN`` / ``JOBBENCH_CLAUDE_CODE_BIN`` /
 ``JOBBENCH_OPENCLAW_BIN``, the ``JOBBENCH_CLI_PREFIX`` npm prefix
 (``<prefix>/node_modules/.bin``), ``/tmp/clis`` (the default prefix of
@@ -21,6 +23,7 @@ prefix). Verified with @openai/codex 0.171.0, opencode-ai 1.18.33 and
 from __future__ import annotations
 
 import base64
+import functools
 import json
 import os
 import re
@@ -57,12 +60,21 @@ def find_cli(name: str, env_var: str) -> str | None:
 
 
 def needs_cli(name: str, env_var: str):
-    exe = find_cli(name, env_var)
-    return pytest.mark.skipif(
-        exe is None,
-        reason=f"real {name} CLI not installed (set {env_var}, JOBBENCH_CLI_PREFIX, "
-        f"or run scripts/verify_cli_agents.sh)",
-    )
+    """Mark a test that runs the real ``name`` CLI; it fails when the CLI is not found (the
+    module is collected only on request, see ``conftest.py``)."""
+
+    def mark(test):
+        def run(*args, **kwargs):
+            if find_cli(name, env_var) is None:
+                pytest.fail(
+                    f"real {name} CLI not found (set {env_var} or JOBBENCH_CLI_PREFIX, or run "
+                    "scripts/verify_cli_agents.sh)"
+                )
+            return test(*args, **kwargs)
+
+        return functools.wraps(test)(run)
+
+    return mark
 
 
 def output_dir(req: dict) -> str:
