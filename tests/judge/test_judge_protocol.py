@@ -205,6 +205,58 @@ def test_request_overtaken_in_the_queue_is_re_sent_not_failed(judge_config) -> N
     assert err.value.cause == "timeout" and arrivals == ["one"]
 
 
+def test_hung_request_is_not_re_sent_when_a_later_request_fails_at_once(judge_config) -> None:
+    """Request 1 hangs; request 2, sent while it is in flight, is answered HTTP 500 at once
+    (both of its tries). A failed answer is no sign that request 1 was overtaken in a queue,
+    so request 1 is not re-sent: each of its ``max_attempts`` = 2 tries (nothing in flight
+    ahead of either: time-out 1 s) times out once, and it fails as a time-out after about
+    2 s, not the 3 s a re-send would add."""
+    import threading
+    import time
+
+    from jobbench.judge._client import JudgeCallError, JudgeClient
+    from jobbench.judge._prices import PriceTable
+
+    first_in = threading.Event()
+    arrivals: list[str] = []
+
+    def script(req):
+        who = req["messages"][-1]["content"]
+        arrivals.append(who)
+        if who == "one":
+            first_in.set()
+            reply = chat_reply('{"ok": true}')
+            reply.hang = True
+            return reply
+        return ScriptedReply(status=500, body={"error": {"message": "busy"}})
+
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+    failed: dict[str, tuple[JudgeCallError, float]] = {}
+    with FakeOpenAIServer(script) as srv:
+        client = JudgeClient(
+            judge_config(srv.base_url, timeout=1.0, max_attempts=2), PriceTable(models={})
+        )
+
+        def ask_one() -> None:
+            t0 = time.monotonic()
+            try:
+                client.chat([{"role": "user", "content": "one"}], "ok", schema)
+            except JudgeCallError as exc:
+                failed["one"] = (exc, time.monotonic() - t0)
+
+        t1 = threading.Thread(target=ask_one)
+        t1.start()
+        assert first_in.wait(5)
+        with pytest.raises(JudgeCallError) as two:
+            client.chat([{"role": "user", "content": "two"}], "ok", schema)
+        t1.join(15)
+    assert two.value.cause == "server_error" and arrivals.count("two") == 2
+    exc, elapsed = failed["one"]
+    assert arrivals.count("one") == 2  # max_attempts, no re-send
+    assert exc.cause == "timeout" and exc.attempts == 2
+    assert elapsed < 1.4 * 2 * 1.0  # budget: 2 tries x 1 s (generous; a re-send adds 1 s)
+
+
 def test_context_length_is_a_cause_with_a_hint(setup, judge_config) -> None:
     task, deliv = setup
     msg = "Requested tokens (26856) exceed context window of 8192"

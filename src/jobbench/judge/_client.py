@@ -29,9 +29,11 @@ for all of them before it is served. Its time-out is ``(k + 1) × timeout``: the
 spends queued behind requests that were each within the time-out never makes it time out,
 while a request that hangs still ends. Requests sent at nearly the same moment may reach the
 server's queue in another order than they were counted; so a request that times out after
-the server has answered a request sent after it (it was overtaken in the queue, not lost) is
-re-sent at once with its count taken again, at most ``MAX_REQUEUES`` times, without using one
-of its ``max_attempts`` tries; each re-send is stated in :attr:`ChatReply.errors`.
+the server has answered a request sent after it with a success (2xx: it was overtaken in the
+queue, not lost) is re-sent at once with its count taken again, at most ``MAX_REQUEUES``
+times, without using one of its ``max_attempts`` tries; each re-send is stated in
+:attr:`ChatReply.errors`. A later request's failure (an instant 429 or 5xx) is no sign of a
+queue, so it never makes a time-out a re-send.
 """
 
 from __future__ import annotations
@@ -264,7 +266,7 @@ class JudgeClient:
         self._max_tokens_param = self._first_cap_param if config.max_tokens else None
         self._in_flight = 0
         self._sent_seq = 0  # requests sent by this client, numbered 1, 2, … in send order
-        self._served_seq = 0  # the highest such number the server has answered
+        self._served_seq = 0  # the highest such number the server has answered with a 2xx
         self.downgrades: list[str] = []
 
     def _params(
@@ -366,8 +368,8 @@ class JudgeClient:
         self, messages: list[dict[str, Any]], params: dict[str, Any], notes: list[str]
     ) -> Any:
         """One request, re-sent at most :data:`MAX_REQUEUES` times if it timed out after the
-        server had served a request sent after it (see the module docstring); each re-send
-        is stated in ``notes``.
+        server had answered a request sent after it with a 2xx (see the module docstring);
+        each re-send is stated in ``notes``.
 
         Raises:
             openai.APIError: the SDK's error of the last send.
@@ -391,9 +393,6 @@ class JudgeClient:
                 )
                 served = True
                 return resp
-            except openai.APIStatusError:
-                served = True
-                raise
             except openai.APITimeoutError:
                 with self._lock:
                     overtaken = self._served_seq > seq
