@@ -31,9 +31,11 @@ while a request that hangs still ends. Requests sent at nearly the same moment m
 server's queue in another order than they were counted; so a request that times out after
 the server has answered a request sent after it with a success (2xx: it was overtaken in the
 queue, not lost) is re-sent at once with its count taken again, at most ``MAX_REQUEUES``
-times, without using one of its ``max_attempts`` tries; each re-send is stated in
-:attr:`ChatReply.errors`. A later request's failure (an instant 429 or 5xx) is no sign of a
-queue, so it never makes a time-out a re-send.
+times, without using one of its ``max_attempts`` tries (they bound the tries of failures);
+each re-send is stated in :attr:`ChatReply.errors` and counted, like every HTTP request
+sent, in :attr:`ChatReply.attempts` / :attr:`JudgeCallError.attempts`. A later request's
+failure (an instant 429 or 5xx) is no sign of a queue, so it never makes a time-out a
+re-send.
 """
 
 from __future__ import annotations
@@ -144,7 +146,8 @@ class JudgeCallError(RuntimeError):
     """No valid HTTP reply after the allowed tries (the message says why).
 
     Attributes:
-        attempts: HTTP requests made.
+        attempts: HTTP requests sent, every retry and re-send included (so it may exceed
+            ``max_attempts``, which bounds the tries of failures only).
         cause: one of :data:`CAUSES`.
         status: the last HTTP status, or None (time-out, connection error).
         server_message: the server's own text of the last failure ('' when none).
@@ -175,7 +178,8 @@ class ChatReply:
     Attributes:
         content: the assistant message text ('' when none).
         usage: tokens reported by the API for this reply, with cost when priced.
-        attempts: HTTP requests made for it (failed ones included).
+        attempts: HTTP requests sent for it: failed ones, retries and re-sends of requests
+            overtaken in the server's queue included (so it may exceed ``max_attempts``).
         errors: the errors met before it (``HTTP 429``, ``timeout``, ``HTTP 500: <text>``).
         elapsed: seconds from the first try to the reply.
         response_format: the structured-output style that was used.
@@ -200,6 +204,24 @@ class ChatReply:
     reasoning: str = ""
     sent: dict[str, Any] = field(default_factory=dict)
     downgrades: list[str] = field(default_factory=list)
+
+
+@dataclass
+class _Sends:
+    """What one :meth:`JudgeClient.chat` call sent, counted by :meth:`JudgeClient._send`.
+
+    Attributes:
+        sent: HTTP requests sent (each try, retry and re-send).
+    """
+
+    sent: int = 0
+
+
+def _after(tries: int, sends: _Sends) -> str:
+    """``after N tries`` for an error message, with `` (M HTTP requests)`` when ``sends.sent``
+    differs from ``tries`` (re-sends, or retries after a downgrade)."""
+    extra = f" ({sends.sent} HTTP requests)" if sends.sent != tries else ""
+    return f"after {tries} tries{extra}"
 
 
 def usage_from_response(resp: Any) -> Usage:
@@ -365,11 +387,16 @@ class JudgeClient:
             self._sleep(delay)
 
     def _send(
-        self, messages: list[dict[str, Any]], params: dict[str, Any], notes: list[str]
+        self,
+        messages: list[dict[str, Any]],
+        params: dict[str, Any],
+        notes: list[str],
+        sends: _Sends,
     ) -> Any:
         """One request, re-sent at most :data:`MAX_REQUEUES` times if it timed out after the
         server had answered a request sent after it with a 2xx (see the module docstring);
-        each re-send is stated in ``notes``.
+        each re-send is stated in ``notes``, and every HTTP request sent is counted in
+        ``sends.sent``.
 
         Raises:
             openai.APIError: the SDK's error of the last send.
@@ -383,6 +410,7 @@ class JudgeClient:
                 self._in_flight += 1
                 self._sent_seq += 1
                 seq = self._sent_seq
+            sends.sent += 1
             served = False
             try:
                 resp = self._client.chat.completions.create(
@@ -440,16 +468,18 @@ class JudgeClient:
 
         t0 = time.monotonic()
         errors: list[str] = []
-        attempts = 0
+        sends = _Sends()
         transient = 0
         adapted = 0
         tries = max_attempts or self.config.max_attempts
         while True:
             params, fmt, sent, downgrades = self._params(schema_name, schema, max_tokens)
-            attempts += 1
             try:
                 resp = self._send(
-                    messages, {**params, "extra_headers": headers} if headers else params, errors
+                    messages,
+                    {**params, "extra_headers": headers} if headers else params,
+                    errors,
+                    sends,
                 )
             except openai.APIStatusError as exc:
                 code = exc.status_code
@@ -467,8 +497,8 @@ class JudgeClient:
                         self._wait(transient - 1, exc)
                         continue
                     raise JudgeCallError(
-                        f"HTTP {code} after {transient} tries: {text[:300]}",
-                        attempts,
+                        f"HTTP {code} {_after(transient, sends)}: {text[:300]}",
+                        sends.sent,
                         "server_error" if code >= 500 else "rejected",
                         code,
                         text,
@@ -476,7 +506,7 @@ class JudgeClient:
                     ) from exc
                 raise JudgeCallError(
                     f"endpoint rejected the request (HTTP {code}): {text[:300]}",
-                    attempts,
+                    sends.sent,
                     kind,
                     code,
                     text,
@@ -489,7 +519,11 @@ class JudgeClient:
                 transient += 1
                 if transient >= tries:
                     raise JudgeCallError(
-                        f"{label} after {transient} tries", attempts, kind, None, str(exc)
+                        f"{label} {_after(transient, sends)}",
+                        sends.sent,
+                        kind,
+                        None,
+                        str(exc),
                     ) from exc
                 self._wait(transient - 1, exc)
                 continue
@@ -498,8 +532,8 @@ class JudgeClient:
                 transient += 1
                 if transient >= tries:
                     raise JudgeCallError(
-                        f"invalid response after {transient} tries: {exc}",
-                        attempts,
+                        f"invalid response {_after(transient, sends)}: {exc}",
+                        sends.sent,
                         "bad_response",
                         None,
                         str(exc),
@@ -519,7 +553,7 @@ class JudgeClient:
             return ChatReply(
                 content=content,
                 usage=usage,
-                attempts=attempts,
+                attempts=sends.sent,
                 errors=errors,
                 elapsed=time.monotonic() - t0,
                 response_format=fmt,

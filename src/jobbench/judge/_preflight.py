@@ -61,7 +61,7 @@ class PreflightResult:
     Attributes:
         endpoint, model: what was checked; response_format: the format that was accepted;
         downgrades: what the client changed to be accepted; usage: what it cost;
-        attempts: HTTP requests made.
+        attempts: HTTP requests sent (re-sends included).
     """
 
     endpoint: str
