@@ -190,9 +190,11 @@ def test_request_overtaken_in_the_queue_is_re_sent_not_failed(judge_config) -> N
     # two HTTP requests, though only one of its max_attempts = 1 tries was used
     assert one.content == '{"ok": true}' and one.attempts == 2  # type: ignore[attr-defined]
     assert one.errors == [  # type: ignore[attr-defined]
-        "timeout while queued: a request sent later was served first; re-sent (1 of at most 3)"
+        "timeout while queued: a request sent later was served first; re-sent (1 of at most 3);"
+        " the abandoned request may still be processed and billed by the server"
     ]
-    assert got["two"].errors == []  # type: ignore[attr-defined]
+    assert one.abandoned == 1  # type: ignore[attr-defined]
+    assert got["two"].errors == [] and got["two"].abandoned == 0  # type: ignore[attr-defined]
 
     # alone, the same hold is a plain time-out (no request sent later was served)
     from jobbench.judge._client import JudgeCallError
@@ -269,6 +271,7 @@ def test_reported_attempts_count_every_request_the_server_received(judge_config)
     assert arrivals == ["one", "two", "one", "one"]
     assert one.content == '{"ok": true}'  # type: ignore[attr-defined]
     assert one.attempts == arrivals.count("one") == 3  # type: ignore[attr-defined]
+    assert one.abandoned == 1  # type: ignore[attr-defined]
     assert [e.split(":")[0] for e in one.errors] == [  # type: ignore[attr-defined]
         "timeout while queued",
         "HTTP 500",
@@ -283,8 +286,11 @@ def test_reported_attempts_count_every_request_the_server_received(judge_config)
     got, arrivals = race(hang)
     err = got["one"]
     assert isinstance(err, JudgeCallError) and err.cause == "timeout"
-    assert err.attempts == arrivals.count("one") == 3
-    assert str(err) == "timeout after 2 tries (3 HTTP requests)"
+    assert (err.attempts, err.abandoned) == (arrivals.count("one"), 3) == (3, 3)
+    assert str(err) == (
+        "timeout after 2 tries (3 HTTP requests; 3 abandoned after a time-out: they may still "
+        "be processed and billed by the server)"
+    )
 
 
 def test_hung_request_is_not_re_sent_when_a_later_request_fails_at_once(judge_config) -> None:
@@ -335,8 +341,43 @@ def test_hung_request_is_not_re_sent_when_a_later_request_fails_at_once(judge_co
     assert two.value.cause == "server_error" and arrivals.count("two") == 2
     exc, elapsed = failed["one"]
     assert arrivals.count("one") == 2  # max_attempts, no re-send
-    assert exc.cause == "timeout" and exc.attempts == 2
+    assert (exc.cause, exc.attempts, exc.abandoned) == ("timeout", 2, 2)
+    assert not any(e.startswith("timeout while queued") for e in exc.errors), exc.errors
     assert elapsed < 1.4 * 2 * 1.0  # budget: 2 tries x 1 s (generous; a re-send adds 1 s)
+
+
+def test_abandoned_requests_are_stated_and_counted_in_the_grade_record(setup, judge_config) -> None:
+    """A request the client stops waiting for may still run, and be billed, at the server:
+    every timed-out request is counted in the reply record's ``abandoned`` and its entry in
+    ``errors`` says so, for a unit that failed (both tries of rubric 1 hang) as for one that
+    got its verdicts after a time-out (rubric 2's first request hangs)."""
+    task, deliv = setup
+    table = TableJudge(TABLE)
+    seen: dict[str, int] = {}
+
+    def script(req):
+        reply = table(req)
+        text = json.dumps(req["messages"])
+        rubric = "Recommendation" if "Recommends Vendor B" in text else "Revenue"
+        seen[rubric] = seen.get(rubric, 0) + 1
+        if rubric == "Revenue" or seen[rubric] == 1:
+            reply.hang = True
+        return reply
+
+    with FakeOpenAIServer(script) as srv:
+        rec = grade_trial(
+            task, deliv, judge_config(srv.base_url, timeout=0.5, max_attempts=2, concurrency=1)
+        )
+        assert srv.calls == 4
+    note = "timeout; the abandoned request may still be processed and billed by the server"
+    by_kind = {u.unit: u.replies for u in rec.units}
+    assert len(by_kind) == 2
+    failed, answered = sorted(by_kind.values(), key=lambda r: "raw" in r[0])
+    assert [(r["attempts"], r["abandoned"], r["errors"]) for r in failed] == [(2, 2, [note] * 2)]
+    assert failed[0]["cause"] == "timeout"
+    assert "2 abandoned after a time-out" in failed[0]["error"]
+    assert [(r["attempts"], r["abandoned"], r["errors"]) for r in answered] == [(2, 1, [note])]
+    assert sum(r["attempts"] for u in rec.units for r in u.replies) == srv.calls
 
 
 def test_context_length_is_a_cause_with_a_hint(setup, judge_config) -> None:

@@ -36,6 +36,11 @@ each re-send is stated in :attr:`ChatReply.errors` and counted, like every HTTP 
 sent, in :attr:`ChatReply.attempts` / :attr:`JudgeCallError.attempts`. A later request's
 failure (an instant 429 or 5xx) is no sign of a queue, so it never makes a time-out a
 re-send.
+
+A request that timed out is abandoned, not cancelled: the client stops waiting and closes its
+connection, but the server may still process it (and a paid endpoint may bill it), with no
+usage reported. Each such request is counted in :attr:`ChatReply.abandoned` /
+:attr:`JudgeCallError.abandoned` and its entry in the errors says so (:data:`ABANDONED`).
 """
 
 from __future__ import annotations
@@ -52,6 +57,9 @@ from ._prices import PriceTable
 
 MAX_REQUEUES = 3
 """Re-sends of one request overtaken in the server's queue (see the module docstring)."""
+
+ABANDONED = "the abandoned request may still be processed and billed by the server"
+"""The end of every error entry of a request that timed out (see the module docstring)."""
 
 CAUSES = (
     "context_length",
@@ -152,6 +160,9 @@ class JudgeCallError(RuntimeError):
         status: the last HTTP status, or None (time-out, connection error).
         server_message: the server's own text of the last failure ('' when none).
         downgrades: the downgrades in effect for the last request.
+        errors: every failure met, in order, as :attr:`ChatReply.errors`.
+        abandoned: how many of the ``attempts`` timed out (the server may still process and
+            bill them; see the module docstring).
     """
 
     def __init__(
@@ -162,6 +173,9 @@ class JudgeCallError(RuntimeError):
         status: int | None = None,
         server_message: str = "",
         downgrades: list[str] | None = None,
+        *,
+        errors: list[str] | None = None,
+        abandoned: int = 0,
     ):
         super().__init__(message)
         self.attempts = attempts
@@ -169,6 +183,8 @@ class JudgeCallError(RuntimeError):
         self.status = status
         self.server_message = server_message
         self.downgrades = list(downgrades or [])
+        self.errors = list(errors or [])
+        self.abandoned = abandoned
 
 
 @dataclass
@@ -180,7 +196,10 @@ class ChatReply:
         usage: tokens reported by the API for this reply, with cost when priced.
         attempts: HTTP requests sent for it: failed ones, retries and re-sends of requests
             overtaken in the server's queue included (so it may exceed ``max_attempts``).
-        errors: the errors met before it (``HTTP 429``, ``timeout``, ``HTTP 500: <text>``).
+        errors: the errors met before it (``HTTP 429``, ``HTTP 500: <text>``, ``timeout; …``,
+            ``timeout while queued: …``; a time-out's entry ends with :data:`ABANDONED`).
+        abandoned: how many of the ``attempts`` timed out: requests the client stopped
+            waiting for, which the server may still process and bill.
         elapsed: seconds from the first try to the reply.
         response_format: the structured-output style that was used.
         finish_reason: as reported.
@@ -204,6 +223,7 @@ class ChatReply:
     reasoning: str = ""
     sent: dict[str, Any] = field(default_factory=dict)
     downgrades: list[str] = field(default_factory=list)
+    abandoned: int = 0
 
 
 @dataclass
@@ -212,16 +232,24 @@ class _Sends:
 
     Attributes:
         sent: HTTP requests sent (each try, retry and re-send).
+        abandoned: those of them that timed out (the server may still process them).
     """
 
     sent: int = 0
+    abandoned: int = 0
 
 
 def _after(tries: int, sends: _Sends) -> str:
-    """``after N tries`` for an error message, with `` (M HTTP requests)`` when ``sends.sent``
-    differs from ``tries`` (re-sends, or retries after a downgrade)."""
-    extra = f" ({sends.sent} HTTP requests)" if sends.sent != tries else ""
-    return f"after {tries} tries{extra}"
+    """``after N tries`` for an error message, followed in parentheses by ``M HTTP requests``
+    when ``sends.sent`` differs from ``tries`` (re-sends, or retries after a downgrade) and
+    by how many were abandoned after a time-out, if any."""
+    extra = [f"{sends.sent} HTTP requests"] if sends.sent != tries else []
+    if sends.abandoned:
+        extra.append(
+            f"{sends.abandoned} abandoned after a time-out: they may still be processed and "
+            "billed by the server"
+        )
+    return f"after {tries} tries" + (f" ({'; '.join(extra)})" if extra else "")
 
 
 def usage_from_response(resp: Any) -> Usage:
@@ -395,8 +423,8 @@ class JudgeClient:
     ) -> Any:
         """One request, re-sent at most :data:`MAX_REQUEUES` times if it timed out after the
         server had answered a request sent after it with a 2xx (see the module docstring);
-        each re-send is stated in ``notes``, and every HTTP request sent is counted in
-        ``sends.sent``.
+        each re-send is stated in ``notes``, every HTTP request sent is counted in
+        ``sends.sent`` and every one that timed out in ``sends.abandoned``.
 
         Raises:
             openai.APIError: the SDK's error of the last send.
@@ -422,6 +450,7 @@ class JudgeClient:
                 served = True
                 return resp
             except openai.APITimeoutError:
+                sends.abandoned += 1
                 with self._lock:
                     overtaken = self._served_seq > seq
                 if not overtaken or requeues >= MAX_REQUEUES:
@@ -429,7 +458,7 @@ class JudgeClient:
                 requeues += 1
                 notes.append(
                     f"timeout while queued: a request sent later was served first; re-sent "
-                    f"({requeues} of at most {MAX_REQUEUES})"
+                    f"({requeues} of at most {MAX_REQUEUES}); {ABANDONED}"
                 )
             finally:
                 with self._lock:
@@ -503,6 +532,8 @@ class JudgeClient:
                         code,
                         text,
                         downgrades,
+                        errors=errors,
+                        abandoned=sends.abandoned,
                     ) from exc
                 raise JudgeCallError(
                     f"endpoint rejected the request (HTTP {code}): {text[:300]}",
@@ -511,11 +542,13 @@ class JudgeClient:
                     code,
                     text,
                     downgrades,
+                    errors=errors,
+                    abandoned=sends.abandoned,
                 ) from exc
             except (openai.APITimeoutError, openai.APIConnectionError) as exc:
                 kind = "timeout" if isinstance(exc, openai.APITimeoutError) else "connection"
                 label = "timeout" if kind == "timeout" else "connection error"
-                errors.append(label)
+                errors.append(f"timeout; {ABANDONED}" if kind == "timeout" else label)
                 transient += 1
                 if transient >= tries:
                     raise JudgeCallError(
@@ -524,6 +557,8 @@ class JudgeClient:
                         kind,
                         None,
                         str(exc),
+                        errors=errors,
+                        abandoned=sends.abandoned,
                     ) from exc
                 self._wait(transient - 1, exc)
                 continue
@@ -537,6 +572,8 @@ class JudgeClient:
                         "bad_response",
                         None,
                         str(exc),
+                        errors=errors,
+                        abandoned=sends.abandoned,
                     ) from exc
                 self._wait(transient - 1, exc)
                 continue
@@ -554,6 +591,7 @@ class JudgeClient:
                 content=content,
                 usage=usage,
                 attempts=sends.sent,
+                abandoned=sends.abandoned,
                 errors=errors,
                 elapsed=time.monotonic() - t0,
                 response_format=fmt,
