@@ -280,8 +280,8 @@ class JudgeUnit(BaseModel):
         usage: what the calls made for this grade cost; cached_usage: what the cached or
             reused verdicts cost when first obtained.
         elapsed_s: seconds spent on the calls.
-        replies: one entry per call (raw reply text, usage, attempts, errors, …), as the
-            judge client reported it.
+        replies: one entry per call (raw reply text, usage, attempts, abandoned, errors, …),
+            as the judge client reported it.
         payload: the verdicts parsed from the replies (``verdicts``, ``model_verdicts``,
             ``overall``), or None.
     """

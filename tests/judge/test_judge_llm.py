@@ -456,7 +456,11 @@ def test_timeout_is_retried(tmp_path, judge_config) -> None:
     with FakeOpenAIServer([slow, ok]) as srv:
         rec = grade_trial(task1, deliv, judge_config(srv.base_url, timeout=0.3))
     assert rec.rubrics[0].criteria[0].verdict == "pass"
-    assert rec.units[0].replies[0]["errors"] == ["timeout"]
+    reply = rec.units[0].replies[0]
+    assert reply["errors"] == [
+        "timeout; the abandoned request may still be processed and billed by the server"
+    ]
+    assert (reply["attempts"], reply["abandoned"]) == (2, 1)
 
 
 def test_prompt_layout_fencing_and_injection_flag(tmp_path, judge_config) -> None:

@@ -146,6 +146,7 @@ def test_queue_wait_at_a_serial_server_never_times_out(tmp_path, judge_config) -
     errs = [e for u in rec.units for r in u.replies for e in r.get("errors") or []]
     assert all(e.startswith("timeout while queued") for e in errs), errs
     assert srv.calls == 10 + len(errs)
+    assert sum(r["attempts"] for u in rec.units for r in u.replies) == srv.calls
 
 
 def test_request_overtaken_in_the_queue_is_re_sent_not_failed(judge_config) -> None:
@@ -186,11 +187,14 @@ def test_request_overtaken_in_the_queue_is_re_sent_not_failed(judge_config) -> N
         t1.join(10)
     one = got["one"]
     assert arrivals == ["one", "two", "one"]
-    assert one.content == '{"ok": true}' and one.attempts == 1  # type: ignore[attr-defined]
+    # two HTTP requests, though only one of its max_attempts = 1 tries was used
+    assert one.content == '{"ok": true}' and one.attempts == 2  # type: ignore[attr-defined]
     assert one.errors == [  # type: ignore[attr-defined]
-        "timeout while queued: a request sent later was served first; re-sent (1 of at most 3)"
+        "timeout while queued: a request sent later was served first; re-sent (1 of at most 3);"
+        " the abandoned request may still be processed and billed by the server"
     ]
-    assert got["two"].errors == []  # type: ignore[attr-defined]
+    assert one.abandoned == 1  # type: ignore[attr-defined]
+    assert got["two"].errors == [] and got["two"].abandoned == 0  # type: ignore[attr-defined]
 
     # alone, the same hold is a plain time-out (no request sent later was served)
     from jobbench.judge._client import JudgeCallError
@@ -203,6 +207,177 @@ def test_request_overtaken_in_the_queue_is_re_sent_not_failed(judge_config) -> N
         with pytest.raises(JudgeCallError) as err:
             client.chat([{"role": "user", "content": "one"}], "ok", schema)
     assert err.value.cause == "timeout" and arrivals == ["one"]
+
+
+def test_reported_attempts_count_every_request_the_server_received(judge_config) -> None:
+    """``attempts`` is the number of HTTP requests the server received, re-sends included,
+    while ``max_attempts`` still bounds the tries of failures. Request 1 (time-out 1 s) is
+    held 1.5 s while request 2, sent after it, is answered at once: request 1 is re-sent
+    (not a try); that re-send is answered 500 (try 1 of 2), the next request succeeds
+    (try 2): 3 requests, ``attempts`` 3. Then request 1 hangs while request 2 succeeds: it
+    is re-sent once, times out, is tried again and times out: 3 requests, the error's
+    ``attempts`` 3."""
+    import threading
+
+    from jobbench.judge._client import JudgeCallError, JudgeClient
+    from jobbench.judge._prices import PriceTable
+
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+
+    def race(first_reply) -> tuple[dict[str, object], list[str]]:
+        """Request "one" sent, then "two" once "one" reached the server; what each got."""
+        first_in = threading.Event()
+        arrivals: list[str] = []
+
+        def script(req):
+            who = req["messages"][-1]["content"]
+            arrivals.append(who)
+            if who == "one":
+                first_in.set()
+                return first_reply(arrivals.count("one"))
+            return chat_reply('{"ok": true}')
+
+        got: dict[str, object] = {}
+        with FakeOpenAIServer(script) as srv:
+            client = JudgeClient(
+                judge_config(srv.base_url, timeout=1.0, max_attempts=2), PriceTable(models={})
+            )
+
+            def ask(who: str) -> None:
+                try:
+                    got[who] = client.chat([{"role": "user", "content": who}], "ok", schema)
+                except JudgeCallError as exc:
+                    got[who] = exc
+
+            t1 = threading.Thread(target=ask, args=("one",))
+            t1.start()
+            assert first_in.wait(5)
+            ask("two")
+            t1.join(15)
+            assert len(srv.requests) == len(arrivals)
+        return got, arrivals
+
+    def held_then_500(n: int) -> ScriptedReply:
+        if n == 1:
+            reply = chat_reply('{"ok": true}')
+            reply.delay = 1.5
+            return reply
+        if n == 2:
+            return ScriptedReply(status=500, body={"error": {"message": "busy"}})
+        return chat_reply('{"ok": true}')
+
+    got, arrivals = race(held_then_500)
+    one = got["one"]
+    assert arrivals == ["one", "two", "one", "one"]
+    assert one.content == '{"ok": true}'  # type: ignore[attr-defined]
+    assert one.attempts == arrivals.count("one") == 3  # type: ignore[attr-defined]
+    assert one.abandoned == 1  # type: ignore[attr-defined]
+    assert [e.split(":")[0] for e in one.errors] == [  # type: ignore[attr-defined]
+        "timeout while queued",
+        "HTTP 500",
+    ]
+    assert got["two"].attempts == 1  # type: ignore[attr-defined]
+
+    def hang(n: int) -> ScriptedReply:
+        reply = chat_reply('{"ok": true}')
+        reply.hang = True
+        return reply
+
+    got, arrivals = race(hang)
+    err = got["one"]
+    assert isinstance(err, JudgeCallError) and err.cause == "timeout"
+    assert (err.attempts, err.abandoned) == (arrivals.count("one"), 3) == (3, 3)
+    assert str(err) == (
+        "timeout after 2 tries (3 HTTP requests; 3 abandoned after a time-out: they may still "
+        "be processed and billed by the server)"
+    )
+
+
+def test_hung_request_is_not_re_sent_when_a_later_request_fails_at_once(judge_config) -> None:
+    """Request 1 hangs; request 2, sent while it is in flight, is answered HTTP 500 at once
+    (both of its tries). A failed answer is no sign that request 1 was overtaken in a queue,
+    so request 1 is not re-sent: each of its ``max_attempts`` = 2 tries (nothing in flight
+    ahead of either: time-out 1 s) times out once, and it fails as a time-out after about
+    2 s, not the 3 s a re-send would add."""
+    import threading
+    import time
+
+    from jobbench.judge._client import JudgeCallError, JudgeClient
+    from jobbench.judge._prices import PriceTable
+
+    first_in = threading.Event()
+    arrivals: list[str] = []
+
+    def script(req):
+        who = req["messages"][-1]["content"]
+        arrivals.append(who)
+        if who == "one":
+            first_in.set()
+            reply = chat_reply('{"ok": true}')
+            reply.hang = True
+            return reply
+        return ScriptedReply(status=500, body={"error": {"message": "busy"}})
+
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+    failed: dict[str, tuple[JudgeCallError, float]] = {}
+    with FakeOpenAIServer(script) as srv:
+        client = JudgeClient(
+            judge_config(srv.base_url, timeout=1.0, max_attempts=2), PriceTable(models={})
+        )
+
+        def ask_one() -> None:
+            t0 = time.monotonic()
+            try:
+                client.chat([{"role": "user", "content": "one"}], "ok", schema)
+            except JudgeCallError as exc:
+                failed["one"] = (exc, time.monotonic() - t0)
+
+        t1 = threading.Thread(target=ask_one)
+        t1.start()
+        assert first_in.wait(5)
+        with pytest.raises(JudgeCallError) as two:
+            client.chat([{"role": "user", "content": "two"}], "ok", schema)
+        t1.join(15)
+    assert two.value.cause == "server_error" and arrivals.count("two") == 2
+    exc, elapsed = failed["one"]
+    assert arrivals.count("one") == 2  # max_attempts, no re-send
+    assert (exc.cause, exc.attempts, exc.abandoned) == ("timeout", 2, 2)
+    assert not any(e.startswith("timeout while queued") for e in exc.errors), exc.errors
+    assert elapsed < 1.4 * 2 * 1.0  # budget: 2 tries x 1 s (generous; a re-send adds 1 s)
+
+
+def test_abandoned_requests_are_stated_and_counted_in_the_grade_record(setup, judge_config) -> None:
+    """A request the client stops waiting for may still run, and be billed, at the server:
+    every timed-out request is counted in the reply record's ``abandoned`` and its entry in
+    ``errors`` says so, for a unit that failed (both tries of rubric 1 hang) as for one that
+    got its verdicts after a time-out (rubric 2's first request hangs)."""
+    task, deliv = setup
+    table = TableJudge(TABLE)
+    seen: dict[str, int] = {}
+
+    def script(req):
+        reply = table(req)
+        text = json.dumps(req["messages"])
+        rubric = "Recommendation" if "Recommends Vendor B" in text else "Revenue"
+        seen[rubric] = seen.get(rubric, 0) + 1
+        if rubric == "Revenue" or seen[rubric] == 1:
+            reply.hang = True
+        return reply
+
+    with FakeOpenAIServer(script) as srv:
+        rec = grade_trial(
+            task, deliv, judge_config(srv.base_url, timeout=0.5, max_attempts=2, concurrency=1)
+        )
+        assert srv.calls == 4
+    note = "timeout; the abandoned request may still be processed and billed by the server"
+    by_kind = {u.unit: u.replies for u in rec.units}
+    assert len(by_kind) == 2
+    failed, answered = sorted(by_kind.values(), key=lambda r: "raw" in r[0])
+    assert [(r["attempts"], r["abandoned"], r["errors"]) for r in failed] == [(2, 2, [note] * 2)]
+    assert failed[0]["cause"] == "timeout"
+    assert "2 abandoned after a time-out" in failed[0]["error"]
+    assert [(r["attempts"], r["abandoned"], r["errors"]) for r in answered] == [(2, 1, [note])]
+    assert sum(r["attempts"] for u in rec.units for r in u.replies) == srv.calls
 
 
 def test_context_length_is_a_cause_with_a_hint(setup, judge_config) -> None:

@@ -29,9 +29,18 @@ for all of them before it is served. Its time-out is ``(k + 1) × timeout``: the
 spends queued behind requests that were each within the time-out never makes it time out,
 while a request that hangs still ends. Requests sent at nearly the same moment may reach the
 server's queue in another order than they were counted; so a request that times out after
-the server has answered a request sent after it (it was overtaken in the queue, not lost) is
-re-sent at once with its count taken again, at most ``MAX_REQUEUES`` times, without using one
-of its ``max_attempts`` tries; each re-send is stated in :attr:`ChatReply.errors`.
+the server has answered a request sent after it with a success (2xx: it was overtaken in the
+queue, not lost) is re-sent at once with its count taken again, at most ``MAX_REQUEUES``
+times, without using one of its ``max_attempts`` tries (they bound the tries of failures);
+each re-send is stated in :attr:`ChatReply.errors` and counted, like every HTTP request
+sent, in :attr:`ChatReply.attempts` / :attr:`JudgeCallError.attempts`. A later request's
+failure (an instant 429 or 5xx) is no sign of a queue, so it never makes a time-out a
+re-send.
+
+A request that timed out is abandoned, not cancelled: the client stops waiting and closes its
+connection, but the server may still process it (and a paid endpoint may bill it), with no
+usage reported. Each such request is counted in :attr:`ChatReply.abandoned` /
+:attr:`JudgeCallError.abandoned` and its entry in the errors says so (:data:`ABANDONED`).
 """
 
 from __future__ import annotations
@@ -48,6 +57,9 @@ from ._prices import PriceTable
 
 MAX_REQUEUES = 3
 """Re-sends of one request overtaken in the server's queue (see the module docstring)."""
+
+ABANDONED = "the abandoned request may still be processed and billed by the server"
+"""The end of every error entry of a request that timed out (see the module docstring)."""
 
 CAUSES = (
     "context_length",
@@ -142,11 +154,15 @@ class JudgeCallError(RuntimeError):
     """No valid HTTP reply after the allowed tries (the message says why).
 
     Attributes:
-        attempts: HTTP requests made.
+        attempts: HTTP requests sent, every retry and re-send included (so it may exceed
+            ``max_attempts``, which bounds the tries of failures only).
         cause: one of :data:`CAUSES`.
         status: the last HTTP status, or None (time-out, connection error).
         server_message: the server's own text of the last failure ('' when none).
         downgrades: the downgrades in effect for the last request.
+        errors: every failure met, in order, as :attr:`ChatReply.errors`.
+        abandoned: how many of the ``attempts`` timed out (the server may still process and
+            bill them; see the module docstring).
     """
 
     def __init__(
@@ -157,6 +173,9 @@ class JudgeCallError(RuntimeError):
         status: int | None = None,
         server_message: str = "",
         downgrades: list[str] | None = None,
+        *,
+        errors: list[str] | None = None,
+        abandoned: int = 0,
     ):
         super().__init__(message)
         self.attempts = attempts
@@ -164,6 +183,8 @@ class JudgeCallError(RuntimeError):
         self.status = status
         self.server_message = server_message
         self.downgrades = list(downgrades or [])
+        self.errors = list(errors or [])
+        self.abandoned = abandoned
 
 
 @dataclass
@@ -173,8 +194,12 @@ class ChatReply:
     Attributes:
         content: the assistant message text ('' when none).
         usage: tokens reported by the API for this reply, with cost when priced.
-        attempts: HTTP requests made for it (failed ones included).
-        errors: the errors met before it (``HTTP 429``, ``timeout``, ``HTTP 500: <text>``).
+        attempts: HTTP requests sent for it: failed ones, retries and re-sends of requests
+            overtaken in the server's queue included (so it may exceed ``max_attempts``).
+        errors: the errors met before it (``HTTP 429``, ``HTTP 500: <text>``, ``timeout; …``,
+            ``timeout while queued: …``; a time-out's entry ends with :data:`ABANDONED`).
+        abandoned: how many of the ``attempts`` timed out: requests the client stopped
+            waiting for, which the server may still process and bill.
         elapsed: seconds from the first try to the reply.
         response_format: the structured-output style that was used.
         finish_reason: as reported.
@@ -198,6 +223,33 @@ class ChatReply:
     reasoning: str = ""
     sent: dict[str, Any] = field(default_factory=dict)
     downgrades: list[str] = field(default_factory=list)
+    abandoned: int = 0
+
+
+@dataclass
+class _Sends:
+    """What one :meth:`JudgeClient.chat` call sent, counted by :meth:`JudgeClient._send`.
+
+    Attributes:
+        sent: HTTP requests sent (each try, retry and re-send).
+        abandoned: those of them that timed out (the server may still process them).
+    """
+
+    sent: int = 0
+    abandoned: int = 0
+
+
+def _after(tries: int, sends: _Sends) -> str:
+    """``after N tries`` for an error message, followed in parentheses by ``M HTTP requests``
+    when ``sends.sent`` differs from ``tries`` (re-sends, or retries after a downgrade) and
+    by how many were abandoned after a time-out, if any."""
+    extra = [f"{sends.sent} HTTP requests"] if sends.sent != tries else []
+    if sends.abandoned:
+        extra.append(
+            f"{sends.abandoned} abandoned after a time-out: they may still be processed and "
+            "billed by the server"
+        )
+    return f"after {tries} tries" + (f" ({'; '.join(extra)})" if extra else "")
 
 
 def usage_from_response(resp: Any) -> Usage:
@@ -264,7 +316,7 @@ class JudgeClient:
         self._max_tokens_param = self._first_cap_param if config.max_tokens else None
         self._in_flight = 0
         self._sent_seq = 0  # requests sent by this client, numbered 1, 2, … in send order
-        self._served_seq = 0  # the highest such number the server has answered
+        self._served_seq = 0  # the highest such number the server has answered with a 2xx
         self.downgrades: list[str] = []
 
     def _params(
@@ -363,11 +415,16 @@ class JudgeClient:
             self._sleep(delay)
 
     def _send(
-        self, messages: list[dict[str, Any]], params: dict[str, Any], notes: list[str]
+        self,
+        messages: list[dict[str, Any]],
+        params: dict[str, Any],
+        notes: list[str],
+        sends: _Sends,
     ) -> Any:
         """One request, re-sent at most :data:`MAX_REQUEUES` times if it timed out after the
-        server had served a request sent after it (see the module docstring); each re-send
-        is stated in ``notes``.
+        server had answered a request sent after it with a 2xx (see the module docstring);
+        each re-send is stated in ``notes``, every HTTP request sent is counted in
+        ``sends.sent`` and every one that timed out in ``sends.abandoned``.
 
         Raises:
             openai.APIError: the SDK's error of the last send.
@@ -381,6 +438,7 @@ class JudgeClient:
                 self._in_flight += 1
                 self._sent_seq += 1
                 seq = self._sent_seq
+            sends.sent += 1
             served = False
             try:
                 resp = self._client.chat.completions.create(
@@ -391,10 +449,8 @@ class JudgeClient:
                 )
                 served = True
                 return resp
-            except openai.APIStatusError:
-                served = True
-                raise
             except openai.APITimeoutError:
+                sends.abandoned += 1
                 with self._lock:
                     overtaken = self._served_seq > seq
                 if not overtaken or requeues >= MAX_REQUEUES:
@@ -402,7 +458,7 @@ class JudgeClient:
                 requeues += 1
                 notes.append(
                     f"timeout while queued: a request sent later was served first; re-sent "
-                    f"({requeues} of at most {MAX_REQUEUES})"
+                    f"({requeues} of at most {MAX_REQUEUES}); {ABANDONED}"
                 )
             finally:
                 with self._lock:
@@ -441,16 +497,18 @@ class JudgeClient:
 
         t0 = time.monotonic()
         errors: list[str] = []
-        attempts = 0
+        sends = _Sends()
         transient = 0
         adapted = 0
         tries = max_attempts or self.config.max_attempts
         while True:
             params, fmt, sent, downgrades = self._params(schema_name, schema, max_tokens)
-            attempts += 1
             try:
                 resp = self._send(
-                    messages, {**params, "extra_headers": headers} if headers else params, errors
+                    messages,
+                    {**params, "extra_headers": headers} if headers else params,
+                    errors,
+                    sends,
                 )
             except openai.APIStatusError as exc:
                 code = exc.status_code
@@ -468,29 +526,39 @@ class JudgeClient:
                         self._wait(transient - 1, exc)
                         continue
                     raise JudgeCallError(
-                        f"HTTP {code} after {transient} tries: {text[:300]}",
-                        attempts,
+                        f"HTTP {code} {_after(transient, sends)}: {text[:300]}",
+                        sends.sent,
                         "server_error" if code >= 500 else "rejected",
                         code,
                         text,
                         downgrades,
+                        errors=errors,
+                        abandoned=sends.abandoned,
                     ) from exc
                 raise JudgeCallError(
                     f"endpoint rejected the request (HTTP {code}): {text[:300]}",
-                    attempts,
+                    sends.sent,
                     kind,
                     code,
                     text,
                     downgrades,
+                    errors=errors,
+                    abandoned=sends.abandoned,
                 ) from exc
             except (openai.APITimeoutError, openai.APIConnectionError) as exc:
                 kind = "timeout" if isinstance(exc, openai.APITimeoutError) else "connection"
                 label = "timeout" if kind == "timeout" else "connection error"
-                errors.append(label)
+                errors.append(f"timeout; {ABANDONED}" if kind == "timeout" else label)
                 transient += 1
                 if transient >= tries:
                     raise JudgeCallError(
-                        f"{label} after {transient} tries", attempts, kind, None, str(exc)
+                        f"{label} {_after(transient, sends)}",
+                        sends.sent,
+                        kind,
+                        None,
+                        str(exc),
+                        errors=errors,
+                        abandoned=sends.abandoned,
                     ) from exc
                 self._wait(transient - 1, exc)
                 continue
@@ -499,11 +567,13 @@ class JudgeClient:
                 transient += 1
                 if transient >= tries:
                     raise JudgeCallError(
-                        f"invalid response after {transient} tries: {exc}",
-                        attempts,
+                        f"invalid response {_after(transient, sends)}: {exc}",
+                        sends.sent,
                         "bad_response",
                         None,
                         str(exc),
+                        errors=errors,
+                        abandoned=sends.abandoned,
                     ) from exc
                 self._wait(transient - 1, exc)
                 continue
@@ -520,7 +590,8 @@ class JudgeClient:
             return ChatReply(
                 content=content,
                 usage=usage,
-                attempts=attempts,
+                attempts=sends.sent,
+                abandoned=sends.abandoned,
                 errors=errors,
                 elapsed=time.monotonic() - t0,
                 response_format=fmt,

@@ -617,6 +617,8 @@ class Grader:
                     {
                         "error": str(exc),
                         "attempts": exc.attempts,
+                        "abandoned": exc.abandoned,
+                        "errors": exc.errors,
                         "cause": exc.cause,
                         "status": exc.status,
                         "server_message": exc.server_message[:2000],
@@ -628,6 +630,7 @@ class Grader:
                 "raw": reply.content,
                 "usage": reply.usage.model_dump(),
                 "attempts": reply.attempts,
+                "abandoned": reply.abandoned,
                 "errors": reply.errors,
                 "elapsed_s": round(reply.elapsed, 4),
                 "response_format": reply.response_format,

@@ -61,7 +61,8 @@ class PreflightResult:
     Attributes:
         endpoint, model: what was checked; response_format: the format that was accepted;
         downgrades: what the client changed to be accepted; usage: what it cost;
-        attempts: HTTP requests made.
+        attempts: HTTP requests sent (re-sends included); abandoned: how many of them timed
+        out (the server may still process and bill them).
     """
 
     endpoint: str
@@ -70,14 +71,16 @@ class PreflightResult:
     downgrades: list[str] = field(default_factory=list)
     usage: Usage = field(default_factory=Usage)
     attempts: int = 1
+    abandoned: int = 0
 
     def line(self) -> str:
         """One console line."""
         cost = "" if self.usage.cost_usd is None else f", ${self.usage.cost_usd:.4f}"
         dg = f"; downgrades: {', '.join(self.downgrades)}" if self.downgrades else ""
+        ab = f", {self.abandoned} abandoned after a time-out" if self.abandoned else ""
         return (
             f"preflight: judge endpoint {self.endpoint} (model {self.model}) answered with "
-            f"response_format {self.response_format} ({self.attempts} request(s), "
+            f"response_format {self.response_format} ({self.attempts} request(s){ab}, "
             f"{self.usage.input_tokens + self.usage.output_tokens} tokens{cost}){dg}"
         )
 
@@ -89,6 +92,7 @@ class PreflightResult:
             "downgrades": self.downgrades,
             "usage": self.usage.model_dump(),
             "attempts": self.attempts,
+            "abandoned": self.abandoned,
         }
 
 
@@ -122,4 +126,5 @@ def preflight_judge(client: JudgeClient) -> PreflightResult:
         downgrades=list(reply.downgrades),
         usage=reply.usage,
         attempts=reply.attempts,
+        abandoned=reply.abandoned,
     )
