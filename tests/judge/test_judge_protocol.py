@@ -190,7 +190,8 @@ def test_request_overtaken_in_the_queue_is_re_sent_not_failed(judge_config) -> N
     # two HTTP requests, though only one of its max_attempts = 1 tries was used
     assert one.content == '{"ok": true}' and one.attempts == 2  # type: ignore[attr-defined]
     assert one.errors == [  # type: ignore[attr-defined]
-        "timeout while queued: a request sent later was served first; re-sent (1 of at most 3);"
+        "timeout while queued: a request sent later was served first; re-sent "
+        "(1 of at most 3 for this call);"
         " the abandoned request may still be processed and billed by the server"
     ]
     assert one.abandoned == 1  # type: ignore[attr-defined]
@@ -344,6 +345,57 @@ def test_hung_request_is_not_re_sent_when_a_later_request_fails_at_once(judge_co
     assert (exc.cause, exc.attempts, exc.abandoned) == ("timeout", 2, 2)
     assert not any(e.startswith("timeout while queued") for e in exc.errors), exc.errors
     assert elapsed < 1.4 * 2 * 1.0  # budget: 2 tries x 1 s (generous; a re-send adds 1 s)
+
+
+def test_re_sends_of_a_hung_request_are_bounded_per_call(judge_config) -> None:
+    """Request "one" always hangs while the server answers the other requests with a 2xx at
+    once, so every time-out of "one" looks overtaken. The re-send budget is for the whole
+    call: with max_attempts = 2 the server sees "one" 2 + MAX_REQUEUES = 5 times, not the
+    2 x (1 + MAX_REQUEUES) = 8 a budget per try would allow."""
+    import threading
+
+    from jobbench.judge._client import MAX_REQUEUES, JudgeCallError, JudgeClient
+    from jobbench.judge._prices import PriceTable
+
+    arrivals: list[str] = []
+    done = threading.Event()
+
+    def script(req):
+        who = req["messages"][-1]["content"]
+        arrivals.append(who)
+        if who == "one":
+            reply = chat_reply('{"ok": true}')
+            reply.hang = True
+            return reply
+        return chat_reply('{"ok": true}')
+
+    schema = {"type": "object", "properties": {"ok": {"type": "boolean"}}}
+    failed: list[JudgeCallError] = []
+    with FakeOpenAIServer(script) as srv:
+        client = JudgeClient(
+            judge_config(srv.base_url, timeout=0.5, max_attempts=2), PriceTable(models={})
+        )
+
+        def ask_one() -> None:
+            try:
+                client.chat([{"role": "user", "content": "one"}], "ok", schema)
+            except JudgeCallError as exc:
+                failed.append(exc)
+            finally:
+                done.set()
+
+        t1 = threading.Thread(target=ask_one)
+        t1.start()
+        while not done.is_set():  # keep later requests succeeding while "one" waits
+            client.chat([{"role": "user", "content": "other"}], "ok", schema)
+            done.wait(0.05)
+        t1.join(15)
+    assert MAX_REQUEUES == 3
+    assert arrivals.count("one") == 2 + MAX_REQUEUES
+    (exc,) = failed
+    assert (exc.cause, exc.attempts, exc.abandoned) == ("timeout", 5, 5)
+    notes = [e for e in exc.errors if e.startswith("timeout while queued")]
+    assert [n.split("re-sent (")[1].split(" ")[0] for n in notes] == ["1", "2", "3"]
 
 
 def test_abandoned_requests_are_stated_and_counted_in_the_grade_record(setup, judge_config) -> None:

@@ -31,7 +31,9 @@ while a request that hangs still ends. Requests sent at nearly the same moment m
 server's queue in another order than they were counted; so a request that times out after
 the server has answered a request sent after it with a success (2xx: it was overtaken in the
 queue, not lost) is re-sent at once with its count taken again, at most ``MAX_REQUEUES``
-times, without using one of its ``max_attempts`` tries (they bound the tries of failures);
+times per :meth:`JudgeClient.chat` call (all its tries together, so a request that hangs
+at a busy server costs at most ``max_attempts + MAX_REQUEUES`` time-outs), without using one
+of its ``max_attempts`` tries (they bound the tries of failures);
 each re-send is stated in :attr:`ChatReply.errors` and counted, like every HTTP request
 sent, in :attr:`ChatReply.attempts` / :attr:`JudgeCallError.attempts`. A later request's
 failure (an instant 429 or 5xx) is no sign of a queue, so it never makes a time-out a
@@ -56,7 +58,8 @@ from ._config import JudgeConfig
 from ._prices import PriceTable
 
 MAX_REQUEUES = 3
-"""Re-sends of one request overtaken in the server's queue (see the module docstring)."""
+"""Re-sends, per :meth:`JudgeClient.chat` call, of requests overtaken in the server's queue
+(see the module docstring)."""
 
 ABANDONED = "the abandoned request may still be processed and billed by the server"
 """The end of every error entry of a request that timed out (see the module docstring)."""
@@ -233,10 +236,13 @@ class _Sends:
     Attributes:
         sent: HTTP requests sent (each try, retry and re-send).
         abandoned: those of them that timed out (the server may still process them).
+        requeues: re-sends of requests overtaken in the queue (at most
+            :data:`MAX_REQUEUES`).
     """
 
     sent: int = 0
     abandoned: int = 0
+    requeues: int = 0
 
 
 def _after(tries: int, sends: _Sends) -> str:
@@ -421,8 +427,9 @@ class JudgeClient:
         notes: list[str],
         sends: _Sends,
     ) -> Any:
-        """One request, re-sent at most :data:`MAX_REQUEUES` times if it timed out after the
-        server had answered a request sent after it with a 2xx (see the module docstring);
+        """One request, re-sent if it timed out after the server had answered a request sent
+        after it with a 2xx, while ``sends.requeues`` is below :data:`MAX_REQUEUES` (a budget
+        for the whole call, see the module docstring);
         each re-send is stated in ``notes``, every HTTP request sent is counted in
         ``sends.sent`` and every one that timed out in ``sends.abandoned``.
 
@@ -431,7 +438,6 @@ class JudgeClient:
         """
         import openai
 
-        requeues = 0
         while True:
             with self._lock:
                 ahead = self._in_flight
@@ -453,12 +459,12 @@ class JudgeClient:
                 sends.abandoned += 1
                 with self._lock:
                     overtaken = self._served_seq > seq
-                if not overtaken or requeues >= MAX_REQUEUES:
+                if not overtaken or sends.requeues >= MAX_REQUEUES:
                     raise
-                requeues += 1
+                sends.requeues += 1
                 notes.append(
                     f"timeout while queued: a request sent later was served first; re-sent "
-                    f"({requeues} of at most {MAX_REQUEUES}); {ABANDONED}"
+                    f"({sends.requeues} of at most {MAX_REQUEUES} for this call); {ABANDONED}"
                 )
             finally:
                 with self._lock:
