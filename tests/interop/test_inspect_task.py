@@ -145,7 +145,7 @@ def test_oracle_replay_scores_full_marks(oracle_log: Any, sample_tasks: list[Any
     by_id = {t.id: t for t in sample_tasks}
     for s in log.samples:
         t = by_id[s.id]
-        score = s.scores["jobbench_scorer"]
+        score = s.scores["jobbench"]
         assert score.value == 1.0, score.explanation
         meta = score.metadata
         assert meta["state"] == "complete" and meta["scored"] is True
@@ -186,7 +186,7 @@ def test_deliverables_are_those_solve_py_writes(
             capture_output=True,
         )
         written = sorted(p.name for p in (out / "output").iterdir())
-        assert s.scores["jobbench_scorer"].metadata["deliverables"] == written
+        assert s.scores["jobbench"].metadata["deliverables"] == written
 
 
 def test_prompt_is_the_standard_prompt_with_sandbox_paths(oracle_log: Any) -> None:
@@ -231,7 +231,7 @@ def test_a_model_that_does_nothing_scores_zero(tmp_path: Path) -> None:
     for s in log.samples:
         assert [m.role for m in s.messages] == ["system", "user", "assistant"]
         assert s.messages[-1].text == DEFAULT_OUTPUT
-        score = s.scores["jobbench_scorer"]
+        score = s.scores["jobbench"]
         assert score.value == 0.0
         assert score.metadata["state"] == "no_deliverable"
         assert score.metadata["deliverables"] == []
@@ -255,7 +255,7 @@ def test_symlinks_and_junk_in_output_are_not_collected(tmp_path: Path) -> None:
     log, _ = _run(task, outputs, tmp_path)
     assert log.status == "success", log.error
     (s,) = log.samples
-    meta = s.scores["jobbench_scorer"].metadata
+    meta = s.scores["jobbench"].metadata
     assert meta["deliverables"] == ["note.md"]
     assert meta["refused"] == ["link.txt: symlink refused", "pipe: named pipe refused"]
     assert meta["ignored"] == [".hidden: dotfile"]
@@ -321,7 +321,7 @@ def test_llm_criteria_go_to_the_grader_role(tmp_path: Path) -> None:
     print(f"grader role: 1 sample in {seconds:.1f} s, {len(calls)} grader call(s)")
     assert log.status == "success", log.error
     (s,) = log.samples
-    score = s.scores["jobbench_scorer"]
+    score = s.scores["jobbench"]
     assert score.value == 1.0, score.explanation
     first = score.metadata["rubrics"][0]["criteria"][0]
     assert first["source"] == "llm" and first["verdict"] == "pass"
@@ -332,7 +332,7 @@ def test_llm_criteria_go_to_the_grader_role(tmp_path: Path) -> None:
 
     log, _ = _run(jobbench_task(dataset=str(root)), _oracle(tasks), tmp_path / "without")
     (s,) = log.samples
-    score = s.scores["jobbench_scorer"]
+    score = s.scores["jobbench"]
     assert score.value == 0.0
     assert score.reason == "grader_failed"
     assert score.metadata["scored"] is False and score.metadata["state"] == "unjudged"
@@ -383,7 +383,7 @@ def test_entry_point_names_the_registry_module() -> None:
     module = importlib.import_module(eps["jobbench"])
     found = registry_lookup("task", "jobbench/jobbench")
     assert found is not None and found is module.jobbench
-    assert registry_lookup("scorer", "jobbench/jobbench_scorer") is module.jobbench_scorer
+    assert registry_lookup("scorer", "jobbench/jobbench") is module.jobbench_scorer
 
 
 def test_cli_start_does_not_import_inspect() -> None:

@@ -1,7 +1,7 @@
 """Target of the ``inspect_ai`` entry point (pyproject.toml ``[project.entry-points.inspect_ai]``).
 
 Inspect imports this module when it resolves a ``jobbench/…`` name (``inspect eval
-jobbench/jobbench``, ``--scorer jobbench/jobbench_scorer``); importing it registers the
+jobbench/jobbench``, ``--scorer jobbench/jobbench``); importing it registers the
 task, its setup solver, the scorer and the metrics in Inspect's registry. It imports
 ``inspect_ai``.
 """

@@ -69,14 +69,15 @@ from ...scoring import (
     task_results,
     trial_result,
 )
-from ._export import GRADER_ROLE, _rubrics_detail
+from ._export import GRADER_ROLE, SCORER, _rubrics_detail
 
 OUTPUT_DIR = "output"
 """The output directory, relative to the sandbox's working directory."""
 TASK_DIR_KEY = "jobbench_task_dir"
 """Sample metadata key: the task's folder on the host (rubrics and checks are read there)."""
-SCORER_NAME = "jobbench_scorer"
-"""The scorer's name (the score's key in each sample's ``scores``)."""
+SCORER_NAME = SCORER
+"""The scorer's registry name (``jobbench``, the score's key in each sample's ``scores``, as in
+the logs ``jobbench export inspect`` writes)."""
 CONFIG = "inspect"
 """Configuration label of the trials the scorer and metrics build (one per eval)."""
 AGENT = "inspect"
@@ -309,6 +310,7 @@ def _score(grade: GradeRecord, result: TrialResult, read: ReadBack) -> Score:
             "judge": grade.judge,
             "flags": list(grade.flags),
             "deliverables": delivered,
+            "output_missing": read.missing_output,
             "refused": read.collected.refused,
             "ignored": read.collected.ignored,
             "rubrics": _rubrics_detail(grade),
@@ -402,7 +404,7 @@ def metrics() -> list[Any]:
     ]
 
 
-@scorer(metrics=metrics())
+@scorer(metrics=metrics(), name=SCORER_NAME)
 def jobbench_scorer(
     judge: JudgeChoice = "auto",
     judge_mode: Literal["rubric", "task", "criterion", "official"] = "rubric",
@@ -411,9 +413,9 @@ def jobbench_scorer(
 
     Args:
         judge: ``checks`` (programmatic checks only; criteria without one stay unjudged,
-            so such a task is not scored), ``grader`` (checks, and the LLM judge through
-            the ``grader`` model role, which must be given), ``auto`` (``grader`` when the
-            eval has the role, else ``checks``).
+            and such a task scores 0 with reason ``grader_failed``), ``grader`` (checks,
+            and the LLM judge through the ``grader`` model role, which must be given),
+            ``auto`` (``grader`` when the eval has the role, else ``checks``).
         judge_mode: how the LLM judge is asked (:class:`jobbench.judge.JudgeConfig`
             ``mode``).
 

@@ -18,7 +18,8 @@ One :class:`inspect_ai.dataset.Sample` per JobBench task (id = task id):
 The default solver is Inspect's ReAct agent (:func:`inspect_ai.agent.react`, without a
 submit tool: the agent stops when it answers without calling a tool) with the ``bash``,
 ``python`` and ``text_editor`` tools; ``--solver`` replaces it. The scorer is
-:func:`jobbench.interop.inspect._scorer.jobbench_scorer`.
+:func:`jobbench.interop.inspect._scorer.jobbench_scorer` (registered as ``jobbench/jobbench``;
+its score is ``jobbench`` in each sample's ``scores``).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from inspect_ai import Task, task
-from inspect_ai.agent import AgentPrompt, react
+from inspect_ai.agent import Agent, AgentPrompt, react
 from inspect_ai.dataset import MemoryDataset, Sample
 from inspect_ai.model import ChatMessageUser
 from inspect_ai.solver import Generate, Solver, TaskState, solver
@@ -50,7 +51,6 @@ from ...tasks import (
 from ...tasks import Task as JobTask
 from ._scorer import (
     OUTPUT_DIR,
-    SCORER_NAME,
     TASK_DIR_KEY,
     JudgeChoice,
     jobbench_scorer,
@@ -169,11 +169,16 @@ def load_samples(
     globs = _globs(tasks)
     # one glob is the loader's own selection; several are applied after loading
     ds = load_dataset(root, splits=splits, task_glob=globs[0] if len(globs) == 1 else None)
+
+    def wanted(task_id: str) -> bool:
+        return not globs or any(fnmatch.fnmatchcase(task_id, g) for g in globs)
+
     if not skip_invalid:
         invalid = find_invalid(ds, splits=splits, task_glob=globs[0] if len(globs) == 1 else None)
+        invalid.tasks = {tid: p for tid, p in invalid.tasks.items() if wanted(tid)}
         if invalid:
             raise InvalidDatasetError(invalid_message(invalid, str(root)), invalid)
-    chosen = [t for t in ds.tasks if not globs or any(fnmatch.fnmatchcase(t.id, g) for g in globs)]
+    chosen = [t for t in ds.tasks if wanted(t.id)]
     if not chosen:
         raise ValueError(f"{root}: no task matches split={splits or 'any'} tasks={globs or 'any'}")
     return [sample_for(t, protocol) for t in chosen]
@@ -195,12 +200,8 @@ def jobbench_setup(protocol: str = "jobbench") -> Solver:
         res = await sandbox_env().exec(["sh", "-c", f"mkdir -p {OUTPUT_DIR} && pwd"])
         if not res.success:
             raise RuntimeError(f"sandbox setup failed: {res.stderr.strip()}")
-        cwd = res.stdout.strip().rstrip("/") or "/"
-        prompt = standard_prompt(
-            f"{cwd}/{TASK_FOLDER}".replace("//", "/"),
-            f"{cwd}/{OUTPUT_DIR}".replace("//", "/"),
-            protocol=protocol,
-        )
+        cwd = res.stdout.strip().rstrip("/")  # "" for the root folder
+        prompt = standard_prompt(f"{cwd}/{TASK_FOLDER}", f"{cwd}/{OUTPUT_DIR}", protocol=protocol)
         relative = relative_prompt(protocol)
         for i, message in enumerate(state.messages):
             if isinstance(message, ChatMessageUser) and message.text == relative:
@@ -210,9 +211,7 @@ def jobbench_setup(protocol: str = "jobbench") -> Solver:
     return solve
 
 
-def default_agent(
-    tool_timeout: int = int(_LIMITS.command_timeout),
-) -> Any:
+def default_agent(tool_timeout: int = int(_LIMITS.command_timeout)) -> Agent:
     """Inspect's ReAct agent with ``bash``, ``python`` and ``text_editor`` (each command
     limited to ``tool_timeout`` seconds), :data:`SYSTEM_PROMPT` as its instructions and no
     submit tool."""
@@ -279,7 +278,6 @@ def jobbench(
         sandbox=sandbox,
         turn_limit=turn_limit,
         time_limit=time_limit,
-        metadata={"jobbench_scorer": SCORER_NAME},
     )
 
 
