@@ -4,7 +4,8 @@
 Public API: :func:`chain_values`, :func:`official_values`, :func:`task_score`,
 :func:`disagrees`, :func:`verdict_score`, :class:`ChainValue`, :class:`TaskScore`;
 :func:`aggregate`,
-:func:`task_results`, :func:`compare`, :func:`bootstrap_ci`, :func:`paired_bootstrap`,
+:func:`task_results`, :func:`split_task_id`, :func:`compare`, :func:`bootstrap_ci`,
+:func:`paired_bootstrap`,
 :func:`pass_hat_k` and the records they return.
 """
 
@@ -28,6 +29,7 @@ from ._aggregate import (
     cost_summary,
     effort_ratios,
     group_results,
+    split_task_id,
     task_results,
     trial_result,
 )
@@ -75,6 +77,7 @@ __all__ = [
     "cost_summary",
     "effort_ratios",
     "group_results",
+    "split_task_id",
     "task_results",
     "trial_result",
     "ChainValue",

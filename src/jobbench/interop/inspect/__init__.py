@@ -17,6 +17,8 @@ _LAZY: dict[str, str] = {
     "export_inspect": "._export",
     "trajectory_messages": "._export",
     "register_cli": "._cli",
+    "jobbench_task": "._task",
+    "jobbench_scorer": "._scorer",
 }
 
 __getattr__, __dir__ = lazy_attributes(__name__, _LAZY)
