@@ -26,6 +26,10 @@ from jobbench.judge import evaluate_check
 @pytest.fixture(autouse=True)
 def _no_cache(monkeypatch):
     monkeypatch.setenv("JOBBENCH_NO_CACHE", "1")
+    # what is annotation and what is content does not depend on the engine that recalculates
+    # a workbook; the formulas package does it here in a tenth of LibreOffice's time (the
+    # LibreOffice path is tested in tests/extract)
+    monkeypatch.setenv("JOBBENCH_XLSX_ENGINE", "formulas")
 
 
 def number(root: Path, value: float, **kw) -> bool:
