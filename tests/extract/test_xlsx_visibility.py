@@ -68,6 +68,27 @@ SHEET = "xl/worksheets/sheet1.xml"
 STYLES = "xl/styles.xml"
 THEME = "xl/theme/theme1.xml"
 
+X14_WHITE = (
+    '<extLst><ext uri="{78C0D931-6437-407d-A8EE-F0AAD7539E65}" '
+    'xmlns:x14="http://schemas.microsoft.com/office/spreadsheetml/2009/9/main">'
+    "<x14:conditionalFormattings><x14:conditionalFormatting "
+    'xmlns:xm="http://schemas.microsoft.com/office/excel/2006/main">'
+    '<x14:cfRule type="expression" priority="1" id="{00000000-0000-0000-0000-000000000001}">'
+    '<xm:f>TRUE</xm:f><x14:dxf><font><color rgb="FFFFFFFF"/></font></x14:dxf></x14:cfRule>'
+    "<xm:sqref>B2</xm:sqref></x14:conditionalFormatting></x14:conditionalFormattings>"
+    "</ext></extLst>"
+)
+BLACK_SCALE = (
+    '<conditionalFormatting sqref="B2"><cfRule type="colorScale" priority="1"><colorScale>'
+    '<cfvo type="min"/><cfvo type="max"/><color rgb="FF000000"/><color rgb="FF000000"/>'
+    "</colorScale></cfRule></conditionalFormatting>"
+)
+
+
+def _after_sheet_data(xml: str) -> Callable[[str], str]:
+    return lambda s: s.replace("</sheetData>", "</sheetData>" + xml, 1)
+
+
 HIDDEN_CASES = [
     ("tiny font", SECRET, _set(font=Font(sz=1, color="DDDDDD")), (), "tiny text, 1 pt"),
     (
@@ -184,13 +205,6 @@ HIDDEN_CASES = [
         "hidden row",
     ),
     (
-        "rows hidden by default",
-        SECRET,
-        None,
-        ((SHEET, lambda s: re.sub(r"<sheetFormatPr ", '<sheetFormatPr zeroHeight="1" ', s)),),
-        "hidden row",
-    ),
-    (
         "negative style index is style 0",
         SECRET,
         None,
@@ -202,6 +216,100 @@ HIDDEN_CASES = [
             ),
         ),
         "white text",
+    ),
+    (
+        "theme before rgb, as LibreOffice reads a colour",
+        SECRET,
+        None,
+        (
+            (
+                STYLES,
+                lambda s: s.replace('<color theme="1"/>', '<color rgb="FF000000" theme="0"/>', 1),
+            ),
+        ),
+        "white text",
+    ),
+    (
+        "solid fill without a colour is black",
+        SECRET,
+        _set(font=Font(color="000000"), fill=PatternFill("solid", fgColor="123456")),
+        ((STYLES, lambda s: s.replace('<fgColor rgb="00123456"/>', "")),),
+        "text in its fill colour",
+    ),
+    (
+        "font and fill the same unknown colour",
+        SECRET,
+        _set(
+            font=Font(color=Color(indexed=80)),
+            fill=PatternFill("solid", fgColor=Color(indexed=80)),
+        ),
+        (),
+        "text in its fill colour",
+    ),
+    (
+        "gradient of near-whites",
+        SECRET,
+        _set(font=Font(color="FFFFFF"), fill=GradientFill(stop=("FFFFFF", "FEFEFE"))),
+        (),
+        "white text",
+    ),
+    (
+        "column narrower than a character",
+        SECRET,
+        None,
+        (
+            (
+                SHEET,
+                lambda s: s.replace(
+                    "<sheetData>",
+                    '<cols><col min="2" max="2" width="0.5" customWidth="1"/></cols><sheetData>',
+                ),
+            ),
+        ),
+        "hidden column",
+    ),
+    (
+        "an error cell's text in white",
+        SECRET,
+        _set(font=Font(color="FFFFFF")),
+        (
+            (
+                SHEET,
+                lambda s: s.replace(
+                    't="inlineStr"><is><t>zq987654</t></is>', f't="e"><v>{SECRET}</v>'
+                ),
+            ),
+        ),
+        "white text",
+    ),
+    (
+        "the first of two formats with one id",
+        NUMBER,
+        _set(number_format="0.000"),
+        (
+            (
+                STYLES,
+                lambda s: s.replace(
+                    '<numFmts count="1">',
+                    '<numFmts count="2"><numFmt numFmtId="164" formatCode=";;;"/>',
+                ),
+            ),
+        ),
+        "number format hides the value",
+    ),
+    (
+        "Excel 2010 conditional format with its own style",
+        SECRET,
+        None,
+        ((SHEET, lambda s: s.replace("</worksheet>", X14_WHITE + "</worksheet>")),),
+        "conditional format can hide the value",
+    ),
+    (
+        "colour scale to the font's colour",
+        NUMBER,
+        None,
+        ((SHEET, _after_sheet_data(BLACK_SCALE)),),
+        "conditional format can hide the value",
     ),
 ]
 
@@ -221,6 +329,7 @@ def test_a_cell_a_reader_cannot_see_is_hidden(tmp_path: Path, value, style, edit
     assert f"[hidden: {why}] B2=" in ext.text
 
 
+ZERO_HEIGHT = ((SHEET, lambda s: re.sub(r"<sheetFormatPr ", '<sheetFormatPr zeroHeight="1" ', s)),)
 VISIBLE_CASES = [
     (
         "white on black",
@@ -247,14 +356,32 @@ VISIBLE_CASES = [
         SECRET,
         _set(fill=PatternFill("darkGray", fgColor="000000", bgColor="FFFFFF")),
     ),
+    (
+        "rgb white with theme black",
+        SECRET,
+        _set(font=Font(color=Color(theme=1))),
+        (
+            (
+                STYLES,
+                lambda s: s.replace(
+                    '<color theme="1"/></font></fonts>',
+                    '<color rgb="FFFFFFFF" theme="1"/></font></fonts>',
+                ),
+            ),
+        ),
+    ),
+    ("rows written on a sheet hiding unused rows", SECRET, None, ZERO_HEIGHT),
+    ("East Asian date codes", 45000, _set(number_format='[$-411]ggge"年"')),
 ]
 
 
 @pytest.mark.parametrize(
-    ("value", "style"), [c[1:] for c in VISIBLE_CASES], ids=[c[0] for c in VISIBLE_CASES]
+    ("value", "style", "edits"),
+    [(c[1], c[2], c[3] if len(c) > 3 else ()) for c in VISIBLE_CASES],
+    ids=[c[0] for c in VISIBLE_CASES],
 )
-def test_a_cell_a_reader_sees_stays_content(tmp_path: Path, value, style) -> None:
-    ext = extract(_book(tmp_path, "case", value, style), cache=False)
+def test_a_cell_a_reader_sees_stays_content(tmp_path: Path, value, style, edits) -> None:
+    ext = extract(_book(tmp_path, "case", value, style, edits), cache=False)
     assert ext.hidden == [], ext.hidden
     assert "[hidden" not in ext.text
 
@@ -377,3 +504,147 @@ def test_cells_under_a_merged_range_and_a_hiding_conditional_format(tmp_path: Pa
 def test_tint_moves_luminance_as_the_standard_says(rgb: str, tint: float, expected: str) -> None:
     """ECMA-376 §18.8.19: L·(1+t) for t<0, L·(1−t)+t for t>0 (values computed by hand)."""
     assert _tinted(rgb, tint) == expected
+
+
+def test_conditional_formats_whose_condition_is_known_hide_only_matching_cells(
+    tmp_path: Path,
+) -> None:
+    """ "Hide zeros" (cellIs equal 0 → white) hides the zero only; "hide errors"
+    (ISERROR → white) hides no number; a rule whose condition is not evaluated here (an
+    arbitrary expression) is taken to apply."""
+    from openpyxl.formatting.rule import CellIsRule
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.append(["Label", 0, 41, 42, 43])
+    white = Font(color="FFFFFF")
+    ws.conditional_formatting.add("B1:C1", CellIsRule(operator="equal", formula=["0"], font=white))
+    ws.conditional_formatting.add("D1", FormulaRule(formula=["ISERROR(D1)"], font=white))
+    ws.conditional_formatting.add("E1", FormulaRule(formula=["MOD(E1,2)=1"], font=white))
+    path = tmp_path / "cf.xlsx"
+    wb.save(path)
+    ext = extract(path, cache=False)
+    assert "A1=Label | C1=41 | D1=42" in ext.text.splitlines(), ext.text
+    assert (
+        "[hidden: conditional format can hide the value] B1=0 | E1=43" in ext.text.splitlines()
+    ), ext.text
+
+
+def test_a_white_table_header_is_not_hidden(tmp_path: Path) -> None:
+    """A table style draws a band under its header row: white header text stays content."""
+    from openpyxl.worksheet.table import Table, TableStyleInfo
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.append(["Region", "Sales"])
+    ws.append(["North", 120])
+    for cell in ws[1]:
+        cell.font = Font(bold=True, color="FFFFFF")
+    table = Table(displayName="T1", ref="A1:B2")
+    table.tableStyleInfo = TableStyleInfo(name="TableStyleMedium2", showRowStripes=True)
+    ws.add_table(table)
+    ws["D1"] = SECRET
+    ws["D1"].font = Font(color="FFFFFF")
+    path = tmp_path / "table.xlsx"
+    wb.save(path)
+    ext = extract(path, cache=False)
+    assert "Region" in ext.content() and "Sales" in ext.content()
+    assert SECRET not in ext.content()
+
+
+def test_array_formula_members_are_recalculated_not_read_stale(tmp_path: Path) -> None:
+    """B3 lies in the range of the array formula in B2:B3: its stored value is the formula's,
+    recalculated like any formula cell (a stale 987654 left in the file is not content)."""
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A2"], ws["A3"] = 1, 2
+    from openpyxl.worksheet.formula import ArrayFormula
+
+    ws["B2"] = ArrayFormula("B2:B3", "=A2:A3*10")
+    path = tmp_path / "array.xlsx"
+    wb.save(path)
+    _rewrite(
+        path,
+        SHEET,
+        lambda s: s.replace(
+            '<c r="A3" t="n"><v>2</v></c>',
+            f'<c r="A3" t="n"><v>2</v></c><c r="B3"><v>{NUMBER}</v></c>',
+        ),
+    )
+    ext = extract(path, cache=False)
+    assert str(NUMBER) not in ext.content(), ext.text
+    assert "B3=20" in ext.text, ext.text
+
+
+def test_charts_a_reader_cannot_see_are_hidden_and_chart_caches_are_not_content(
+    tmp_path: Path,
+) -> None:
+    from openpyxl.chart import BarChart, Reference
+
+    def book(name: str, *, hide_sheet: bool = False) -> Path:
+        wb = openpyxl.Workbook()
+        ws = wb.active
+        ws.title = "S"
+        ws.append(["Header"])
+        ws.append([1])
+        ws.append([2])
+        chart = BarChart()
+        chart.title = SECRET
+        chart.add_data(Reference(ws, min_col=1, min_row=2, max_row=3))
+        holder = ws
+        if hide_sheet:
+            holder = wb.create_sheet("H")
+            holder.sheet_state = "hidden"
+        holder.add_chart(chart, "D2")
+        path = tmp_path / f"{name}.xlsx"
+        wb.save(path)
+        return path
+
+    shown = extract(book("shown"), cache=False)
+    assert SECRET in shown.content() and shown.hidden == []
+    on_hidden = extract(book("on_hidden", hide_sheet=True), cache=False)
+    assert SECRET not in on_hidden.content()
+    assert [w for w, t in on_hidden.hidden if SECRET in t] == ["chart on a hidden sheet"]
+    frame = book("frame")
+    _rewrite(
+        frame,
+        "xl/drawings/drawing1.xml",
+        lambda s: s.replace('name="Chart 1"', 'name="Chart 1" hidden="1"'),
+    )
+    assert [w for w, t in extract(frame, cache=False).hidden if SECRET in t] == ["hidden chart"]
+    stale = book("stale")
+    _rewrite(
+        stale,
+        "xl/charts/chart1.xml",
+        lambda s: s.replace(
+            "<numRef><f>'S'!$A$2:$A$3</f>",
+            '<numRef><f>\'S\'!$A$2:$A$3</f><numCache><ptCount val="2"/><pt idx="0"><v>555111</v>'
+            '</pt><pt idx="1"><v>2</v></pt></numCache>',
+        ),
+    )
+    ext = extract(stale, cache=False)
+    assert "555111" in ext.text and "555111" not in ext.content()
+
+
+def test_past_the_layout_limits_every_cell_of_the_sheet_is_hidden(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """More merged ranges than the extractor checks: a rule past the limit could hide any
+    cell, so none is content (fail closed), and a warning says so."""
+    from jobbench.extract import _xlsx_read
+
+    monkeypatch.setattr(_xlsx_read, "LAYOUT_MAX_RANGES", 3)
+    monkeypatch.setenv("JOBBENCH_EXTRACT_ISOLATION", "none")
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"] = SECRET
+    for r in range(3, 8):
+        ws.merge_cells(f"A{r}:B{r}")
+    path = tmp_path / "many.xlsx"
+    wb.save(path)
+    ext = extract(path, cache=False)
+    assert SECRET not in ext.content()
+    assert [w for w, t in ext.hidden if SECRET in t] == [
+        "too many merged ranges or conditional formats to check"
+    ]
+    assert "every cell there is marked hidden" in ext.text

@@ -66,9 +66,13 @@ def _fmt_num(s: str) -> str:
     return format(f, ".10g")
 
 
-def chart_summary(data: bytes) -> str:
+def chart_summary(data: bytes, *, cached_points: bool = True) -> str:
     """One readable block for a chart part: title, chart types, axis titles, and every
     series with its reference and cached points (categories paired with values).
+
+    ``cached_points=False``: the points of a series that refers to cells (``c:f``) are
+    annotation, not content (in a workbook the chart is drawn from those cells, which are
+    content themselves; the cache may be stale).
 
     Returns ``[chart: unreadable]`` for malformed XML instead of raising.
     """
@@ -116,12 +120,11 @@ def chart_summary(data: bytes) -> str:
                         else ""
                     )
                     label = note('  series "') + name + note('"') if name else note("  series")
+                    points = ", ".join(pairs[:MAX_POINTS])
+                    if ref and not cached_points:
+                        points = note(points)
                     series_lines.append(
-                        label
-                        + (note(f" ({ref})") if ref else "")
-                        + ": "
-                        + ", ".join(pairs[:MAX_POINTS])
-                        + more
+                        label + (note(f" ({ref})") if ref else "") + ": " + points + more
                     )
             elif tag.endswith("Ax"):
                 t = _texts(child, "./c:title//a:t/text()")

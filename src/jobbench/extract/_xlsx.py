@@ -34,7 +34,7 @@ from ._base import Context, ExtractionError, Source
 from ._budget import HEAD_FRACTION, fair_shares, head_tail
 from ._hidden import hidden_inline, hidden_lines, record
 from ._limits import ExtractLimits
-from ._notes import note
+from ._notes import note, split_notes
 from ._records import CellValue, Diagnostic, WorkbookValues
 from ._xlsx_style import Look, looks_date
 
@@ -120,6 +120,9 @@ class Workbook:
     diagnostics: list[Diagnostic]
     defined_names: list[tuple[str, str]] = field(default_factory=list)
     charts: list[tuple[str, bytes]] = field(default_factory=list)
+    chart_hidden: dict[str, str] = field(default_factory=dict)
+    """Chart part → why a reader cannot see it (hidden sheet, hidden frame, shown by no
+    sheet)."""
     media: list[tuple[str, bytes]] = field(default_factory=list)
     epoch_1904: bool = False
 
@@ -287,6 +290,18 @@ def relative_form(formula: str, row: int, col: int) -> str:
     return "".join(parts)
 
 
+def _in_tables(sd: SheetData, boxes: list[tuple[int, int, int, int]]) -> None:
+    """Cells of a table (``tableParts``) are not "white text": the table's style may draw a
+    dark band under them (a header row of a built-in style), which is not modelled."""
+    if not boxes:
+        return
+    for r, c, coord in sd.cells:
+        if sd.hidden.get(coord) == "white text" and any(
+            r1 <= r <= r2 and c1 <= c <= c2 for r1, c1, r2, c2 in boxes
+        ):
+            del sd.hidden[coord]
+
+
 def _judge_look(sd: SheetData, coord: str, val: CellValue) -> None:
     """Mark formula cell ``coord`` hidden when its style hides its final value ``val``."""
     look = sd.looks.get(coord)
@@ -322,7 +337,7 @@ def _formula_pass(source: Source, ctx: Context | None):
         ``(sheets, defined_names, epoch_1904, cached)`` where ``cached`` maps sheet →
         coordinate → ``(value, is_error)`` for formula cells.
     """
-    from ._xlsx_read import SheetLayout, iter_cells, layout_hidden
+    from ._xlsx_read import LAYOUT_TOO_LARGE, SheetLayout, iter_cells, layout_hidden, table_boxes
 
     cached: dict[str, dict[str, tuple[CellValue, bool]]] = {}
     with source.open() as f:
@@ -337,12 +352,14 @@ def _formula_pass(source: Source, ctx: Context | None):
                 got: dict[str, tuple[CellValue, bool]] = {}
                 layout = SheetLayout()
                 looks: list[Look] = []
+                stored: list[tuple[object, bool]] = []  # for conditional formats' conditions
                 for n, raw in enumerate(iter_cells(zf, info.part, pkg, layout)):
                     if ctx is not None and n % 5000 == 0:
                         ctx.check_deadline()
                     coord = raw.coord
                     sd.cells.append((raw.row, raw.col, coord))
                     looks.append(raw.look)
+                    stored.append((raw.value, raw.data_type == "e"))
                     if raw.hidden:
                         sd.hidden[coord] = raw.hidden
                     elif raw.formula is not None and not raw.look.plain:
@@ -361,10 +378,10 @@ def _formula_pass(source: Source, ctx: Context | None):
                         if err:
                             sd.errors[coord] = str(val)
                 cached[sd.name] = got
-                covered, complete = layout_hidden(sd.cells, looks, layout)
-                for coord, why in covered.items():
+                for coord, why in layout_hidden(sd.cells, looks, stored, layout).items():
                     sd.hidden.setdefault(coord, why)
-                sd.layout_incomplete = not complete
+                sd.layout_incomplete = LAYOUT_TOO_LARGE in sd.hidden.values()
+                _in_tables(sd, table_boxes(zf, info.part))
     return sheets, pkg.defined_names, pkg.date1904, cached
 
 
@@ -482,14 +499,23 @@ def _recalc_formulas(source: Source, sheets, epoch_1904, ctx: Context | None):
 
 def _package_parts(
     source: Source,
-) -> tuple[set[str], list[tuple[str, bytes]], list[tuple[str, bytes]]]:
+) -> tuple[set[str], list[tuple[str, bytes]], list[tuple[str, bytes]], dict[str, str]]:
+    """Part names, chart parts, media parts and, per chart part a reader cannot see, why."""
+    from ._xlsx_read import chart_visibility, read_package
+
     with source.open() as f, zipfile.ZipFile(f) as zf:
         names = set(zf.namelist())
         charts = [
             (n, zf.read(n)) for n in sorted(names) if re.fullmatch(r"xl/charts/chart\d+\.xml", n)
         ]
         media = [(n, zf.read(n)) for n in sorted(names) if n.startswith("xl/media/")]
-    return names, charts, media
+        shown = chart_visibility(zf, read_package(zf)) if charts else {}
+    hidden = {}
+    for n, _data in charts:
+        why = shown.get(n, "chart no sheet shows")
+        if why is not None:
+            hidden[n] = why
+    return names, charts, media, hidden
 
 
 _QUALIFIED_REF = re.compile(
@@ -639,7 +665,7 @@ def read_workbook(
     from ._soffice import soffice_unavailable_reason
 
     diags: list[Diagnostic] = []
-    names, charts, media = _package_parts(source)
+    names, charts, media, chart_hidden = _package_parts(source)
     sheets, defined_names, epoch_1904, cached = _formula_pass(source, ctx)
 
     n_formulas = sum(len(s.formulas) for s in sheets)
@@ -648,9 +674,9 @@ def read_workbook(
         diags.append(
             Diagnostic(
                 level="warning",
-                message="merged ranges and conditional formats not all applied (more than the "
-                f"limits of extract/_xlsx_read.py) on sheet(s) {', '.join(cut)}: some cells "
-                "they hide may be shown as visible",
+                message="more merged ranges or conditional formats than the extractor checks "
+                f"(limits in extract/_xlsx_read.py) on sheet(s) {', '.join(cut)}: every cell "
+                "there is marked hidden",
             )
         )
     soffice_missing = soffice_unavailable_reason()  # None when LibreOffice can run
@@ -924,6 +950,7 @@ def read_workbook(
         diagnostics=diags,
         defined_names=defined_names,
         charts=charts,
+        chart_hidden=chart_hidden,
         media=media,
         epoch_1904=epoch_1904,
     )
@@ -1135,7 +1162,16 @@ def render_workbook(wb: Workbook, ctx: Context, budget: int) -> str:
             note("Named ranges: " + "; ".join(f"{n} = {t}" for n, t in wb.defined_names[:100]))
         )
     for name, data in wb.charts:
-        tail_parts.append(note(f"{name}: ") + chart_summary(data))
+        # a chart's points are the cells it refers to (Excel and LibreOffice redraw it
+        # from them): the values cached in the chart part are annotation, not content
+        summary = note(f"{name}: ") + chart_summary(data, cached_points=False)
+        why = wb.chart_hidden.get(name)
+        if why is not None:
+            plain = split_notes(summary)[0]
+            tail_parts.append(hidden_lines(plain, why))
+            record(ctx.hidden, why, plain)
+        else:
+            tail_parts.append(summary)
     for name, data in wb.media:
         label = ctx.add_image(name.rsplit("/", 1)[-1], data)
         tail_parts.append(note(f"[image: {name}" + ("" if label else ", not extracted") + "]"))

@@ -24,7 +24,7 @@ from __future__ import annotations
 import posixpath
 import re
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from lxml import etree
@@ -255,10 +255,10 @@ def _read_styles(zf: zipfile.ZipFile, part: str, builtin: dict, palette: Palette
     fill colour) and ``pkg.dxfs``; ``palette`` takes the workbook's own
     ``colors/indexedColors`` (§18.8.27)."""
     root = _parse(zf, part)
-    custom = {}
+    custom: dict[int, str] = {}
     for el in _children(root, "numFmts"):
-        try:
-            custom[int(el.get("numFmtId"))] = el.get("formatCode") or "General"
+        try:  # the first of two formats with one id counts, as in LibreOffice
+            custom.setdefault(int(el.get("numFmtId")), el.get("formatCode") or "General")
         except (TypeError, ValueError):
             continue
     colors = _find(root, "colors")
@@ -329,22 +329,58 @@ class RawCell:
 Box = tuple[int, int, int, int]
 """A cell range ``(first row, first column, last row, last column)``, 1-based, inclusive."""
 
-LAYOUT_MAX_RANGES = 10_000
-"""Merged ranges and conditional formats read per sheet; more are reported, not applied."""
-LAYOUT_MAX_STEPS = 2_000_000
-"""Cells visited per sheet to apply merged ranges and conditional formats."""
+LAYOUT_MAX_RANGES = 100_000
+"""Merged ranges and conditional formats read per sheet. A sheet with more has all its
+cells marked hidden (fail closed: a rule past the limit could hide any of them)."""
+LAYOUT_MAX_STEPS = 10_000_000
+"""Cells visited per sheet to apply merged ranges and conditional formats (past it, as
+past :data:`LAYOUT_MAX_RANGES`)."""
+LAYOUT_TOO_LARGE = "too many merged ranges or conditional formats to check"
+ARRAY_MAX = 1_000
+"""Array formulas per sheet whose member cells are read as formula cells."""
+
+_CELL_IS = {
+    "equal": lambda v, a, b: v == a,
+    "notEqual": lambda v, a, b: v != a,
+    "greaterThan": lambda v, a, b: v > a,
+    "lessThan": lambda v, a, b: v < a,
+    "greaterThanOrEqual": lambda v, a, b: v >= a,
+    "lessThanOrEqual": lambda v, a, b: v <= a,
+    "between": lambda v, a, b: b is not None and min(a, b) <= v <= max(a, b),
+    "notBetween": lambda v, a, b: b is not None and not min(a, b) <= v <= max(a, b),
+}
+_ISERROR_RE = re.compile(r"^\s*=?\s*ISERR(?:OR)?\(\s*\$?[A-Za-z]{1,3}\$?[0-9]+\s*\)\s*$")
+
+
+@dataclass
+class Rule:
+    """One conditional-format rule that can hide a value (§18.3.1.10 ``cfRule``; Excel
+    2010's ``x14:cfRule`` in ``extLst`` alike).
+
+    ``dxf``: the style it lays over a cell (``dxfs/dxf`` or an inline ``x14:dxf``), or None;
+    ``no_value``: a ``dataBar`` / ``iconSet`` with ``showValue="0"`` (draws no value);
+    ``scale``: the fill colours of a ``colorScale``; ``when``: the rule's condition on
+    ``(value, is_error)`` where it can be evaluated without a formula engine (``cellIs``
+    with number operands, ``containsErrors``, ``notContainsErrors``, ``containsBlanks``,
+    ``ISERROR(cell)``), else None: the rule is taken to apply.
+    """
+
+    boxes: list[Box]
+    dxf: object | None = None
+    no_value: bool = False
+    scale: list[str | None] = field(default_factory=list)
+    when: Callable[[object, bool], bool] | None = None
 
 
 @dataclass
 class SheetLayout:
-    """What follows a worksheet's cells in its part and can hide them: merged ranges
-    (§18.3.1.55: only the first cell of a range is drawn) and conditional formats
-    (§18.3.1.18: ``cfRule/@dxfId``; ``dataBar`` / ``iconSet`` with ``showValue="0"`` draw
-    no value)."""
+    """What can hide a worksheet's cells besides their own style: merged ranges (§18.3.1.55:
+    only the first cell of a range is drawn), conditional formats, and the sheet's tables
+    (``tableParts``: a table style may draw a band under white text)."""
 
     merged: list[Box] = field(default_factory=list)
-    conditional: list[tuple[list[Box], object | None]] = field(default_factory=list)
-    """``(ranges, dxf)``; ``dxf`` None: the rule draws no value at all."""
+    conditional: list[Rule] = field(default_factory=list)
+    tables: list[Box] = field(default_factory=list)
     truncated: bool = False
 
 
@@ -369,9 +405,17 @@ def _float(v: str | None) -> float | None:
         return None
 
 
+MIN_WIDTH = 1.0
+"""A column narrower than this many characters shows no value (``###`` or a clipped
+sliver in LibreOffice): it counts as hidden."""
+MIN_HEIGHT = 1.0
+"""A row with a custom height under this many points counts as hidden."""
+
+
 class _Columns:
-    """Which columns are hidden: ``col`` elements with ``hidden`` or width 0, and every
-    column without a width of its own when the sheet's default width is 0."""
+    """Which columns are hidden: ``col`` elements with ``hidden`` or a width under
+    :data:`MIN_WIDTH`, and every column without a width of its own when the sheet's default
+    width is 0."""
 
     def __init__(self) -> None:
         self.hidden: list[tuple[int, int]] = []
@@ -385,7 +429,7 @@ class _Columns:
         if not (lo.isdigit() and hi.isdigit()):
             return
         width = _float(el.get("width"))
-        if _truthy(el.get("hidden")) or (width is not None and width <= 0):
+        if _truthy(el.get("hidden")) or (width is not None and width < MIN_WIDTH):
             self.hidden.append((int(lo), int(hi)))
         elif width is not None:
             self.wide.append((int(lo), int(hi)))
@@ -462,8 +506,8 @@ def iter_cells(
     row_no = 0
     col_no = 0
     row_hidden = False
-    rows_hidden_by_default = False
     columns = _Columns()
+    arrays: list[tuple[Box, str, str]] = []  # (range, formula, master) of array formulas
     ns = None
     row_tag = v_tag = f_tag = is_tag = col_tag = fmt_tag = merge_tag = cf_tag = ""
     n_ranges = 0
@@ -488,14 +532,12 @@ def iter_cells(
                     columns.add(el)
                 continue
             if tag == fmt_tag:
+                # zeroHeight hides the rows the file leaves out, never the rows it writes
+                # (LibreOffice and Excel show those): no row rule here
                 if ev == "end":
-                    rows_hidden_by_default = (
-                        _truthy(el.get("zeroHeight"))
-                        or (_float(el.get("defaultRowHeight")) or 1.0) <= 0
-                    )
                     columns.default_zero = _float(el.get("defaultColWidth")) == 0
                 continue
-            if tag == merge_tag or tag == cf_tag:
+            if tag == merge_tag or tag == cf_tag or tag.endswith("}conditionalFormatting"):
                 if ev == "end" and layout is not None:
                     n_ranges += 1
                     if n_ranges > LAYOUT_MAX_RANGES:
@@ -515,11 +557,11 @@ def iter_cells(
                     col_no = 0
                     height = _float(el.get("ht"))
                     custom = _truthy(el.get("customHeight"))
-                    row_hidden = (
-                        _truthy(el.get("hidden"))
-                        or (custom and height is not None and height <= 0)
-                        or (rows_hidden_by_default and not (custom and (height or 0) > 0))
+                    row_hidden = _truthy(el.get("hidden")) or (
+                        custom and height is not None and height < MIN_HEIGHT
                     )
+                    if arrays:
+                        arrays = [a for a in arrays if a[0][2] >= row_no]
                 else:
                     el.clear()
                     parent = el.getparent()
@@ -579,6 +621,9 @@ def iter_cells(
                     elif fkind == "array":
                         array_ref = child.get("ref")
                         formula = text or ""
+                        box = _box(array_ref or "")
+                        if box is not None and box[:2] != box[2:] and len(arrays) < ARRAY_MAX:
+                            arrays.append((box, formula, coord))
                     elif fkind == "dataTable":
                         formula = text or "TABLE()"
                     else:
@@ -586,6 +631,14 @@ def iter_cells(
                 elif ctag == is_tag:
                     inline, inline_runs = _runs(child, pkg.palette)
             el.clear()
+            if formula is None and arrays:
+                # a member of an array formula's range holds a value the formula computes:
+                # it is a formula cell (recalculated), not a constant the file may have
+                # left stale
+                for (r1, c1, r2, c2), text, master in arrays:
+                    if r1 <= row <= r2 and c1 <= col_no <= c2 and coord != master:
+                        formula, fkind, array_ref = text, "array", f"{master} member"
+                        break
             if raw_v is None and inline is None and formula is None:
                 continue
             value: object
@@ -614,8 +667,8 @@ def iter_cells(
                 continue
             hidden = "hidden row" if row_hidden else ("hidden column" if columns(col_no) else None)
             hidden_runs = None
-            if hidden is None and formula is None and t != "e" and not look.plain:
-                hidden = look.hides(value)
+            if hidden is None and formula is None and not look.plain:
+                hidden = look.hides(value)  # an error value is drawn like text
             if hidden is None and runs is not None:
                 shown, hidden_runs = _visible_runs(runs, look)
                 if hidden_runs and not shown.strip():
@@ -640,46 +693,105 @@ def iter_cells(
             )
 
 
+def _number_operand(el) -> float | None:
+    try:
+        return float((el.text or "").strip().lstrip("="))
+    except (TypeError, ValueError):
+        return None
+
+
+def _condition(rule) -> Callable[[object, bool], bool] | None:
+    """The condition of ``rule`` as a function of ``(value, is_error)``, or None when it
+    cannot be evaluated here (see :class:`Rule`)."""
+    kind = rule.get("type") or ""
+    formulas = [c for c in rule if _local(c.tag) == "formula"]
+    if kind == "containsErrors":
+        return lambda v, err: err
+    if kind == "notContainsErrors":
+        return lambda v, err: not err
+    if kind == "containsBlanks":
+        return lambda v, err: v is None or (isinstance(v, str) and not v.strip())
+    if kind == "expression" and len(formulas) == 1 and _ISERROR_RE.match(formulas[0].text or ""):
+        return lambda v, err: err
+    if kind == "cellIs":
+        test = _CELL_IS.get(rule.get("operator") or "")
+        nums = [_number_operand(f) for f in formulas]
+        if test is None or not nums or any(n is None for n in nums):
+            return None
+        a, b = nums[0], (nums[1] if len(nums) > 1 else None)
+
+        def cell_is(v: object, err: bool) -> bool:
+            if err or isinstance(v, bool) or not isinstance(v, (int, float)):
+                return False  # text and errors never equal a number here
+            return bool(test(float(v), a, b))
+
+        return cell_is
+    return None
+
+
 def _conditional(el, pkg: Package, layout: SheetLayout) -> None:
-    """Add a ``conditionalFormatting`` element's rules that can hide a value to ``layout``."""
-    boxes = [b for b in (_box(r) for r in (el.get("sqref") or "").split()) if b is not None]
+    """Add the rules of a ``conditionalFormatting`` element (or an ``x14:`` one, whose
+    ranges are an ``xm:sqref`` child and whose style may be inline) that can hide a value."""
+    refs = el.get("sqref") or " ".join(c.text or "" for c in el if _local(c.tag) == "sqref")
+    boxes = [b for b in (_box(r) for r in refs.split()) if b is not None]
     if not boxes:
         return
     for rule in el:
         if _local(rule.tag) != "cfRule":
             continue
+        when = _condition(rule)
         for child in rule:
-            if _local(child.tag) in ("dataBar", "iconSet") and child.get("showValue") in (
-                "0",
-                "false",
-            ):
-                layout.conditional.append((boxes, None))
+            kind = _local(child.tag)
+            if kind in ("dataBar", "iconSet") and child.get("showValue") in ("0", "false"):
+                layout.conditional.append(Rule(boxes, no_value=True, when=when))
+            elif kind == "colorScale":
+                colours = [pkg.palette.colour(c) for c in child if _local(c.tag) == "color"]
+                layout.conditional.append(Rule(boxes, scale=colours, when=when))
+            elif kind == "dxf":
+                layout.conditional.append(Rule(boxes, dxf=child, when=when))
         dxf_id = rule.get("dxfId")
         if dxf_id is not None and dxf_id.isdigit() and int(dxf_id) < len(pkg.dxfs):
-            layout.conditional.append((boxes, pkg.dxfs[int(dxf_id)]))
+            layout.conditional.append(Rule(boxes, dxf=pkg.dxfs[int(dxf_id)], when=when))
+
+
+def _rule_hides(rule: Rule, look: Look, memo: dict) -> bool:
+    """True when ``rule`` laid over ``look`` can make a value invisible."""
+    key = (id(rule), id(look))
+    got = memo.get(key)
+    if got is None:
+        if rule.no_value:
+            got = True
+        elif rule.scale:
+            got = any(look.text_reason(look.font, None, fill=c) for c in rule.scale)
+        else:
+            got = rule.dxf is not None and over(look, rule.dxf).could_hide_any()
+        memo[key] = got
+    return got
 
 
 def layout_hidden(
-    cells: list[tuple[int, int, str]], looks: list[Look], layout: SheetLayout
-) -> tuple[dict[str, str], bool]:
+    cells: list[tuple[int, int, str]],
+    looks: list[Look],
+    values: list[tuple[object, bool]],
+    layout: SheetLayout,
+) -> dict[str, str]:
     """Why cells are hidden by ``layout``: ``"covered by a merged cell"`` (every cell of a
-    merged range but its first), ``"conditional format can hide the value"`` (a rule whose
-    style, laid over the cell's, would make some value invisible: its condition is not
-    evaluated) and ``"conditional format hides the value"`` (``showValue="0"``).
+    merged range but its first), ``"conditional format hides the value"`` (``showValue="0"``)
+    and ``"conditional format can hide the value"`` (a rule whose style laid over the
+    cell's, or one of whose colour-scale fills, makes some value invisible, when its
+    condition holds for the cell's stored value or cannot be evaluated here). Past
+    :data:`LAYOUT_MAX_RANGES` or :data:`LAYOUT_MAX_STEPS` every cell is hidden with the
+    reason ``"too many merged ranges or conditional formats to check"``.
 
     Args:
-        cells: ``(row, column, coordinate)`` of a sheet's cells; ``looks``: their looks, in
-            the same order.
-
-    Returns:
-        ``({coordinate: why}, complete)``; ``complete`` is False when
-        :data:`LAYOUT_MAX_STEPS` or :data:`LAYOUT_MAX_RANGES` cut the work short.
+        cells: ``(row, column, coordinate)`` of a sheet's cells; ``looks``: their looks;
+            ``values``: their stored ``(value, is_error)``; all in the same order.
     """
     import bisect
 
     out: dict[str, str] = {}
-    if not layout.merged and not layout.conditional:
-        return out, not layout.truncated
+    if not layout.merged and not layout.conditional and not layout.truncated:
+        return out
     order = sorted(range(len(cells)), key=lambda i: (cells[i][0], cells[i][1]))
     keys = [(cells[i][0], cells[i][1]) for i in order]
     steps = 0
@@ -703,23 +815,88 @@ def layout_hidden(
         for i in inside(box):
             if (cells[i][0], cells[i][1]) != (box[0], box[1]):
                 out.setdefault(cells[i][2], "covered by a merged cell")
-    overlaid: dict[tuple[int, int], bool] = {}
-    for boxes, dxf in layout.conditional:
-        for box in boxes:
+    memo: dict = {}
+    for rule in layout.conditional:
+        for box in rule.boxes:
             for i in inside(box):
                 coord = cells[i][2]
                 if coord in out:
                     continue
-                if dxf is None:
-                    out[coord] = "conditional format hides the value"
+                if rule.when is not None and not rule.when(*values[i]):
                     continue
-                key = (id(looks[i]), id(dxf))
-                hides = overlaid.get(key)
-                if hides is None:
-                    hides = overlaid[key] = over(looks[i], dxf).could_hide_any()
-                if hides:
-                    out[coord] = "conditional format can hide the value"
-    return out, steps < LAYOUT_MAX_STEPS and not layout.truncated
+                if _rule_hides(rule, looks[i], memo):
+                    out[coord] = (
+                        "conditional format hides the value"
+                        if rule.no_value
+                        else "conditional format can hide the value"
+                    )
+    if layout.truncated or steps >= LAYOUT_MAX_STEPS:
+        return {coord: out.get(coord, LAYOUT_TOO_LARGE) for _r, _c, coord in cells}
+    return out
+
+
+def chart_visibility(zf: zipfile.ZipFile, pkg: Package) -> dict[str, str | None]:
+    """For every chart part reached from a sheet (sheet → ``drawing`` → ``chart``
+    relationships, §20.5 SpreadsheetML drawing): None when a reader can see it, else why not
+    (``"chart on a hidden sheet"``, ``"hidden chart"`` for a frame whose ``cNvPr/@hidden``
+    is set). Chart parts no sheet shows are absent (the caller marks them)."""
+    out: dict[str, str | None] = {}
+    for info in pkg.sheets:
+        if info.part is None:
+            continue
+        sheet_hidden = info.state != "visible"
+        for typ, drawing in _rels(zf, info.part).values():
+            if not typ.endswith("/drawing") or drawing not in zf.namelist():
+                continue
+            charts = {
+                rid: target
+                for rid, (t, target) in _rels(zf, drawing).items()
+                if t.endswith("/chart")
+            }
+            if not charts:
+                continue
+            try:
+                root = _parse(zf, drawing)
+            except (etree.XMLSyntaxError, KeyError):
+                continue
+            for frame in root.iter("{*}graphicFrame"):
+                hidden = any(
+                    _local(el.tag) == "cNvPr" and _truthy(el.get("hidden")) for el in frame.iter()
+                )
+                for el in frame.iter("{*}chart"):
+                    rid = next((v for k, v in el.attrib.items() if _local(k) == "id"), None)
+                    target = charts.get(rid)
+                    if target is None:
+                        continue
+                    why = (
+                        "chart on a hidden sheet"
+                        if sheet_hidden
+                        else "hidden chart"
+                        if hidden
+                        else None
+                    )
+                    if target not in out or out[target] is not None:
+                        out[target] = why
+    return out
+
+
+TABLES_MAX = 1_000
+
+
+def table_boxes(zf: zipfile.ZipFile, part: str) -> list[Box]:
+    """The ranges (``table/@ref``) of the tables a worksheet part relates to (§18.5.1),
+    at most :data:`TABLES_MAX`; unreadable table parts are left out."""
+    out: list[Box] = []
+    for typ, target in _rels(zf, part).values():
+        if not typ.endswith("/table") or target not in zf.namelist() or len(out) >= TABLES_MAX:
+            continue
+        try:
+            box = _box(_parse(zf, target).get("ref") or "")
+        except (etree.XMLSyntaxError, KeyError, ValueError):
+            continue
+        if box is not None:
+            out.append(box)
+    return out
 
 
 def _number(text: str | None):

@@ -102,32 +102,57 @@ class Palette:
 
     indexed: dict[int, str] = field(default_factory=_default_palette)
     theme: dict[int, str] = field(default_factory=lambda: {0: "FFFFFF", 1: "000000"})
+    _formats: dict[str, tuple[Section, ...]] = field(default_factory=dict, repr=False)
+
+    def sections(self, fmt: str) -> tuple[Section, ...]:
+        """The sections of number format ``fmt`` with this palette's colours (parsed once
+        per format: a workbook may give thousands of styles the same format)."""
+        got = self._formats.get(fmt)
+        if got is None:
+            got = self._formats[fmt] = sections(fmt, self)
+        return got
 
     def colour(self, el) -> str | None:
-        """An ``RRGGBB`` for a ``color`` / ``fgColor`` / ``bgColor`` element, None when it
-        names no colour this palette knows (unknown colours never count as hidden)."""
+        """An ``RRGGBB`` for a ``color`` / ``fgColor`` / ``bgColor`` element; for a colour
+        it states but this palette does not know, a token ``?<attributes>`` (two such
+        tokens are the same colour only when equal); None for no element.
+
+        ``theme`` is read before ``rgb`` and ``indexed`` when an element has several, as
+        LibreOffice does (its import filter, tdf#113271)."""
         if el is None:
             return None
         try:
-            rgb = el.get("rgb")
-            if rgb is not None:
+            base: str | None
+            if el.get("theme") is not None:
+                base = self.theme.get(int(el.get("theme")))
+            elif el.get("rgb") is not None:
+                rgb = el.get("rgb")
                 base = rgb[-6:].upper() if len(rgb) in (6, 8) else None
                 if base is not None:
                     int(base, 16)
             elif el.get("indexed") is not None:
                 base = self.indexed.get(int(el.get("indexed")))
-            elif el.get("theme") is not None:
-                base = self.theme.get(int(el.get("theme")))
             elif (el.get("auto") or "").lower() in ("1", "true"):
                 base = "000000"
             else:
                 base = None
             tint = float(el.get("tint") or 0)
         except ValueError:
-            return None
+            base, tint = None, 0.0
         if base is None or not math.isfinite(tint):
-            return None
+            return "?" + ";".join(f"{k}={v}" for k, v in sorted(el.attrib.items()))
         return _tinted(base, max(-1.0, min(1.0, tint))) if tint else base
+
+
+_PRESET = {"black": "000000", "white": "FFFFFF", **_FORMAT_COLOURS}
+
+
+def same(a: str | None, b: str | None) -> bool:
+    """True when colours ``a`` and ``b`` (as :meth:`Palette.colour` gives them) look the
+    same: within :data:`._hidden.SAME_COLOUR_MAX` per channel, or the same unknown token."""
+    if a is not None and a == b:
+        return True
+    return same_colour(a, b)
 
 
 def read_theme(root) -> dict[int, str]:
@@ -149,6 +174,8 @@ def read_theme(root) -> dict[int, str]:
                 if kind == "sysClr"
                 else c.get("val")
                 if kind == "srgbClr"
+                else _PRESET.get((c.get("val") or "").lower())
+                if kind == "prstClr"
                 else None
             )
             if val and len(val) == 6:
@@ -186,9 +213,9 @@ def fill_colour(fill, palette: Palette, *, differential: bool = False) -> str | 
     pattern = _find(fill, "patternFill")
     gradient = _find(fill, "gradientFill")
     if gradient is not None:
-        stops = {palette.colour(_find(stop, "color")) for stop in gradient}
-        if len(stops) == 1:
-            return next(iter(stops))
+        stops = [palette.colour(_find(stop, "color")) for stop in gradient]
+        if stops and all(same(stops[0], c) for c in stops):
+            return stops[0]
         return None
     if pattern is None:
         return SHEET_WHITE
@@ -197,10 +224,13 @@ def fill_colour(fill, palette: Palette, *, differential: bool = False) -> str | 
     if kind == "none":
         return SHEET_WHITE
     if kind == "solid":
-        return palette.colour(bg_el if differential and bg_el is not None else fg_el)
+        if differential and bg_el is not None:
+            return palette.colour(bg_el)
+        # no fgColor: the default foreground, black (LibreOffice draws a black cell)
+        return palette.colour(fg_el) if fg_el is not None else "000000"
     fg = palette.colour(fg_el) if fg_el is not None else "000000"
     bg = palette.colour(bg_el) if bg_el is not None else "FFFFFF"
-    return fg if same_colour(fg, bg) else None
+    return fg if same(fg, bg) else None
 
 
 # --------------------------------------------------------------------------- number formats
@@ -279,7 +309,7 @@ def _section(text: str, palette: Palette) -> Section:
             continue
         if ch == "@":
             at = True
-        elif ch in "0#?" or ch.lower() in "ymdhs":
+        elif ch in "0#?" or ch.lower() in "ymdhsebg":  # e, b, g: East Asian year and era codes
             number = True
         elif low.startswith("am/pm", i) or low.startswith("a/p", i):
             number = True
@@ -364,17 +394,20 @@ class Look:
     _memo: dict[str, str | None] = field(init=False, repr=False, default_factory=dict)
 
     def __post_init__(self) -> None:
-        self.secs = sections(self.number_format, self.palette)
+        self.secs = self.palette.sections(self.number_format)
         self.plain = not self.could_hide_any()
 
-    def text_reason(self, colour: str | None, size: float | None = None) -> str | None:
-        """Why text in ``colour`` at ``size`` points (default: this style's size) on this
-        style's background cannot be read, or None."""
+    def text_reason(
+        self, colour: str | None, size: float | None = None, *, fill: str | None = None
+    ) -> str | None:
+        """Why text in ``colour`` at ``size`` points (default: this style's size) on
+        ``fill`` (default: this style's background) cannot be read, or None."""
         size = self.size if size is None else size
+        fill = self.fill if fill is None else fill
         if size is not None and size < TINY_PT:
             return f"tiny text, {size:g} pt"
-        if same_colour(colour, self.fill):
-            return "white text" if is_white(self.fill) else "text in its fill colour"
+        if same(colour, fill):
+            return "white text" if is_white(fill) else "text in its fill colour"
         return None
 
     def _section_reason(self, sec: Section | None, text: bool, zero: bool = False) -> str | None:
