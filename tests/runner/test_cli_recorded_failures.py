@@ -25,6 +25,9 @@ REPLAY = (
     + """
 import json, sys, time
 from pathlib import Path
+if sys.argv[1:] == ["--version"]:  # the adapter's version probe: answer it, do not replay
+    print("0.0.0 (replay)")
+    sys.exit(0)
 d = Path(__file__).parent
 cfg = json.loads((d / "replay.json").read_text())
 for line in (d / "stdout.jsonl").read_text().splitlines():
@@ -108,6 +111,9 @@ FAKE = (
     + """
 import json, sys, time
 from pathlib import Path
+if sys.argv[1:] == ["--version"]:  # the adapter's version probe: answer it, do not replay
+    print("0.0.0 (replay)")
+    sys.exit(0)
 cfg = json.loads((Path(__file__).parent / "replay.json").read_text())
 for line in cfg["lines"]:
     print(json.dumps(line), flush=True)
