@@ -115,7 +115,7 @@ def test_an_endpoint_failure_is_never_scored_and_reported_as_infrastructure_erro
         env.update(env_extra)
         r = subprocess.run(
             [sys.executable, "-m", "jobbench", "run", str(dataset), *agent_args]
-            + ["--runs-dir", str(tmp_path / "runs"), "--tasks", "*task1", "--timeout", "6"]
+            + ["--runs-dir", str(tmp_path / "runs"), "--tasks", "*task1", "--timeout", "3"]
             + ["--no-preflight", "--infra-retries", "0", "--no-progress", "--json"],
             capture_output=True,
             text=True,
