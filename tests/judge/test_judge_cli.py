@@ -235,7 +235,7 @@ def test_grade_summary_says_who_decided(tmp_path: Path) -> None:
         assert res.exit_code == 0, res.output
         assert srv.calls == 0
         assert (
-            "2 criteria decided by checks, 0 sent to the judge (use --decide llm to ask the judge)"
+            "2 criteria decided by checks, 0 by the judge (use --decide llm to ask the judge)"
         ) in res.output
         res = runner.invoke(
             app,
@@ -244,8 +244,25 @@ def test_grade_summary_says_who_decided(tmp_path: Path) -> None:
         )
         assert res.exit_code == 0, res.output
         assert srv.calls == 2  # one rubric-mode call per rubric
-    summary = json.loads(res.stdout)
-    assert (summary["criteria_decided_by_checks"], summary["criteria_sent_to_judge"]) == (0, 2)
+        summary = json.loads(res.stdout)
+        assert (summary["criteria_decided_by_checks"], summary["criteria_sent_to_judge"]) == (
+            0,
+            2,
+        )
+        assert summary["criteria_from_verdict_cache"] == 0
+        # a regrade with --force asks again: every verdict comes from the verdict cache, and
+        # the summary says no call was made
+        res = runner.invoke(
+            app,
+            ["grade", str(run), "--no-progress", "--decide", "llm", "--force"],
+            env=_env(srv, tmp_path),
+        )
+        assert res.exit_code == 0, res.output
+        assert srv.calls == 2
+        assert (
+            "0 criteria decided by checks, 2 by the judge (2 of them from the verdict cache, "
+            "no call made)"
+        ) in " ".join(res.output.split())
 
 
 def test_grade_takes_the_judge_base_url_by_its_own_name(tmp_path: Path) -> None:

@@ -508,7 +508,7 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str], preflight=
     if as_json:
         from ._errors import downgrade_counts, judge_error_groups
 
-        checks, judged = _decided_counts(records)
+        checks, judged, from_cache = _decided_counts(records)
         print(
             json.dumps(
                 {
@@ -518,7 +518,8 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str], preflight=
                     "judge_usage": total.model_dump(),
                     "recorded_judge_usage": recorded.model_dump(),
                     "criteria_decided_by_checks": checks,
-                    "criteria_sent_to_judge": judged,
+                    "criteria_sent_to_judge": judged,  # decided by the judge, cache included
+                    "criteria_from_verdict_cache": from_cache,
                     "judge_errors": judge_error_groups(records),
                     "judge_downgrades": downgrade_counts(records),
                     "preflight": preflight.as_dict() if preflight is not None else None,
@@ -582,12 +583,12 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str], preflight=
         )
 
 
-def _decided_counts(records) -> tuple[int, int]:  # noqa: ANN001
-    """``(criteria decided by a programmatic check, criteria sent to the LLM judge)`` over
+def _decided_counts(records) -> tuple[int, int, int]:  # noqa: ANN001
+    """``(criteria decided by a programmatic check, criteria decided by the LLM judge, those
+    of the latter answered from the verdict cache or reused from an earlier grade)`` over
     the criterion verdicts of ``records`` (GradeRecord list): a verdict whose ``source`` is
-    ``check`` counts as the first, ``llm`` as the second (cached verdicts included),
-    ``none`` (unjudged) as neither."""
-    checks = judged = 0
+    ``check`` counts as the first, ``llm`` as the second, ``none`` (unjudged) as neither."""
+    checks = judged = cached = 0
     for r in records:
         for rubric in r.rubrics:
             for c in rubric.criteria:
@@ -595,15 +596,18 @@ def _decided_counts(records) -> tuple[int, int]:  # noqa: ANN001
                     checks += 1
                 elif c.source == "llm":
                     judged += 1
-    return checks, judged
+                    cached += bool(c.cached)
+    return checks, judged, cached
 
 
 def _decided_line(records, cfg) -> str:  # noqa: ANN001
     """The summary line saying who decided the criteria, e.g. ``"24 criteria decided by
-    checks, 0 sent to the judge (use --decide llm to ask the judge)"``; the hint appears
+    checks, 0 by the judge (use --decide llm to ask the judge)"``; the hint appears
     when a judge model is set, nothing was sent to it and checks decided something."""
-    checks, judged = _decided_counts(records)
-    line = f"{checks} criteria decided by checks, {judged} sent to the judge"
+    checks, judged, cached = _decided_counts(records)
+    line = f"{checks} criteria decided by checks, {judged} by the judge"
+    if cached:
+        line += f" ({cached} of them from the verdict cache, no call made)"
     if cfg.model and judged == 0 and checks and cfg.effective_decide == "auto":
         line += " (use --decide llm to ask the judge)"
     elif not cfg.model and any(
