@@ -31,6 +31,7 @@ import signal
 import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 from ..sandbox import Lifeline
@@ -195,6 +196,164 @@ def _limit_resources() -> None:  # runs in the child between fork and exec
     resource.setrlimit(resource.RLIMIT_FSIZE, (SOFFICE_MAX_OUTPUT, SOFFICE_MAX_OUTPUT))
 
 
+class Conversion:
+    """A LibreOffice headless conversion started at once and awaited later, so the caller
+    can work while LibreOffice does (:meth:`wait` for its result, :meth:`cancel` to stop it;
+    as a context manager, leaving without :meth:`wait` cancels it). It must be created from
+    the thread that owns the process (``limit_resources`` forks with a ``preexec_fn``).
+
+    Args:
+        src: a private copy of the input (never the deliverable itself).
+        target: a ``--convert-to`` spec such as ``xlsx``, ``png``, ``docx:"MS Word 2007 XML"``.
+        outdir: an empty directory for the output.
+        timeout: seconds from the start before the conversion's process group is killed.
+        limit_resources: apply address-space and file-size rlimits to soffice (only safe
+            from a single-threaded process such as the extraction worker).
+        soffice: binary to run (default :func:`find_soffice`).
+
+    Raises:
+        ExtractionError: LibreOffice missing or could not start.
+    """
+
+    def __init__(
+        self,
+        src: Path,
+        target: str,
+        outdir: Path,
+        *,
+        timeout: float,
+        limit_resources: bool = False,
+        soffice: str | None = None,
+    ) -> None:
+        exe = soffice or find_soffice()
+        if not exe:
+            raise ExtractionError("LibreOffice (soffice) not found")
+        self.src, self.target, self.outdir, self.timeout = src, target, outdir, timeout
+        self._deadline = time.monotonic() + timeout
+        self._done = False
+        self._broken = False
+        self._profile = PROFILES.acquire()
+        cmd = [
+            exe,
+            "--headless",
+            "--invisible",
+            "--norestore",
+            "--nologo",
+            "--nodefault",
+            "--nolockcheck",
+            "--nofirststartwizard",
+            f"-env:UserInstallation={self._profile.as_uri()}",
+            "--convert-to",
+            target,
+            "--outdir",
+            str(outdir),
+            str(src),
+        ]
+        if bwrap_works():
+            cmd = [
+                shutil.which("bwrap") or "bwrap",
+                "--unshare-net",
+                "--unshare-pid",
+                "--die-with-parent",
+                "--dev-bind",
+                "/",
+                "/",
+                "--",
+            ] + cmd
+        env = {
+            "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+            "HOME": str(self._profile),
+            "TMPDIR": str(outdir),
+            "LANG": "C.UTF-8",
+            "SAL_USE_VCLPLUGIN": "svp",
+        }
+        self._lifeline = Lifeline()
+        try:
+            self._proc = subprocess.Popen(
+                self._lifeline.wrap(cmd),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                start_new_session=True,
+                pass_fds=self._lifeline.pass_fds,
+                preexec_fn=_limit_resources if limit_resources else None,
+            )
+        except OSError as exc:
+            self._lifeline.close()
+            PROFILES.release(self._profile, broken=True)
+            self._done = True
+            raise ExtractionError(f"could not start LibreOffice: {exc}") from exc
+        self._lifeline.started()
+        ACTIVE_GROUPS.add(self._proc.pid)
+
+    def _finish(self) -> None:
+        """Kill what is left of the process group and give the profile back (once)."""
+        if self._done:
+            return
+        self._done = True
+        ACTIVE_GROUPS.discard(self._proc.pid)
+        self._lifeline.close()
+        try:  # leftovers of the group (oosplash → soffice.bin) must not outlive the call
+            os.killpg(self._proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        PROFILES.release(self._profile, broken=self._broken)
+
+    def cancel(self) -> None:
+        """Stop the conversion (no effect once it has finished)."""
+        if self._done:
+            return
+        self._broken = True
+        try:
+            os.killpg(self._proc.pid, signal.SIGKILL)
+        except OSError:
+            pass
+        self._proc.communicate()
+        self._finish()
+
+    def wait(self) -> Path:
+        """The converted file (``outdir/<stem>.<ext>``), waiting until the time-out counted
+        from the start.
+
+        Raises:
+            ExtractionError: LibreOffice timed out, failed or wrote nothing.
+        """
+        if self._done:
+            raise ExtractionError("LibreOffice conversion was cancelled")
+        try:
+            try:
+                remaining = max(0.0, self._deadline - time.monotonic())
+                out, err = self._proc.communicate(timeout=remaining)
+            except subprocess.TimeoutExpired:
+                self._broken = True
+                try:
+                    os.killpg(self._proc.pid, signal.SIGKILL)
+                except OSError:
+                    pass
+                self._proc.communicate()
+                raise ExtractionError(f"LibreOffice timed out after {self.timeout:g} s") from None
+        finally:
+            self._finish()
+        proc = self._proc
+        ext = self.target.split(":", 1)[0]
+        result = self.outdir / f"{self.src.stem}.{ext}"
+        if proc.returncode != 0 or not result.is_file() or result.stat().st_size == 0:
+            detail = (err or out or b"").decode("utf-8", "replace").strip().splitlines()
+            detail = [ln for ln in detail if "javaldx" not in ln]
+            raise ExtractionError(
+                f"LibreOffice conversion to {ext} failed (exit {proc.returncode})"
+                + (f": {detail[-1][:300]}" if detail else "")
+            )
+        return result
+
+    def __enter__(self) -> Conversion:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.cancel()
+
+
 def convert(
     src: Path,
     target: str,
@@ -204,16 +363,8 @@ def convert(
     limit_resources: bool = False,
     soffice: str | None = None,
 ) -> Path:
-    """Convert ``src`` with LibreOffice headless into ``outdir``.
-
-    Args:
-        src: a private copy of the input (never the deliverable itself).
-        target: a ``--convert-to`` spec such as ``xlsx``, ``png``, ``docx:"MS Word 2007 XML"``.
-        outdir: an empty directory for the output.
-        timeout: seconds before the conversion's process group is killed.
-        limit_resources: apply address-space and file-size rlimits to soffice (only safe
-            from a single-threaded process such as the extraction worker).
-        soffice: binary to run (default :func:`find_soffice`).
+    """Convert ``src`` with LibreOffice headless into ``outdir`` and wait for it (see
+    :class:`Conversion` for the arguments).
 
     Returns:
         The converted file (``outdir/<stem>.<ext>``).
@@ -221,89 +372,7 @@ def convert(
     Raises:
         ExtractionError: LibreOffice missing, timed out, failed or wrote nothing.
     """
-    exe = soffice or find_soffice()
-    if not exe:
-        raise ExtractionError("LibreOffice (soffice) not found")
-    profile = PROFILES.acquire()
-    cmd = [
-        exe,
-        "--headless",
-        "--invisible",
-        "--norestore",
-        "--nologo",
-        "--nodefault",
-        "--nolockcheck",
-        "--nofirststartwizard",
-        f"-env:UserInstallation={profile.as_uri()}",
-        "--convert-to",
-        target,
-        "--outdir",
-        str(outdir),
-        str(src),
-    ]
-    if bwrap_works():
-        cmd = [
-            shutil.which("bwrap") or "bwrap",
-            "--unshare-net",
-            "--unshare-pid",
-            "--die-with-parent",
-            "--dev-bind",
-            "/",
-            "/",
-            "--",
-        ] + cmd
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(profile),
-        "TMPDIR": str(outdir),
-        "LANG": "C.UTF-8",
-        "SAL_USE_VCLPLUGIN": "svp",
-    }
-    broken = False
-    lifeline = Lifeline()
-    try:
-        proc = subprocess.Popen(
-            lifeline.wrap(cmd),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            start_new_session=True,
-            pass_fds=lifeline.pass_fds,
-            preexec_fn=_limit_resources if limit_resources else None,
-        )
-    except OSError as exc:
-        lifeline.close()
-        PROFILES.release(profile, broken=True)
-        raise ExtractionError(f"could not start LibreOffice: {exc}") from exc
-    lifeline.started()
-    ACTIVE_GROUPS.add(proc.pid)
-    try:
-        try:
-            out, err = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            broken = True
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except OSError:
-                pass
-            proc.communicate()
-            raise ExtractionError(f"LibreOffice timed out after {timeout:g} s") from None
-    finally:
-        ACTIVE_GROUPS.discard(proc.pid)
-        lifeline.close()
-        try:  # leftovers of the group (oosplash → soffice.bin) must not outlive the call
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
-        PROFILES.release(profile, broken=broken)
-    ext = target.split(":", 1)[0]
-    result = outdir / f"{src.stem}.{ext}"
-    if proc.returncode != 0 or not result.is_file() or result.stat().st_size == 0:
-        detail = (err or out or b"").decode("utf-8", "replace").strip().splitlines()
-        detail = [ln for ln in detail if "javaldx" not in ln]
-        raise ExtractionError(
-            f"LibreOffice conversion to {ext} failed (exit {proc.returncode})"
-            + (f": {detail[-1][:300]}" if detail else "")
-        )
-    return result
+    with Conversion(
+        src, target, outdir, timeout=timeout, limit_resources=limit_resources, soffice=soffice
+    ) as conversion:
+        return conversion.wait()

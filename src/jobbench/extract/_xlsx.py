@@ -389,8 +389,9 @@ def _values_pass(
     fileobj, sheets: list[SheetData], epoch_1904: bool, ctx: Context | None
 ) -> dict[str, dict[str, tuple[CellValue, bool]]]:
     """Stored values of the formula cells of ``sheets`` in another copy of the workbook
-    (the one LibreOffice wrote after recalculating), matched by sheet name."""
-    from ._xlsx_read import iter_cells
+    (the one LibreOffice wrote after recalculating), matched by sheet name. Only the
+    formula cells are decoded (:func:`._xlsx_read.stored_values`)."""
+    from ._xlsx_read import MissingCoordinate, iter_cells, stored_values
 
     out: dict[str, dict[str, tuple[CellValue, bool]]] = {}
     zf, pkg = _read_file(fileobj, ctx)
@@ -402,47 +403,90 @@ def _values_pass(
                 continue
             want = sd.formulas
             got: dict[str, tuple[CellValue, bool]] = {}
-            for n, raw in enumerate(iter_cells(zf, part, pkg)):
-                if ctx is not None and n % 5000 == 0:
-                    ctx.check_deadline()
-                if raw.coord in want:
-                    got[raw.coord] = normalise(
-                        raw.value,
-                        raw.data_type,
-                        sd.formats.get(raw.coord) or raw.number_format,
-                        pkg.date1904,
-                    )
+            try:
+                for n, (coord, value, t, fmt) in enumerate(stored_values(zf, part, pkg, set(want))):
+                    if ctx is not None and n % 5000 == 0:
+                        ctx.check_deadline()
+                    got[coord] = normalise(value, t, sd.formats.get(coord) or fmt, pkg.date1904)
+            except MissingCoordinate:
+                got = {}
+                for n, raw in enumerate(iter_cells(zf, part, pkg)):
+                    if ctx is not None and n % 5000 == 0:
+                        ctx.check_deadline()
+                    if raw.coord in want:
+                        got[raw.coord] = normalise(
+                            raw.value,
+                            raw.data_type,
+                            sd.formats.get(raw.coord) or raw.number_format,
+                            pkg.date1904,
+                        )
             out[sd.name] = got
     return out
 
 
-def _recalc_libreoffice(
-    source: Source,
-    sheets,
-    epoch_1904,
-    ctx: Context | None,
-    limits: ExtractLimits,
-    limit_resources: bool,
-):
-    from . import _soffice
+_FORMULA_TAG = re.compile(rb"<(?:[A-Za-z_][\w.-]*:)?f[\s>/]")
 
-    with tempfile.TemporaryDirectory(prefix="jobbench-xlsx-") as tmp:
-        tmpdir = Path(tmp)
-        (tmpdir / "in").mkdir()
-        (tmpdir / "out").mkdir()
-        src = source.copy_to(
-            tmpdir
-            / "in"
-            / ("book" + (source.suffix if source.suffix in (".xlsx", ".xlsm") else ".xlsx"))
-        )
-        timeout = limits.soffice_timeout
-        if ctx is not None and ctx.remaining() is not None:
-            timeout = max(1.0, min(timeout, (ctx.remaining() or 0.0) - 5.0))
-        out = _soffice.convert(
-            src, "xlsx", tmpdir / "out", timeout=timeout, limit_resources=limit_resources
-        )
+
+def may_have_formulas(source: Source) -> bool:
+    """False only when no worksheet part of the workbook holds an ``f`` element (a cheap
+    scan of the raw XML; a ``True`` may be wrong, a ``False`` never is)."""
+    with source.open() as f, zipfile.ZipFile(f) as zf:
+        for name in zf.namelist():
+            if not (name.startswith("xl/worksheets/") and name.endswith(".xml")):
+                continue
+            tail = b""
+            with zf.open(name) as part:
+                while chunk := part.read(1 << 20):
+                    if _FORMULA_TAG.search(tail + chunk):
+                        return True
+                    tail = chunk[-64:]
+    return False
+
+
+class _Recalc:
+    """LibreOffice's recalculating conversion of a workbook, started before the formula
+    pass so that both run at once (:meth:`values` waits for it; :meth:`close` stops it and
+    removes its folder).
+
+    Raises:
+        ExtractionError: LibreOffice could not start (from the constructor).
+    """
+
+    def __init__(
+        self, source: Source, ctx: Context | None, limits: ExtractLimits, limit_resources: bool
+    ) -> None:
+        from . import _soffice
+
+        self._tmp = tempfile.TemporaryDirectory(prefix="jobbench-xlsx-")
+        try:
+            tmpdir = Path(self._tmp.name)
+            (tmpdir / "in").mkdir()
+            (tmpdir / "out").mkdir()
+            suffix = source.suffix if source.suffix in (".xlsx", ".xlsm") else ".xlsx"
+            src = source.copy_to(tmpdir / "in" / ("book" + suffix))
+            timeout = limits.soffice_timeout
+            if ctx is not None and ctx.remaining() is not None:
+                timeout = max(1.0, min(timeout, (ctx.remaining() or 0.0) - 5.0))
+            self._conversion = _soffice.Conversion(
+                src, "xlsx", tmpdir / "out", timeout=timeout, limit_resources=limit_resources
+            )
+        except BaseException:
+            self._tmp.cleanup()
+            raise
+
+    def values(self, sheets, epoch_1904, ctx: Context | None):  # noqa: ANN001
+        """The formula cells' recalculated values, as :func:`_values_pass` returns them.
+
+        Raises:
+            ExtractionError: LibreOffice timed out, failed or wrote nothing.
+        """
+        out = self._conversion.wait()
         with open(out, "rb") as f:
             return _values_pass(f, sheets, epoch_1904, ctx)
+
+    def close(self) -> None:
+        self._conversion.cancel()
+        self._tmp.cleanup()
 
 
 _FORMULAS_KEY = re.compile(
@@ -664,6 +708,38 @@ def read_workbook(
     """
     from ._soffice import soffice_unavailable_reason
 
+    soffice_missing = soffice_unavailable_reason()  # None when LibreOffice can run
+    early: _Recalc | ExtractionError | None = None
+    if (
+        converted_from is None
+        and soffice_missing is None
+        and _resolve_engine(limits.xlsx_engine, True) == "libreoffice"
+        and may_have_formulas(source)
+    ):
+        try:  # LibreOffice recalculates while the formula pass reads the file
+            early = _Recalc(source, ctx, limits, limit_resources)
+        except ExtractionError as exc:
+            early = exc
+    try:
+        return _read_workbook(
+            source, ctx, limits, converted_from, soffice_missing, early, limit_resources
+        )
+    finally:
+        if isinstance(early, _Recalc):
+            early.close()
+
+
+def _read_workbook(
+    source: Source,
+    ctx: Context | None,
+    limits: ExtractLimits,
+    converted_from: dict[str, dict[str, tuple[CellValue, bool]]] | None,
+    soffice_missing: str | None,
+    early: _Recalc | ExtractionError | None,
+    limit_resources: bool,
+) -> Workbook:
+    """:func:`read_workbook` once LibreOffice has been started (``early``: the running
+    conversion, or why it could not start; None: not started)."""
     diags: list[Diagnostic] = []
     names, charts, media, chart_hidden = _package_parts(source)
     sheets, defined_names, epoch_1904, cached = _formula_pass(source, ctx)
@@ -679,7 +755,6 @@ def read_workbook(
                 "there is marked hidden",
             )
         )
-    soffice_missing = soffice_unavailable_reason()  # None when LibreOffice can run
     soffice_present = soffice_missing is None
     requested = limits.xlsx_engine
     engine = _resolve_engine(requested, soffice_present)
@@ -714,9 +789,14 @@ def read_workbook(
                 break
             try:
                 if candidate == "libreoffice":
-                    recalculated = _recalc_libreoffice(
-                        source, sheets, epoch_1904, ctx, limits, limit_resources
-                    )
+                    if isinstance(early, ExtractionError):
+                        raise early
+                    recalc = early or _Recalc(source, ctx, limits, limit_resources)
+                    try:
+                        recalculated = recalc.values(sheets, epoch_1904, ctx)
+                    finally:
+                        if recalc is not early:
+                            recalc.close()
                 elif n_formulas > limits.formulas_max_cells:
                     failures.append(
                         (

@@ -883,6 +883,73 @@ def chart_visibility(zf: zipfile.ZipFile, pkg: Package) -> dict[str, str | None]
 TABLES_MAX = 1_000
 
 
+class MissingCoordinate(ValueError):
+    """A cell without an ``r`` attribute: its position needs :func:`iter_cells`."""
+
+
+def stored_values(
+    zf: zipfile.ZipFile, part: str, pkg: Package, wanted: set[str]
+) -> Iterator[tuple[str, object, str, str]]:
+    """``(coordinate, stored value, cell type, number format)`` of the cells of a worksheet
+    part whose coordinate is in ``wanted``, decoded as :func:`iter_cells` decodes them, without the
+    work :func:`iter_cells` does for every cell (styles, formulas, visibility): for reading
+    the values LibreOffice stored after recalculating.
+
+    Raises:
+        MissingCoordinate: a cell has no ``r`` attribute (LibreOffice writes one on every
+            cell; read such a part with :func:`iter_cells`).
+        lxml.etree.XMLSyntaxError: malformed sheet XML.
+    """
+    return _stored_values(zf, part, pkg, wanted)
+
+
+def _stored_values(
+    zf: zipfile.ZipFile, part: str, pkg: Package, wanted: set[str]
+) -> Iterator[tuple[str, object, str, str]]:
+    strings = pkg.strings
+    with zf.open(part) as f:
+        for _ev, el in etree.iterparse(f, events=("end",), tag=("{*}c", "{*}row"), **_PARSER_KW):
+            if _local(el.tag) == "row":
+                el.clear()
+                parent = el.getparent()
+                if parent is not None:
+                    while el.getprevious() is not None:
+                        del parent[0]
+                continue
+            ref = el.get("r")
+            if ref is None:
+                raise MissingCoordinate(f"{part}: a cell without a coordinate")
+            coord = ref.replace("$", "").upper()
+            if coord in wanted:
+                t = el.get("t") or "n"
+                raw_v = None
+                inline = None
+                for child in el:
+                    kind = _local(child.tag)
+                    if kind == "v":
+                        raw_v = child.text
+                    elif kind == "is":
+                        inline = _runs(child, pkg.palette)[0]
+                value: object
+                if t == "s":
+                    try:
+                        value = strings[int(raw_v)] if raw_v is not None else None
+                    except (ValueError, IndexError):
+                        value = None
+                elif t == "inlineStr":
+                    value = inline if inline is not None else raw_v
+                elif t in ("str", "e"):
+                    value = raw_v
+                elif t == "b":
+                    value = None if raw_v is None else raw_v.strip() in ("1", "true")
+                elif t == "d":
+                    value = _iso_date(raw_v)
+                else:
+                    value = _number(raw_v)
+                yield coord, value, t, pkg.look(el.get("s")).number_format
+            el.clear()
+
+
 def table_boxes(zf: zipfile.ZipFile, part: str) -> list[Box]:
     """The ranges (``table/@ref``) of the tables a worksheet part relates to (§18.5.1),
     at most :data:`TABLES_MAX`; unreadable table parts are left out."""
