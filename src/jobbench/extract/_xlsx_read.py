@@ -208,6 +208,8 @@ class Run:
 def _runs(si, palette: Palette) -> tuple[str, list[Run] | None]:
     """The text of a shared string ``si`` or an inline ``is`` (phonetic ``rPh`` left out),
     and its runs when some run states its own colour or size (else None)."""
+    if len(si) == 1 and _local(si[0].tag) == "t":  # plain text: the common case
+        return si[0].text or "", None
     parts: list[str] = []
     runs: list[Run] = []
     styled = False
@@ -907,9 +909,13 @@ def _stored_values(
     zf: zipfile.ZipFile, part: str, pkg: Package, wanted: set[str]
 ) -> Iterator[tuple[str, object, str, str]]:
     strings = pkg.strings
+    row_tag = v_tag = is_tag = ""
     with zf.open(part) as f:
         for _ev, el in etree.iterparse(f, events=("end",), tag=("{*}c", "{*}row"), **_PARSER_KW):
-            if _local(el.tag) == "row":
+            if not row_tag:  # the part's namespace, fixed for the part
+                ns = el.tag.rpartition("}")[0] + "}" if el.tag.startswith("{") else ""
+                row_tag, v_tag, is_tag = ns + "row", ns + "v", ns + "is"
+            if el.tag == row_tag:
                 el.clear()
                 parent = el.getparent()
                 if parent is not None:
@@ -925,10 +931,9 @@ def _stored_values(
                 raw_v = None
                 inline = None
                 for child in el:
-                    kind = _local(child.tag)
-                    if kind == "v":
+                    if child.tag == v_tag:
                         raw_v = child.text
-                    elif kind == "is":
+                    elif child.tag == is_tag:
                         inline = _runs(child, pkg.palette)[0]
                 value: object
                 if t == "s":
