@@ -6,6 +6,9 @@ Reading order:
    (:mod:`._xlsx_read`);
 2. recalculated values: LibreOffice headless on a private copy with a profile that forces
    recalculation on load (:mod:`._soffice`), else the ``formulas`` package, else none.
+   LibreOffice is started before pass 1 when a worksheet holds a formula element
+   (:func:`may_have_formulas`), so both run at once; its output is then read for the
+   formula cells only (:func:`._xlsx_read.stored_values`).
 
 A formula cell shows the recalculated value, except an *untrusted* cell (a volatile
 function such as NOW/TODAY/RAND, an external reference, or, in a workbook with macros, a
