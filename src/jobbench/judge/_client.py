@@ -32,6 +32,12 @@ server's queue in another order than they were counted; so a request that times 
 the server has answered a request sent after it (it was overtaken in the queue, not lost) is
 re-sent at once with its count taken again, at most ``MAX_REQUEUES`` times, without using one
 of its ``max_attempts`` tries; each re-send is stated in :attr:`ChatReply.errors`.
+
+Content: a message whose parts are all text is sent as one string, the parts joined by a blank
+line (:func:`wire_messages`); only a message with an image goes out as a list of parts. Every
+OpenAI-compatible server reads a string, not every one reads parts: llama-cpp-python's text
+chat formats render ``message.content`` with jinja, so a list reached the model as its Python
+repr (``[{'type': 'text', 'text': …}]``).
 """
 
 from __future__ import annotations
@@ -136,6 +142,23 @@ def _server_text(exc: Exception) -> str:
         if text:
             return text
     return str(getattr(exc, "message", "") or exc)
+
+
+def wire_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` as sent: a message whose content is a list of text parts only becomes one
+    string, the parts' texts joined by a blank line (each part is a Markdown section); a
+    message with any other part (an image) keeps its list. The input is not changed."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        content = m.get("content")
+        if (
+            isinstance(content, list)
+            and content
+            and all(isinstance(p, dict) and p.get("type") == "text" for p in content)
+        ):
+            m = {**m, "content": "\n\n".join(str(p.get("text", "")) for p in content)}
+        out.append(m)
+    return out
 
 
 class JudgeCallError(RuntimeError):
@@ -445,6 +468,7 @@ class JudgeClient:
         transient = 0
         adapted = 0
         tries = max_attempts or self.config.max_attempts
+        messages = wire_messages(messages)
         while True:
             params, fmt, sent, downgrades = self._params(schema_name, schema, max_tokens)
             attempts += 1
