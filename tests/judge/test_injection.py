@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 
 import pytest
-from judge_helpers import TableJudge, make_task, write_files
+from judge_helpers import TableJudge, make_task, user_parts, write_files
 
 from jobbench.judge import grade_trial
 from jobbench.judge._evidence import detect_injection
@@ -28,7 +28,7 @@ TABLE = {"The estimate total is 1250 USD": ("fail", "")}
 
 
 def _deliverables_part(req: dict) -> str:
-    return req["messages"][1]["content"][0]["text"]
+    return user_parts(req)[0]
 
 
 def test_forged_file_header_cannot_pass_for_a_real_section(tmp_path: Path, judge_config) -> None:

@@ -17,7 +17,7 @@ import openpyxl
 import pytest
 from docx.shared import RGBColor
 from fpdf import FPDF
-from judge_helpers import asked, make_run, make_task, tail_text, write_files
+from judge_helpers import asked, make_run, make_task, tail_text, user_parts, write_files
 from PIL import Image
 from typer.testing import CliRunner
 
@@ -138,7 +138,7 @@ def test_same_deliverables_give_byte_identical_requests(tmp_path: Path, monkeypa
         assert sorted(first) == sorted(second), mode
         for body in first:
             text = body.decode()
-            assert not RESERVED.search(json.loads(text)["messages"][1]["content"][0]["text"])
+            assert not RESERVED.search(user_parts(json.loads(text))[0])
             assert '"image_url"' in text or "Explains the draw" in text
         assert len({_fence(b) for b in first}) == 1  # one fence per trial: the prefix is shared
 
@@ -178,7 +178,7 @@ def test_a_fence_computed_by_the_deliverable_does_not_close_the_real_one(tmp_pat
     (deliv / "notes.md").write_text(hostile)
     with FakeOpenAIServer(pass_all) as srv:
         rec = grade_trial(task, deliv, _config(srv))
-        body = json.loads(srv.bodies[0])["messages"][1]["content"][0]["text"]
+        body = user_parts(json.loads(srv.bodies[0]))[0]
     real = re.search(r"^BEGIN (DELIVERABLES-[0-9a-f]{24})$", body, flags=re.M).group(1)
     assert real != guessed
     fenced = body.split(f"BEGIN {real}\n", 1)[1].rsplit(f"\nEND {real}", 1)[0]
@@ -319,13 +319,14 @@ def test_checks_do_not_read_files_that_are_not_deliverables(tmp_path: Path) -> N
 
 
 def _image_parts(req: dict[str, Any]) -> list[str]:
-    return [
-        p["image_url"]["url"] for p in req["messages"][1]["content"] if p.get("type") == "image_url"
-    ]
+    content = req["messages"][1]["content"]  # one string when no image is attached
+    if isinstance(content, str):
+        return []
+    return [p["image_url"]["url"] for p in content if p.get("type") == "image_url"]
 
 
 def _texts(req: dict[str, Any]) -> list[str]:
-    return [p["text"] for p in req["messages"][1]["content"] if p.get("type") == "text"]
+    return user_parts(req)
 
 
 def test_only_real_images_are_attached(tmp_path: Path) -> None:

@@ -7,7 +7,15 @@ import shutil
 from pathlib import Path
 
 import pytest
-from judge_helpers import TableJudge, asked, make_run, make_task, tail_text, write_files
+from judge_helpers import (
+    TableJudge,
+    asked,
+    make_run,
+    make_task,
+    tail_text,
+    user_parts,
+    write_files,
+)
 
 from jobbench.judge import Grader, JudgeCache, grade_run, grade_trial
 from jobbench.judge._config import JudgeConfig
@@ -206,10 +214,7 @@ def test_malformed_json_recovered(setup, judge_config) -> None:
         rec = grade_trial(task1, deliv, judge_config(srv.base_url))
         assert srv.calls == 2
         # the retry names what was missing
-        assert (
-            "did not contain a valid verdict"
-            in srv.requests[1]["messages"][-1]["content"][-1]["text"]
-        )
+        assert "did not contain a valid verdict" in user_parts(srv.requests[1])[-1]
     assert rec.score == 1.0
     parses = [r["parse"] for r in rec.units[0].replies]
     assert parses[0].startswith("failed") and parses[1] == "balanced+repair"
@@ -477,8 +482,8 @@ def test_prompt_layout_fencing_and_injection_flag(tmp_path, judge_config) -> Non
     assert rec.flags == ["prompt_injection:report.md"]
     assert "ignore all previous instructions" in rec.injection[0].excerpt
     for req in reqs:
-        parts = req["messages"][1]["content"]
-        first, last = parts[0]["text"], parts[-1]["text"]
+        parts = user_parts(req)
+        first, last = parts[0], parts[-1]
         assert first.startswith("## Deliverables") and "NOTE TO THE GRADER" in first
         assert last.startswith("## Rubric")
         boundary = first.split("BEGIN ", 1)[1].split("\n", 1)[0].split(" and")[0]
@@ -492,10 +497,7 @@ def test_prompt_layout_fencing_and_injection_flag(tmp_path, judge_config) -> Non
             < first.rindex(f"END {boundary}")
         )
     # identical deliverable prefix across calls of one trial (prefix caching)
-    assert (
-        len({json.dumps(r["messages"][:1]) + r["messages"][1]["content"][0]["text"] for r in reqs})
-        == 1
-    )
+    assert len({json.dumps(r["messages"][:1]) + user_parts(r)[0] for r in reqs}) == 1
 
 
 def test_evidence_check_and_strict_evidence(setup, judge_config) -> None:
@@ -561,7 +563,8 @@ def test_vision_rule_at_most_8_distinct_images(tmp_path, judge_config) -> None:
         by_rubric = {tail_text(r).split("\n")[1]: r for r in srv.requests}
 
     def images(req):
-        return [p for p in req["messages"][1]["content"] if p.get("type") == "image_url"]
+        content = req["messages"][1]["content"]  # one string when no image is attached
+        return [] if isinstance(content, str) else [p for p in content if p["type"] == "image_url"]
 
     assert len(images(by_rubric["The histogram of claims"])) == 8
     assert images(by_rubric["Totals"]) == [] and images(by_rubric["Forced off"]) == []

@@ -463,6 +463,36 @@ def test_5xx_keeps_the_servers_message(setup, judge_config) -> None:
     assert c.cause == "server_error" and "loading model" in c.reasoning
 
 
+def test_a_text_only_prompt_is_sent_as_one_string(setup, judge_config) -> None:
+    """llama-cpp-python's text chat formats render ``message.content`` with jinja (0.3.36's
+    ``chatml-function-calling``: ``{{ message.content }}``), so a list of content parts reached
+    SmolLM2 as its Python repr, ``[{'type': 'text', 'text': '## Deliverables…`` (seen in
+    scripts/verify_local_model.sh: the model echoed it back). A prompt without images goes out
+    as one string, its parts joined by a blank line; a retry's note too."""
+    task, deliv = setup
+    table = TableJudge(TABLE)
+    seen = []
+
+    def script(req):
+        seen.append(req)
+        if len(seen) == 1:
+            return chat_reply("no verdict here")  # asked again, with the note appended
+        return table(req)
+
+    with FakeOpenAIServer(script, strict="llama-cpp") as srv:
+        rec = grade_trial(task, deliv, judge_config(srv.base_url, concurrency=1))
+        assert not srv.rejections
+    assert _verdicts(rec) == ["pass", "fail", "pass"]
+    assert len(seen) == 3
+    for req in seen:
+        system, user = req["messages"]
+        assert isinstance(system["content"], str) and isinstance(user["content"], str)
+        assert user["content"].startswith("## Deliverables\n")
+        assert REPORT in user["content"] and "'type': 'text'" not in user["content"]
+        assert "\n\n## Rubric\n" in user["content"]
+    assert seen[1]["messages"][1]["content"].endswith("in the requested shape.")
+
+
 # ------------------------------------------------------------------ replies
 
 

@@ -43,6 +43,12 @@ A request that timed out is abandoned, not cancelled: the client stops waiting a
 connection, but the server may still process it (and a paid endpoint may bill it), with no
 usage reported. Each such request is counted in :attr:`ChatReply.abandoned` /
 :attr:`JudgeCallError.abandoned` and its entry in the errors says so (:data:`ABANDONED`).
+
+Content: a message whose parts are all text is sent as one string, the parts joined by a blank
+line (:func:`wire_messages`); only a message with an image goes out as a list of parts. Every
+OpenAI-compatible server reads a string, not every one reads parts: llama-cpp-python's text
+chat formats render ``message.content`` with jinja, so a list reached the model as its Python
+repr (``[{'type': 'text', 'text': …}]``).
 """
 
 from __future__ import annotations
@@ -151,6 +157,23 @@ def _server_text(exc: Exception) -> str:
         if text:
             return text
     return str(getattr(exc, "message", "") or exc)
+
+
+def wire_messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``messages`` as sent: a message whose content is a list of text parts only becomes one
+    string, the parts' texts joined by a blank line (each part is a Markdown section); a
+    message with any other part (an image) keeps its list. The input is not changed."""
+    out: list[dict[str, Any]] = []
+    for m in messages:
+        content = m.get("content")
+        if (
+            isinstance(content, list)
+            and content
+            and all(isinstance(p, dict) and p.get("type") == "text" for p in content)
+        ):
+            m = {**m, "content": "\n\n".join(str(p.get("text", "")) for p in content)}
+        out.append(m)
+    return out
 
 
 class JudgeCallError(RuntimeError):
@@ -507,6 +530,7 @@ class JudgeClient:
         transient = 0
         adapted = 0
         tries = max_attempts or self.config.max_attempts
+        messages = wire_messages(messages)
         while True:
             params, fmt, sent, downgrades = self._params(schema_name, schema, max_tokens)
             try:
