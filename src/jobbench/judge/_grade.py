@@ -20,7 +20,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .._io import atomic_write_json
 from .._progress import stderr_progress
@@ -238,6 +238,15 @@ class Grader:
         cache: a :class:`JudgeCache` (default: ``config.resolved_cache_path()`` when
             ``config.cache``; None disables).
         progress: show a rich progress bar on stderr.
+        before_first_call: called once, before the first request to the judge (the lazy
+            preflight of ``jobbench grade``); what it raises aborts :meth:`grade`.
+        schedule: how a trial's units are submitted to the pool (:meth:`grade`):
+            ``"prefix"`` (default) sends one unit of each prefix group first and the rest of
+            the group when it returns; ``"all"`` submits every unit at once (the schedule
+            before prefix grouping, kept for benchmarks).
+
+    Raises:
+        ValueError: ``schedule`` is neither ``"prefix"`` nor ``"all"``.
     """
 
     def __init__(
@@ -249,8 +258,12 @@ class Grader:
         cache: JudgeCache | None = None,
         progress: bool = False,
         before_first_call: Callable[[], None] | None = None,
+        schedule: Schedule = "prefix",
     ):
         self.config = config
+        if schedule not in ("prefix", "all"):
+            raise ValueError(f"schedule must be 'prefix' or 'all', not {schedule!r}")
+        self.schedule: Schedule = schedule
         # called once, under a lock, before the first request to the judge (the lazy
         # preflight of ``jobbench grade``); what it raises aborts :meth:`grade`
         self.before_first_call = before_first_call
@@ -983,12 +996,25 @@ class Grader:
         """Grade many trials with at most ``config.concurrency`` LLM calls in flight.
 
         Trials are planned (extraction + checks) one after another in this thread; each
-        trial's LLM units are submitted as soon as it is planned, so extraction overlaps
-        with judging. Each record is written to ``inp.out_path`` (atomically) as soon as its
-        trial is done.
+        trial's LLM units are released to the pool as soon as it is planned, so extraction
+        overlaps with judging. Each record is written to ``inp.out_path`` (atomically) as
+        soon as its trial is done.
+
+        With ``schedule="prefix"`` a trial's units are grouped by their shared prompt prefix
+        (:func:`prefix_groups`); the first unit of each group is submitted alone, and the
+        group's other units are submitted by the worker that ran it, when it has returned, so
+        they reach the endpoint after a call carrying their prefix has completed (a
+        provider's prompt-prefix cache can then serve that prefix). Other trials' units keep
+        the pool busy meanwhile. A first unit answered from the verdict cache made no call,
+        so the next unit of its group goes first instead; a first unit that failed (an
+        endpoint error, a bad reply, an exception) releases the rest all the same. With
+        ``schedule="all"`` every unit is submitted at once.
 
         Returns:
             Records in the order of ``inputs``.
+
+        Raises:
+            Whatever :attr:`before_first_call` raised (the other units are cancelled).
         """
         if not inputs:
             return []
@@ -1014,15 +1040,44 @@ class Grader:
             plan_bar = prog.add_task("extracting + checks", total=len(inputs)) if prog else None
             call_bar = prog.add_task("judging", total=0) if prog else None
             futs: dict[Future[None], tuple[int, Unit]] = {}
+            # guards futs and stopping: workers submit the units a first unit held back
+            lock = threading.Lock()
+            stopping = False
+
+            def submit(i: int, u: Unit, held: list[Unit]) -> None:
+                """Submit unit ``u`` of trial ``i``; ``held`` (units of its prefix group)
+                are released by the same worker once ``u`` has run, before its future
+                completes, so the loop below never sees ``futs`` empty while some wait."""
+
+                def work() -> None:
+                    try:
+                        self.run_unit(u)
+                    finally:
+                        if held:
+                            release(i, u, held)
+
+                with lock:
+                    if not stopping:  # grade is leaving: no new work for a closing pool
+                        futs[pool.submit(work)] = (i, u)
+
+            def release(i: int, u: Unit, held: list[Unit]) -> None:
+                if u.cached:  # no call carried the prefix: the next unit of the group leads
+                    submit(i, held[0], held[1:])
+                else:
+                    for other in held:
+                        submit(i, other, [])
 
             def collect(done: set[Future[None]]) -> None:
-                nonlocal spent
+                nonlocal spent, stopping
                 for f in done:
-                    i, u = futs.pop(f)
+                    with lock:
+                        i, u = futs.pop(f)
                     exc = f.exception()
                     if isinstance(exc, FirstCallAborted):  # the lazy preflight refused
-                        for other in futs:
-                            other.cancel()
+                        with lock:
+                            stopping = True
+                            for other in futs:
+                                other.cancel()
                         raise exc.error
                     if exc is not None:  # a bug: fail closed for this unit
                         u.error = f"internal error: {type(exc).__name__}: {exc}"
@@ -1050,25 +1105,62 @@ class Grader:
                             ),
                         )
 
-            for i, inp in enumerate(inputs):
-                job = self.plan(inp)
-                jobs.append(job)
-                todo = [u for u in job.units if not u.reused]
-                job.remaining = len(todo)
-                if prog:
-                    prog.advance(plan_bar)
-                    prog.update(call_bar, total=(prog.tasks[call_bar].total or 0) + len(todo))
-                if not todo:
-                    finish(i)
-                for u in todo:
-                    futs[pool.submit(self.run_unit, u)] = (i, u)
-                done = {f for f in futs if f.done()}
-                if done:
+            try:
+                for i, inp in enumerate(inputs):
+                    job = self.plan(inp)
+                    jobs.append(job)
+                    todo = [u for u in job.units if not u.reused]
+                    job.remaining = len(todo)
+                    if prog:
+                        prog.advance(plan_bar)
+                        prog.update(call_bar, total=(prog.tasks[call_bar].total or 0) + len(todo))
+                    if not todo:
+                        finish(i)
+                    if self.schedule == "prefix":
+                        for first, *rest in prefix_groups(todo):
+                            submit(i, first, rest)
+                    else:
+                        for u in todo:
+                            submit(i, u, [])
+                    with lock:
+                        done = {f for f in futs if f.done()}
+                    if done:
+                        collect(done)
+                while True:
+                    with lock:
+                        pending = set(futs)
+                    if not pending:
+                        break
+                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
                     collect(done)
-            while futs:
-                done, _ = wait(set(futs), return_when=FIRST_COMPLETED)
-                collect(done)
+            finally:
+                with lock:
+                    stopping = True
         return [records[i] for i in range(len(jobs))]
+
+
+Schedule = Literal["prefix", "all"]
+"""How :meth:`Grader.grade` submits a trial's units: ``prefix`` (one unit of each prefix
+group first, the rest when it returns) or ``all`` (every unit at once)."""
+
+
+def prefix_key(unit: Unit) -> str:
+    """Hex sha256 of the part of ``unit``'s prompt that every unit of its trial with the same
+    deliverable scope shares: the system message and the first user part (the fenced
+    deliverables)."""
+    system, user = unit.messages[0], unit.messages[1]
+    head = user["content"][0] if isinstance(user["content"], list) else user["content"]
+    blob = json.dumps([system, head], sort_keys=True, ensure_ascii=False)
+    return _sha(blob)
+
+
+def prefix_groups(units: list[Unit]) -> list[list[Unit]]:
+    """``units`` (of one trial) grouped by :func:`prefix_key`: groups in the order of their
+    first unit, units in their given order; every list is non-empty."""
+    groups: dict[str, list[Unit]] = {}
+    for u in units:
+        groups.setdefault(prefix_key(u), []).append(u)
+    return list(groups.values())
 
 
 class FirstCallAborted(Exception):
