@@ -6,6 +6,7 @@ jobbench.testing and forced with events (no sleeps decide an outcome)."""
 
 from __future__ import annotations
 
+import json
 import re
 import threading
 from pathlib import Path
@@ -244,6 +245,31 @@ def test_units_with_another_scope_lead_their_own_group(tmp_path: Path) -> None:
     assert rec.status == "complete"
     assert sorted(order[:2]) == [("all", "Part 0"), ("csv", "Part 2")]
     assert sorted(order[2:]) == [("all", "Part 1"), ("csv", "Part 3")]
+
+
+@pytest.mark.parametrize("mode", ["rubric", "criterion"])
+def test_prefix_bytes_identical_across_a_trials_calls(tmp_path: Path, mode: str) -> None:
+    """Every request body of a trial is byte-identical up to its last text part (the rubric
+    part), which starts with the call's own rubric and holds no reply-format text: that is
+    in the system message. Two trials' prefixes differ (their deliverables do)."""
+    judge = TableJudge(TABLE)
+    with FakeOpenAIServer(lambda req: judge(req)) as srv:
+        _grade(_config(srv, tmp_path, mode=mode), _inputs(tmp_path, ["A", "B"]))
+        bodies = list(srv.bodies)
+    assert len(bodies) == {"rubric": 8, "criterion": 16}[mode]
+    marker = b'{"type":"text","text":"## Rubric'
+    prefixes: dict[str, set[bytes]] = {}
+    for body in bodies:
+        assert body.count(marker) == 1
+        cut = body.index(marker)
+        req = json.loads(body)
+        prefixes.setdefault(_trial_of(req), set()).add(body[:cut])
+        last = req["messages"][1]["content"][-1]["text"]
+        assert body[cut:].startswith(marker) and json.dumps(last)[1:-1].encode() in body[cut:]
+        assert "Return JSON" not in last and "DELIVERABLES-" not in last
+        assert "## Reply format" in req["messages"][0]["content"]
+    assert {t: len(p) for t, p in prefixes.items()} == {"A": 1, "B": 1}
+    assert prefixes["A"] != prefixes["B"]
 
 
 def test_unknown_schedule_is_refused() -> None:

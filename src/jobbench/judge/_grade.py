@@ -58,6 +58,7 @@ from ._prompts import (
     parse_rubric_reply,
     parse_task_reply,
     rubric_part,
+    system_prompt,
     task_part,
 )
 from .checks import CheckResult, evaluate_check, list_deliverables
@@ -459,20 +460,21 @@ class Grader:
                 imgs = choice.data_urls()
             in_scope = sum(len(f.images) for f in chosen)
             if kind == "task":
-                tail = task_part(rs, sub, boundary, len(imgs))
+                tail = task_part(rs, sub, len(imgs))
                 schema_name, schema = "task_verdicts", TASK_SCHEMA
             elif kind == "criterion":
                 ((r, cs),) = sub.items()
-                tail = criterion_part(rubrics[r], cs[0], boundary, len(imgs))
+                tail = criterion_part(rubrics[r], cs[0], len(imgs))
                 schema_name, schema = "criterion_verdict", CRITERION_SCHEMA
             else:
                 ((r, cs),) = sub.items()
-                tail = rubric_part(rubrics[r], cs, boundary, len(imgs))
+                tail = rubric_part(rubrics[r], cs, len(imgs))
                 schema_name, schema = "rubric_verdicts", RUBRIC_SCHEMA
             messages = build_messages(
                 deliverables_part(text, boundary),
                 tail,
                 [(n, u) for n, u, _ in imgs],
+                system=system_prompt(kind),
                 left_out=choice.left_out,
                 images_in_scope=in_scope,
             )
