@@ -7,16 +7,23 @@ jobbench.testing and forced with events (no sleeps decide an outcome)."""
 from __future__ import annotations
 
 import json
+import os
+import random
 import re
+import shutil
 import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
-from judge_helpers import TableJudge, make_task, tail_text, write_files
+from judge_helpers import TableJudge, make_run, make_task, tail_text, write_files
+from typer.testing import CliRunner
 
-from jobbench.judge import Grader, JudgeConfig, TrialInput
-from jobbench.testing import FakeOpenAIServer, ScriptedReply
+from jobbench.cli import app
+from jobbench.judge import Grader, JudgeConfig, TrialInput, prefix_cacheable_input
+from jobbench.judge._grade import common_prefix_len
+from jobbench.records import GradeRecord, PrefixCacheable
+from jobbench.testing import FakeOpenAIServer, ScriptedReply, chat_reply
 
 RUBRICS = [
     {"rubric": f"Part {r}", "weight": 1, "criterion": [f"Criterion {r}.{j} holds" for j in (0, 1)]}
@@ -270,6 +277,164 @@ def test_prefix_bytes_identical_across_a_trials_calls(tmp_path: Path, mode: str)
         assert "## Reply format" in req["messages"][0]["content"]
     assert {t: len(p) for t, p in prefixes.items()} == {"A": 1, "B": 1}
     assert prefixes["A"] != prefixes["B"]
+
+
+def _text_of(req: dict[str, Any]) -> str:
+    """The prompt text of a request as received, built here from the JSON body: per message
+    ``<role>`` and a newline, then each text part and a newline (these tests attach no
+    images)."""
+    out = ""
+    for m in req["messages"]:
+        out += "<" + m["role"] + ">\n"
+        content = m["content"]
+        for part in [{"text": content}] if isinstance(content, str) else content:
+            out += part["text"] + "\n"
+    return out
+
+
+def _shared(a: str, b: str) -> int:
+    return len(os.path.commonprefix([a, b]))
+
+
+def test_prefix_cacheable_equals_the_common_prefix_with_earlier_completed_calls(
+    tmp_path: Path,
+) -> None:
+    """One call at a time (concurrency 1), so every call's earlier completed calls are all
+    the calls the server answered before it. The first reply for rubric 1 lacks a criterion,
+    so that unit is asked again (the same prompt plus a note). Each reply records the
+    longest prefix its prompt shares with an earlier call, computed here from the bodies the
+    server received; the grade summary sums them."""
+    judge = TableJudge(TABLE, usage=(400, 20, 0))
+    lock = threading.Lock()
+    seen: list[dict[str, Any]] = []
+
+    def script(req: dict[str, Any]) -> ScriptedReply:
+        with lock:
+            seen.append(req)
+            again = sum("Part 1" in tail_text(r) for r in seen) == 1
+        if "## Rubric\nPart 1" in tail_text(req) and again:
+            return chat_reply(
+                json.dumps({"criteria": [], "overall_reasoning": "", "rubric_passed": False}),
+                prompt_tokens=400,
+            )
+        return judge(req)
+
+    with FakeOpenAIServer(script) as srv:
+        (rec,) = _grade(_config(srv, tmp_path, concurrency=1), _inputs(tmp_path, ["A"]))
+    assert rec.status == "complete"
+    texts = [_text_of(r) for r in seen]
+    expected = [max((_shared(t, u) for u in texts[:k]), default=0) for k, t in enumerate(texts)]
+    assert expected[0] == 0 and all(e > 0 for e in expected[1:])
+    replies = [r for u in rec.units for r in u.replies]
+    assert len(replies) == len(seen) == 5
+    # replies in the order the server saw them: match each to its request by the rubric part
+    got = {}
+    for u in rec.units:
+        for k, r in enumerate(u.replies):
+            got[(u.unit, k)] = r["prefix_cacheable"]
+    order: list[tuple[str, int]] = []
+    for req in seen:
+        uid = "rubric:" + tail_text(req).splitlines()[1].split()[-1]
+        order.append((uid, sum(1 for o in order if o[0] == uid)))
+    recorded = [got[o]["chars"] for o in order]
+    assert recorded == expected
+    # the repeated call shares its whole first prompt (it only adds a note at the end)
+    retry = order.index(("rubric:1", 1))
+    assert expected[retry] == len(texts[order.index(("rubric:1", 0))])
+    for o, text in zip(order, texts):
+        fig = got[o]
+        assert fig["calls"] == 1 and fig["prompt_chars"] == len(text)
+        assert fig["tokens"] == round(400 * fig["chars"] / len(text))
+    for u in rec.units:
+        assert u.prefix_cacheable.chars == sum(r["prefix_cacheable"]["chars"] for r in u.replies)
+    assert prefix_cacheable_input(rec).chars == sum(expected)
+
+
+def test_followers_sent_together_share_only_the_first_calls_prefix(tmp_path: Path) -> None:
+    """The three calls released by the first one are all in flight before any returns (the
+    server holds them), so each records its common prefix with the first call alone."""
+    judge = TableJudge(TABLE)
+    followers = threading.Barrier(3, timeout=WAIT)
+    lock = threading.Lock()
+    seen: list[dict[str, Any]] = []
+
+    def script(req: dict[str, Any]) -> ScriptedReply:
+        with lock:
+            seen.append(req)
+            first = len(seen) == 1
+        if not first:
+            followers.wait()
+        return judge(req)
+
+    with FakeOpenAIServer(script) as srv:
+        (rec,) = _grade(_config(srv, tmp_path), _inputs(tmp_path, ["A"]))
+    lead = _text_of(seen[0])
+    by_uid = {"rubric:" + tail_text(r).splitlines()[1].split()[-1]: _text_of(r) for r in seen}
+    assert tail_text(seen[0]).startswith("## Rubric\nPart 0")
+    for u in rec.units:
+        (reply,) = u.replies
+        want = 0 if u.unit == "rubric:0" else _shared(by_uid[u.unit], lead)
+        assert reply["prefix_cacheable"]["chars"] == want
+    # the shared part is the system message and the deliverables, up to the rubric part
+    assert _shared(by_uid["rubric:1"], lead) == lead.index("## Rubric\nPart 0") + len(
+        "## Rubric\nPart "
+    )
+
+
+def test_grade_summary_reports_prefix_cacheable_input(tmp_path: Path) -> None:
+    """``jobbench grade --json`` and its console summary give the total of this command's
+    calls as prefix-cacheable input."""
+    task = make_task(tmp_path, RUBRICS)
+    run = make_run(
+        tmp_path / "run",
+        tmp_path / "dataset",
+        [
+            {"task": task, "agent": a, "model": "-", "epoch": 1, "files": {"m.md": f"TRIAL-{a}"}}
+            for a in ("x", "y")
+        ],
+    )
+    runner = CliRunner()
+    with FakeOpenAIServer(TableJudge(TABLE)) as srv:
+        env = {
+            "JUDGE_API_BASE": srv.base_url,
+            "JUDGE_API_KEY": "test",
+            "JUDGE_MODEL": "gpt-4o-mini",
+            "JOBBENCH_JUDGE_CACHE": str(tmp_path / "cache.sqlite"),
+        }
+        args = [
+            "grade",
+            str(run),
+            "--no-progress",
+            "--decide",
+            "llm",
+            "--no-preflight",
+            "--no-cache",
+        ]
+        res = runner.invoke(app, [*args, "--json"], env=env)
+        assert res.exit_code == 0, res.output
+        summary = json.loads(res.stdout)
+        records = [
+            GradeRecord.model_validate_json(p.read_text())
+            for p in sorted((run / "grades").rglob("epoch-1.json"))
+        ]
+        total = sum((prefix_cacheable_input(r) for r in records), PrefixCacheable())
+        assert total.calls == 8 and total.chars > 0
+        assert summary["prefix_cacheable_input"] == total.model_dump()
+        shutil.rmtree(run / "grades")  # a regrade would reuse the recorded verdicts
+        res = runner.invoke(app, args, env=env)
+        assert res.exit_code == 0, res.output
+    line = next(x for x in res.output.splitlines() if x.startswith("prefix-cacheable input:"))
+    assert f"in {total.calls} calls" in line and f"{total.chars:,} of" in line
+
+
+def test_common_prefix_len_agrees_with_commonprefix() -> None:
+    rng = random.Random(20)
+    for _ in range(300):
+        a = "".join(rng.choice("ab") for _ in range(rng.randrange(0, 40)))
+        b = a[: rng.randrange(0, len(a) + 1)] + "".join(
+            rng.choice("abc") for _ in range(rng.randrange(0, 10))
+        )
+        assert common_prefix_len(a, b) == len(os.path.commonprefix([a, b])), (a, b)
 
 
 def test_unknown_schedule_is_refused() -> None:

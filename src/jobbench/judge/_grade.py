@@ -31,6 +31,7 @@ from ..records import (
     GradeRecord,
     InjectionHit,
     JudgeUnit,
+    PrefixCacheable,
     RubricGrade,
     Usage,
 )
@@ -224,6 +225,9 @@ class TrialJob:
     remaining: int = 0
     no_deliverable: str | None = None
     """Why the trial has nothing gradeable (``no gradeable deliverable: …``), or None."""
+    completed_prompts: list[str] = field(default_factory=list)
+    """:func:`prompt_text` of every call of this trial whose reply has come back, in
+    completion order (guarded by the grader's lock; emptied when the trial is done)."""
 
 
 # ----------------------------------------------------------------------------- grader
@@ -622,6 +626,9 @@ class Grader:
         unit.payload = payload
         messages = unit.messages
         for _attempt in range(self.config.max_attempts):
+            prompt = prompt_text(messages)
+            with self._lock:  # the calls of this trial that had completed when this one is sent
+                earlier = list(unit.job.completed_prompts)
             try:
                 reply = self.client.chat(messages, unit.schema_name, unit.schema)
             except JudgeCallError as exc:
@@ -641,9 +648,14 @@ class Grader:
                     }
                 )
                 break
+            with self._lock:
+                unit.job.completed_prompts.append(prompt)
             rec: dict[str, Any] = {
                 "raw": reply.content,
                 "usage": reply.usage.model_dump(),
+                "prefix_cacheable": prefix_cacheable(
+                    prompt, earlier, reply.usage.input_tokens
+                ).model_dump(),
                 "attempts": reply.attempts,
                 "abandoned": reply.abandoned,
                 "errors": reply.errors,
@@ -926,6 +938,14 @@ class Grader:
             if u_usage.calls and u_usage.cost_usd is None:
                 u_usage.cost_usd = self.prices.cost(cfg.model, u_usage)
             usage = usage + u_usage
+            u_prefix = sum(
+                (
+                    PrefixCacheable(**r["prefix_cacheable"])
+                    for r in u.replies
+                    if "prefix_cacheable" in r
+                ),
+                PrefixCacheable(),
+            )
             u_cached = u.cached_usage or Usage()
             if u_cached.calls and u_cached.cost_usd is None:
                 u_cached.cost_usd = self.prices.cost(cfg.model, u_cached)
@@ -947,6 +967,7 @@ class Grader:
                     "images_left_out": u.images_left_out,
                     "usage": u_usage.model_dump(),
                     "cached_usage": u_cached.model_dump(),
+                    "prefix_cacheable": u_prefix.model_dump(),
                     "elapsed_s": round(u.elapsed, 4),
                     "replies": u.replies,
                     "payload": u.merged_payload(),
@@ -1034,6 +1055,8 @@ class Grader:
             if inp.on_written is not None:
                 inp.on_written(rec)
             records[i] = rec
+            with self._lock:  # every call of the trial has returned
+                jobs[i].completed_prompts.clear()
 
         with (
             stderr_progress(self.progress) as prog,
@@ -1139,6 +1162,73 @@ class Grader:
                 with lock:
                     stopping = True
         return [records[i] for i in range(len(jobs))]
+
+
+CHARS_PER_TOKEN = 4
+"""Characters per token of :func:`prefix_cacheable`'s estimate when a reply reports no input
+tokens."""
+
+
+def prompt_text(messages: list[dict[str, Any]]) -> str:
+    """The text of chat ``messages`` in the order a provider reads it, for prefix comparisons:
+    per message a line ``<role>``, then its content (a string, or each part in order: a text
+    part's text, an image part as ``[image <first 16 hex digits of sha256 of its URL>]``),
+    each followed by a newline. Equal messages give equal text; an image counts as its
+    placeholder, not as its tokens."""
+    out: list[str] = []
+    for m in messages:
+        out.append(f"<{m.get('role', '')}>\n")
+        content = m.get("content")
+        parts: list[dict[str, Any]] = (
+            [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        )
+        for p in parts:
+            if p.get("type") == "image_url":
+                url = str((p.get("image_url") or {}).get("url", ""))
+                out.append(f"[image {_sha(url)[:16]}]\n")
+            else:
+                out.append(f"{p.get('text', '')}\n")
+    return "".join(out)
+
+
+def common_prefix_len(a: str, b: str) -> int:
+    """Length (characters) of the longest common prefix of ``a`` and ``b``, found by
+    bisecting with slice comparisons (the character work is done in C; linear in the shorter
+    length overall)."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # a[:lo] == b[:lo], a[:hi] != b[:hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def prefix_cacheable(prompt: str, earlier: list[str], input_tokens: int = 0) -> PrefixCacheable:
+    """The :class:`PrefixCacheable` figure of one call.
+
+    Args:
+        prompt: the call's :func:`prompt_text`.
+        earlier: the prompt texts of the calls of the same trial that had completed when it
+            was sent.
+        input_tokens: the input tokens the reply reports (0: unknown).
+
+    Returns:
+        ``calls`` 1, ``chars`` the longest prefix ``prompt`` shares with one of ``earlier``
+        (0 when there is none), ``tokens`` its estimate (``round(input_tokens · chars /
+        len(prompt))``, or ``chars // CHARS_PER_TOKEN`` without ``input_tokens``) and
+        ``prompt_chars`` ``len(prompt)``.
+    """
+    chars = max((common_prefix_len(prompt, q) for q in earlier), default=0)
+    if input_tokens > 0 and prompt:
+        tokens = round(input_tokens * chars / len(prompt))
+    else:
+        tokens = chars // CHARS_PER_TOKEN
+    return PrefixCacheable(calls=1, chars=chars, tokens=tokens, prompt_chars=len(prompt))
 
 
 Schedule = Literal["prefix", "all"]
