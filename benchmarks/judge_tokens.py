@@ -19,8 +19,11 @@ DeepSeek, vLLM automatic prefix caching) can serve; "uncached" = total − share
 
 The public judge's layout (Job-Bench/job-bench-eval ``eval/judge.py``: one call per rubric,
 rubric description and criteria FIRST, then the text of every deliverable, then rules) is
-emulated by sending the same content in that order (rubric part before the deliverables), so
-the difference is the layout alone.
+emulated by sending the same content in that order (rubric part, deliverables, then the
+system message with its rules and reply format), so the difference is the layout alone.
+
+``benchmarks/judge_cache.py`` measures what the call schedule adds: how much of this shared
+prefix a provider's cache actually serves when calls run concurrently.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from jobbench.judge import Grader, JudgeConfig, TrialInput
-from jobbench.judge._prompts import SYSTEM_PROMPT
+from jobbench.judge._prompts import system_prompt
 from jobbench.tasks import load_dataset, load_task
 from jobbench.testing import FakeOpenAIServer, chat_reply
 
@@ -121,12 +124,13 @@ def measure(
 
 
 def public_layout(reqs: list[dict]) -> dict[str, float]:
-    """Re-order our rubric-mode requests as the public judge lays them out: rubric first."""
+    """Re-order our rubric-mode requests as the public judge lays them out: rubric first,
+    then the deliverables, then the rules (our system message)."""
     prompts = []
     for r in reqs:
         texts = _texts(r)
         system, deliverables, rubric = texts[0], texts[1], texts[-1]
-        prompts.append("\n".join([system, rubric, deliverables]))
+        prompts.append("\n".join([rubric, deliverables, system]))
     return _figures(prompts)
 
 
@@ -214,7 +218,7 @@ def main() -> None:
         f"rubrics: {len(task.rubrics)}, criteria: {task.criterion_count}, "
         f"extracted deliverable text: {text_chars:,} chars (~{text_chars // CHARS_PER_TOKEN:,} "
         "tokens), "
-        f"system prompt: ~{len(SYSTEM_PROMPT) // CHARS_PER_TOKEN} tokens"
+        f"system message (rubric mode): ~{len(system_prompt('rubric')) // CHARS_PER_TOKEN} tokens"
     )
     print(
         f"token estimate: characters / {CHARS_PER_TOKEN}; one full grading pass, --decide llm, "

@@ -58,6 +58,37 @@ class Usage(BaseModel):
         )
 
 
+class PrefixCacheable(BaseModel):
+    """The part of judge prompts a provider's prompt-prefix cache could have served: per call,
+    the longest prefix its prompt shares with a call of the same trial that had completed
+    before it was sent (the judge records it; no provider reports it).
+
+    Attributes:
+        calls: calls counted (completions received).
+        chars: characters of those shared prefixes, in the prompt text of
+            :func:`jobbench.judge._grade.prompt_text`.
+        tokens: the same, estimated in tokens: per call ``round(input_tokens · chars /
+            prompt_chars)`` with the call's reported input tokens, or ``chars // 4`` when the
+            reply reports none.
+        prompt_chars: characters of the calls' whole prompt texts.
+    """
+
+    model_config = ConfigDict(extra="allow")
+
+    calls: int = 0
+    chars: int = 0
+    tokens: int = 0
+    prompt_chars: int = 0
+
+    def __add__(self, other: PrefixCacheable) -> PrefixCacheable:
+        return PrefixCacheable(
+            calls=self.calls + other.calls,
+            chars=self.chars + other.chars,
+            tokens=self.tokens + other.tokens,
+            prompt_chars=self.prompt_chars + other.prompt_chars,
+        )
+
+
 class TrialStatus(str, Enum):
     """Failure taxonomy of a trial. Only ``infra_error`` is the harness's fault; it is
     retried and never scored as an agent failure."""
@@ -279,6 +310,9 @@ class JudgeUnit(BaseModel):
             the in-scope images not attached (stated in the prompt too).
         usage: what the calls made for this grade cost; cached_usage: what the cached or
             reused verdicts cost when first obtained.
+        prefix_cacheable: how much of the prompts of the calls made for this grade a
+            provider's prefix cache could have served (the sum of each reply's
+            ``prefix_cacheable``; see :class:`PrefixCacheable`).
         elapsed_s: seconds spent on the calls.
         replies: one entry per call (raw reply text, usage, attempts, abandoned, errors, …),
             as the judge client reported it.
@@ -303,6 +337,7 @@ class JudgeUnit(BaseModel):
     images_left_out: list[str] = Field(default_factory=list)
     usage: Usage = Field(default_factory=Usage)
     cached_usage: Usage = Field(default_factory=Usage)
+    prefix_cacheable: PrefixCacheable = Field(default_factory=PrefixCacheable)
     elapsed_s: float = 0.0
     replies: list[dict[str, Any]] = Field(default_factory=list)
     payload: dict[str, Any] | None = None

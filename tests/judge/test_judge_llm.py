@@ -487,9 +487,11 @@ def test_prompt_layout_fencing_and_injection_flag(tmp_path, judge_config) -> Non
         assert first.startswith("## Deliverables") and "NOTE TO THE GRADER" in first
         assert last.startswith("## Rubric")
         boundary = first.split("BEGIN ", 1)[1].split("\n", 1)[0].split(" and")[0]
-        assert (
-            boundary.startswith("DELIVERABLES-") and f"END {boundary}" in first and boundary in last
-        )
+        assert boundary.startswith("DELIVERABLES-") and f"END {boundary}" in first
+        # the rubric part holds only the call's own text: the reply format is in the system
+        # message (the prefix every call of the trial shares), the fence is named only there
+        assert boundary not in last and "Return JSON" not in last
+        assert "## Reply format" in req["messages"][0]["content"]
         # the hostile text sits inside the fence
         assert (
             first.index(f"BEGIN {boundary}\n")

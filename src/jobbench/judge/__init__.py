@@ -17,6 +17,7 @@ Public API:
     :func:`detect_injection`,
     :func:`needs_vision`, :data:`PROMPT_VERSION`, :func:`usage_summary` /
     :func:`cached_usage` (judge usage, live and originally paid for cached verdicts),
+    :func:`prefix_cacheable_input` (the prompt part a provider's prefix cache could serve),
     :func:`explain_invalid_tasks` (a run's dataset, warning about tasks invalid now),
     :func:`judge_error_groups` / :func:`judge_error_lines` (judge errors by cause, for the
     console).
@@ -68,6 +69,7 @@ _LAZY: dict[str, str] = {
     "explain_invalid_tasks": "._run",
     "grade_path": "._run",
     "grade_run": "._run",
+    "prefix_cacheable_input": "._run",
     "usage_summary": "._run",
     "CheckResult": ".checks",
     "evaluate_check": ".checks",
@@ -116,6 +118,7 @@ __all__ = [
     "load_prices",
     "needs_vision",
     "normalise",
+    "prefix_cacheable_input",
     "public_judge_name",
     "recover_json",
     "safe_name",

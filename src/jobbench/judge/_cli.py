@@ -457,7 +457,8 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str], preflight=
 
     from rich.table import Table
 
-    from ..records import Usage
+    from ..records import PrefixCacheable, Usage
+    from ._run import prefix_cacheable_input
 
     groups: dict[str, dict] = defaultdict(
         lambda: {
@@ -472,6 +473,7 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str], preflight=
     )
     total = Usage()
     recorded = Usage()
+    prefix = PrefixCacheable()
     for r in records:
         who = f"{r.agent or '-'}@{r.model or '-'}"
         g = groups[who]
@@ -489,6 +491,7 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str], preflight=
             g["graded_now"] += 1
             g["usage"] = g["usage"] + r.usage
             total = total + r.usage
+            prefix = prefix + prefix_cacheable_input(r)
     rows = []
     for who, g in sorted(groups.items()):
         mean = sum(g["scores"]) / len(g["scores"]) if g["scores"] else None
@@ -517,6 +520,7 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str], preflight=
                     "rows": rows,
                     "judge_usage": total.model_dump(),
                     "recorded_judge_usage": recorded.model_dump(),
+                    "prefix_cacheable_input": prefix.model_dump(),
                     "criteria_decided_by_checks": checks,
                     "criteria_sent_to_judge": judged,  # decided by the judge, cache included
                     "criteria_from_verdict_cache": from_cache,
@@ -571,6 +575,7 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str], preflight=
         f"({total.cached_input_tokens} cached), {total.output_tokens} output tokens, cost {cost}; "
         f"{len(records) - kept} trial(s) graded now, {kept} kept (up to date)"
     )
+    con.print(_prefix_line(prefix), markup=False, highlight=False)
     con.print(_decided_line(records, cfg), highlight=False)
     from ._errors import judge_error_lines
 
@@ -581,6 +586,17 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str], preflight=
             "[yellow]some trials have judge_error verdicts and no score; "
             "run the same command again to retry only those[/yellow]"
         )
+
+
+def _prefix_line(prefix) -> str:  # noqa: ANN001
+    """The summary line of :class:`jobbench.records.PrefixCacheable` ``prefix`` (this
+    command's calls), e.g. ``"prefix-cacheable input: ~1,234 tokens (4,936 of 6,000 prompt
+    characters, 82 %) in 8 calls"``."""
+    share = f", {100 * prefix.chars / prefix.prompt_chars:.0f} %" if prefix.prompt_chars else ""
+    return (
+        f"prefix-cacheable input: ~{prefix.tokens:,} tokens ({prefix.chars:,} of "
+        f"{prefix.prompt_chars:,} prompt characters{share}) in {prefix.calls} calls"
+    )
 
 
 def _decided_counts(records) -> tuple[int, int, int]:  # noqa: ANN001

@@ -20,7 +20,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from .._io import atomic_write_json
 from .._progress import stderr_progress
@@ -31,6 +31,7 @@ from ..records import (
     GradeRecord,
     InjectionHit,
     JudgeUnit,
+    PrefixCacheable,
     RubricGrade,
     Usage,
 )
@@ -38,7 +39,7 @@ from ..rundir import trial_id as make_trial_id
 from ..scoring import chain_values, disagrees, official_values, task_score
 from ..tasks import Rubric, Task
 from ._cache import JudgeCache, unit_key
-from ._client import JudgeCallError, JudgeClient
+from ._client import JudgeCallError, JudgeClient, wire_messages
 from ._config import PROMPT_VERSION, JudgeConfig
 from ._endpoint import cache_key
 from ._evidence import detect_hidden_injection, detect_injection, evidence_found, normalise
@@ -58,6 +59,7 @@ from ._prompts import (
     parse_rubric_reply,
     parse_task_reply,
     rubric_part,
+    system_prompt,
     task_part,
 )
 from .checks import CheckResult, evaluate_check, list_deliverables
@@ -223,6 +225,9 @@ class TrialJob:
     remaining: int = 0
     no_deliverable: str | None = None
     """Why the trial has nothing gradeable (``no gradeable deliverable: …``), or None."""
+    completed_prompts: list[str] = field(default_factory=list)
+    """:func:`prompt_text` of every call of this trial whose reply has come back, in
+    completion order (guarded by the grader's lock; emptied when the trial is done)."""
 
 
 # ----------------------------------------------------------------------------- grader
@@ -238,6 +243,15 @@ class Grader:
         cache: a :class:`JudgeCache` (default: ``config.resolved_cache_path()`` when
             ``config.cache``; None disables).
         progress: show a rich progress bar on stderr.
+        before_first_call: called once, before the first request to the judge (the lazy
+            preflight of ``jobbench grade``); what it raises aborts :meth:`grade`.
+        schedule: how a trial's units are submitted to the pool (:meth:`grade`):
+            ``"prefix"`` (default) sends one unit of each prefix group first and the rest of
+            the group when it returns; ``"all"`` submits every unit at once (the schedule
+            before prefix grouping, kept for benchmarks).
+
+    Raises:
+        ValueError: ``schedule`` is neither ``"prefix"`` nor ``"all"``.
     """
 
     def __init__(
@@ -249,8 +263,12 @@ class Grader:
         cache: JudgeCache | None = None,
         progress: bool = False,
         before_first_call: Callable[[], None] | None = None,
+        schedule: Schedule = "prefix",
     ):
         self.config = config
+        if schedule not in ("prefix", "all"):
+            raise ValueError(f"schedule must be 'prefix' or 'all', not {schedule!r}")
+        self.schedule: Schedule = schedule
         # called once, under a lock, before the first request to the judge (the lazy
         # preflight of ``jobbench grade``); what it raises aborts :meth:`grade`
         self.before_first_call = before_first_call
@@ -446,20 +464,21 @@ class Grader:
                 imgs = choice.data_urls()
             in_scope = sum(len(f.images) for f in chosen)
             if kind == "task":
-                tail = task_part(rs, sub, boundary, len(imgs))
+                tail = task_part(rs, sub, len(imgs))
                 schema_name, schema = "task_verdicts", TASK_SCHEMA
             elif kind == "criterion":
                 ((r, cs),) = sub.items()
-                tail = criterion_part(rubrics[r], cs[0], boundary, len(imgs))
+                tail = criterion_part(rubrics[r], cs[0], len(imgs))
                 schema_name, schema = "criterion_verdict", CRITERION_SCHEMA
             else:
                 ((r, cs),) = sub.items()
-                tail = rubric_part(rubrics[r], cs, boundary, len(imgs))
+                tail = rubric_part(rubrics[r], cs, len(imgs))
                 schema_name, schema = "rubric_verdicts", RUBRIC_SCHEMA
             messages = build_messages(
                 deliverables_part(text, boundary),
                 tail,
                 [(n, u) for n, u, _ in imgs],
+                system=system_prompt(kind),
                 left_out=choice.left_out,
                 images_in_scope=in_scope,
             )
@@ -607,6 +626,9 @@ class Grader:
         unit.payload = payload
         messages = unit.messages
         for _attempt in range(self.config.max_attempts):
+            prompt = prompt_text(wire_messages(messages))  # the prompt as the server reads it
+            with self._lock:  # the calls of this trial that had completed when this one is sent
+                earlier = list(unit.job.completed_prompts)
             try:
                 reply = self.client.chat(messages, unit.schema_name, unit.schema)
             except JudgeCallError as exc:
@@ -626,9 +648,14 @@ class Grader:
                     }
                 )
                 break
+            with self._lock:
+                unit.job.completed_prompts.append(prompt)
             rec: dict[str, Any] = {
                 "raw": reply.content,
                 "usage": reply.usage.model_dump(),
+                "prefix_cacheable": prefix_cacheable(
+                    prompt, earlier, reply.usage.input_tokens
+                ).model_dump(),
                 "attempts": reply.attempts,
                 "abandoned": reply.abandoned,
                 "errors": reply.errors,
@@ -911,6 +938,14 @@ class Grader:
             if u_usage.calls and u_usage.cost_usd is None:
                 u_usage.cost_usd = self.prices.cost(cfg.model, u_usage)
             usage = usage + u_usage
+            u_prefix = sum(
+                (
+                    PrefixCacheable(**r["prefix_cacheable"])
+                    for r in u.replies
+                    if "prefix_cacheable" in r
+                ),
+                PrefixCacheable(),
+            )
             u_cached = u.cached_usage or Usage()
             if u_cached.calls and u_cached.cost_usd is None:
                 u_cached.cost_usd = self.prices.cost(cfg.model, u_cached)
@@ -932,6 +967,7 @@ class Grader:
                     "images_left_out": u.images_left_out,
                     "usage": u_usage.model_dump(),
                     "cached_usage": u_cached.model_dump(),
+                    "prefix_cacheable": u_prefix.model_dump(),
                     "elapsed_s": round(u.elapsed, 4),
                     "replies": u.replies,
                     "payload": u.merged_payload(),
@@ -983,12 +1019,25 @@ class Grader:
         """Grade many trials with at most ``config.concurrency`` LLM calls in flight.
 
         Trials are planned (extraction + checks) one after another in this thread; each
-        trial's LLM units are submitted as soon as it is planned, so extraction overlaps
-        with judging. Each record is written to ``inp.out_path`` (atomically) as soon as its
-        trial is done.
+        trial's LLM units are released to the pool as soon as it is planned, so extraction
+        overlaps with judging. Each record is written to ``inp.out_path`` (atomically) as
+        soon as its trial is done.
+
+        With ``schedule="prefix"`` a trial's units are grouped by their shared prompt prefix
+        (:func:`prefix_groups`); the first unit of each group is submitted alone, and the
+        group's other units are submitted by the worker that ran it, when it has returned, so
+        they reach the endpoint after a call carrying their prefix has completed (a
+        provider's prompt-prefix cache can then serve that prefix). Other trials' units keep
+        the pool busy meanwhile. A first unit answered from the verdict cache made no call,
+        so the next unit of its group goes first instead; a first unit that failed (an
+        endpoint error, a bad reply, an exception) releases the rest all the same. With
+        ``schedule="all"`` every unit is submitted at once.
 
         Returns:
             Records in the order of ``inputs``.
+
+        Raises:
+            Whatever :attr:`before_first_call` raised (the other units are cancelled).
         """
         if not inputs:
             return []
@@ -1006,6 +1055,8 @@ class Grader:
             if inp.on_written is not None:
                 inp.on_written(rec)
             records[i] = rec
+            with self._lock:  # every call of the trial has returned
+                jobs[i].completed_prompts.clear()
 
         with (
             stderr_progress(self.progress) as prog,
@@ -1014,15 +1065,44 @@ class Grader:
             plan_bar = prog.add_task("extracting + checks", total=len(inputs)) if prog else None
             call_bar = prog.add_task("judging", total=0) if prog else None
             futs: dict[Future[None], tuple[int, Unit]] = {}
+            # guards futs and stopping: workers submit the units a first unit held back
+            lock = threading.Lock()
+            stopping = False
+
+            def submit(i: int, u: Unit, held: list[Unit]) -> None:
+                """Submit unit ``u`` of trial ``i``; ``held`` (units of its prefix group)
+                are released by the same worker once ``u`` has run, before its future
+                completes, so the loop below never sees ``futs`` empty while some wait."""
+
+                def work() -> None:
+                    try:
+                        self.run_unit(u)
+                    finally:
+                        if held:
+                            release(i, u, held)
+
+                with lock:
+                    if not stopping:  # grade is leaving: no new work for a closing pool
+                        futs[pool.submit(work)] = (i, u)
+
+            def release(i: int, u: Unit, held: list[Unit]) -> None:
+                if u.cached:  # no call carried the prefix: the next unit of the group leads
+                    submit(i, held[0], held[1:])
+                else:
+                    for other in held:
+                        submit(i, other, [])
 
             def collect(done: set[Future[None]]) -> None:
-                nonlocal spent
+                nonlocal spent, stopping
                 for f in done:
-                    i, u = futs.pop(f)
+                    with lock:
+                        i, u = futs.pop(f)
                     exc = f.exception()
                     if isinstance(exc, FirstCallAborted):  # the lazy preflight refused
-                        for other in futs:
-                            other.cancel()
+                        with lock:
+                            stopping = True
+                            for other in futs:
+                                other.cancel()
                         raise exc.error
                     if exc is not None:  # a bug: fail closed for this unit
                         u.error = f"internal error: {type(exc).__name__}: {exc}"
@@ -1050,25 +1130,129 @@ class Grader:
                             ),
                         )
 
-            for i, inp in enumerate(inputs):
-                job = self.plan(inp)
-                jobs.append(job)
-                todo = [u for u in job.units if not u.reused]
-                job.remaining = len(todo)
-                if prog:
-                    prog.advance(plan_bar)
-                    prog.update(call_bar, total=(prog.tasks[call_bar].total or 0) + len(todo))
-                if not todo:
-                    finish(i)
-                for u in todo:
-                    futs[pool.submit(self.run_unit, u)] = (i, u)
-                done = {f for f in futs if f.done()}
-                if done:
+            try:
+                for i, inp in enumerate(inputs):
+                    job = self.plan(inp)
+                    jobs.append(job)
+                    todo = [u for u in job.units if not u.reused]
+                    job.remaining = len(todo)
+                    if prog:
+                        prog.advance(plan_bar)
+                        prog.update(call_bar, total=(prog.tasks[call_bar].total or 0) + len(todo))
+                    if not todo:
+                        finish(i)
+                    if self.schedule == "prefix":
+                        for first, *rest in prefix_groups(todo):
+                            submit(i, first, rest)
+                    else:
+                        for u in todo:
+                            submit(i, u, [])
+                    with lock:
+                        done = {f for f in futs if f.done()}
+                    if done:
+                        collect(done)
+                while True:
+                    with lock:
+                        pending = set(futs)
+                    if not pending:
+                        break
+                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
                     collect(done)
-            while futs:
-                done, _ = wait(set(futs), return_when=FIRST_COMPLETED)
-                collect(done)
+            finally:
+                with lock:
+                    stopping = True
         return [records[i] for i in range(len(jobs))]
+
+
+CHARS_PER_TOKEN = 4
+"""Characters per token of :func:`prefix_cacheable`'s estimate when a reply reports no input
+tokens."""
+
+
+def prompt_text(messages: list[dict[str, Any]]) -> str:
+    """The text of chat ``messages`` in the order a provider reads it, for prefix comparisons:
+    per message a line ``<role>``, then its content (a string, or each part in order: a text
+    part's text, an image part as ``[image <first 16 hex digits of sha256 of its URL>]``),
+    each followed by a newline. Equal messages give equal text; an image counts as its
+    placeholder, not as its tokens."""
+    out: list[str] = []
+    for m in messages:
+        out.append(f"<{m.get('role', '')}>\n")
+        content = m.get("content")
+        parts: list[dict[str, Any]] = (
+            [{"type": "text", "text": content}] if isinstance(content, str) else content or []
+        )
+        for p in parts:
+            if p.get("type") == "image_url":
+                url = str((p.get("image_url") or {}).get("url", ""))
+                out.append(f"[image {_sha(url)[:16]}]\n")
+            else:
+                out.append(f"{p.get('text', '')}\n")
+    return "".join(out)
+
+
+def common_prefix_len(a: str, b: str) -> int:
+    """Length (characters) of the longest common prefix of ``a`` and ``b``, found by
+    bisecting with slice comparisons (the character work is done in C; linear in the shorter
+    length overall)."""
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    lo, hi = 0, n  # a[:lo] == b[:lo], a[:hi] != b[:hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if a[lo:mid] == b[lo:mid]:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def prefix_cacheable(prompt: str, earlier: list[str], input_tokens: int = 0) -> PrefixCacheable:
+    """The :class:`PrefixCacheable` figure of one call.
+
+    Args:
+        prompt: the call's :func:`prompt_text`.
+        earlier: the prompt texts of the calls of the same trial that had completed when it
+            was sent.
+        input_tokens: the input tokens the reply reports (0: unknown).
+
+    Returns:
+        ``calls`` 1, ``chars`` the longest prefix ``prompt`` shares with one of ``earlier``
+        (0 when there is none), ``tokens`` its estimate (``round(input_tokens · chars /
+        len(prompt))``, or ``chars // CHARS_PER_TOKEN`` without ``input_tokens``) and
+        ``prompt_chars`` ``len(prompt)``.
+    """
+    chars = max((common_prefix_len(prompt, q) for q in earlier), default=0)
+    if input_tokens > 0 and prompt:
+        tokens = round(input_tokens * chars / len(prompt))
+    else:
+        tokens = chars // CHARS_PER_TOKEN
+    return PrefixCacheable(calls=1, chars=chars, tokens=tokens, prompt_chars=len(prompt))
+
+
+Schedule = Literal["prefix", "all"]
+"""How :meth:`Grader.grade` submits a trial's units: ``prefix`` (one unit of each prefix
+group first, the rest when it returns) or ``all`` (every unit at once)."""
+
+
+def prefix_key(unit: Unit) -> str:
+    """Hex sha256 of the part of ``unit``'s prompt that every unit of its trial with the same
+    deliverable scope shares: the system message and the first user part (the fenced
+    deliverables)."""
+    system, user = unit.messages[0], unit.messages[1]
+    head = user["content"][0] if isinstance(user["content"], list) else user["content"]
+    blob = json.dumps([system, head], sort_keys=True, ensure_ascii=False)
+    return _sha(blob)
+
+
+def prefix_groups(units: list[Unit]) -> list[list[Unit]]:
+    """``units`` (of one trial) grouped by :func:`prefix_key`: groups in the order of their
+    first unit, units in their given order; every list is non-empty."""
+    groups: dict[str, list[Unit]] = {}
+    for u in units:
+        groups.setdefault(prefix_key(u), []).append(u)
+    return list(groups.values())
 
 
 class FirstCallAborted(Exception):

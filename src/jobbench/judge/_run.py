@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from ..deliverable_policy import excluded
-from ..records import GradeRecord, TrialRecord, TrialStatus, Usage
+from ..records import GradeRecord, PrefixCacheable, TrialRecord, TrialStatus, Usage
 from ..rundir import RunDir, RunDirError, RunDirProblem, RunLock
 from ..tasks import Dataset, display_path, load_dataset, task_digest
 from ._config import JudgeConfig
@@ -260,7 +260,8 @@ def usage_summary(records: list[GradeRecord], config: JudgeConfig) -> dict[str, 
     from an earlier grade costs 0 there). ``cached_usage`` has the same four keys for what
     those cached or reused verdicts cost when they were first obtained (from each record's
     ``cached_usage``), and ``full_pass_total`` = ``total`` + ``cached_usage.total``: the cost
-    of every verdict of the current records, i.e. of a full grading pass.
+    of every verdict of the current records, i.e. of a full grading pass. ``prefix_cacheable``
+    is the :class:`jobbench.records.PrefixCacheable` total of the calls behind ``total``.
     """
 
     def breakdown(usage_of: Callable[[GradeRecord], Usage]) -> dict[str, Any]:
@@ -290,6 +291,9 @@ def usage_summary(records: list[GradeRecord], config: JudgeConfig) -> dict[str, 
         **live,
         "cached_usage": cached,
         "full_pass_total": full.model_dump(),
+        "prefix_cacheable": sum(
+            (prefix_cacheable_input(r) for r in records), PrefixCacheable()
+        ).model_dump(),
     }
 
 
@@ -298,3 +302,11 @@ def cached_usage(record: GradeRecord) -> Usage:
     from an earlier grade cost when first obtained (the record's ``cached_usage``; zero for
     records written before it existed)."""
     return record.cached_usage
+
+
+def prefix_cacheable_input(record: GradeRecord) -> PrefixCacheable:
+    """How much of the prompts of the calls the grading of ``record`` made a provider's
+    prompt-prefix cache could have served: the sum of its units' ``prefix_cacheable`` (zero
+    for records written before it existed, and for verdicts served from the verdict cache or
+    reused, which made no call)."""
+    return sum((u.prefix_cacheable for u in record.units), PrefixCacheable())

@@ -330,6 +330,7 @@ def _meta(metadata: dict[str, Any]) -> TaskMeta:
 def _results(scores: list[SampleScore]) -> list[Any]:
     """One :class:`jobbench.scoring.TaskResult` per task of ``scores`` (several scores of
     one task, when epochs are not reduced, are its epochs)."""
+    from ...rundir import trial_id
     from ...tasks import occupation_for
 
     rows: list[TrialResult] = []
@@ -350,7 +351,7 @@ def _results(scores: list[SampleScore]) -> list[Any]:
                 config=CONFIG,
                 agent=AGENT,
                 model="-",
-                trial_id=f"{task_id}/{AGENT}/epoch-{epochs[task_id]}",
+                trial_id=trial_id(task_id, AGENT, None, epochs[task_id]),
                 task_id=task_id,
                 split=split,
                 occupation=occupation,
@@ -428,7 +429,7 @@ def jobbench_scorer(
         model = _judge_model(judge)
         task = _load_task(state.metadata)
         with tempfile.TemporaryDirectory(prefix="jobbench-inspect-") as tmp:
-            folder = Path(tmp) / "deliverables"
+            folder = Path(tmp) / "output"
             read = await read_deliverables(folder)
             client = None
             if model is not None:
