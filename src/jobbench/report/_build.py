@@ -342,7 +342,7 @@ def build_report(
     if len(set(paths)) != len(paths):
         raise ReportInputError("the same run directory is given twice")
     key = resolve_judge_key(paths, judge_key, allow_ungraded=allow_ungraded)
-    runs = [load_run(p, key) for p in paths]
+    runs = [load_run(p, key, slim=True) for p in paths]  # drill-downs read texts again
     warnings: list[str] = []
     note = judge_key_note(paths, key, judge_key)
     if note is not None:
