@@ -166,15 +166,18 @@ data = build_report([run], n_resamples=resamples)
 t1 = time.perf_counter()
 write_data(data, out, drilldowns=layout)
 t2 = time.perf_counter()
+ru = resource.getrusage(resource.RUSAGE_SELF)
 print(json.dumps({
     "build": t1 - t0, "write": t2 - t1, "layout": data.drilldown_layout,
+    "cpu": ru.ru_utime + ru.ru_stime,
     "trials": sum(len(c.trials) for c in data.configs),
     "verdicts": sum(t.criteria_total for c in data.configs for t in c.trials),
-    "peak_rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+    "peak_rss_kb": ru.ru_maxrss,
 }))
 """
 """The measured process: reads ``run``, writes the report into ``out`` and prints one JSON
-object (phase seconds, layout written, counts, peak RSS in KiB as Linux reports it)."""
+object (phase seconds, CPU seconds (user + system), layout written, counts, peak RSS in KiB
+as Linux reports it)."""
 
 
 def measure(run: Path, out: Path, resamples: int, layout: str) -> dict:
@@ -227,7 +230,8 @@ def bench(n_tasks: int, n_configs: int, epochs: int, resamples: int, layout: str
         )
         print(
             f"wall {m['wall']:.1f} s {_verdict(m['wall'], TARGETS['seconds'])}: "
-            f"read + aggregate + bootstrap {m['build']:.1f} s, write {m['write']:.1f} s"
+            f"read + aggregate + bootstrap {m['build']:.1f} s, write {m['write']:.1f} s; CPU "
+            f"{m['cpu']:.1f} s (user + system; wall above it means the cores were shared)"
         )
         print(f"peak RSS {rss_mb:.0f} MB {_verdict(rss_mb, TARGETS['peak_rss_mb'])}")
         print(

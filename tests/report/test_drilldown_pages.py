@@ -132,12 +132,13 @@ def test_pages_layout_links_resolve_and_pages_are_safe(run_a: Path, run_b: Path,
     # No drill-down left in the page itself; every task link goes to its page.
     assert not any(i.startswith(("c1-", "c2-", "c3-")) for i in main.ids)
     to_pages = [h for h in main.hrefs if h.startswith("drilldowns/")]
-    # 12 heat-map areas + 12 matrix cells + 12 rows x 6 per-task figures + epoch links + index
+    # the heat-map cell and the matrix cell (the per-task figures head each drill-down page,
+    # whose index table links every epoch)
     assert (
         sum(1 for h in to_pages if h == f"drilldowns/{PAGES[T4]}#c1-main.management_analysts.task1")
-        >= 8
+        == 2
     )
-    assert f"drilldowns/{PAGES[T3]}#c2-main.lawyers.task1-e2" in to_pages  # alpha, epoch 2
+    assert "#c2-main.lawyers.task1-e2" in parse(drill / PAGES[T3]).hrefs  # alpha, epoch 2
     for _task, name in PAGES.items():
         page = parse(drill / name)
         slug = name[:-5]

@@ -11,11 +11,11 @@ Two presentations, chosen per report by :func:`drill_plan`:
 * *full* (the texts of every verdict fit :data:`DETAIL_BUDGET`): one row per rubric item
   and one per criterion with its verdict, reasoning and evidence;
 * *compact* (larger reports): per trial, one line of marks (one per criterion, in order:
-  ✓ pass, ✗ fail, ! judge_error, ? unjudged) per rubric item, then full rows only for the
-  criteria :func:`jobbench.report._runs.needs_detail` selects (every verdict but a pass
-  whose quote was found, failing criteria first within their rubric item). The rubric and
-  criterion texts are listed once per task (:func:`rubric_list`); each trial links its
-  grade file, which holds every reasoning and evidence whole.
+  ``+`` pass, ``x`` fail, ``!`` judge_error, ``?`` unjudged) per rubric item, then rows
+  only for the criteria :func:`jobbench.report._runs.needs_detail` selects (every verdict but a pass
+  whose quote was found, failing criteria first within their rubric item), without the
+  rubric and criterion texts: those are listed once per task (:func:`rubric_list`). Each
+  trial links its grade file, which holds every reasoning and evidence whole.
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ presentation is compact and the texts shown are cut to fit (not below :data:`MIN
 MIN_TEXT = 160
 """Shortest cut (characters) of a reasoning or evidence text in a compact report."""
 
-_MARKS = {"pass": "✓", "fail": "✗", "judge_error": "!", "unjudged": "?"}
-MARKS_LEGEND = "✓ pass, ✗ fail, ! judge_error, ? unjudged"
+_MARKS = {"pass": "+", "fail": "x", "judge_error": "!", "unjudged": "?"}
+MARKS_LEGEND = "+ pass, x fail, ! judge_error, ? unjudged"
 
 
 @dataclass(frozen=True)
@@ -210,13 +210,18 @@ def _grade_href(lt: LoadedTrial, page_dir: Path | None) -> str | None:
     return escape(Path(rel).as_posix(), quote=True)
 
 
-def _trial_meta(t: TrialResult, lt: LoadedTrial, c: ConfigView, href: str | None) -> str:
-    """The trial's status, cost and sandbox line (escaped HTML)."""
+def _trial_meta(
+    t: TrialResult, lt: LoadedTrial, c: ConfigView, href: str | None, compact: bool
+) -> str:
+    """The trial's status, cost and sandbox line (escaped HTML); ``compact`` leaves out the
+    trial id (the section and epoch name it) and names the grade file by its link only."""
     num, usd = _tables.num, _tables.usd
     err = f" ({escape(t.trial_error)})" if t.trial_error else ""
     score = f"{_tables.pct(t.score)} %" if t.score is not None else "none"
     grade = ""
-    if lt.grade_path is not None:
+    if lt.grade_path is not None and compact and href:
+        grade = f' · <a href="{href}">grade file</a>'
+    elif lt.grade_path is not None:
         rel = escape(lt.grade_path.relative_to(c.run.path).as_posix())
         grade = (
             f' · grade file <a href="{href}"><code>{rel}</code></a>'
@@ -229,6 +234,14 @@ def _trial_meta(t: TrialResult, lt: LoadedTrial, c: ConfigView, href: str | None
     if t.flags:
         flags = ' · <span class="v-fail">flags:</span> ' + " ".join(
             f"<code>{escape(f)}</code>" for f in t.flags
+        )
+    if compact:
+        return (
+            f"trial status {escape(t.trial_status)}{err} · score {score} · wall "
+            f"{num(t.wall_seconds)} s · {num(t.turns)} turns · agent {num(t.agent_input_tokens)}"
+            f"/{num(t.agent_output_tokens)} tokens {usd(t.agent_cost_usd)} · judge "
+            f"{num(t.judge_input_tokens)}/{num(t.judge_output_tokens)} tokens "
+            f"{usd(t.judge_cost_usd)} · sandbox <b>{sandbox}</b>{bare}{flags}{grade}"
         )
     return (
         f"trial {escape(t.trial_id)} · trial status {escape(t.trial_status)}{err} · score "
@@ -247,7 +260,15 @@ _HEAD = (
 )
 
 
-def _rubric_row(rg, task: Task | None, anchor: str) -> str:
+_HEAD_COMPACT = (
+    '<table class="rubrics"><thead><tr><th>#</th><th>verdict</th><th>source</th>'
+    "<th>reasoning</th><th>evidence</th></tr></thead><tbody>"
+)
+"""Compact detail rows: no rubric or criterion text (listed once per task) and no weight
+column (the rubric row names it)."""
+
+
+def _rubric_row(rg, task: Task | None, anchor: str, compact: bool = False) -> str:
     rub = task.rubrics[rg.index] if task is not None and 0 <= rg.index < len(task.rubrics) else None
     question = escape(rub.question) if rub else "(rubric text unavailable)"
     req = (
@@ -269,6 +290,11 @@ def _rubric_row(rg, task: Task | None, anchor: str) -> str:
             '<br><span class="small v-judge_error">judge\'s overall verdict disagrees ('
             f"{'pass' if rg.model_verdict else 'fail'})</span>"
         )
+    if compact:
+        return (
+            f'<tr class="rubric"><td>R{rg.index + 1}</td><td colspan="4">weight '
+            f"{_tables.num(rg.weight, 2)}{req} · {verdict}</td></tr>"
+        )
     return (
         f'<tr class="rubric" id="{anchor}-r{rg.index}"><td>R{rg.index + 1}</td><td><b>{question}'
         f'</b>{req}</td><td class="n">{_tables.num(rg.weight, 2)}</td><td>{verdict}</td><td></td>'
@@ -276,7 +302,9 @@ def _rubric_row(rg, task: Task | None, anchor: str) -> str:
     )
 
 
-def _criterion_row(rg, cv, tx: _Texts | None, task: Task | None, limit: int) -> str:
+def _criterion_row(
+    rg, cv, tx: _Texts | None, task: Task | None, limit: int, compact: bool = False
+) -> str:
     rub = task.rubrics[rg.index] if task is not None and 0 <= rg.index < len(task.rubrics) else None
     crit = (
         rub.criteria[cv.criterion_index]
@@ -300,6 +328,12 @@ def _criterion_row(rg, cv, tx: _Texts | None, task: Task | None, limit: int) -> 
         elif tx.evidence_found:
             evidence += "<br><i>quote found</i>"
     cls = ' class="break"' if breaks else ""
+    if compact:
+        return (
+            f"<tr{cls}><td>R{rg.index + 1}.{cv.criterion_index + 1}</td><td>{verdict}</td>"
+            f'<td>{escape(cv.source)}</td><td class="q">{reasoning}</td><td class="q">'
+            f"{evidence}</td></tr>"
+        )
     return (
         f"<tr{cls}><td>R{rg.index + 1}.{cv.criterion_index + 1}"
         f"</td><td>{text}</td><td></td><td>{verdict}</td><td>{escape(cv.source)}</td>"
@@ -308,12 +342,15 @@ def _criterion_row(rg, cv, tx: _Texts | None, task: Task | None, limit: int) -> 
 
 
 def _marks(rg) -> str:
-    cls = "rp" if rg.passed is True else "rf" if rg.passed is False else "ru"
+    """One rubric item's marks: ``R<n>`` and one mark per criterion; a passed item is plain
+    text, a failed (``rf``) or undecided (``ru``) one a coloured span."""
     marks = "".join(
         _MARKS["pass"] if cv.verdict == "pass" else f"<b>{_MARKS.get(cv.verdict, '?')}</b>"
         for cv in rg.criteria
     )
-    return f'<span class="{cls}">R{rg.index + 1} {marks}</span>'
+    if rg.passed is True:
+        return f"R{rg.index + 1} {marks}"
+    return f'<span class="{"rf" if rg.passed is False else "ru"}">R{rg.index + 1} {marks}</span>'
 
 
 def _trial_html(
@@ -329,7 +366,7 @@ def _trial_html(
     out.append(
         f'<div id="{anchor}"><h4>Epoch {t.epoch} <span class="state s-{t.state}">{t.state}</span>'
         f' <span class="small muted">{escape(STATE_DESCRIPTIONS[t.state])}</span></h4>'
-        f'<p class="small">{_trial_meta(t, lt, c, _grade_href(lt, page_dir))}</p>'
+        f'<p class="small">{_trial_meta(t, lt, c, _grade_href(lt, page_dir), plan.compact)}</p>'
     )
     if t.refused:
         out.append(
@@ -381,11 +418,11 @@ def _trial_html(
             if cv.verdict != "pass" or (t_ is not None and _needs(cv, t_)):
                 shown.append((0 if cv.verdict == "fail" else 1, ci, cv, t_))
         if shown or rg.passed is not True:
-            rows.append(_rubric_row(rg, task, anchor))
+            rows.append(_rubric_row(rg, task, anchor, compact=True))
             for _, _, cv, t_ in sorted(shown, key=lambda x: (x[0], x[1])):
-                rows.append(_criterion_row(rg, cv, t_, task, plan.limit))
+                rows.append(_criterion_row(rg, cv, t_, task, plan.limit, compact=True))
     if rows:
-        out.append(_HEAD + "".join(rows) + "</tbody></table>")
+        out.append(_HEAD_COMPACT + "".join(rows) + "</tbody></table>")
     out.append("</div>")
 
 
@@ -405,6 +442,7 @@ def section(
     *,
     main: str,
     page_dir: Path | None,
+    summary: bool = True,
 ) -> str:
     """The drill-down ``<section>`` of configuration ``c`` on task result ``tr``.
 
@@ -415,6 +453,8 @@ def section(
         main: link prefix of ``report.html`` (``""`` inline, ``"../report.html"`` on a page).
         page_dir: directory of the HTML file the section goes into (for relative links to
             grade files; None: grade files are named, not linked).
+        summary: open with the task's figures (s_t, points, pass rates, verdict and trial
+            counts); a drill-down page, whose index table shows them, leaves them out.
 
     Returns:
         HTML text (every run-file and deliverable text escaped).
@@ -435,15 +475,18 @@ def section(
         f"{escape(occ.soc_major_title)}{cat} · run {escape(c.run.name)} · "
         f'<a href="{main}#task-{slug}">task row</a> · <a href="{main}#{c.anchor}">leaderboard '
         "row</a></p>"
-        "<table><tr><th>s<sub>t</sub> %</th><th>points / max</th><th>rubric pass %</th>"
-        "<th>criterion pass %</th><th>judge_error verdicts</th><th>unjudged verdicts</th>"
-        "<th>trials</th></tr>"
-        f'<tr><td class="n">{"missing (counts 0)" if tr.missing else pct(tr.score)}</td>'
-        f'<td class="n">{num(tr.points, 2)} / {num(tr.max_points, 2)}</td>'
-        f'<td class="n">{pct(tr.rubric_pass_rate)}</td><td class="n">'
-        f'{pct(tr.criterion_pass_rate)}</td><td class="n">{tr.judge_errors}</td>'
-        f'<td class="n">{tr.unjudged}</td><td>{states}</td></tr></table>'
     ]
+    if summary:
+        out.append(
+            "<table><tr><th>s<sub>t</sub> %</th><th>points / max</th><th>rubric pass %</th>"
+            "<th>criterion pass %</th><th>judge_error verdicts</th><th>unjudged verdicts</th>"
+            "<th>trials</th></tr>"
+            f'<tr><td class="n">{"missing (counts 0)" if tr.missing else pct(tr.score)}</td>'
+            f'<td class="n">{num(tr.points, 2)} / {num(tr.max_points, 2)}</td>'
+            f'<td class="n">{pct(tr.rubric_pass_rate)}</td><td class="n">'
+            f'{pct(tr.criterion_pass_rate)}</td><td class="n">{tr.judge_errors}</td>'
+            f'<td class="n">{tr.unjudged}</td><td>{states}</td></tr></table>'
+        )
     for t, lt in trials:
         _trial_html(out, c, t, lt, task, f"{anchor}-e{t.epoch}", plan, page_dir)
     out.append('<p class="small"><a href="#top">top</a></p></section>')

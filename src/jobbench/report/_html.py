@@ -23,7 +23,13 @@ from typing import Any, Literal
 from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
-from ..scoring import MACRO_LABEL, MICRO_LABEL, RATIO_FIELDS, STATE_DESCRIPTIONS
+from ..scoring import (
+    MACRO_LABEL,
+    MICRO_LABEL,
+    RATIO_FIELDS,
+    STATE_DESCRIPTIONS,
+    chain_break_order,
+)
 from ..tasks import PAPER_CATEGORIES, occupation_for, soc_major_groups
 from . import _drill, _tables
 from ._build import ConfigView, ReportData, anchor_slug, task_slug
@@ -155,7 +161,13 @@ class _Drills:
         ``tr`` (:func:`jobbench.report._drill.section`)."""
         c = self.data.configs[i]
         html = _drill.section(
-            c, tr, self.trials(i, tr.task_id), self.plan, main=main, page_dir=page_dir
+            c,
+            tr,
+            self.trials(i, tr.task_id),
+            self.plan,
+            main=main,
+            page_dir=page_dir,
+            summary=not main,  # a drill-down page's index table shows the figures
         )
         return Markup(html)  # noqa: S704 (every text in it is escaped by _drill)
 
@@ -355,7 +367,9 @@ def render_html(
                 "id": "fig-chains",
                 "title": "Chain breaks",
                 "src": _data_uri(_plots.chain_break_bars(data)),
-                "caption": "For each failed rubric item, the first link of its chain that failed.",
+                "caption": "For each failed rubric item, the first link of its chain that "
+                "failed; trials without a deliverable fail every item (counted under "
+                "no deliverable).",
             }
         )
     soc_titles = soc_major_groups()
@@ -450,7 +464,4 @@ def render_drilldown_pages(
         )
 
 
-def _break_order(k: str) -> tuple[int, int]:
-    if k.startswith("criterion "):
-        return (0, int(k.split()[1]))
-    return (1, 0 if k == "requires" else 1)
+_break_order = chain_break_order

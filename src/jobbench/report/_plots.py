@@ -10,7 +10,7 @@ import io
 
 from matplotlib.figure import Figure
 
-from ..scoring import MICRO_LABEL
+from ..scoring import MICRO_LABEL, chain_break_order
 from ._build import ConfigView, ReportData
 
 DPI = 100
@@ -136,21 +136,15 @@ def cost_scatter(data: ReportData) -> tuple[bytes, str]:
 
 def chain_break_bars(data: ReportData) -> bytes:
     """Stacked horizontal bars: for each configuration, where its failed rubric chains broke
-    first (criterion 1, 2, …, a required rubric), over complete grades."""
+    first (criterion 1, 2, …, a required rubric) over complete grades, and the items failed by
+    trials without a deliverable (:func:`jobbench.scoring.chain_break_counts`)."""
     keys: list[str] = []
     for c in data.configs:
         for k in c.chain_breaks:
             if k not in keys:
                 keys.append(k)
 
-    def order(k: str) -> tuple[int, int]:
-        return (
-            (0, int(k.split()[1]))
-            if k.startswith("criterion ")
-            else (1, 0 if k == "requires" else 1)
-        )
-
-    keys.sort(key=order)
+    keys.sort(key=chain_break_order)
     fig = Figure(figsize=(9, 1.4 + 0.45 * max(1, len(data.configs))), dpi=DPI, layout="constrained")
     ax = fig.add_subplot()
     labels = [c.label for c in data.configs]
@@ -169,7 +163,7 @@ def chain_break_bars(data: ReportData) -> bytes:
             transform=ax.transAxes,
         )
     ax.invert_yaxis()
-    ax.set_xlabel("failed rubric items (all complete trials)")
+    ax.set_xlabel("failed rubric items (complete and no_deliverable trials)")
     ax.set_title("Chain breaks: the first failed link of each failed rubric", fontsize=10)
     if keys:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))

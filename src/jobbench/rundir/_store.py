@@ -536,10 +536,13 @@ class RunDir:
             if not stat.S_ISDIR(st.st_mode):
                 raise RunDirError(RunDirProblem(cur, "unsafe", "is not a folder"))
 
-    def _unlinked_path(self, path: Path, *, itself: bool = False) -> RunDirProblem | None:
+    def _unlinked_path(
+        self, path: Path, *, itself: bool = False, seen: set[Path] | None = None
+    ) -> RunDirProblem | None:
         """A problem when a folder on the way from the run directory to ``path`` (and
         ``path`` itself when ``itself``) is a symbolic link: then ``path`` is not a location
-        the run directory owns."""
+        the run directory owns. ``seen`` (kept by one scan of many files) holds the folders
+        already found not to be links, which are not looked at again."""
         try:
             parts = self._rel_parts(path)
         except RunDirError as exc:
@@ -547,6 +550,8 @@ class RunDir:
         cur = self.root
         for part in parts if itself else parts[:-1]:
             cur = cur / part
+            if seen is not None and cur in seen:
+                continue
             st = _lstat(cur)
             if st is None:
                 return None
@@ -554,6 +559,8 @@ class RunDir:
                 return RunDirProblem(
                     cur, "unsafe", "is a symbolic link (JobBench never writes one; not followed)"
                 )
+            if seen is not None:
+                seen.add(cur)
         return None
 
     def _write_json(self, path: Path, obj: Any) -> None:
@@ -598,22 +605,23 @@ class RunDir:
 
     # -------------------------------------------------------------- trials
 
-    def _read(self, path: Path, model: type[R]) -> Loaded[R]:
-        problem = self._unlinked_path(path)
+    def _read(self, path: Path, model: type[R], seen: set[Path] | None = None) -> Loaded[R]:
+        problem = self._unlinked_path(path, seen=seen)
         if problem is not None:
             return Loaded(path, None, (problem,))
         return read_record_file(path, model)
 
-    def read_trial(self, tid: str) -> Loaded[TrialRecord]:
+    def read_trial(self, tid: str, *, _seen: set[Path] | None = None) -> Loaded[TrialRecord]:
         """``trials/<tid>/trial.json``; a record whose ``trial_id``, ``task_id`` or ``epoch``
-        is not this location's is a ``foreign`` problem (and not returned).
+        is not this location's is a ``foreign`` problem (and not returned). ``_seen``: see
+        :meth:`_unlinked_path` (for scans).
 
         Raises:
             UnsafeIdError: ``tid`` is not a valid trial id.
         """
         key = parse_trial_id(tid)
         path = self.trial_file(tid)
-        loaded = self._read(path, TrialRecord)
+        loaded = self._read(path, TrialRecord, _seen)
         if loaded.record is None:
             return loaded
         rec = loaded.record
@@ -672,9 +680,10 @@ class RunDir:
         """Every trial record at its own path (see :meth:`read_trial`), found by a walk of
         exactly the layout's depth: nothing under ``deliverables/`` is ever looked at."""
         scan = TrialScan()
+        seen: set[Path] = set()
         for tid in self._walk_trials(scan.problems):
             scan.dirs[tid] = self.trial_dir(tid)
-            loaded = self.read_trial(tid)
+            loaded = self.read_trial(tid, _seen=seen)
             if loaded.record is not None:
                 scan.records[tid] = loaded.record
                 if loaded.sha256 is not None:
@@ -759,16 +768,19 @@ class RunDir:
                 continue
         return None
 
-    def read_grade(self, key: str, tid: str) -> Loaded[GradeRecord]:
+    def read_grade(
+        self, key: str, tid: str, *, _seen: set[Path] | None = None
+    ) -> Loaded[GradeRecord]:
         """``grades/<key>/<tid>.json``; a grade whose ``trial_id`` or ``task_id`` is not this
-        location's is a ``foreign`` problem (and not returned).
+        location's is a ``foreign`` problem (and not returned). ``_seen``: see
+        :meth:`_unlinked_path` (for scans).
 
         Raises:
             UnsafeIdError: ``key`` or ``tid`` is not valid.
         """
         k = parse_trial_id(tid)
         path = self.grade_file(key, tid)
-        loaded = self._read(path, GradeRecord)
+        loaded = self._read(path, GradeRecord, _seen)
         rec = loaded.record
         if rec is None:
             return loaded
@@ -829,8 +841,9 @@ class RunDir:
             scan.problems.append(problem)
         else:
             walk(base, [])
+        seen: set[Path] = set()
         for tid in sorted(found):
-            loaded = self.read_grade(key, tid)
+            loaded = self.read_grade(key, tid, _seen=seen)
             if loaded.record is not None:
                 rec = loaded.record
                 scan.records[tid] = transform(rec) if transform is not None else rec
