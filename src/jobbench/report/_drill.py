@@ -363,9 +363,16 @@ def _trial_html(
     plan: DrillPlan,
     page_dir: Path | None,
 ) -> None:
+    # compact: the state's description is left out (the section's states and the report's
+    # legend name it); 40 bytes a trial at paper scale
+    desc = (
+        ""
+        if plan.compact
+        else f' <span class="small muted">{escape(STATE_DESCRIPTIONS[t.state])}</span>'
+    )
     out.append(
         f'<div id="{anchor}"><h4>Epoch {t.epoch} <span class="state s-{t.state}">{t.state}</span>'
-        f' <span class="small muted">{escape(STATE_DESCRIPTIONS[t.state])}</span></h4>'
+        f"{desc}</h4>"
         f'<p class="small">{_trial_meta(t, lt, c, _grade_href(lt, page_dir), plan.compact)}</p>'
     )
     if t.refused:
