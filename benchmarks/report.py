@@ -1,22 +1,27 @@
-"""Benchmark: time and size of `write_report` on synthetic runs, inline vs per-task drill-down
-pages.
+"""Benchmark: time, peak memory and size of the report of a synthetic run at the paper's scale.
 
 Builds (in a temporary directory) a dataset of N tasks spread over the 35 JobBench
 occupations with ~36 criteria per task, and a run of C configurations × E epochs with seeded
-random verdicts (reasoning ~165 and evidence ~100 characters each), then times reading +
-aggregation + bootstrap and each output, and compares the two drill-down layouts: the whole
-report in one `report.html` (inline, the only layout before drill-down pages) and `report.html`
-plus one page per task under `drilldowns/` (pages). Prints sizes in MB (10^6 bytes).
+random verdicts (reasoning ~165 and evidence ~100 characters each). Then, in a fresh child
+process (so that its peak resident set is the report's alone), runs what ``jobbench report``
+runs: :func:`jobbench.report.build_report` (read + validate + aggregate + bootstrap) and
+:func:`jobbench.report.write_data` (every report file, drill-down layout ``auto`` unless
+``--drilldowns`` says otherwise). Prints wall seconds per phase, the child's peak RSS, the size
+of every report file (MB = 10^6 bytes) and each figure against the targets of issue 20
+(≤ 15 s, ≤ 600 MB peak RSS, ≤ 60 MB of report files, ``report.html`` ≤ 5 MB).
 
-    PYTHONPATH=src python benchmarks/report.py [--scale 130x6x1 --scale 100x36x3] [--resamples
-    10000] [--skip-inline]
+    PYTHONPATH=src python benchmarks/report.py [--scale 130x36x3 ...] [--resamples 10000]
+    [--drilldowns auto|pages|inline]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -29,18 +34,13 @@ from jobbench.records import (
     TrialStatus,
     Usage,
 )
-from jobbench.report import build_report, write_data
-from jobbench.report._html import estimate_drilldown_bytes, render_html, resolve_drilldowns
-from jobbench.report._tables import (
-    leaderboard_csv,
-    leaderboard_markdown,
-    results_jsonl,
-    summary_json,
-)
 from jobbench.tasks import occupations
 
 
 def build(root: Path, n_tasks: int, n_configs: int, epochs: int, seed: int = 0) -> Path:
+    """Write ``root/dataset`` (``n_tasks`` tasks of 8 rubric items with 2–7 criteria each) and
+    the run ``root/runs/bench`` (``n_configs`` configurations × ``epochs`` epochs, every trial
+    ``ok`` and graded ``complete`` under judge key ``bench``). Returns the run directory."""
     rng = random.Random(seed)
     slugs = sorted(occupations())
     ds, run = root / "dataset", root / "runs" / "bench"
@@ -153,59 +153,100 @@ def _mb(n: int) -> str:
     return f"{n / 1e6:.2f} MB"
 
 
-def bench(n_tasks: int, n_configs: int, epochs: int, resamples: int, skip_inline: bool) -> None:
+TARGETS = {"seconds": 15.0, "peak_rss_mb": 600.0, "all_files_mb": 60.0, "report_html_mb": 5.0}
+"""Issue 20's "Done when" limits at 130 × 36 × 3 (seconds of wall time, MB = 10^6 bytes)."""
+
+_CHILD = """
+import json, resource, sys, time
+from pathlib import Path
+from jobbench.report import build_report, write_data
+run, out, resamples, layout = Path(sys.argv[1]), Path(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+t0 = time.perf_counter()
+data = build_report([run], n_resamples=resamples)
+t1 = time.perf_counter()
+write_data(data, out, drilldowns=layout)
+t2 = time.perf_counter()
+ru = resource.getrusage(resource.RUSAGE_SELF)
+print(json.dumps({
+    "build": t1 - t0, "write": t2 - t1, "layout": data.drilldown_layout,
+    "cpu": ru.ru_utime + ru.ru_stime,
+    "trials": sum(len(c.trials) for c in data.configs),
+    "verdicts": sum(t.criteria_total for c in data.configs for t in c.trials),
+    "peak_rss_kb": ru.ru_maxrss,
+}))
+"""
+"""The measured process: reads ``run``, writes the report into ``out`` and prints one JSON
+object (phase seconds, CPU seconds (user + system), layout written, counts, peak RSS in KiB
+as Linux reports it)."""
+
+
+def measure(run: Path, out: Path, resamples: int, layout: str) -> dict:
+    """Run :data:`_CHILD` in a fresh interpreter (same ``sys.path`` as this one).
+
+    Returns:
+        The child's JSON object plus ``wall`` (seconds from start to exit, interpreter start
+        and imports included).
+
+    Raises:
+        subprocess.CalledProcessError: the child failed (its stderr is printed).
+    """
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    t0 = time.perf_counter()
+    res = subprocess.run(
+        [sys.executable, "-c", _CHILD, str(run), str(out), str(resamples), layout],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    wall = time.perf_counter() - t0
+    if res.returncode != 0:
+        sys.stderr.write(res.stderr)
+        res.check_returncode()
+    if res.stderr.strip():
+        sys.stderr.write(res.stderr)
+    return {**json.loads(res.stdout.strip().splitlines()[-1]), "wall": wall}
+
+
+def _verdict(value: float, limit: float) -> str:
+    return f"{'ok' if value <= limit else 'OVER'} (target <= {limit:g})"
+
+
+def bench(n_tasks: int, n_configs: int, epochs: int, resamples: int, layout: str) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         t0 = time.perf_counter()
         run = build(Path(tmp), n_tasks, n_configs, epochs)
         t1 = time.perf_counter()
-        data = build_report([run], n_resamples=resamples)
-        t2 = time.perf_counter()
-        outputs = {
-            "leaderboard.md": leaderboard_markdown(data),
-            "leaderboard.csv": leaderboard_csv(data),
-            "results.jsonl": results_jsonl(data),
-            "summary.json": json.dumps(summary_json(data)),
-        }
-        t3 = time.perf_counter()
-        trials = sum(len(c.trials) for c in data.configs)
-        crits = sum(t.criteria_total for c in data.configs for t in c.trials)
-        print(
-            f"== {n_tasks} tasks x {n_configs} configurations x {epochs} epoch(s) = {trials:,} "
-            "trials, "
-            f"{crits:,} criterion verdicts (built in {t1 - t0:.1f} s)"
-        )
-        print(
-            f"read + aggregate + bootstrap ({resamples:,} resamples): {t2 - t1:.2f} s; "
-            f"md/csv/jsonl/summary: {t3 - t2:.2f} s"
-        )
-        for name, text in outputs.items():
-            print(f"  {name}: {_mb(len(text.encode()))}")
-        t4 = time.perf_counter()
-        est = estimate_drilldown_bytes(data)
-        t5 = time.perf_counter()
-        print(
-            f"estimated drill-down size {_mb(est)} ({t5 - t4:.2f} s); auto layout: "
-            f"{resolve_drilldowns(data, 'auto')}"
-        )
-        if not skip_inline:
-            t6 = time.perf_counter()
-            inline = render_html(data, "inline")
-            t7 = time.perf_counter()
-            print(f"inline: report.html {_mb(len(inline.encode()))} (render {t7 - t6:.1f} s)")
-            del inline
         out = Path(tmp) / "report"
-        t8 = time.perf_counter()
-        write_data(data, out, drilldowns="pages")
-        t9 = time.perf_counter()
+        m = measure(run, out, resamples, layout)
+        files = [p for p in out.rglob("*") if p.is_file()]
+        total = sum(p.stat().st_size for p in files)
+        html = (out / "report.html").stat().st_size
         pages = sorted((out / "drilldowns").glob("*.html"), key=lambda p: p.stat().st_size)
-        total = sum(p.stat().st_size for p in pages)
+        rss_mb = m["peak_rss_kb"] * 1024 / 1e6
         print(
-            f"pages:  report.html {_mb((out / 'report.html').stat().st_size)} + drilldowns/ "
-            f"{_mb(total)} in "
-            f"{len(pages)} pages (largest {_mb(pages[-1].stat().st_size) if pages else '-'}, "
-            f"median {_mb(pages[len(pages) // 2].stat().st_size) if pages else '-'}); "
-            f"all report files written in {t9 - t8:.1f} s"
+            f"== {n_tasks} tasks x {n_configs} configurations x {epochs} epoch(s) = "
+            f"{m['trials']:,} trials, {m['verdicts']:,} criterion verdicts (built in "
+            f"{t1 - t0:.1f} s; {resamples:,} resamples; layout {m['layout']})"
         )
+        print(
+            f"wall {m['wall']:.1f} s {_verdict(m['wall'], TARGETS['seconds'])}: "
+            f"read + aggregate + bootstrap {m['build']:.1f} s, write {m['write']:.1f} s; CPU "
+            f"{m['cpu']:.1f} s (user + system; wall above it means the cores were shared)"
+        )
+        print(f"peak RSS {rss_mb:.0f} MB {_verdict(rss_mb, TARGETS['peak_rss_mb'])}")
+        print(
+            f"all report files {_mb(total)} in {len(files)} files "
+            f"{_verdict(total / 1e6, TARGETS['all_files_mb'])}; report.html {_mb(html)} "
+            f"{_verdict(html / 1e6, TARGETS['report_html_mb'])}"
+        )
+        for name in ("results.jsonl", "summary.json", "leaderboard.md", "leaderboard.csv"):
+            print(f"  {name}: {_mb((out / name).stat().st_size)}")
+        if pages:
+            print(
+                f"  drilldowns/: {_mb(sum(p.stat().st_size for p in pages))} in {len(pages)} "
+                f"pages (largest {_mb(pages[-1].stat().st_size)}, median "
+                f"{_mb(pages[len(pages) // 2].stat().st_size)})"
+            )
 
 
 def _scale(text: str) -> tuple[int, int, int]:
@@ -225,15 +266,20 @@ def main() -> None:
         type=_scale,
         action="append",
         help=(
-            "TASKSxCONFIGSxEPOCHS, repeatable (default: 8x2x1 (the sample), 130x6x1, 100x36x3 (the "
-            "paper))"
+            "TASKSxCONFIGSxEPOCHS, repeatable (default: 130x36x3, the paper's 130 tasks, 36 "
+            "configurations and 3 epochs)"
         ),
     )
     ap.add_argument("--resamples", type=int, default=10_000)
-    ap.add_argument("--skip-inline", action="store_true", help="do not render the one-page layout")
+    ap.add_argument(
+        "--drilldowns",
+        choices=("auto", "pages", "inline"),
+        default="auto",
+        help="drill-down layout written (default: auto, as `jobbench report`)",
+    )
     args = ap.parse_args()
-    for n_tasks, n_configs, epochs in args.scale or [(8, 2, 1), (130, 6, 1), (100, 36, 3)]:
-        bench(n_tasks, n_configs, epochs, args.resamples, args.skip_inline)
+    for n_tasks, n_configs, epochs in args.scale or [(130, 36, 3)]:
+        bench(n_tasks, n_configs, epochs, args.resamples, args.drilldowns)
 
 
 if __name__ == "__main__":

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from itertools import combinations
@@ -313,6 +316,20 @@ def _rank_key(c: ConfigView) -> tuple:
     )
 
 
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block (as it was before, after it).
+    Reading a paper-scale run allocates millions of objects, none in a reference cycle, and
+    every collection the allocations trigger would walk all of them again."""
+    was = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
 def build_report(
     run_dirs: list[Path],
     *,
@@ -342,7 +359,21 @@ def build_report(
     if len(set(paths)) != len(paths):
         raise ReportInputError("the same run directory is given twice")
     key = resolve_judge_key(paths, judge_key, allow_ungraded=allow_ungraded)
-    runs = [load_run(p, key) for p in paths]
+    with _gc_paused():
+        runs = [load_run(p, key, slim=True) for p in paths]  # drill-downs read texts again
+    return _build(runs, paths, key, judge_key, n_resamples, confidence, seed)
+
+
+def _build(
+    runs: list[RunData],
+    paths: list[Path],
+    key: str | None,
+    judge_key: str | None,
+    n_resamples: int,
+    confidence: float,
+    seed: int,
+) -> ReportData:
+    """:func:`build_report` once its runs are read: every figure, warning and comparison."""
     warnings: list[str] = []
     note = judge_key_note(paths, key, judge_key)
     if note is not None:

@@ -16,15 +16,26 @@ from __future__ import annotations
 import base64
 from collections.abc import Iterator
 from functools import lru_cache
+from html import escape
+from pathlib import Path
 from typing import Any, Literal
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 
-from ..scoring import MACRO_LABEL, MICRO_LABEL, RATIO_FIELDS, STATE_DESCRIPTIONS
+from ..scoring import (
+    MACRO_LABEL,
+    MICRO_LABEL,
+    RATIO_FIELDS,
+    STATE_DESCRIPTIONS,
+    chain_break_order,
+)
 from ..tasks import PAPER_CATEGORIES, occupation_for, soc_major_groups
-from . import _tables
+from . import _drill, _tables
 from ._build import ConfigView, ReportData, anchor_slug, task_slug
 from ._comparability import comparability
+from ._drill import drill_plan
+from ._runs import TEXT_CAP, TextStats
 
 DrilldownMode = Literal["inline", "pages", "auto"]
 DRILLDOWN_MODES = ("inline", "pages", "auto")
@@ -37,99 +48,13 @@ _SECTION_BYTES, _TRIAL_BYTES, _RUBRIC_BYTES, _VERDICT_BYTES = 900, 1_000, 330, 1
 """Markup per drill-down section, trial, rubric item row and criterion row besides their
 texts (bytes; fitted on rendered pages, see :func:`estimate_drilldown_bytes`)."""
 
-MAX_TEXT = 2000
+MAX_TEXT = TEXT_CAP
 """Reasoning and evidence longer than this (characters) are cut in the page (the grade files
-keep them whole)."""
-MAX_TEXT_LARGE = 400
-"""The cut used instead when the report holds more than :data:`LARGE_REPORT` verdicts, to keep
-the report and its drill-down pages loadable."""
-LARGE_REPORT = 100_000
-
-
-def _cut(text: str | None, limit: int = MAX_TEXT) -> tuple[str, bool]:
-    text = text or ""
-    return (text, False) if len(text) <= limit else (text[:limit], True)
+keep them whole); large reports cut shorter (:func:`jobbench.report._drill.drill_plan`)."""
 
 
 def _data_uri(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode("ascii")
-
-
-def _rubric_views(c: ConfigView, lt, task, trial_anchor: str, limit: int) -> list[dict]:
-    grade = lt.grade
-    out: list[dict] = []
-    if grade is None:
-        return out
-    for rg in grade.rubrics:
-        rub = (
-            task.rubrics[rg.index]
-            if task is not None and 0 <= rg.index < len(task.rubrics)
-            else None
-        )
-        question = rub.question if rub else "(rubric text unavailable)"
-        crits = []
-        for cv in rg.criteria:
-            crit = (
-                rub.criteria[cv.criterion_index]
-                if rub and 0 <= cv.criterion_index < len(rub.criteria)
-                else None
-            )
-            reasoning, r_cut = _cut(cv.reasoning, limit)
-            evidence, e_cut = _cut(cv.evidence, limit)
-            crits.append(
-                {
-                    "n": cv.criterion_index + 1,
-                    "text": crit.text if crit else "(criterion text unavailable)",
-                    "verdict": cv.verdict,
-                    "source": cv.source,
-                    "reasoning": reasoning,
-                    "reasoning_cut": r_cut,
-                    "evidence": evidence,
-                    "evidence_cut": e_cut,
-                    "evidence_found": cv.evidence_found,
-                    "second_opinion": (cv.second_opinion or {}).get("verdict")
-                    if cv.second_opinion
-                    else None,
-                    "breaks": rg.passed is False
-                    and _break_is(rg, f"criterion:{cv.criterion_index}"),
-                }
-            )
-        brk = None
-        if rg.passed is False:
-            raw = rg.chain_break or next(
-                (f"criterion:{x.criterion_index}" for x in rg.criteria if x.verdict == "fail"), None
-            )
-            if raw and raw.startswith("criterion:") and raw[10:].isdigit():
-                brk = f"criterion {int(raw[10:]) + 1}"
-            elif raw and raw.startswith("requires:"):
-                brk = f"required rubric {raw[9:]}"
-            else:
-                brk = raw or "unknown"
-        out.append(
-            {
-                "anchor": f"{trial_anchor}-r{rg.index}",
-                "index": rg.index,
-                "id": rg.id,
-                "question": question,
-                "weight": rg.weight,
-                "passed": rg.passed,
-                "chain_break": brk,
-                "requires": rg.requires,
-                "model_verdict": rg.model_verdict,
-                "disagreement": rg.disagreement,
-                "criteria": crits,
-            }
-        )
-    return out
-
-
-def _break_is(rg, key: str) -> bool:
-    if rg.chain_break:
-        return rg.chain_break == key
-    first = next(
-        (f"criterion:{x.criterion_index}" for x in rg.criteria if x.verdict == "fail"), None
-    )
-    return first == key
 
 
 def page_name(task_id: str) -> str:
@@ -141,19 +66,26 @@ def page_name(task_id: str) -> str:
 
 
 def text_limit(data: ReportData) -> int:
-    """Characters of reasoning and evidence shown per verdict: :data:`MAX_TEXT`, or
-    :data:`MAX_TEXT_LARGE` above :data:`LARGE_REPORT` verdicts."""
-    verdicts = sum(t.criteria_total for c in data.configs for t in c.trials)
-    return MAX_TEXT if verdicts <= LARGE_REPORT else MAX_TEXT_LARGE
+    """Characters of reasoning and evidence shown per verdict (see
+    :func:`jobbench.report._drill.drill_plan`)."""
+    return drill_plan(data).limit
+
+
+_SECTION_BYTES, _TRIAL_BYTES, _RUBRIC_BYTES, _VERDICT_BYTES = 900, 800, 330, 200
+"""Markup per drill-down section, trial, rubric item row and criterion row besides their
+texts (bytes; fitted on rendered pages, see :func:`estimate_drilldown_bytes`)."""
+_COMPACT_RUBRIC_BYTES = 30
+"""Markup of one rubric item's marks in a compact drill-down, besides one byte per mark."""
 
 
 def estimate_drilldown_bytes(data: ReportData) -> int:
     """Rough size in bytes of every drill-down's HTML: fixed markup per section, trial,
-    rubric item and criterion, plus the texts shown (rubric question, criterion text,
-    reasoning and evidence as cut). Within about ±25 % of the rendered size on the test
-    fixtures and the benchmark's synthetic grades; used only to choose the layout (``auto``),
-    without rendering anything."""
-    limit = text_limit(data)
+    rubric item and criterion row shown, plus the texts shown (rubric question, criterion
+    text, reasoning and evidence as cut; :func:`jobbench.report._drill.drill_plan` says
+    which rows a report shows). Within about ±25 % of the rendered size on the test
+    fixtures and the benchmark's synthetic grades; used only to choose the layout
+    (``auto``), without rendering anything."""
+    plan = drill_plan(data)
     total = 0
     for c in data.configs:
         total += _SECTION_BYTES * len(c.tasks)
@@ -162,6 +94,13 @@ def estimate_drilldown_bytes(data: ReportData) -> int:
             if lt.grade is None:
                 continue
             task = c.run.tasks.get(lt.record.task_id)
+            stats = lt.text_stats or TextStats.of(lt.grade)
+            if plan.compact:
+                for rg in lt.grade.rubrics:
+                    total += _COMPACT_RUBRIC_BYTES + 3 * len(rg.criteria)
+                total += stats.detail * (_VERDICT_BYTES + 60 + _RUBRIC_BYTES)
+                total += min(stats.detail_chars, 2 * plan.limit * stats.detail)
+                continue
             for rg in lt.grade.rubrics:
                 rub = (
                     task.rubrics[rg.index]
@@ -175,12 +114,8 @@ def estimate_drilldown_bytes(data: ReportData) -> int:
                         if rub and 0 <= cv.criterion_index < len(rub.criteria)
                         else None
                     )
-                    total += (
-                        _VERDICT_BYTES
-                        + (len(crit.text) if crit else 30)
-                        + min(len(cv.reasoning or ""), limit)
-                        + min(len(cv.evidence or ""), limit)
-                    )
+                    total += _VERDICT_BYTES + (len(crit.text) if crit else 30)
+            total += stats.chars
     return total
 
 
@@ -199,11 +134,13 @@ def resolve_drilldowns(data: ReportData, mode: str = "auto") -> Literal["inline"
 
 
 class _Drills:
-    """Builds drill-down views of one report lazily (one task or configuration at a time, so
-    that paper-scale reports never hold every view in memory)."""
+    """Renders the drill-down sections of one report lazily (one task or configuration at a
+    time, reading verdict texts back from the grade files as it goes, so that a paper-scale
+    report never holds every verdict's texts in memory)."""
 
-    def __init__(self, data: ReportData, limit: int) -> None:
-        self.data, self.limit = data, limit
+    def __init__(self, data: ReportData) -> None:
+        self.data = data
+        self.plan = drill_plan(data)
         self.loaded = [{lt.record.trial_id: lt for lt in c.loaded} for c in data.configs]
         self.by_task: list[dict[str, list]] = []
         for c in data.configs:
@@ -212,52 +149,124 @@ class _Drills:
                 idx.setdefault(t.task_id, []).append(t)
             self.by_task.append(idx)
 
-    def view(self, i: int, tr) -> dict:
-        """The drill-down of configuration ``i`` (position in ``data.configs``) on task result
-        ``tr``."""
-        c = self.data.configs[i]
-        anchor = c.task_anchor(tr.task_id)
-        task = c.run.tasks.get(tr.task_id)
-        trials = []
-        for t in sorted(self.by_task[i].get(tr.task_id, []), key=lambda t: t.epoch):
-            lt = self.loaded[i][t.trial_id]
-            t_anchor = f"{anchor}-e{t.epoch}"
-            trials.append(
-                {
-                    "anchor": t_anchor,
-                    "row": t,
-                    "state_desc": STATE_DESCRIPTIONS[t.state],
-                    "rubrics": _rubric_views(c, lt, task, t_anchor, self.limit),
-                    "grade_file": None
-                    if lt.grade_path is None
-                    else lt.grade_path.relative_to(c.run.path).as_posix(),
-                }
-            )
-        occ = occupation_for(tr.occupation)
-        return {
-            "anchor": anchor,
-            "config": c,
-            "tr": tr,
-            "trials": trials,
-            "task": task,
-            "occupation": occ.display_name,
-            "soc": f"{occ.soc_major_code} {occ.soc_major_title}",
-        }
+    def trials(self, i: int, task_id: str) -> list[tuple[Any, Any]]:
+        """``(TrialResult, LoadedTrial)`` of configuration ``i`` on ``task_id``, by epoch."""
+        return [
+            (t, self.loaded[i][t.trial_id])
+            for t in sorted(self.by_task[i].get(task_id, []), key=lambda t: t.epoch)
+        ]
 
-    def all_inline(self) -> Iterator[dict]:
-        """Every drill-down, configuration by configuration (the inline order)."""
+    def section(self, i: int, tr, main: str, page_dir: Path | None) -> Markup:
+        """The drill-down of configuration ``i`` (position in ``data.configs``) on task result
+        ``tr`` (:func:`jobbench.report._drill.section`)."""
+        c = self.data.configs[i]
+        html = _drill.section(
+            c,
+            tr,
+            self.trials(i, tr.task_id),
+            self.plan,
+            main=main,
+            page_dir=page_dir,
+            summary=not main,  # a drill-down page's index table shows the figures
+        )
+        return Markup(html)  # noqa: S704 (every text in it is escaped by _drill)
+
+    def rubric_list(self, task_id: str) -> Markup:
+        """The task's rubric texts, once, for compact drill-downs (empty otherwise)."""
+        if not self.plan.compact:
+            return Markup("")
+        task = next(
+            (c.run.tasks[task_id] for c in self.data.configs if task_id in c.run.tasks), None
+        )
+        return Markup(_drill.rubric_list(task_id, task))  # noqa: S704 (escaped by _drill)
+
+    def all_inline(self, page_dir: Path | None) -> Iterator[Markup]:
+        """Every drill-down, configuration by configuration (the inline order); a compact
+        report puts each task's rubric texts before its first section."""
+        listed: set[str] = set()
         for i, c in enumerate(self.data.configs):
             for tr in c.tasks:
-                yield self.view(i, tr)
+                if tr.task_id not in listed:
+                    listed.add(tr.task_id)
+                    yield self.rubric_list(tr.task_id)
+                yield self.section(i, tr, "", page_dir)
 
-    def for_task(self, task_id: str) -> list[dict]:
-        """The drill-downs of ``task_id``, one per configuration that has it, in rank order."""
+    def index(self, task_id: str) -> list[dict]:
+        """The configurations that have ``task_id``, in rank order: ``anchor``, ``label``,
+        ``tr`` (TaskResult) and ``epochs`` (``(anchor, score or state)`` per trial)."""
         out = []
         for i, c in enumerate(self.data.configs):
             tr = c.task(task_id)
-            if tr is not None:
-                out.append(self.view(i, tr))
+            if tr is None:
+                continue
+            anchor = c.task_anchor(task_id)
+            epochs = [
+                (f"{anchor}-e{t.epoch}", _tables.pct(t.score) if t.score is not None else t.state)
+                for t, _ in self.trials(i, task_id)
+            ]
+            out.append({"anchor": anchor, "label": c.label, "tr": tr, "epochs": epochs})
         return out
+
+    def for_task(self, task_id: str, page_dir: Path | None) -> Iterator[Markup]:
+        """The drill-downs of ``task_id``, one per configuration that has it, in rank order."""
+        for i, c in enumerate(self.data.configs):
+            tr = c.task(task_id)
+            if tr is not None:
+                yield self.section(i, tr, "../report.html", page_dir)
+
+
+HEAT_COLOURS = (
+    "#440154",
+    "#482878",
+    "#3e4989",
+    "#31688e",
+    "#26828e",
+    "#1f9e89",
+    "#35b779",
+    "#6ece58",
+    "#b5de2b",
+    "#d8e219",
+    "#fde725",
+)
+"""Viridis at 0, 10, …, 100 %: the colour of a heat-map cell is that of its score rounded to
+the nearest 10 % (white text below 60 %, black from 60 %)."""
+
+
+def heatmap_css() -> str:
+    """The heat map's cell classes ``h0`` … ``h10`` (one per entry of :data:`HEAT_COLOURS`)."""
+    return " ".join(
+        f".heatmap td.h{i} {{ background: {c}; }}"
+        + (f" .heatmap td.h{i} a {{ color: #fff; }}" if i < 6 else "")
+        for i, c in enumerate(HEAT_COLOURS)
+    )
+
+
+def heatmap_html(data: ReportData, href) -> Markup:
+    """The task × configuration heat map as an HTML table sized to its content (no image):
+    one row per task (its id in full), one column per configuration (its label written
+    vertically), each cell the task score s_t in % on a :data:`HEAT_COLOURS` background,
+    linking to its drill-down (``href(config, task_id)``); ``missing`` cells are grey and
+    link too, tasks a configuration did not run are blank. Text is escaped."""
+    out = ['<div class="scroll"><table class="heatmap"><thead><tr><th>task</th>']
+    out += [f'<th class="hc"><span>{escape(c.label)}</span></th>' for c in data.configs]
+    out.append("</tr></thead><tbody>")
+    for task_id in data.task_ids:
+        out.append(f"<tr><th>{escape(task_id)}</th>")
+        for c in data.configs:
+            tr = c.task(task_id)
+            if tr is None:
+                out.append('<td class="hn"></td>')
+            elif tr.missing:
+                out.append(f'<td class="hm"><a href="{escape(href(c, task_id))}">missing</a></td>')
+            else:
+                score = tr.score or 0.0
+                out.append(
+                    f'<td class="h{int(score * 10 + 0.5)}"><a href="{escape(href(c, task_id))}">'
+                    f"{100 * score:.0f}</a></td>"
+                )
+        out.append("</tr>")
+    out.append("</tbody></table></div>")
+    return Markup("".join(out))  # noqa: S704 (every text in it is escaped above)
 
 
 def _page_tasks(data: ReportData) -> list[str]:
@@ -285,10 +294,13 @@ def _env() -> Environment:
         sandboxes=_tables.sandboxes_text,
     )
     env.globals["integrity_columns"] = _tables.INTEGRITY_COLUMNS
+    env.globals["heatmap_css"] = heatmap_css
     return env
 
 
-def render_html(data: ReportData, drilldowns: DrilldownMode = "inline") -> str:
+def render_html(
+    data: ReportData, drilldowns: DrilldownMode = "inline", out_dir: Path | None = None
+) -> str:
     """Render ``report.html`` for ``data``.
 
     Args:
@@ -296,6 +308,8 @@ def render_html(data: ReportData, drilldowns: DrilldownMode = "inline") -> str:
         drilldowns: ``inline`` (drill-downs in this page), ``pages`` (links point to
             ``drilldowns/<page_name(task)>#<anchor>``; write those pages with
             :func:`render_drilldown_pages`) or ``auto`` (:func:`resolve_drilldowns`).
+        out_dir: the directory ``report.html`` is written to (inline drill-downs link each
+            trial's grade file relative to it); None names grade files without a link.
 
     Returns:
         The HTML text.
@@ -337,15 +351,15 @@ def render_html(data: ReportData, drilldowns: DrilldownMode = "inline") -> str:
                 "caption": f"{MICRO_LABEL} against {xlabel}.",
             }
         )
-        png, areas, size = _plots.heatmap(data, href=dhref)
         figures.append(
             {
                 "id": "fig-heatmap",
                 "title": "Task × configuration heat map",
-                "src": _data_uri(png),
-                "areas": areas,
-                "size": size,
-                "caption": "Each cell links to its drill-down (click it).",
+                "html": heatmap_html(data, dhref),
+                "caption": Markup(
+                    "Task score s<sub>t</sub> (%, mean over scored epochs); grey = missing "
+                    "(counts 0), blank = not run. Each cell links to its drill-down."
+                ),
             }
         )
         figures.append(
@@ -353,7 +367,9 @@ def render_html(data: ReportData, drilldowns: DrilldownMode = "inline") -> str:
                 "id": "fig-chains",
                 "title": "Chain breaks",
                 "src": _data_uri(_plots.chain_break_bars(data)),
-                "caption": "For each failed rubric item, the first link of its chain that failed.",
+                "caption": "For each failed rubric item, the first link of its chain that "
+                "failed; trials without a deliverable fail every item (counted under "
+                "no deliverable).",
             }
         )
     soc_titles = soc_major_groups()
@@ -381,7 +397,8 @@ def render_html(data: ReportData, drilldowns: DrilldownMode = "inline") -> str:
         for t in c.tasks:
             if t.max_points is not None:
                 task_max.setdefault(t.task_id, t.max_points)
-    limit = text_limit(data)
+    drills = _Drills(data)
+    limit = drills.plan.limit
     return (
         _env()
         .get_template("report.html.j2")
@@ -395,7 +412,9 @@ def render_html(data: ReportData, drilldowns: DrilldownMode = "inline") -> str:
             group_names=group_names,
             states=STATE_DESCRIPTIONS,
             ratio_fields=RATIO_FIELDS,
-            drilldowns=[] if pages else _Drills(data, limit).all_inline(),
+            drilldowns=[] if pages else drills.all_inline(out_dir),
+            compact=drills.plan.compact,
+            marks_legend=_drill.MARKS_LEGEND,
             pages=[
                 {
                     "task_id": t,
@@ -417,13 +436,16 @@ def render_html(data: ReportData, drilldowns: DrilldownMode = "inline") -> str:
     )
 
 
-def render_drilldown_pages(data: ReportData) -> Iterator[tuple[str, str]]:
+def render_drilldown_pages(
+    data: ReportData, out_dir: Path | None = None
+) -> Iterator[tuple[str, str]]:
     """The per-task drill-down pages, one at a time: ``(page_name(task_id), html)`` for every
     task some configuration has, each with that task's drill-down for every configuration (in
     rank order). Links back to the report point to ``../report.html#…``; the page has the
-    report's Content-Security-Policy, escaping and text cuts."""
-    limit = text_limit(data)
-    drills = _Drills(data, limit)
+    report's Content-Security-Policy, escaping and text cuts. With ``out_dir`` (the report
+    directory) each trial links its grade file relative to ``out_dir/drilldowns/``."""
+    drills = _Drills(data)
+    page_dir = out_dir / DRILLDOWN_DIR if out_dir is not None else None
     template = _env().get_template("drilldown.html.j2")
     for task_id in _page_tasks(data):
         yield (
@@ -431,14 +453,15 @@ def render_drilldown_pages(data: ReportData) -> Iterator[tuple[str, str]]:
             template.render(
                 data=data,
                 task_id=task_id,
-                drilldowns=drills.for_task(task_id),
+                index=drills.index(task_id),
+                rubric_list=drills.rubric_list(task_id),
+                drilldowns=drills.for_task(task_id, page_dir),
                 main="../report.html",
-                max_text=limit,
+                max_text=drills.plan.limit,
+                compact=drills.plan.compact,
+                marks_legend=_drill.MARKS_LEGEND,
             ),
         )
 
 
-def _break_order(k: str) -> tuple[int, int]:
-    if k.startswith("criterion "):
-        return (0, int(k.split()[1]))
-    return (1, 0 if k == "requires" else 1)
+_break_order = chain_break_order

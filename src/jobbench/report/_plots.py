@@ -1,17 +1,16 @@
 """Figures of the HTML report, drawn with matplotlib's object API (no pyplot, no display).
 
-Each function returns PNG bytes (plus clickable regions for the heat map) so the HTML can
-embed them as ``data:`` URIs.
+Each function returns PNG bytes so the HTML can embed them as ``data:`` URIs (the heat map is
+an HTML table, :func:`jobbench.report._html.heatmap_html`).
 """
 
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
 
 from matplotlib.figure import Figure
 
-from ..scoring import MICRO_LABEL
+from ..scoring import MICRO_LABEL, chain_break_order
 from ._build import ConfigView, ReportData
 
 DPI = 100
@@ -135,111 +134,17 @@ def cost_scatter(data: ReportData) -> tuple[bytes, str]:
     return _png(fig), label
 
 
-@dataclass
-class Area:
-    """A clickable rectangle on an image: pixel box (left, top, right, bottom), link, title."""
-
-    box: tuple[int, int, int, int]
-    href: str
-    title: str
-
-
-def heatmap(data: ReportData, href=None) -> tuple[bytes, list[Area], tuple[int, int]]:
-    """Task × configuration heat map of task scores s_t (%), missing tasks hatched grey.
-
-    Args:
-        data: the report.
-        href: ``href(config, task_id) -> str``, the link of a cell (default: the in-page
-            drill-down anchor ``#<config.task_anchor(task_id)>``).
-
-    Returns:
-        (PNG, clickable areas linking each cell to its drill-down, (width, height) pixels).
-    """
-    import numpy as np
-
-    tasks = data.task_ids
-    configs = data.configs
-    nt, nc = max(1, len(tasks)), max(1, len(configs))
-    width_in = min(40.0, 4.5 + 1.1 * nc)
-    height_in = min(80.0, 1.6 + 0.28 * nt)
-    fig = Figure(figsize=(width_in, height_in), dpi=DPI)
-    left = min(0.6, 3.8 / width_in)
-    bottom, top = 0.9 / height_in, 1 - 0.7 / height_in
-    ax = fig.add_axes((left, bottom, 0.86 - left, top - bottom))
-    grid = np.full((nt, nc), np.nan)
-    labels: list[list[str]] = [["" for _ in range(nc)] for _ in range(nt)]
-    for j, c in enumerate(configs):
-        by_id = {t.task_id: t for t in c.tasks}
-        for i, task_id in enumerate(tasks):
-            tr = by_id.get(task_id)
-            if tr is None:
-                labels[i][j] = "n/a"
-            elif tr.missing:
-                labels[i][j] = "missing"
-            else:
-                grid[i, j] = 100 * (tr.score or 0.0)
-                labels[i][j] = f"{100 * (tr.score or 0.0):.0f}"
-    ax.set_facecolor("#d9d9d9")
-    im = ax.imshow(grid, cmap="viridis", vmin=0, vmax=100, aspect="auto", interpolation="nearest")
-    for i in range(len(tasks)):
-        for j in range(len(configs)):
-            v = grid[i, j]
-            colour = "white" if np.isnan(v) or v < 60 else "black"
-            ax.text(
-                j,
-                i,
-                labels[i][j],
-                ha="center",
-                va="center",
-                fontsize=7,
-                color="#444444" if np.isnan(v) else colour,
-            )
-    ax.set_xticks(range(len(configs)))
-    ax.set_xticklabels([c.label for c in configs], rotation=30, ha="right", fontsize=8)
-    ax.xaxis.tick_top()
-    ax.set_yticks(range(len(tasks)))
-    ax.set_yticklabels(tasks, fontsize=7)
-    ax.set_title(
-        "Task score s_t (%, mean over scored epochs); grey = missing (counts 0)", fontsize=9, pad=40
-    )
-    cax = fig.add_axes((0.9, bottom, 0.02, top - bottom))
-    fig.colorbar(im, cax=cax, label="s_t, %")
-    fig.canvas.draw()
-    w_px, h_px = fig.canvas.get_width_height()
-    areas: list[Area] = []
-    for j, c in enumerate(configs):
-        for i, task_id in enumerate(tasks):
-            if c.task(task_id) is None:
-                continue
-            (x0, y0), (x1, y1) = ax.transData.transform([(j - 0.5, i + 0.5), (j + 0.5, i - 0.5)])
-            box = (int(round(x0)), int(round(h_px - y1)), int(round(x1)), int(round(h_px - y0)))
-            areas.append(
-                Area(
-                    box=box,
-                    href=href(c, task_id) if href else "#" + c.task_anchor(task_id),
-                    title=f"{task_id} — {c.label}: {labels[i][j]}",
-                )
-            )
-    return _png(fig), areas, (w_px, h_px)
-
-
 def chain_break_bars(data: ReportData) -> bytes:
     """Stacked horizontal bars: for each configuration, where its failed rubric chains broke
-    first (criterion 1, 2, …, a required rubric), over complete grades."""
+    first (criterion 1, 2, …, a required rubric) over complete grades, and the items failed by
+    trials without a deliverable (:func:`jobbench.scoring.chain_break_counts`)."""
     keys: list[str] = []
     for c in data.configs:
         for k in c.chain_breaks:
             if k not in keys:
                 keys.append(k)
 
-    def order(k: str) -> tuple[int, int]:
-        return (
-            (0, int(k.split()[1]))
-            if k.startswith("criterion ")
-            else (1, 0 if k == "requires" else 1)
-        )
-
-    keys.sort(key=order)
+    keys.sort(key=chain_break_order)
     fig = Figure(figsize=(9, 1.4 + 0.45 * max(1, len(data.configs))), dpi=DPI, layout="constrained")
     ax = fig.add_subplot()
     labels = [c.label for c in data.configs]
@@ -258,7 +163,7 @@ def chain_break_bars(data: ReportData) -> bytes:
             transform=ax.transAxes,
         )
     ax.invert_yaxis()
-    ax.set_xlabel("failed rubric items (all complete trials)")
+    ax.set_xlabel("failed rubric items (complete and no_deliverable trials)")
     ax.set_title("Chain breaks: the first failed link of each failed rubric", fontsize=10)
     if keys:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))

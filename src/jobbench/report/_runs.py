@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..records import GradeRecord, TrialRecord
+from ..records import CriterionVerdict, GradeRecord, TrialRecord
 from ..rundir import JudgeKeyError, RunDir, RunLock, choose_judge_key
 from ..scoring import TaskMeta
 from ..tasks import Task, display_path, load_dataset, task_digest
@@ -45,7 +45,18 @@ def resolve_judge_key(
 
 @dataclass
 class LoadedTrial:
-    """A trial record with where it came from and its grade under the chosen judge key."""
+    """A trial record with where it came from and its grade under the chosen judge key.
+
+    Attributes:
+        record: ``trial.json``; rel: the trial id; dir: the trial's folder.
+        grade: the grade (its verdicts without texts when read with ``slim``, see
+            :func:`load_run`); grade_path: its file.
+        trajectory_events: lines of ``trajectory.jsonl`` (None without one).
+        record_sha256, grade_sha256: SHA-256 (hex) of ``trial.json`` and of the grade file
+            as read (None when not known).
+        text_stats: the grade's :class:`TextStats` noted before it was slimmed (None when
+            the grade is whole: then they are computed from it).
+    """
 
     record: TrialRecord
     rel: str
@@ -53,6 +64,90 @@ class LoadedTrial:
     grade: GradeRecord | None = None
     grade_path: Path | None = None
     trajectory_events: int | None = None
+    record_sha256: str | None = None
+    grade_sha256: str | None = None
+    text_stats: TextStats | None = None
+
+
+_VerdictKey = tuple[int, int, str, str]
+
+TEXT_CAP = 2000
+"""Longest reasoning or evidence (characters) a drill-down shows; the grade file keeps it
+whole."""
+
+
+def needs_detail(cv: CriterionVerdict) -> bool:
+    """Whether a drill-down must show this verdict with its reasoning and evidence even when
+    it shows passing criteria compactly: any verdict but ``pass``, a quote not found in the
+    deliverables, or a second opinion that differs."""
+    if cv.verdict != "pass" or cv.evidence_found is False:
+        return True
+    other = (cv.second_opinion or {}).get("verdict")
+    return other is not None and other != cv.verdict
+
+
+@dataclass(frozen=True)
+class TextStats:
+    """Sizes of a grade's verdict texts (characters, each text counted up to
+    :data:`TEXT_CAP`): ``chars`` over every verdict, ``detail_chars`` and ``detail`` (the
+    number of verdicts) over those :func:`needs_detail` selects."""
+
+    chars: int = 0
+    detail_chars: int = 0
+    detail: int = 0
+
+    @classmethod
+    def of(cls, grade: GradeRecord) -> TextStats:
+        chars = detail_chars = detail = 0
+        for rg in grade.rubrics:
+            for cv in rg.criteria:
+                n = min(len(cv.reasoning), TEXT_CAP) + min(len(cv.evidence), TEXT_CAP)
+                chars += n
+                if needs_detail(cv):
+                    detail_chars += n
+                    detail += 1
+        return cls(chars, detail_chars, detail)
+
+
+class GradeSlimmer:
+    """Makes :func:`slim_grade` copies, sharing verdict objects across grades (``pool``)
+    and noting each grade's :class:`TextStats` before its texts go (``stats``: trial id →
+    stats)."""
+
+    def __init__(self) -> None:
+        self.pool: dict[_VerdictKey, CriterionVerdict] = {}
+        self.stats: dict[str, TextStats] = {}
+
+    def __call__(self, grade: GradeRecord) -> GradeRecord:
+        self.stats[grade.trial_id] = TextStats.of(grade)
+        return slim_grade(grade, self.pool)
+
+
+def slim_grade(grade: GradeRecord, pool: dict[_VerdictKey, CriterionVerdict]) -> GradeRecord:
+    """``grade`` without what only a drill-down shows: every criterion verdict keeps its
+    positions, verdict and source (the rest at their defaults: no reasoning, evidence or
+    second opinion), rubric items lose their overall reasoning, and the judge units (raw
+    replies) are dropped. Verdicts equal on those four fields are one shared object from
+    ``pool`` (updated here), so that a paper-scale report holds a few hundred verdict
+    objects instead of one per criterion and trial. The figures of
+    :func:`jobbench.scoring.trial_result` are the same as for ``grade``; the shared objects
+    must not be mutated."""
+    rubrics = []
+    for rg in grade.rubrics:
+        crits = []
+        for cv in rg.criteria:
+            key = (cv.rubric_index, cv.criterion_index, cv.verdict, cv.source)
+            shared = pool.get(key)
+            if shared is None:
+                shared = pool[key] = CriterionVerdict(
+                    rubric_index=cv.rubric_index,
+                    criterion_index=cv.criterion_index,
+                    verdict=cv.verdict,
+                    source=cv.source,
+                )
+            crits.append(shared)
+        rubrics.append(rg.model_copy(update={"criteria": crits, "overall_reasoning": None}))
+    return grade.model_copy(update={"rubrics": rubrics, "units": []})
 
 
 @dataclass
@@ -143,12 +238,15 @@ def _load_dataset_tasks(run: RunData) -> None:
         )
 
 
-def load_run(run_dir: Path | str, judge_key: str | None) -> RunData:
-    """Read one run directory.
+def load_run(run_dir: Path | str, judge_key: str | None, *, slim: bool = False) -> RunData:
+    """Read one run directory; every record is validated once, as it is read.
 
     Args:
         run_dir: ``runs/<name>``.
         judge_key: read grades from ``grades/<judge_key>/`` (None: ignore grades).
+        slim: keep each grade as :func:`slim_grade` makes it, right after it is validated
+            (the report does: its drill-downs read the texts again, one task at a time, from
+            the grade files, checked against ``grade_sha256``).
 
     Returns:
         A :class:`RunData`; trials sorted by trial id.
@@ -187,10 +285,15 @@ def load_run(run_dir: Path | str, judge_key: str | None) -> RunData:
     for tid, rec in scan.records.items():
         tdir = scan.dirs[tid]
         by_id[tid] = LoadedTrial(
-            record=rec, rel=tid, dir=tdir, trajectory_events=_count_lines(rd.trajectory_file(tid))
+            record=rec,
+            rel=tid,
+            dir=tdir,
+            trajectory_events=_count_lines(rd.trajectory_file(tid)),
+            record_sha256=scan.sha256.get(tid),
         )
     if judge_key is not None:
-        grades = rd.grades(judge_key)
+        slimmer = GradeSlimmer() if slim else None
+        grades = rd.grades(judge_key, transform=slimmer)
         for p in grades.problems:
             (problems if p.kind == "corrupt" else ignored).append(str(p))
         orphans = []
@@ -200,6 +303,9 @@ def load_run(run_dir: Path | str, judge_key: str | None) -> RunData:
                 orphans.append(tid)
                 continue
             lt.grade, lt.grade_path = grade, grades.paths[tid]
+            lt.grade_sha256 = grades.sha256.get(tid)
+            if slimmer is not None:
+                lt.text_stats = slimmer.stats.get(grade.trial_id)
         if orphans:
             run.warnings.append(
                 f"{run.name}: {len(orphans)} grade(s) under {judge_key} without a trial.json: "

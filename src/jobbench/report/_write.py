@@ -68,7 +68,11 @@ def inputs_digest(data: ReportData, drilldowns: str) -> str:
     bootstrap settings and epochs) and, per run, its path and name, ``lock.json`` (but its
     ``updated_at``, renewed by every ``jobbench run`` and shown nowhere), the
     dataset's tasks and their maxima, every trial record, grade record and trajectory event
-    count read, and the warnings. A changed trial, grade or lock changes the digest."""
+    count read, and the warnings. Trial records and grades enter as the SHA-256 of their
+    files' bytes as read (their model dump when that is not known), so the digest is one
+    streaming hash, not a copy of every verdict. A changed trial, grade or lock changes the
+    digest."""
+    h = hashlib.sha256()
     payload: dict[str, Any] = {
         "version": __version__,
         "drilldowns": drilldowns,
@@ -87,13 +91,19 @@ def inputs_digest(data: ReportData, drilldowns: str) -> str:
                 "metas": r.metas,
                 "invalid": r.invalid,
                 "dataset_problems": r.dataset_problems,
-                "trials": [[lt.rel, lt.record, lt.grade, lt.trajectory_events] for lt in r.trials],
             }
             for r in data.runs
         ],
     }
     text = json.dumps(to_jsonable_python(payload), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+    h.update(text.encode("utf-8"))
+    for r in data.runs:
+        h.update(b"\0run\0")
+        for lt in r.trials:
+            record = lt.record_sha256 or lt.record.model_dump_json()
+            grade = lt.grade_sha256 or (lt.grade.model_dump_json() if lt.grade else "-")
+            h.update(f"\0{lt.rel}\0{record}\0{grade}\0{lt.trajectory_events}".encode())
+    return h.hexdigest()
 
 
 def _up_to_date(out_dir: Path, digest: str) -> str | None:
@@ -175,7 +185,7 @@ def write_data(data: ReportData, out_dir: Path, *, drilldowns: str = "auto") -> 
         atomic_write_json(out_dir / "summary.json", summary_json(data))
         if mode == "pages":
             _write_pages(data, out_dir)  # link targets first, then the page that links to them
-        atomic_write_text(out_dir / "report.html", render_html(data, mode))
+        atomic_write_text(out_dir / "report.html", render_html(data, mode, out_dir))
     except OSError as exc:
         raise ReportWriteError(out_dir, exc) from exc
     data.drilldown_layout = mode
@@ -202,7 +212,7 @@ def _write_pages(data: ReportData, out_dir: Path) -> None:
         _discard(old)
     tmp = Path(tempfile.mkdtemp(prefix=f".{DRILLDOWN_DIR}-new-", dir=out_dir))
     try:
-        for name, html in render_drilldown_pages(data):
+        for name, html in render_drilldown_pages(data, out_dir):
             (tmp / name).write_text(html, encoding="utf-8")
         umask = os.umask(0)
         os.umask(umask)

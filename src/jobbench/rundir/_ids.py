@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 NO_MODEL = "-"
 """The model part of the id of an agent without a model."""
@@ -37,6 +38,24 @@ def check_component(value: object, what: str = "path component") -> str:
     Raises:
         UnsafeIdError: naming ``what``, the value and the rule it breaks.
     """
+    if type(value) is str and _is_safe_component(value):
+        return value
+    return _check_component(value, what)
+
+
+@lru_cache(maxsize=16384)
+def _is_safe_component(value: str) -> bool:
+    """Whether :func:`check_component` accepts ``value`` (cached: a run directory's scan
+    checks the same few hundred names tens of thousands of times)."""
+    try:
+        _check_component(value, "")
+    except UnsafeIdError:
+        return False
+    return True
+
+
+def _check_component(value: object, what: str) -> str:
+    """:func:`check_component` without its cache."""
     if not isinstance(value, str):
         raise UnsafeIdError(f"{what} must be a string, got {type(value).__name__}")
     if not value:
@@ -155,6 +174,20 @@ def parse_trial_id(tid: object) -> TrialKey:
         UnsafeIdError: ``tid`` is not ``<split>/<occupation>/taskN/<agent>@<model>/epoch-<N>``
             with safe components (the message says which part is wrong).
     """
+    if type(tid) is str:
+        return _parse_trial_id_cached(tid)
+    return _parse_trial_id(tid)
+
+
+@lru_cache(maxsize=65536)
+def _parse_trial_id_cached(tid: str) -> TrialKey:
+    """:func:`parse_trial_id` of a string, cached (a report parses each id several times;
+    errors are not cached)."""
+    return _parse_trial_id(tid)
+
+
+def _parse_trial_id(tid: object) -> TrialKey:
+    """:func:`parse_trial_id` without its cache."""
     if not isinstance(tid, str):
         raise UnsafeIdError(f"trial id must be a string, got {type(tid).__name__}")
     parts = tid.split("/")

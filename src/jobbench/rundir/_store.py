@@ -40,10 +40,13 @@ Rules:
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import os
 import shutil
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
@@ -131,12 +134,14 @@ class Loaded(Generic[R]):
         problems: why not (empty when ``record`` is set).
         schema_version: the schema of the file as written (1 for files without
             ``schema_version``), or None when it was not read.
+        sha256: SHA-256 (hex) of the file's bytes as read, or None when it was not read.
     """
 
     path: Path
     record: R | None
     problems: tuple[RunDirProblem, ...] = ()
     schema_version: int | None = None
+    sha256: str | None = None
 
     @property
     def missing(self) -> bool:
@@ -163,37 +168,55 @@ def _validation_problems(path: Path, exc: ValidationError) -> tuple[RunDirProble
 
 def _read_json(path: Path) -> tuple[Any, RunDirProblem | None]:
     """Parse the JSON file at ``path`` without following a symbolic link at its name."""
+    data, problem, _ = _read_json_bytes(path)
+    return data, problem
+
+
+def _read_json_bytes(path: Path) -> tuple[Any, RunDirProblem | None, bytes | None]:
+    """:func:`_read_json` plus the file's bytes (None when it could not be read)."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
-        return None, RunDirProblem(path, "missing", "missing")
+        return None, RunDirProblem(path, "missing", "missing"), None
     except OSError as exc:
-        return None, RunDirProblem(path, "corrupt", f"cannot read ({exc.strerror or exc})")
+        return None, RunDirProblem(path, "corrupt", f"cannot read ({exc.strerror or exc})"), None
     if stat.S_ISLNK(st.st_mode):
-        return None, RunDirProblem(
-            path, "unsafe", "is a symbolic link (JobBench never writes one; not followed)"
+        return (
+            None,
+            RunDirProblem(
+                path, "unsafe", "is a symbolic link (JobBench never writes one; not followed)"
+            ),
+            None,
         )
     if not stat.S_ISREG(st.st_mode):
-        return None, RunDirProblem(path, "corrupt", "is not a regular file")
+        return None, RunDirProblem(path, "corrupt", "is not a regular file"), None
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         with os.fdopen(fd, "rb") as f:
             raw = f.read()
     except OSError as exc:
-        return None, RunDirProblem(path, "corrupt", f"cannot read ({exc.strerror or exc})")
+        return None, RunDirProblem(path, "corrupt", f"cannot read ({exc.strerror or exc})"), None
     try:
-        return json.loads(raw.decode("utf-8")), None
+        return json.loads(raw.decode("utf-8")), None, raw
     except UnicodeDecodeError:
-        return None, RunDirProblem(
-            path, "corrupt", "not valid JSON (not UTF-8 text)", "(top level)"
+        return (
+            None,
+            RunDirProblem(path, "corrupt", "not valid JSON (not UTF-8 text)", "(top level)"),
+            raw,
         )
     except json.JSONDecodeError as exc:
-        return None, RunDirProblem(
-            path, "corrupt", f"not valid JSON (line {exc.lineno}: {exc.msg})", "(top level)"
+        return (
+            None,
+            RunDirProblem(
+                path, "corrupt", f"not valid JSON (line {exc.lineno}: {exc.msg})", "(top level)"
+            ),
+            raw,
         )
     except RecursionError:
-        return None, RunDirProblem(
-            path, "corrupt", "not valid JSON (nested too deeply)", "(top level)"
+        return (
+            None,
+            RunDirProblem(path, "corrupt", "not valid JSON (nested too deeply)", "(top level)"),
+            raw,
         )
 
 
@@ -250,10 +273,12 @@ def read_record_file(path: Path | str, model: type[R]) -> Loaded[R]:
     kept beside a public-layout ``model_output/`` folder). A symbolic link at ``path`` is
     not followed (an ``unsafe`` problem)."""
     path = Path(path)
-    data, problem = _read_json(path)
+    data, problem, raw = _read_json_bytes(path)
     if problem is not None:
         return Loaded(path, None, (problem,))
-    return parse_record(path, data, model)
+    loaded = parse_record(path, data, model)
+    assert raw is not None  # read whenever there is no problem
+    return dataclasses.replace(loaded, sha256=hashlib.sha256(raw).hexdigest())
 
 
 def folder_manifest(folder: Path) -> list[tuple[str, str]]:
@@ -318,6 +343,7 @@ class TrialScan:
     Attributes:
         records: trial id → record, for trial records that are usable, in trial-id order.
         dirs: trial id → its folder.
+        sha256: trial id → SHA-256 (hex) of its ``trial.json`` bytes as read (usable ones).
         unfinished: trial ids whose folder has no ``trial.json`` (never finished or
             interrupted), sorted.
         problems: files that could not be used (corrupt, foreign or unsafe).
@@ -325,6 +351,7 @@ class TrialScan:
 
     records: dict[str, TrialRecord] = field(default_factory=dict)
     dirs: dict[str, Path] = field(default_factory=dict)
+    sha256: dict[str, str] = field(default_factory=dict)
     unfinished: list[str] = field(default_factory=list)
     problems: list[RunDirProblem] = field(default_factory=list)
 
@@ -336,11 +363,13 @@ class GradeScan:
     Attributes:
         records: trial id → grade, for usable grade files, in trial-id order.
         paths: trial id → the grade file.
+        sha256: trial id → SHA-256 (hex) of the grade file's bytes as read.
         problems: files that could not be used (corrupt, foreign or unsafe).
     """
 
     records: dict[str, GradeRecord] = field(default_factory=dict)
     paths: dict[str, Path] = field(default_factory=dict)
+    sha256: dict[str, str] = field(default_factory=dict)
     problems: list[RunDirProblem] = field(default_factory=list)
 
 
@@ -507,10 +536,13 @@ class RunDir:
             if not stat.S_ISDIR(st.st_mode):
                 raise RunDirError(RunDirProblem(cur, "unsafe", "is not a folder"))
 
-    def _unlinked_path(self, path: Path, *, itself: bool = False) -> RunDirProblem | None:
+    def _unlinked_path(
+        self, path: Path, *, itself: bool = False, seen: set[Path] | None = None
+    ) -> RunDirProblem | None:
         """A problem when a folder on the way from the run directory to ``path`` (and
         ``path`` itself when ``itself``) is a symbolic link: then ``path`` is not a location
-        the run directory owns."""
+        the run directory owns. ``seen`` (kept by one scan of many files) holds the folders
+        already found not to be links, which are not looked at again."""
         try:
             parts = self._rel_parts(path)
         except RunDirError as exc:
@@ -518,6 +550,8 @@ class RunDir:
         cur = self.root
         for part in parts if itself else parts[:-1]:
             cur = cur / part
+            if seen is not None and cur in seen:
+                continue
             st = _lstat(cur)
             if st is None:
                 return None
@@ -525,6 +559,8 @@ class RunDir:
                 return RunDirProblem(
                     cur, "unsafe", "is a symbolic link (JobBench never writes one; not followed)"
                 )
+            if seen is not None:
+                seen.add(cur)
         return None
 
     def _write_json(self, path: Path, obj: Any) -> None:
@@ -569,22 +605,23 @@ class RunDir:
 
     # -------------------------------------------------------------- trials
 
-    def _read(self, path: Path, model: type[R]) -> Loaded[R]:
-        problem = self._unlinked_path(path)
+    def _read(self, path: Path, model: type[R], seen: set[Path] | None = None) -> Loaded[R]:
+        problem = self._unlinked_path(path, seen=seen)
         if problem is not None:
             return Loaded(path, None, (problem,))
         return read_record_file(path, model)
 
-    def read_trial(self, tid: str) -> Loaded[TrialRecord]:
+    def read_trial(self, tid: str, *, _seen: set[Path] | None = None) -> Loaded[TrialRecord]:
         """``trials/<tid>/trial.json``; a record whose ``trial_id``, ``task_id`` or ``epoch``
-        is not this location's is a ``foreign`` problem (and not returned).
+        is not this location's is a ``foreign`` problem (and not returned). ``_seen``: see
+        :meth:`_unlinked_path` (for scans).
 
         Raises:
             UnsafeIdError: ``tid`` is not a valid trial id.
         """
         key = parse_trial_id(tid)
         path = self.trial_file(tid)
-        loaded = self._read(path, TrialRecord)
+        loaded = self._read(path, TrialRecord, _seen)
         if loaded.record is None:
             return loaded
         rec = loaded.record
@@ -643,11 +680,14 @@ class RunDir:
         """Every trial record at its own path (see :meth:`read_trial`), found by a walk of
         exactly the layout's depth: nothing under ``deliverables/`` is ever looked at."""
         scan = TrialScan()
+        seen: set[Path] = set()
         for tid in self._walk_trials(scan.problems):
             scan.dirs[tid] = self.trial_dir(tid)
-            loaded = self.read_trial(tid)
+            loaded = self.read_trial(tid, _seen=seen)
             if loaded.record is not None:
                 scan.records[tid] = loaded.record
+                if loaded.sha256 is not None:
+                    scan.sha256[tid] = loaded.sha256
             elif loaded.missing:
                 scan.unfinished.append(tid)
             else:
@@ -728,16 +768,19 @@ class RunDir:
                 continue
         return None
 
-    def read_grade(self, key: str, tid: str) -> Loaded[GradeRecord]:
+    def read_grade(
+        self, key: str, tid: str, *, _seen: set[Path] | None = None
+    ) -> Loaded[GradeRecord]:
         """``grades/<key>/<tid>.json``; a grade whose ``trial_id`` or ``task_id`` is not this
-        location's is a ``foreign`` problem (and not returned).
+        location's is a ``foreign`` problem (and not returned). ``_seen``: see
+        :meth:`_unlinked_path` (for scans).
 
         Raises:
             UnsafeIdError: ``key`` or ``tid`` is not valid.
         """
         k = parse_trial_id(tid)
         path = self.grade_file(key, tid)
-        loaded = self._read(path, GradeRecord)
+        loaded = self._read(path, GradeRecord, _seen)
         rec = loaded.record
         if rec is None:
             return loaded
@@ -755,9 +798,13 @@ class RunDir:
             )
         return loaded
 
-    def grades(self, key: str) -> GradeScan:
+    def grades(
+        self, key: str, *, transform: Callable[[GradeRecord], GradeRecord] | None = None
+    ) -> GradeScan:
         """Every grade file of ``key`` at its own path (see :meth:`read_grade`), found by a
-        walk of exactly the layout's depth.
+        walk of exactly the layout's depth. ``transform``, when given, is applied to each
+        usable grade as soon as it is read (e.g. to keep less of it in memory); the scan
+        holds what it returns.
 
         Raises:
             UnsafeIdError: ``key`` is not a safe path component.
@@ -794,11 +841,15 @@ class RunDir:
             scan.problems.append(problem)
         else:
             walk(base, [])
+        seen: set[Path] = set()
         for tid in sorted(found):
-            loaded = self.read_grade(key, tid)
+            loaded = self.read_grade(key, tid, _seen=seen)
             if loaded.record is not None:
-                scan.records[tid] = loaded.record
+                rec = loaded.record
+                scan.records[tid] = transform(rec) if transform is not None else rec
                 scan.paths[tid] = loaded.path
+                if loaded.sha256 is not None:
+                    scan.sha256[tid] = loaded.sha256
             else:
                 scan.problems.extend(loaded.problems)
         return scan

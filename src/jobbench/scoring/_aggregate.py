@@ -848,15 +848,26 @@ def compare(
     )
 
 
+NO_DELIVERABLE_BREAK = "no deliverable"
+"""The :func:`chain_break_counts` key of the rubric items failed by trials that delivered
+nothing (state ``no_deliverable``: every item fails, no chain is examined)."""
+
+
 def chain_break_counts(trials: Sequence[TrialResult]) -> dict[str, int]:
-    """Where failed rubric chains break first, over scored trials.
+    """Where failed rubric chains break first, over scored trials: complete grades by their
+    first failed link, and every rubric item of a ``no_deliverable`` trial under
+    :data:`NO_DELIVERABLE_BREAK` (it failed them all, as the score counts it).
 
     Returns:
-        ``{"criterion 1": n, "criterion 2": n, …, "requires": n, "unknown": n}`` (criterion
-        positions 1-based, in increasing order; keys with 0 left out).
+        ``{"criterion 1": n, "criterion 2": n, …, "requires": n, "unknown": n, "no
+        deliverable": n}`` (criterion positions 1-based, in increasing order; keys with 0
+        left out).
     """
     counts: Counter[str] = Counter()
     for t in trials:
+        if t.state == "no_deliverable":
+            counts[NO_DELIVERABLE_BREAK] += t.rubrics_failed
+            continue
         if t.state != "complete":
             continue
         for brk in t.chain_breaks.values():
@@ -868,9 +879,12 @@ def chain_break_counts(trials: Sequence[TrialResult]) -> dict[str, int]:
             else:
                 counts["unknown"] += 1
 
-    def order(key: str) -> tuple[int, int]:
-        if key.startswith("criterion "):
-            return (0, int(key.split()[1]))
-        return (1, 0 if key == "requires" else 1)
+    return {k: counts[k] for k in sorted(counts, key=chain_break_order) if counts[k]}
 
-    return {k: counts[k] for k in sorted(counts, key=order)}
+
+def chain_break_order(key: str) -> tuple[int, int]:
+    """Sort key of :func:`chain_break_counts` keys: criteria by position, then ``requires``,
+    ``unknown`` and :data:`NO_DELIVERABLE_BREAK`."""
+    if key.startswith("criterion "):
+        return (0, int(key.split()[1]))
+    return (1, {"requires": 0, "unknown": 1, NO_DELIVERABLE_BREAK: 2}.get(key, 1))
