@@ -640,6 +640,8 @@ def test_real_openclaw_graded_sample_run(tmp_path, monkeypatch):
     assert files
 
     def script(api: str, req: dict) -> Turn:
+        if "Reply with the single word OK." in json.dumps(req):
+            return Turn(text="OK")  # `jobbench run`'s preflight (jobbench.endpoint.preflight)
         if told_tools(req):
             return Turn(text="Saved the May P&L and the summary.", **FINAL_TURN)
         out = output_dir(req)
