@@ -500,10 +500,11 @@ def test_real_openclaw_end_to_end(tmp_path, monkeypatch):
             s.request["model"],
             s.request["temperature"],
             s.request["reasoning_effort"],
-            s.request["max_completion_tokens"],
+            s.request["max_tokens"],  # endpoint.token_cap_param: 127.0.0.1 takes max_tokens
+            "max_completion_tokens" in s.request,
         )
         for s in srv.served
-    } == {("fake-model", 0.3, "high", 4000)}
+    } == {("fake-model", 0.3, "high", 4000, False)}
     events = [e["event"] for e in traj if e["type"] == "cli_event"]
     envelope = events[-1]
     assert envelope["status"] == "ok" and envelope["provider"] == "jobbench"
