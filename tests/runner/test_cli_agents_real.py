@@ -500,10 +500,11 @@ def test_real_openclaw_end_to_end(tmp_path, monkeypatch):
             s.request["model"],
             s.request["temperature"],
             s.request["reasoning_effort"],
-            s.request["max_completion_tokens"],
+            s.request["max_tokens"],  # endpoint.token_cap_param: 127.0.0.1 takes max_tokens
+            "max_completion_tokens" in s.request,
         )
         for s in srv.served
-    } == {("fake-model", 0.3, "high", 4000)}
+    } == {("fake-model", 0.3, "high", 4000, False)}
     events = [e["event"] for e in traj if e["type"] == "cli_event"]
     envelope = events[-1]
     assert envelope["status"] == "ok" and envelope["provider"] == "jobbench"
@@ -559,6 +560,53 @@ def test_real_openclaw_rate_limit_then_success_is_a_normal_run(tmp_path):
     assert [s.turn.status for s in srv.served] == [429, 200, 200]
     assert (trial_dir / "deliverables" / "memo.md").read_text() == MEMO
     assert rec.turns == 2 and rec.usage.input_tokens == 1000 + 1300
+
+
+#: what a strict server answers to a parameter it does not take (OpenAI's error shape:
+#: ``invalid_request_error`` naming the parameter in ``message`` and ``param``)
+STRICT_REJECTION = {
+    "error": {
+        "message": "Unrecognized request argument supplied: max_completion_tokens",
+        "type": "invalid_request_error",
+        "param": "max_completion_tokens",
+        "code": None,
+    }
+}
+
+
+@needs_openclaw
+@pytest.mark.parametrize("cap", [4000, None])
+def test_real_openclaw_sends_the_token_cap_a_strict_server_takes(tmp_path, cap):
+    """A custom endpoint on 127.0.0.1 that rejects ``max_completion_tokens`` with HTTP 400
+    (naming it) and takes ``max_tokens``: every request carries the cap as ``max_tokens``
+    (``token_cap_param``), ours with ``--max-output-tokens``, else OpenClaw's own."""
+
+    def script(api: str, req: dict) -> Turn:
+        if "max_completion_tokens" in req:
+            return Turn(status=400, body=STRICT_REJECTION)
+        if not told_tools(req):
+            return openclaw_memo(req)
+        return Turn(text="Wrote memo.md.", **FINAL_TURN)
+
+    with FakeModelAPI(script) as srv:
+        rec, traj, trial_dir = run_trial(
+            tmp_path,
+            "openclaw",
+            "fake-model",
+            openclaw_exe(),
+            api_base=srv.base_url,
+            settings=ModelSettings(max_output_tokens=cap),
+        )
+    sent = [
+        {k: s.request[k] for k in ("max_tokens", "max_completion_tokens") if k in s.request}
+        for s in srv.served
+    ]
+    assert rec.status == TrialStatus.ok, f"{diagnose(rec, traj)} sent={sent}"
+    assert (trial_dir / "deliverables" / "memo.md").read_text() == MEMO
+    assert [s.turn.status for s in srv.served] == [200, 200]
+    assert len({json.dumps(c) for c in sent}) == 1 and list(sent[0]) == ["max_tokens"], sent
+    if cap is not None:
+        assert sent[0]["max_tokens"] == cap
 
 
 @needs_openclaw
@@ -640,6 +688,8 @@ def test_real_openclaw_graded_sample_run(tmp_path, monkeypatch):
     assert files
 
     def script(api: str, req: dict) -> Turn:
+        if "Reply with the single word OK." in json.dumps(req):
+            return Turn(text="OK")  # `jobbench run`'s preflight (jobbench.endpoint.preflight)
         if told_tools(req):
             return Turn(text="Saved the May P&L and the summary.", **FINAL_TURN)
         out = output_dir(req)

@@ -14,6 +14,7 @@ from runner_helpers import make_executable, python_shebang
 
 from jobbench.agents import AgentLimits, ModelSettings, OpenClawAgent, OpenClawParser, Pricing
 from jobbench.agents._openclaw import FAILOVER_STATUS, classify, node_supported
+from jobbench.endpoint import token_cap_param
 from jobbench.records import TrialStatus
 from jobbench.runner import AgentSpec, RunConfig, run_trials
 
@@ -229,6 +230,7 @@ def test_successful_run_against_a_custom_endpoint(tmp_path, dataset, endpoint_ke
                             "input": ["text"],
                             "reasoning": True,
                             "compat": {
+                                "maxTokensField": "max_tokens",
                                 "supportsReasoningEffort": True,
                                 "supportedReasoningEfforts": ["high"],
                             },
@@ -274,6 +276,49 @@ def test_successful_run_against_a_custom_endpoint(tmp_path, dataset, endpoint_ke
     # the key reaches the CLI by environment only (the fake itself echoes it on stderr)
     ours = [e for e in traj if e["type"] not in ("cli_exit", "openclaw_export")]
     assert "sk-local-openclaw" not in json.dumps(ours) + json.dumps(lock)
+
+
+@pytest.mark.parametrize(
+    "api_base, field",
+    [
+        ("http://127.0.0.1:8000/v1", "max_tokens"),
+        ("https://vllm.example.org/v1", "max_tokens"),
+        ("https://api.openai.com/v1", "max_completion_tokens"),
+    ],
+)
+def test_the_token_cap_goes_out_under_the_name_the_endpoint_takes(
+    tmp_path, dataset, endpoint_key, api_base, field
+):
+    # OpenClaw 2026.9.6 sends the cap as max_completion_tokens to 127.0.0.1 and to unknown
+    # hosts unless the model's compat.maxTokensField says otherwise; the name follows
+    # endpoint.token_cap_param, with or without --max-output-tokens (without, OpenClaw sends its
+    # own cap under that name)
+    exe = fake_install(tmp_path, "ok", write=["memo.md", "Acme Supplies\n"])
+    for i, settings in enumerate([ModelSettings(), ModelSettings(max_output_tokens=300)]):
+        rec, traj, _ = run_one(
+            tmp_path / str(i), dataset, exe, settings=settings, options={"api_base": api_base}
+        )
+        assert rec.status == TrialStatus.ok, rec.error
+        config = fake_calls(traj)[0]["config"]
+        (model,) = config["models"]["providers"]["jobbench"]["models"]
+        assert model["compat"] == {"maxTokensField": field} and "reasoning" not in model
+        assert token_cap_param(api_base) == field
+    assert config["agents"]["defaults"]["models"]["jobbench/fake-model"] == {
+        "params": {"maxTokens": 300}
+    }
+
+
+def test_a_vendor_provider_names_the_token_cap_itself(tmp_path, dataset, monkeypatch):
+    # without --api-base there is no model entry: the provider plugin's own default applies
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-openai")
+    exe = fake_install(tmp_path, "ok")
+    settings = ModelSettings(max_output_tokens=300)
+    rec, traj, _ = run_one(tmp_path, dataset, exe, model="openai/gpt-5.4", settings=settings)
+    config = fake_calls(traj)[0]["config"]
+    assert "models" not in config and "maxTokensField" not in json.dumps(config)
+    assert config["agents"]["defaults"]["models"]["openai/gpt-5.4"] == {
+        "params": {"maxTokens": 300}
+    }
 
 
 def test_the_given_prices_apply_when_openclaw_reports_none(tmp_path, dataset, endpoint_key):

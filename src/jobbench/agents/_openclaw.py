@@ -8,7 +8,8 @@ for CI and coding automation, docs/cli/agent.md of the npm package)::
 
 with a configuration file written into the trial's fresh HOME (:meth:`OpenClawAgent.
 build_config`): a custom OpenAI-compatible provider ``jobbench`` (``api:
-"openai-completions"``, streamed Chat Completions) for ``api_base``, otherwise the vendor's
+"openai-completions"``, streamed Chat Completions, the token cap named as
+:func:`jobbench.endpoint.token_cap_param` says) for ``api_base``, otherwise the vendor's
 provider plugin and its key from the environment; no plugins beyond that provider (none for
 a custom endpoint); no update check. OpenClaw prints one JSON envelope on stdout::
 
@@ -48,6 +49,7 @@ import subprocess
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
+from ..endpoint import token_cap_param
 from ..records import Usage
 from ..sandbox import Limits, Mount, SandboxError, safefs
 from ._base import AgentContext, AgentResult, InfraError
@@ -337,7 +339,10 @@ class OpenClawAgent(CliAgent):
     Settings: ``reasoning_effort`` → ``--thinking`` (``none`` → ``off``; with ``api_base``
     the model is declared reasoning-capable with exactly that effort, so the request carries
     ``reasoning_effort``); ``temperature`` and ``max_output_tokens`` → the model's
-    ``params`` (``temperature``, ``maxTokens``: the request's ``max_completion_tokens``).
+    ``params`` (``temperature``, ``maxTokens``). With ``api_base`` the request carries that
+    cap, or OpenClaw's own (8192), under the name :func:`jobbench.endpoint.token_cap_param`
+    gives (the model's ``compat.maxTokensField``: ``max_tokens`` except at api.openai.com);
+    a vendor provider's plugin chooses the name itself.
     There is no turn limit (the wall-clock limit applies). OpenClaw's deadline
     (``--timeout``) is the trial's; its start-up (about 10 s) comes before that deadline, so
     the sandbox kills it only :attr:`kill_grace` seconds later.
@@ -474,6 +479,11 @@ class OpenClawAgent(CliAgent):
         """The OpenClaw configuration of one trial (JSON; no secret: the key is the
         ``${JOBBENCH_API_KEY}`` substitution OpenClaw resolves from the environment).
 
+        With ``api_base`` the one model entry of provider ``jobbench`` always has
+        ``compat.maxTokensField`` (``max_tokens`` or ``max_completion_tokens``, from
+        :func:`jobbench.endpoint.token_cap_param`), plus ``reasoning`` and the effort's
+        ``compat`` keys with a reasoning effort other than ``none``/``off``.
+
         Raises:
             InfraError: without ``api_base``, a model that is not ``PROVIDER/MODEL``.
         """
@@ -484,12 +494,14 @@ class OpenClawAgent(CliAgent):
             "telemetry": {"enabled": False},
         }
         if self.api_base:
+            # the token cap's name by JobBench's rule; without maxTokensField OpenClaw
+            # 2026.9.6 sends max_completion_tokens to 127.0.0.1 and to hosts it does not know
+            compat: dict[str, Any] = {"maxTokensField": token_cap_param(self.api_base)}
             entry: dict[str, Any] = {"id": model, "name": model, "input": ["text"]}
             if effort and effort not in ("none", "off"):
-                entry.update(
-                    reasoning=True,
-                    compat={"supportsReasoningEffort": True, "supportedReasoningEfforts": [effort]},
-                )
+                entry["reasoning"] = True
+                compat.update(supportsReasoningEffort=True, supportedReasoningEfforts=[effort])
+            entry["compat"] = compat
             config["models"] = {
                 "mode": "replace",
                 "providers": {
