@@ -20,7 +20,7 @@ from openpyxl.formatting.rule import FormulaRule
 from openpyxl.styles import Font, GradientFill, PatternFill
 from openpyxl.styles.colors import Color
 
-from jobbench.extract import extract
+from jobbench.extract import Extraction, extract
 from jobbench.extract._xlsx_style import _tinted
 
 SECRET = "zq987654"
@@ -648,3 +648,128 @@ def test_past_the_layout_limits_every_cell_of_the_sheet_is_hidden(
         "too many merged ranges or conditional formats to check"
     ]
     assert "every cell there is marked hidden" in ext.text
+
+
+def test_conditions_not_evaluable_here_are_taken_to_apply(tmp_path: Path) -> None:
+    """``ISERROR`` of another cell, ``cellIs`` on text, and rules on formula cells judged on
+    their recalculated value (not the value cached in the file)."""
+    from openpyxl.formatting.rule import CellIsRule
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.append(["Label", "text here", "other", "=1/0", "=2+3", "=2-2"])
+    white = Font(color="FFFFFF")
+    ws.conditional_formatting.add("B1", CellIsRule(operator="notEqual", formula=["0"], font=white))
+    ws.conditional_formatting.add("C1", FormulaRule(formula=["ISERROR($D$1)"], font=white))
+    ws.conditional_formatting.add("E1:F1", CellIsRule(operator="equal", formula=["0"], font=white))
+    path = tmp_path / "cf.xlsx"
+    wb.save(path)
+    # a stale cached 0 on E1 must not decide for its recalculated 5
+    _rewrite(path, SHEET, lambda s: s.replace("<f>2+3</f><v></v>", "<f>2+3</f><v>0</v>"))
+    ext = extract(path, cache=False)
+    why = "conditional format can hide the value"
+    lines = ext.text.splitlines()
+    assert f"[hidden: {why}] B1=text here | C1=other | F1=0 [=2-2]" in lines, ext.text
+    assert "A1=Label | D1=#DIV/0! (error) [=1/0] | E1=5 [=2+3]" in lines, ext.text
+
+
+def test_rules_that_hide_only_together_hide(tmp_path: Path) -> None:
+    """One rule sets a red font, another a red fill: Excel lays both over the cell."""
+    from openpyxl.formatting.rule import CellIsRule
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.append(["Label", NUMBER])
+    ws.conditional_formatting.add(
+        "B1", CellIsRule(operator="greaterThan", formula=["0"], font=Font(color="FF0000"))
+    )
+    ws.conditional_formatting.add(
+        "B1",
+        CellIsRule(
+            operator="greaterThan", formula=["0"], fill=PatternFill("solid", bgColor="FF0000")
+        ),
+    )
+    path = tmp_path / "two.xlsx"
+    wb.save(path)
+    ext = extract(path, cache=False)
+    assert str(NUMBER) not in ext.content(), ext.text
+
+
+def test_only_a_dark_table_band_exempts_white_text(tmp_path: Path) -> None:
+    """White text counts as readable on the header band of a Medium/Dark table style, not
+    on a table without a style, nor on the body rows of a Medium style."""
+    from openpyxl.worksheet.table import Table, TableStyleInfo
+
+    def book(name: str, style: str | None) -> Extraction:
+        wb = openpyxl.Workbook()
+        ws = wb.active
+        ws.append(["Region", "Sales"])
+        ws.append(["North", "bodysecret"])
+        for cell in (*ws[1], *ws[2]):
+            cell.font = Font(color="FFFFFF")
+        table = Table(displayName="T1", ref="A1:B2")
+        if style:
+            table.tableStyleInfo = TableStyleInfo(name=style, showRowStripes=False)
+        ws.add_table(table)
+        path = tmp_path / f"{name}.xlsx"
+        wb.save(path)
+        return extract(path, cache=False)
+
+    medium = book("medium", "TableStyleMedium2")
+    assert "Region" in medium.content() and "bodysecret" not in medium.content()
+    plain = book("plain", None)
+    assert "Region" not in plain.content() and "bodysecret" not in plain.content()
+    dark = book("dark", "TableStyleDark1")
+    assert "Region" in dark.content() and "bodysecret" in dark.content()
+
+
+def test_charts_out_of_sight_and_cell_names_are_not_content(tmp_path: Path) -> None:
+    from openpyxl.chart import BarChart, Reference
+
+    def book(name: str) -> Path:
+        wb = openpyxl.Workbook()
+        ws = wb.active
+        ws.title = "S"
+        ws.append(["Header", "zqname"])
+        ws.append([1, 1])
+        chart = BarChart()
+        chart.title = SECRET
+        chart.add_data(Reference(ws, min_col=2, min_row=1, max_row=2), titles_from_data=True)
+        ws.add_chart(chart, "D2")
+        path = tmp_path / f"{name}.xlsx"
+        wb.save(path)
+        return path
+
+    drawing = "xl/drawings/drawing1.xml"
+    zero = book("zero")
+    _rewrite(
+        zero,
+        drawing,
+        lambda s: re.sub(r'<(\w+:)?ext cx="\d+" cy="\d+"', r'<\1ext cx="0" cy="0"', s),
+    )
+    assert [w for w, t in extract(zero, cache=False).hidden if SECRET in t] == [
+        "chart of zero size"
+    ]
+    orphan = book("orphan")
+    _rewrite(orphan, SHEET, lambda s: re.sub(r"<drawing [^>]*/>", "", s))
+    assert [w for w, t in extract(orphan, cache=False).hidden if SECRET in t] == [
+        "chart no sheet shows"
+    ]
+    shown = extract(book("shown"), cache=False)
+    assert SECRET in shown.content()
+    # the series name comes from cell B1: the chart's copy is annotation, the cell content
+    assert shown.content().count("zqname") == 1, shown.text
+
+
+def test_a_broken_member_no_sheet_uses_does_not_break_the_workbook(tmp_path: Path) -> None:
+    path = _book(tmp_path, "orphan", "=1+1", None)
+    with zipfile.ZipFile(path, "a") as z:
+        z.writestr("xl/worksheets/sheet99.xml", "<worksheet><sheetData/></worksheet>")
+    data = bytearray(path.read_bytes())
+    at = data.find(b"<worksheet><sheetData/></worksheet>")
+    if at < 0:  # stored compressed: corrupt its compressed bytes instead
+        at = data.rfind(b"xl/worksheets/sheet99.xml") - 200
+    data[at + 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+    ext = extract(path, cache=False)
+    assert "Header" in ext.content(), ext.diagnostics

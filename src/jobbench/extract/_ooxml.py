@@ -70,9 +70,10 @@ def chart_summary(data: bytes, *, cached_points: bool = True) -> str:
     """One readable block for a chart part: title, chart types, axis titles, and every
     series with its reference and cached points (categories paired with values).
 
-    ``cached_points=False``: the points of a series that refers to cells (``c:f``) are
-    annotation, not content (in a workbook the chart is drawn from those cells, which are
-    content themselves; the cache may be stale).
+    ``cached_points=False``: the points of a series that refers to cells (``c:f``), and its
+    name when that refers to a cell, are annotation, not content (in a workbook the chart is
+    drawn from those cells, which are content themselves; the cache may be stale). An axis
+    marked deleted (``c:delete``) is left out with its title.
 
     Returns ``[chart: unreadable]`` for malformed XML instead of raising.
     """
@@ -119,6 +120,10 @@ def chart_summary(data: bytes, *, cached_points: bool = True) -> str:
                         if len(pairs) > MAX_POINTS
                         else ""
                     )
+                    # a name or categories taken from cells are cached copies too
+                    name_from_cells = bool(_texts(ser, "./c:tx//c:f/text()"))
+                    if name and name_from_cells and not cached_points:
+                        name = note(name)
                     label = note('  series "') + name + note('"') if name else note("  series")
                     points = ", ".join(pairs[:MAX_POINTS])
                     if ref and not cached_points:
@@ -127,6 +132,9 @@ def chart_summary(data: bytes, *, cached_points: bool = True) -> str:
                         label + (note(f" ({ref})") if ref else "") + ": " + points + more
                     )
             elif tag.endswith("Ax"):
+                deleted = child.find("c:delete", NS)
+                if deleted is not None and deleted.get("val") in ("1", "true"):
+                    continue  # a deleted axis draws neither itself nor its title
                 t = _texts(child, "./c:title//a:t/text()")
                 if t:
                     axes.append(

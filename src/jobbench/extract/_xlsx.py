@@ -30,6 +30,7 @@ import math
 import re
 import tempfile
 import zipfile
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -110,6 +111,11 @@ class SheetData:
     holds the other runs)."""
     looks: dict[str, Look] = field(default_factory=dict)
     """Formula cells whose style can hide a value, judged on the final value."""
+    banded: list[tuple[int, int, int, int]] = field(default_factory=list)
+    """Ranges where a table style draws a dark band (:func:`._xlsx_read.table_boxes`)."""
+    deferred: dict[str, list] = field(default_factory=dict)
+    """Formula cells → conditional-format rules (:class:`._xlsx_read.Rule`) that hide them
+    when their condition holds for the final value."""
     layout_incomplete: bool = False
 
 
@@ -293,25 +299,42 @@ def relative_form(formula: str, row: int, col: int) -> str:
     return "".join(parts)
 
 
-def _in_tables(sd: SheetData, boxes: list[tuple[int, int, int, int]]) -> None:
-    """Cells of a table (``tableParts``) are not "white text": the table's style may draw a
-    dark band under them (a header row of a built-in style), which is not modelled."""
-    if not boxes:
+def _banded(sd: SheetData, r: int, c: int) -> bool:
+    return any(r1 <= r <= r2 and c1 <= c <= c2 for r1, c1, r2, c2 in sd.banded)
+
+
+def _in_tables(sd: SheetData) -> None:
+    """White text where a table's style draws a dark band (:attr:`SheetData.banded`) is
+    not "white text"."""
+    if not sd.banded:
         return
     for r, c, coord in sd.cells:
-        if sd.hidden.get(coord) == "white text" and any(
-            r1 <= r <= r2 and c1 <= c <= c2 for r1, c1, r2, c2 in boxes
-        ):
+        if sd.hidden.get(coord) == "white text" and _banded(sd, r, c):
             del sd.hidden[coord]
 
 
-def _judge_look(sd: SheetData, coord: str, val: CellValue) -> None:
-    """Mark formula cell ``coord`` hidden when its style hides its final value ``val``."""
+def _judge_look(sd: SheetData, coord: str, val: CellValue, err: bool) -> None:
+    """Mark formula cell ``coord`` hidden when its style, or a conditional format whose
+    condition holds for its final value ``val``, hides it."""
+    from ._xlsx_read import rule_reason
+
+    if coord in sd.hidden:
+        return
+    for rule in sd.deferred.get(coord, ()):
+        if rule.when(val, err):
+            sd.hidden[coord] = rule_reason(rule)
+            return
     look = sd.looks.get(coord)
-    if look is None or coord in sd.hidden:
+    if look is None or err:
         return
     number = not isinstance(val, str) or (looks_date(val) and _is_date_format(look.number_format))
     why = look.hides(val, number=number)
+    if why == "white text" and sd.banded:
+        from ._xlsx_read import _CELL_RE, col_index
+
+        m = _CELL_RE.match(coord)
+        if m and _banded(sd, int(m.group(2)), col_index(m.group(1).upper())):
+            return  # white on a table's dark band is readable
     if why is not None:
         sd.hidden[coord] = why
 
@@ -337,12 +360,23 @@ def _formula_pass(source: Source, ctx: Context | None):
     """Formulas, constants, number formats and cached values of every cell, in one pass.
 
     Returns:
-        ``(sheets, defined_names, epoch_1904, cached)`` where ``cached`` maps sheet →
-        coordinate → ``(value, is_error)`` for formula cells.
+        ``(sheets, defined_names, epoch_1904, cached, charts)`` where ``cached`` maps sheet →
+        coordinate → ``(value, is_error)`` for formula cells and ``charts`` maps the chart
+        parts the sheets show to why a reader cannot see them, or None
+        (:func:`._xlsx_read.chart_visibility`).
     """
-    from ._xlsx_read import LAYOUT_TOO_LARGE, SheetLayout, iter_cells, layout_hidden, table_boxes
+    from ._xlsx_read import (
+        LAYOUT_TOO_LARGE,
+        SheetLayout,
+        chart_visibility,
+        drawing_ids,
+        iter_cells,
+        layout_hidden,
+        table_boxes,
+    )
 
     cached: dict[str, dict[str, tuple[CellValue, bool]]] = {}
+    drawings: dict[str, list[str]] = {}
     with source.open() as f:
         zf, pkg = _read_file(f, ctx)
         with zf:
@@ -350,19 +384,24 @@ def _formula_pass(source: Source, ctx: Context | None):
             for info in pkg.sheets:
                 sd = SheetData(name=info.name, state=info.state, chartsheet=info.chartsheet)
                 sheets.append(sd)
+                if info.chartsheet and info.part is not None:
+                    drawings[info.part] = drawing_ids(zf, info.part)
                 if info.chartsheet or info.part is None:
                     continue
                 got: dict[str, tuple[CellValue, bool]] = {}
                 layout = SheetLayout()
                 looks: list[Look] = []
-                stored: list[tuple[object, bool]] = []  # for conditional formats' conditions
+                stored: list[tuple[object, bool] | None] = []  # for conditional formats
                 for n, raw in enumerate(iter_cells(zf, info.part, pkg, layout)):
                     if ctx is not None and n % 5000 == 0:
                         ctx.check_deadline()
                     coord = raw.coord
                     sd.cells.append((raw.row, raw.col, coord))
                     looks.append(raw.look)
-                    stored.append((raw.value, raw.data_type == "e"))
+                    # a formula's value is known after recalculation: its conditions wait
+                    stored.append(
+                        None if raw.formula is not None else (raw.value, raw.data_type == "e")
+                    )
                     if raw.hidden:
                         sd.hidden[coord] = raw.hidden
                     elif raw.formula is not None and not raw.look.plain:
@@ -381,11 +420,21 @@ def _formula_pass(source: Source, ctx: Context | None):
                         if err:
                             sd.errors[coord] = str(val)
                 cached[sd.name] = got
-                for coord, why in layout_hidden(sd.cells, looks, stored, layout).items():
+                covered, sd.deferred = layout_hidden(
+                    sd.cells,
+                    looks,
+                    stored,
+                    layout,
+                    ctx.check_deadline if ctx is not None else None,
+                )
+                for coord, why in covered.items():
                     sd.hidden.setdefault(coord, why)
                 sd.layout_incomplete = LAYOUT_TOO_LARGE in sd.hidden.values()
-                _in_tables(sd, table_boxes(zf, info.part))
-    return sheets, pkg.defined_names, pkg.date1904, cached
+                sd.banded = table_boxes(zf, info.part, layout.table_ids)
+                drawings[info.part] = layout.drawing_ids
+                _in_tables(sd)
+            shown = chart_visibility(zf, pkg, drawings) if drawings else {}
+    return sheets, pkg.defined_names, pkg.date1904, cached, shown
 
 
 def _values_pass(
@@ -438,11 +487,14 @@ def may_have_formulas(source: Source) -> bool:
             if not (name.startswith("xl/worksheets/") and name.endswith(".xml")):
                 continue
             tail = b""
-            with zf.open(name) as part:
-                while chunk := part.read(1 << 20):
-                    if _FORMULA_TAG.search(tail + chunk):
-                        return True
-                    tail = chunk[-64:]
+            try:
+                with zf.open(name) as part:
+                    while chunk := part.read(1 << 20):
+                        if _FORMULA_TAG.search(tail + chunk):
+                            return True
+                        tail = chunk[-64:]
+            except (zipfile.BadZipFile, OSError, EOFError, zlib.error):
+                continue  # a broken member (perhaps one no sheet uses): the passes judge it
     return False
 
 
@@ -546,23 +598,15 @@ def _recalc_formulas(source: Source, sheets, epoch_1904, ctx: Context | None):
 
 def _package_parts(
     source: Source,
-) -> tuple[set[str], list[tuple[str, bytes]], list[tuple[str, bytes]], dict[str, str]]:
-    """Part names, chart parts, media parts and, per chart part a reader cannot see, why."""
-    from ._xlsx_read import chart_visibility, read_package
-
+) -> tuple[set[str], list[tuple[str, bytes]], list[tuple[str, bytes]]]:
+    """Part names, chart parts and media parts."""
     with source.open() as f, zipfile.ZipFile(f) as zf:
         names = set(zf.namelist())
         charts = [
             (n, zf.read(n)) for n in sorted(names) if re.fullmatch(r"xl/charts/chart\d+\.xml", n)
         ]
         media = [(n, zf.read(n)) for n in sorted(names) if n.startswith("xl/media/")]
-        shown = chart_visibility(zf, read_package(zf)) if charts else {}
-    hidden = {}
-    for n, _data in charts:
-        why = shown.get(n, "chart no sheet shows")
-        if why is not None:
-            hidden[n] = why
-    return names, charts, media, hidden
+    return names, charts, media
 
 
 _QUALIFIED_REF = re.compile(
@@ -744,8 +788,13 @@ def _read_workbook(
     """:func:`read_workbook` once LibreOffice has been started (``early``: the running
     conversion, or why it could not start; None: not started)."""
     diags: list[Diagnostic] = []
-    names, charts, media, chart_hidden = _package_parts(source)
-    sheets, defined_names, epoch_1904, cached = _formula_pass(source, ctx)
+    names, charts, media = _package_parts(source)
+    sheets, defined_names, epoch_1904, cached, shown = _formula_pass(source, ctx)
+    chart_hidden = {}  # chart part -> why a reader cannot see it
+    for name, _data in charts:
+        why = shown.get(name, "chart no sheet shows")
+        if why is not None:
+            chart_hidden[name] = why
 
     n_formulas = sum(len(s.formulas) for s in sheets)
     cut = [sd.name for sd in sheets if sd.layout_incomplete]
@@ -917,8 +966,7 @@ def _read_workbook(
             sd.values[coord] = val
             if err:
                 sd.errors[coord] = str(val)
-            else:
-                _judge_look(sd, coord, val)
+            _judge_look(sd, coord, val, err)
         # keep file order of values
         sd.values = {coord: sd.values[coord] for _r, _c, coord in sd.cells if coord in sd.values}
 

@@ -351,7 +351,9 @@ _CELL_IS = {
     "between": lambda v, a, b: b is not None and min(a, b) <= v <= max(a, b),
     "notBetween": lambda v, a, b: b is not None and not min(a, b) <= v <= max(a, b),
 }
-_ISERROR_RE = re.compile(r"^\s*=?\s*ISERR(?:OR)?\(\s*\$?[A-Za-z]{1,3}\$?[0-9]+\s*\)\s*$")
+_ISERROR_RE = re.compile(r"^\s*=?\s*ISERR(?:OR)?\(\s*([A-Za-z]{1,3}[0-9]+)\s*\)\s*$")
+"""``ISERROR(<relative reference>)``: evaluated only when the reference is the rule's first
+cell (then it names each cell of the range itself); ``$`` references name one fixed cell."""
 
 
 @dataclass
@@ -382,7 +384,10 @@ class SheetLayout:
 
     merged: list[Box] = field(default_factory=list)
     conditional: list[Rule] = field(default_factory=list)
-    tables: list[Box] = field(default_factory=list)
+    table_ids: list[str] = field(default_factory=list)
+    """``tableParts/tablePart/@r:id``: the tables the sheet shows."""
+    drawing_ids: list[str] = field(default_factory=list)
+    """``drawing/@r:id``: the drawing the sheet shows."""
     truncated: bool = False
 
 
@@ -521,6 +526,8 @@ def iter_cells(
             "{*}sheetFormatPr",
             "{*}mergeCell",
             "{*}conditionalFormatting",
+            "{*}tablePart",
+            "{*}drawing",
         )
         for ev, el in etree.iterparse(f, events=("start", "end"), tag=tags, **_PARSER_KW):
             if ns is None:  # the sheet's namespace (transitional or strict), fixed for the part
@@ -538,6 +545,13 @@ def iter_cells(
                 # (LibreOffice and Excel show those): no row rule here
                 if ev == "end":
                     columns.default_zero = _float(el.get("defaultColWidth")) == 0
+                continue
+            if tag.endswith("}tablePart") or tag.endswith("}drawing"):
+                if ev == "end" and layout is not None:
+                    rid = next((v for k, v in el.attrib.items() if _local(k) == "id"), None)
+                    ids = layout.table_ids if tag.endswith("}tablePart") else layout.drawing_ids
+                    if rid and len(ids) < TABLES_MAX:
+                        ids.append(rid)
                 continue
             if tag == merge_tag or tag == cf_tag or tag.endswith("}conditionalFormatting"):
                 if ev == "end" and layout is not None:
@@ -702,9 +716,12 @@ def _number_operand(el) -> float | None:
         return None
 
 
-def _condition(rule) -> Callable[[object, bool], bool] | None:
-    """The condition of ``rule`` as a function of ``(value, is_error)``, or None when it
-    cannot be evaluated here (see :class:`Rule`)."""
+def _condition(rule, first: Box) -> Callable[[object, bool], bool] | None:
+    """The condition of ``rule`` (of a range whose first cell is ``first``'s top left) as a
+    function of a cell's ``(value, is_error)``, or None when it cannot be evaluated here (see
+    :class:`Rule`). Only a number is compared with ``cellIs`` operands: text, booleans and
+    dates compare by rules of their own (Excel ranks text above every number), so the rule
+    is taken to apply to them."""
     kind = rule.get("type") or ""
     formulas = [c for c in rule if _local(c.tag) == "formula"]
     if kind == "containsErrors":
@@ -713,7 +730,8 @@ def _condition(rule) -> Callable[[object, bool], bool] | None:
         return lambda v, err: not err
     if kind == "containsBlanks":
         return lambda v, err: v is None or (isinstance(v, str) and not v.strip())
-    if kind == "expression" and len(formulas) == 1 and _ISERROR_RE.match(formulas[0].text or ""):
+    m = _ISERROR_RE.match(formulas[0].text or "") if len(formulas) == 1 else None
+    if kind == "expression" and m and m.group(1).upper() == f"{col_letters(first[1])}{first[0]}":
         return lambda v, err: err
     if kind == "cellIs":
         test = _CELL_IS.get(rule.get("operator") or "")
@@ -723,8 +741,10 @@ def _condition(rule) -> Callable[[object, bool], bool] | None:
         a, b = nums[0], (nums[1] if len(nums) > 1 else None)
 
         def cell_is(v: object, err: bool) -> bool:
-            if err or isinstance(v, bool) or not isinstance(v, (int, float)):
-                return False  # text and errors never equal a number here
+            if err:
+                return False  # an error value satisfies no comparison
+            if isinstance(v, bool) or not isinstance(v, (int, float)):
+                return True  # not evaluated here: taken to apply
             return bool(test(float(v), a, b))
 
         return cell_is
@@ -741,7 +761,7 @@ def _conditional(el, pkg: Package, layout: SheetLayout) -> None:
     for rule in el:
         if _local(rule.tag) != "cfRule":
             continue
-        when = _condition(rule)
+        when = _condition(rule, boxes[0])
         for child in rule:
             kind = _local(child.tag)
             if kind in ("dataBar", "iconSet") and child.get("showValue") in ("0", "false"):
@@ -754,6 +774,15 @@ def _conditional(el, pkg: Package, layout: SheetLayout) -> None:
         dxf_id = rule.get("dxfId")
         if dxf_id is not None and dxf_id.isdigit() and int(dxf_id) < len(pkg.dxfs):
             layout.conditional.append(Rule(boxes, dxf=pkg.dxfs[int(dxf_id)], when=when))
+
+
+def rule_reason(rule: Rule) -> str:
+    """The hidden reason a conditional-format ``rule`` gives a cell."""
+    return (
+        "conditional format hides the value"
+        if rule.no_value
+        else "conditional format can hide the value"
+    )
 
 
 def _rule_hides(rule: Rule, look: Look, memo: dict) -> bool:
@@ -774,9 +803,10 @@ def _rule_hides(rule: Rule, look: Look, memo: dict) -> bool:
 def layout_hidden(
     cells: list[tuple[int, int, str]],
     looks: list[Look],
-    values: list[tuple[object, bool]],
+    values: list[tuple[object, bool] | None],
     layout: SheetLayout,
-) -> dict[str, str]:
+    check_deadline: Callable[[], None] | None = None,
+) -> tuple[dict[str, str], dict[str, list[Rule]]]:
     """Why cells are hidden by ``layout``: ``"covered by a merged cell"`` (every cell of a
     merged range but its first), ``"conditional format hides the value"`` (``showValue="0"``)
     and ``"conditional format can hide the value"`` (a rule whose style laid over the
@@ -787,13 +817,21 @@ def layout_hidden(
 
     Args:
         cells: ``(row, column, coordinate)`` of a sheet's cells; ``looks``: their looks;
-            ``values``: their stored ``(value, is_error)``; all in the same order.
+            ``values``: their stored ``(value, is_error)``, None for a formula cell (its
+            value is known only after recalculation); all in the same order.
+        check_deadline: called every few thousand steps (raises past the deadline).
+
+    Returns:
+        ``({coordinate: why}, {coordinate: rules})``: the second maps formula cells to the
+        rules that hide them if their condition holds for the recalculated value
+        (:attr:`Rule.when`; the caller evaluates it).
     """
     import bisect
 
     out: dict[str, str] = {}
+    deferred: dict[str, list[Rule]] = {}
     if not layout.merged and not layout.conditional and not layout.truncated:
-        return out
+        return out, deferred
     order = sorted(range(len(cells)), key=lambda i: (cells[i][0], cells[i][1]))
     keys = [(cells[i][0], cells[i][1]) for i in order]
     steps = 0
@@ -801,9 +839,12 @@ def layout_hidden(
     def inside(box: Box) -> Iterator[int]:
         nonlocal steps
         r1, c1, r2, c2 = box
+        steps += 1  # an empty range costs a step too
         i = bisect.bisect_left(keys, (r1, c1))
         while i < len(keys) and keys[i][0] <= r2 and steps < LAYOUT_MAX_STEPS:
             steps += 1
+            if check_deadline is not None and steps % 4096 == 0:
+                check_deadline()
             r, c = keys[i]
             if c < c1:
                 i = bisect.bisect_left(keys, (r, c1), i)
@@ -818,36 +859,104 @@ def layout_hidden(
             if (cells[i][0], cells[i][1]) != (box[0], box[1]):
                 out.setdefault(cells[i][2], "covered by a merged cell")
     memo: dict = {}
+    styles: dict[int, list[Rule]] = {}  # cell -> the style rules that apply to it
     for rule in layout.conditional:
         for box in rule.boxes:
             for i in inside(box):
                 coord = cells[i][2]
                 if coord in out:
                     continue
-                if rule.when is not None and not rule.when(*values[i]):
+                stored = values[i]
+                if rule.when is not None and stored is not None and not rule.when(*stored):
                     continue
-                if _rule_hides(rule, looks[i], memo):
-                    out[coord] = (
-                        "conditional format hides the value"
-                        if rule.no_value
-                        else "conditional format can hide the value"
-                    )
+                if rule.dxf is not None and stored is not None:
+                    styles.setdefault(i, []).append(rule)
+                if not _rule_hides(rule, looks[i], memo):
+                    continue
+                if rule.when is not None and stored is None:
+                    deferred.setdefault(coord, []).append(rule)
+                    continue
+                out[coord] = rule_reason(rule)
+    # Excel lays every rule that applies over the cell (one may set the font, another the
+    # fill): rules harmless one by one can hide a value together
+    combined: dict[tuple[int, ...], bool] = {}
+    for i, rules in styles.items():
+        coord = cells[i][2]
+        if len(rules) < 2 or coord in out:
+            continue
+        key = (id(looks[i]), *(id(r.dxf) for r in rules))
+        hides = combined.get(key)
+        if hides is None:
+            look = looks[i]
+            for rule in rules:
+                look = over(look, rule.dxf)
+            hides = combined[key] = look.could_hide_any()
+        if hides:
+            out[coord] = "conditional format can hide the value"
     if layout.truncated or steps >= LAYOUT_MAX_STEPS:
-        return {coord: out.get(coord, LAYOUT_TOO_LARGE) for _r, _c, coord in cells}
-    return out
+        return {coord: out.get(coord, LAYOUT_TOO_LARGE) for _r, _c, coord in cells}, {}
+    return out, deferred
 
 
-def chart_visibility(zf: zipfile.ZipFile, pkg: Package) -> dict[str, str | None]:
-    """For every chart part reached from a sheet (sheet → ``drawing`` → ``chart``
-    relationships, §20.5 SpreadsheetML drawing): None when a reader can see it, else why not
-    (``"chart on a hidden sheet"``, ``"hidden chart"`` for a frame whose ``cNvPr/@hidden``
-    is set). Chart parts no sheet shows are absent (the caller marks them)."""
+def _frame_hidden(frame) -> str | None:
+    """Why a drawing's ``graphicFrame`` is not seen: its own ``cNvPr/@hidden`` or a hidden
+    enclosing group (``grpSp``), or an anchor of zero size; None when it is seen."""
+    groups = [frame] + [a for a in frame.iterancestors() if _local(a.tag) == "grpSp"]
+    for node in groups:
+        for nv in node:
+            if not _local(nv.tag).startswith("nv"):
+                continue
+            if any(_local(el.tag) == "cNvPr" and _truthy(el.get("hidden")) for el in nv):
+                return "hidden chart"
+    anchor = next((a for a in frame.iterancestors() if _local(a.tag).endswith("Anchor")), None)
+    if anchor is not None:
+        ext = next((el for el in anchor if _local(el.tag) == "ext"), None)
+        if ext is not None and (ext.get("cx") == "0" or ext.get("cy") == "0"):
+            return "chart of zero size"
+        ends = [el for el in anchor if _local(el.tag) in ("from", "to")]
+        if len(ends) == 2:
+            corner = [tuple((c.text or "").strip() for c in end) for end in ends]
+            if corner[0] == corner[1]:
+                return "chart of zero size"
+    return None
+
+
+def drawing_ids(zf: zipfile.ZipFile, part: str) -> list[str]:
+    """The ``r:id`` of the ``drawing`` elements of a (chart)sheet part (its whole XML is
+    read: for chartsheets, which hold little else)."""
+    try:
+        root = _parse(zf, part)
+    except (etree.XMLSyntaxError, KeyError):
+        return []
+    out = []
+    for el in root.iter("{*}drawing"):
+        rid = next((v for k, v in el.attrib.items() if _local(k) == "id"), None)
+        if rid:
+            out.append(rid)
+    return out[:TABLES_MAX]
+
+
+def chart_visibility(
+    zf: zipfile.ZipFile, pkg: Package, drawings: dict[str, list[str]]
+) -> dict[str, str | None]:
+    """For every chart part a sheet shows (its ``drawing`` element's relationship →
+    drawing part → ``chart`` relationships, §20.5 SpreadsheetML drawing): None when a
+    reader can see it, else why not (``"chart on a hidden sheet"``, ``"hidden chart"``,
+    ``"chart of zero size"``, see :func:`_frame_hidden`). Chart parts no sheet shows are
+    absent (the caller marks them).
+
+    Args:
+        drawings: per worksheet part, the ``r:id`` of its ``drawing`` element(s)
+            (:attr:`SheetLayout.drawing_ids`).
+    """
     out: dict[str, str | None] = {}
     for info in pkg.sheets:
         if info.part is None:
             continue
         sheet_hidden = info.state != "visible"
-        for typ, drawing in _rels(zf, info.part).values():
+        rels = _rels(zf, info.part)
+        for rid in drawings.get(info.part, []):
+            typ, drawing = rels.get(rid) or ("", "")
             if not typ.endswith("/drawing") or drawing not in zf.namelist():
                 continue
             charts = {
@@ -862,21 +971,13 @@ def chart_visibility(zf: zipfile.ZipFile, pkg: Package) -> dict[str, str | None]
             except (etree.XMLSyntaxError, KeyError):
                 continue
             for frame in root.iter("{*}graphicFrame"):
-                hidden = any(
-                    _local(el.tag) == "cNvPr" and _truthy(el.get("hidden")) for el in frame.iter()
-                )
+                hidden = _frame_hidden(frame)
                 for el in frame.iter("{*}chart"):
-                    rid = next((v for k, v in el.attrib.items() if _local(k) == "id"), None)
-                    target = charts.get(rid)
+                    chart_rid = next((v for k, v in el.attrib.items() if _local(k) == "id"), None)
+                    target = charts.get(chart_rid)
                     if target is None:
                         continue
-                    why = (
-                        "chart on a hidden sheet"
-                        if sheet_hidden
-                        else "hidden chart"
-                        if hidden
-                        else None
-                    )
+                    why = "chart on a hidden sheet" if sheet_hidden else hidden
                     if target not in out or out[target] is not None:
                         out[target] = why
     return out
@@ -955,19 +1056,37 @@ def _stored_values(
             el.clear()
 
 
-def table_boxes(zf: zipfile.ZipFile, part: str) -> list[Box]:
-    """The ranges (``table/@ref``) of the tables a worksheet part relates to (§18.5.1),
-    at most :data:`TABLES_MAX`; unreadable table parts are left out."""
+def table_boxes(zf: zipfile.ZipFile, part: str, ids: list[str]) -> list[Box]:
+    """Where the tables a worksheet shows (``ids``: its ``tablePart`` relationship ids,
+    §18.5.1) draw a dark band under their text: the header rows of a ``TableStyleMedium*``
+    or ``TableStyleDark*`` table, and every row of a ``TableStyleDark*`` one (Excel's
+    built-in styles; a table without a style draws none). At most :data:`TABLES_MAX`;
+    unreadable table parts are left out."""
     out: list[Box] = []
-    for typ, target in _rels(zf, part).values():
-        if not typ.endswith("/table") or target not in zf.namelist() or len(out) >= TABLES_MAX:
+    rels = _rels(zf, part)
+    for rid in ids[:TABLES_MAX]:
+        typ, target = rels.get(rid) or ("", "")
+        if not typ.endswith("/table") or target not in zf.namelist():
             continue
         try:
-            box = _box(_parse(zf, target).get("ref") or "")
+            root = _parse(zf, target)
         except (etree.XMLSyntaxError, KeyError, ValueError):
             continue
-        if box is not None:
+        box = _box(root.get("ref") or "")
+        style = next(
+            (el.get("name") or "" for el in root if _local(el.tag) == "tableStyleInfo"), ""
+        )
+        if box is None or not style.startswith(("TableStyleMedium", "TableStyleDark")):
+            continue
+        if style.startswith("TableStyleDark"):
             out.append(box)
+            continue
+        try:
+            header = int(root.get("headerRowCount") or 1)
+        except ValueError:
+            header = 1
+        if header > 0:
+            out.append((box[0], box[1], min(box[2], box[0] + header - 1), box[3]))
     return out
 
 
