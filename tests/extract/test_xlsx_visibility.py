@@ -773,3 +773,25 @@ def test_a_broken_member_no_sheet_uses_does_not_break_the_workbook(tmp_path: Pat
     path.write_bytes(bytes(data))
     ext = extract(path, cache=False)
     assert "Header" in ext.content(), ext.diagnostics
+
+
+def test_ranges_of_one_rule_count_toward_the_layout_limit(tmp_path: Path, monkeypatch) -> None:
+    """One conditional format listing more ranges than the limit (each range counts, not
+    each element) fails closed at once, without walking them."""
+    from jobbench.extract import _xlsx_read
+
+    monkeypatch.setattr(_xlsx_read, "LAYOUT_MAX_RANGES", 3)
+    monkeypatch.setenv("JOBBENCH_EXTRACT_ISOLATION", "none")
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws["A1"] = SECRET
+    ws.conditional_formatting.add(
+        "C1 C2 C3 C4 C5", FormulaRule(formula=["FALSE"], font=Font(color="FF0000"))
+    )
+    path = tmp_path / "many.xlsx"
+    wb.save(path)
+    ext = extract(path, cache=False)
+    assert SECRET not in ext.content()
+    assert [w for w, t in ext.hidden if SECRET in t] == [
+        "too many merged ranges or conditional formats to check"
+    ]

@@ -389,6 +389,9 @@ class SheetLayout:
     drawing_ids: list[str] = field(default_factory=list)
     """``drawing/@r:id``: the drawing the sheet shows."""
     truncated: bool = False
+    ranges: int = 0
+    """Ranges read so far (each merged range, each range of each rule), at most
+    :data:`LAYOUT_MAX_RANGES`."""
 
 
 def _box(ref: str) -> Box | None:
@@ -517,7 +520,6 @@ def iter_cells(
     arrays: list[tuple[Box, str, str]] = []  # (range, formula, master) of array formulas
     ns = None
     row_tag = v_tag = f_tag = is_tag = col_tag = fmt_tag = merge_tag = cf_tag = ""
-    n_ranges = 0
     with zf.open(part) as f:
         tags = (
             "{*}row",
@@ -555,13 +557,13 @@ def iter_cells(
                 continue
             if tag == merge_tag or tag == cf_tag or tag.endswith("}conditionalFormatting"):
                 if ev == "end" and layout is not None:
-                    n_ranges += 1
-                    if n_ranges > LAYOUT_MAX_RANGES:
+                    if layout.ranges >= LAYOUT_MAX_RANGES:
                         layout.truncated = True
                     elif tag == merge_tag:
                         box = _box(el.get("ref") or "")
                         if box is not None:
                             layout.merged.append(box)
+                            layout.ranges += 1
                     else:
                         _conditional(el, pkg, layout)
                     el.clear()
@@ -755,12 +757,21 @@ def _conditional(el, pkg: Package, layout: SheetLayout) -> None:
     """Add the rules of a ``conditionalFormatting`` element (or an ``x14:`` one, whose
     ranges are an ``xm:sqref`` child and whose style may be inline) that can hide a value."""
     refs = el.get("sqref") or " ".join(c.text or "" for c in el if _local(c.tag) == "sqref")
-    boxes = [b for b in (_box(r) for r in refs.split()) if b is not None]
+    room = LAYOUT_MAX_RANGES - layout.ranges
+    words = refs.split(None, room) if room > 0 else [refs]
+    if room <= 0 or len(words) > room:
+        layout.truncated = True
+        return
+    boxes = [b for b in (_box(r) for r in words) if b is not None]
     if not boxes:
         return
     for rule in el:
         if _local(rule.tag) != "cfRule":
             continue
+        if layout.ranges + len(boxes) > LAYOUT_MAX_RANGES:
+            layout.truncated = True
+            return
+        layout.ranges += len(boxes)
         when = _condition(rule, boxes[0])
         for child in rule:
             kind = _local(child.tag)
@@ -840,6 +851,8 @@ def layout_hidden(
         nonlocal steps
         r1, c1, r2, c2 = box
         steps += 1  # an empty range costs a step too
+        if check_deadline is not None and steps % 4096 == 0:
+            check_deadline()
         i = bisect.bisect_left(keys, (r1, c1))
         while i < len(keys) and keys[i][0] <= r2 and steps < LAYOUT_MAX_STEPS:
             steps += 1
