@@ -126,41 +126,41 @@ def _verify(task_dir: Path, output: Path, logs: Path) -> subprocess.CompletedPro
     )
 
 
-def test_verifier_gives_oracle_1_and_null_0(sample_export: Path, tmp_path: Path) -> None:
-    by_dir = {t.id.replace("/", "--"): t for t in TASKS}
-    for d in _dirs(sample_export):
-        task = by_dir[d.name]
-        solve = (d / "solution" / "solve.sh").read_text()
-        assert "/solution/solve.py" in solve and "--output /workspace/output" in solve
-        oracle_out, null_out = tmp_path / d.name / "oracle", tmp_path / d.name / "null"
-        null_out.mkdir(parents=True)
-        # what solve.sh does in the container, on the exported workspace
-        subprocess.run(
-            [
-                sys.executable,
-                str(d / "solution" / "solve.py"),
-                "--workspace",
-                str(d / "environment" / "task_folder"),
-                "--output",
-                str(oracle_out),
-            ],
-            check=True,
-            capture_output=True,
-        )
-        for out, want, status in ((oracle_out, 1.0, "complete"), (null_out, 0.0, "no_deliverable")):
-            logs = out.parent / f"logs-{out.name}"
-            run = _verify(d, out, logs)
-            assert run.returncode == 0, run.stderr
-            reward = json.loads((logs / "reward.json").read_text())
-            assert reward["reward"] == want and reward["rubric_pass_rate"] == want
-            assert reward["criteria_total"] == task.criterion_count
-            assert reward["criteria_passed"] == (task.criterion_count if want else 0)
-            assert reward["max_points"] == task.total_weight
-            assert all(isinstance(v, int | float) for v in reward.values())
-            details = json.loads((logs / "jobbench-grade.json").read_text())
-            assert details["status"] == status and details["task_id"] == task.id
-            verdicts = [c for r in details["rubrics"] for c in r["criteria"]]
-            assert len(verdicts) == task.criterion_count
+@pytest.mark.parametrize("task", TASKS, ids=[t.id for t in TASKS])
+def test_verifier_gives_oracle_1_and_null_0(sample_export: Path, tmp_path: Path, task) -> None:
+    # one test per exported task (the 16 verifier runs of each kind spread over the workers)
+    d = sample_export / task.id.replace("/", "--")
+    solve = (d / "solution" / "solve.sh").read_text()
+    assert "/solution/solve.py" in solve and "--output /workspace/output" in solve
+    oracle_out, null_out = tmp_path / d.name / "oracle", tmp_path / d.name / "null"
+    null_out.mkdir(parents=True)
+    # what solve.sh does in the container, on the exported workspace
+    subprocess.run(
+        [
+            sys.executable,
+            str(d / "solution" / "solve.py"),
+            "--workspace",
+            str(d / "environment" / "task_folder"),
+            "--output",
+            str(oracle_out),
+        ],
+        check=True,
+        capture_output=True,
+    )
+    for out, want, status in ((oracle_out, 1.0, "complete"), (null_out, 0.0, "no_deliverable")):
+        logs = out.parent / f"logs-{out.name}"
+        run = _verify(d, out, logs)
+        assert run.returncode == 0, run.stderr
+        reward = json.loads((logs / "reward.json").read_text())
+        assert reward["reward"] == want and reward["rubric_pass_rate"] == want
+        assert reward["criteria_total"] == task.criterion_count
+        assert reward["criteria_passed"] == (task.criterion_count if want else 0)
+        assert reward["max_points"] == task.total_weight
+        assert all(isinstance(v, int | float) for v in reward.values())
+        details = json.loads((logs / "jobbench-grade.json").read_text())
+        assert details["status"] == status and details["task_id"] == task.id
+        verdicts = [c for r in details["rubrics"] for c in r["criteria"]]
+        assert len(verdicts) == task.criterion_count
 
 
 def test_verifier_writes_no_reward_when_it_cannot_decide(tmp_path: Path) -> None:
