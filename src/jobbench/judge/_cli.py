@@ -575,7 +575,8 @@ def _summary(records, cfg, kind: str, as_json: bool, fresh: set[str], preflight=
         f"({total.cached_input_tokens} cached), {total.output_tokens} output tokens, cost {cost}; "
         f"{len(records) - kept} trial(s) graded now, {kept} kept (up to date)"
     )
-    con.print(_prefix_line(prefix), markup=False, highlight=False)
+    if prefix.calls:  # nothing to say when no judge call was made
+        con.print(_prefix_line(prefix), markup=False, highlight=False)
     con.print(_decided_line(records, cfg), highlight=False)
     from ._errors import judge_error_lines
 

@@ -315,6 +315,8 @@ class Grader:
             if any(d.level == "error" for d in ex.diagnostics):
                 flags.append(f"extraction_error:{ex.path}")
             hit = detect_injection(ex.path, ex.text)
+            for img in ex.images:  # an image's name is shown to the judge too
+                hit = hit or detect_injection(ex.path, img.name)
             if ex.hidden:
                 flags.append(f"hidden_content:{ex.path}")
                 hit = detect_hidden_injection(ex.path, ex.hidden) or hit

@@ -11,6 +11,7 @@ the grade record.
 from __future__ import annotations
 
 import base64
+import json
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -33,6 +34,20 @@ def words(text: str) -> set[str]:
     """Lower-case alphanumeric words of ``text`` (three characters or more, no stop words;
     ``age_histogram.png`` gives ``age``, ``histogram``, ``png``)."""
     return {w for w in _WORD.findall(text.lower()) if len(w) >= 3 and w not in STOPWORDS}
+
+
+NAME_MAX = 200
+"""Characters of an image's name shown in a judge prompt (the rest is cut, marked ``…``)."""
+
+
+def shown_name(name: str) -> str:
+    """An image's name as a judge prompt shows it: a JSON string literal (quotes, line
+    breaks, line separators and every non-ASCII character escaped) of at most
+    :data:`NAME_MAX` characters. The name comes from the deliverable (a file path and the
+    label inside a document), so it stays on one quoted line and cannot pose as the
+    prompt's own text."""
+    cut = name if len(name) <= NAME_MAX else name[: NAME_MAX - 1] + "…"
+    return json.dumps(cut, ensure_ascii=True)
 
 
 @dataclass
@@ -85,7 +100,9 @@ def choose_images(files: list[Extraction], rubrics: list[Rubric], cap: int) -> I
     for f in files:
         for img in f.images:
             if img.sha256 in seen:
-                out.left_out.append(f"{img.name}: same content as {seen[img.sha256]}")
+                out.left_out.append(
+                    f"{shown_name(img.name)}: same content as {shown_name(seen[img.sha256])}"
+                )
                 continue
             seen[img.sha256] = img.name
             unique.append(img)
@@ -105,7 +122,7 @@ def choose_images(files: list[Extraction], rubrics: list[Rubric], cap: int) -> I
             out.attached.append(img)
         else:
             out.left_out.append(
-                f"{img.name}: over the limit of {cap} image(s) per call (less relevant to "
-                "this rubric)"
+                f"{shown_name(img.name)}: over the limit of {cap} image(s) per call (less "
+                "relevant to this rubric)"
             )
     return out

@@ -58,7 +58,12 @@ def _scan(text: str, start: int = 0) -> Iterator[tuple[int, str, bool]]:
 def _balanced_objects(text: str) -> list[str]:
     """Top-level balanced ``{…}`` spans, in order (string literals respected); stops at an
     object that never closes (a truncated reply)."""
-    out: list[str] = []
+    return [text[a:b] for a, b in _balanced_spans(text)]
+
+
+def _balanced_spans(text: str) -> list[tuple[int, int]]:
+    """``(start, end)`` of the spans :func:`_balanced_objects` returns."""
+    out: list[tuple[int, int]] = []
     start = text.find("{")
     while start != -1:
         depth, end = 0, -1
@@ -74,7 +79,7 @@ def _balanced_objects(text: str) -> list[str]:
                     break
         if end == -1:
             break
-        out.append(text[start : end + 1])
+        out.append((start, end + 1))
         start = text.find("{", end + 1)
     return out
 
@@ -174,17 +179,29 @@ def strip_reasoning(text: str) -> tuple[str, bool]:
     Removed: every ``<think>…</think>`` block (also ``thinking``, ``reasoning``,
     ``reflection``); text before a closing tag whose opening tag is missing (servers that
     put the opening tag in the prompt); and everything from an opening tag that is never
-    closed (a reply cut off while still reasoning holds no answer).
+    closed (a reply cut off while still reasoning holds no answer). A tag inside a JSON
+    object of the reply (a quoted deliverable line in an evidence string) is the object's
+    text, not a reasoning mark: it is never a cut.
     """
-    out = _THINK_BLOCK.sub("", text)
-    found = out != text
-    closes = list(_THINK_CLOSE.finditer(out))
+
+    def loose(found: list[re.Match[str]], within: str) -> list[re.Match[str]]:
+        kept = [
+            (a, b) for a, b in _balanced_spans(within) if _loads_object(within[a:b]) is not None
+        ]
+        return [m for m in found if not any(a <= m.start() < b for a, b in kept)]
+
+    out = text
+    blocks = loose(list(_THINK_BLOCK.finditer(out)), out)
+    for m in reversed(blocks):
+        out = out[: m.start()] + out[m.end() :]
+    found = bool(blocks)
+    closes = loose(list(_THINK_CLOSE.finditer(out)), out)
     if closes:
         out = out[closes[-1].end() :]
         found = True
-    m = _THINK_OPEN.search(out)
-    if m:
-        out = out[: m.start()]
+    opens = loose(list(_THINK_OPEN.finditer(out)), out)
+    if opens:
+        out = out[: opens[0].start()]
         found = True
     return out, found
 
@@ -224,6 +241,10 @@ def reply_objects(text: str | None) -> list[tuple[dict[str, Any], str]]:
     """
     if not text or not text.strip():
         raise ValueError("empty reply")
+    if len(text) <= MAX_REPLY_CHARS:
+        whole = _loads_object(text.strip())
+        if whole is not None:  # one JSON object as a whole: whatever its strings hold
+            return [(whole, "direct")]
     body, _ = strip_reasoning(text)
     if not body.strip():
         raise ValueError("the reply holds only a reasoning block")

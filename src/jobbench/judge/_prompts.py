@@ -20,6 +20,7 @@ import hashlib
 from typing import Any
 
 from ..tasks import Rubric
+from ._images import shown_name
 
 SYSTEM_PROMPT = (
     "You are a meticulous grader for JobBench, a benchmark of professional desk work done by "
@@ -289,7 +290,7 @@ def build_messages(
     if images:
         user.append({"type": "text", "text": f"## Attached images ({len(images)})"})
         for i, (name, url) in enumerate(images, 1):
-            user.append({"type": "text", "text": f"Image {i}: {name}"})
+            user.append({"type": "text", "text": f"Image {i}: {shown_name(name)}"})
             user.append({"type": "image_url", "image_url": {"url": url}})
     if left_out:
         user.append(
