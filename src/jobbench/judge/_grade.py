@@ -612,6 +612,9 @@ class Grader:
                 (unit.key, unit.base_key)
             ):  # a resumed unit may be cached whole
                 hit = self.cache.get_entry(cache_key(key, self.config))
+                asked = unit.asked if key == unit.key else unit.full_asked
+                if hit is not None and not _covers(hit[0], asked):
+                    hit = None  # stored under other rubric indexes: ask again
                 if hit is not None:
                     unit.payload, original = hit
                     unit.cached = True
@@ -1169,6 +1172,14 @@ class Grader:
 CHARS_PER_TOKEN = 4
 """Characters per token of :func:`prefix_cacheable`'s estimate when a reply reports no input
 tokens."""
+
+
+def _covers(payload: dict[str, Any], asked: dict[int, list[int]]) -> bool:
+    """True when a cached ``payload`` holds a verdict for every criterion ``asked``
+    (``{rubric index: [criterion indexes]}``): the cache key leaves out where a rubric sits
+    in its task, and a payload stores verdicts by index."""
+    have = payload.get("verdicts") or {}
+    return all(f"{r}:{c}" in have for r, cs in asked.items() for c in cs)
 
 
 def prompt_text(messages: list[dict[str, Any]]) -> str:
