@@ -51,6 +51,15 @@ def _parse(zf: zipfile.ZipFile, name: str):
         return etree.parse(f, etree.XMLParser(**_PARSER_KW)).getroot()
 
 
+def _release(el) -> None:
+    """Free a streamed element and the siblings parsed before it (iterparse keeps them)."""
+    el.clear()
+    parent = el.getparent()
+    if parent is not None:
+        while el.getprevious() is not None:
+            del parent[0]
+
+
 def _find(el, local: str):
     for child in el:
         if _local(child.tag) == local:
@@ -581,11 +590,7 @@ def iter_cells(
                     if arrays:
                         arrays = [a for a in arrays if a[0][2] >= row_no]
                 else:
-                    el.clear()
-                    parent = el.getparent()
-                    if parent is not None:
-                        while el.getprevious() is not None:
-                            del parent[0]
+                    _release(el)
                 continue
             if ev != "end":
                 continue
@@ -1030,11 +1035,7 @@ def _stored_values(
                 ns = el.tag.rpartition("}")[0] + "}" if el.tag.startswith("{") else ""
                 row_tag, v_tag, is_tag = ns + "row", ns + "v", ns + "is"
             if el.tag == row_tag:
-                el.clear()
-                parent = el.getparent()
-                if parent is not None:
-                    while el.getprevious() is not None:
-                        del parent[0]
+                _release(el)
                 continue
             ref = el.get("r")
             if ref is None:
