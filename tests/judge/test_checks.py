@@ -196,6 +196,21 @@ def test_xlsx_cell_reads_recalculated_values(tmp_path: Path) -> None:
     assert evaluate_check({**spec, "expect": {"equals": 1550, "abs_tol": 1}}, tmp_path).passed
 
 
+def test_check_details_say_where_a_value_came_from_and_show_patterns_as_written(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """A reader of the report sees "recalculated by LibreOffice" / "value cached in the
+    workbook", not an engine's name, and a regex with one backslash, not repr's two."""
+    make_workbook(tmp_path / "budget.xlsx")
+    (tmp_path / "memo.md").write_text("Total 1550.5\n")
+    spec = {"kind": "xlsx_cell", "cell": "B2", "expect": {"equals": 1200}}
+    assert "(recalculated by LibreOffice)" in evaluate_check(spec, tmp_path).detail
+    monkeypatch.setenv("JOBBENCH_XLSX_ENGINE", "cached")
+    assert "(value cached in the workbook)" in evaluate_check(spec, tmp_path).detail
+    res = evaluate_check({"kind": "regex", "pattern": r"Total\s+1550"}, tmp_path)
+    assert res.passed and res.detail.startswith("pattern /Total\\s+1550/ matched 1×"), res.detail
+
+
 def test_xlsx_cell_find_label_and_sheet(tmp_path: Path) -> None:
     make_workbook(tmp_path / "budget.xlsx")
     assert evaluate_check(

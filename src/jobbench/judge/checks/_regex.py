@@ -21,7 +21,7 @@ def evaluate(check: RegexCheck, root: Path, extraction: FolderExtraction | None)
         rx = re.compile(check.pattern, flags)
     except re.error as exc:
         return CheckResult(
-            passed=False, error=True, detail=f"regex: invalid pattern {check.pattern!r}: {exc}"
+            passed=False, error=True, detail=f"regex: invalid pattern /{check.pattern}/: {exc}"
         )
     texts = texts_for(root, check.file, extraction)
     if not texts:
@@ -41,25 +41,25 @@ def evaluate(check: RegexCheck, root: Path, extraction: FolderExtraction | None)
         if count == 0:
             return CheckResult(
                 passed=True,
-                detail=f"pattern {check.pattern!r} absent from {len(texts)} deliverable(s)",
+                detail=f"pattern /{check.pattern}/ absent from {len(texts)} deliverable(s)",
             )
         assert first is not None
         return CheckResult(
             passed=False,
-            detail=f"pattern {check.pattern!r} must be absent but matched {count}×",
+            detail=f"pattern /{check.pattern}/ must be absent but matched {count}×",
             evidence=first[1],
             file=first[0],
         )
     if count >= check.min_count and first is not None:
         return CheckResult(
             passed=True,
-            detail=f"pattern {check.pattern!r} matched {count}× (need {check.min_count})",
+            detail=f"pattern /{check.pattern}/ matched {count}× (need {check.min_count})",
             evidence=first[1],
             file=first[0],
         )
     return CheckResult(
         passed=False,
-        detail=f"pattern {check.pattern!r} matched {count}× (need {check.min_count})",
+        detail=f"pattern /{check.pattern}/ matched {count}× (need {check.min_count})",
         evidence=first[1] if first else "",
         file=first[0] if first else None,
     )

@@ -29,6 +29,14 @@ XLSX_EXTENSIONS = (".xlsx", ".xlsm")
 _A1 = re.compile(r"^\$?([A-Za-z]{1,3})\$?([0-9]+)$")
 
 
+VALUE_SOURCE = {
+    "cached": "value cached in the workbook",
+    "libreoffice": "recalculated by LibreOffice",
+    "formulas": "recalculated by the formulas package",
+}
+"""How a check's detail names where a cell's value came from (the workbook engine)."""
+
+
 def split_a1(ref: str) -> tuple[int, int]:
     """``"B12"`` → ``(12, 2)`` (row, column), both 1-based. ValueError for a bad reference."""
     m = _A1.match(ref.strip())
@@ -109,7 +117,7 @@ def evaluate(check: XlsxCellCheck, root: Path, extraction: FolderExtraction | No
             continue
         for ref, value in found:
             statements.append((f"{rel} {sheet}!{ref}", value))
-            engines[f"{rel} {sheet}!{ref}"] = wb.engine
+            engines[f"{rel} {sheet}!{ref}"] = VALUE_SOURCE.get(wb.engine, wb.engine)
             rels[f"{rel} {sheet}!{ref}"] = rel
     if not statements:
         return CheckResult(passed=False, detail="; ".join(reasons))
