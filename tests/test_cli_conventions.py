@@ -114,3 +114,21 @@ def test_leaderboard_fits_80_columns_when_piped(fixture_run: Path) -> None:
     assert max(len(line) for line in lines) <= 80
     assert "…" not in "\n".join(lines)
     assert "configuration" in "\n".join(lines) and "oracle" in "\n".join(lines)
+
+
+def test_task_scores_never_fold_a_task_id(fixture_run: Path) -> None:
+    """At 80 columns a task id too long for the table is printed whole on a line of its
+    own (``<task>: <config> <s_t>, …``); a wide console gets the table."""
+    from jobbench.report import build_report
+    from jobbench.report._console import print_summary
+
+    data = build_report([fixture_run], judge_key="checks", n_resamples=200)
+    long_id = max(data.task_ids, key=len)
+    narrow = Console(width=40, record=True, force_terminal=False, color_system=None)
+    print_summary(data, narrow)
+    text = narrow.export_text()
+    assert any(line.startswith(f"{long_id}: ") for line in text.splitlines()), text
+    wide = Console(width=400, record=True, force_terminal=False, color_system=None)
+    print_summary(data, wide)
+    assert "Task scores s_t (%)" in wide.export_text()
+    assert not any(line.startswith(f"{long_id}: ") for line in wide.export_text().splitlines())

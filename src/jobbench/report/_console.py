@@ -51,6 +51,20 @@ def leaderboard_table(data: ReportData) -> Table:
     return table
 
 
+def _task_cells(data: ReportData, task_id: str) -> list[str]:
+    """The task's s_t (%) per configuration, ``–`` when absent, or why it is missing."""
+    row = []
+    for c in data.configs:
+        r = c.task(task_id)
+        if r is None:
+            row.append("–")
+        elif r.score is None:
+            row.append(f"missing: {r.missing_reason or '?'}")
+        else:
+            row.append(pct(r.score))
+    return row
+
+
 def task_table(data: ReportData) -> Table:
     """Task score s_t (%) per task (rows) and configuration (columns); a task with no scored
     trial shows its reason (e.g. ``missing: 1 judge_error``)."""
@@ -59,24 +73,35 @@ def task_table(data: ReportData) -> Table:
     for c in data.configs:
         table.add_column(escape(c.label), justify="right", overflow="fold")
     for task_id in data.task_ids:
-        row = [escape(task_id)]
-        for c in data.configs:
-            r = c.task(task_id)
-            if r is None:
-                row.append("–")
-            elif r.score is None:
-                row.append(f"missing: {escape(r.missing_reason or '?')}")
-            else:
-                row.append(pct(r.score))
-        table.add_row(*row)
+        table.add_row(escape(task_id), *(escape(x) for x in _task_cells(data, task_id)))
     return table
+
+
+def task_lines(data: ReportData) -> list[str]:
+    """The task table as lines, one per task (``<task>: <config> <s_t>, …``), for a console
+    too narrow for the table (a task id is never cut or folded)."""
+    return [
+        f"{task_id}: "
+        + ", ".join(f"{c.label} {x}" for c, x in zip(data.configs, _task_cells(data, task_id)))
+        for task_id in data.task_ids
+    ]
+
+
+def _table_fits(data: ReportData, width: int) -> bool:
+    longest = max((len(t) for t in data.task_ids), default=0)
+    columns = sum(max(len(c.label), 6) + 3 for c in data.configs)
+    return longest + columns + 4 <= width
 
 
 def print_summary(data: ReportData, console: Console | None = None, *, tasks: bool = True) -> None:
     """Print the task table (optional), the leaderboard and the definitions line."""
     console = console or Console()
-    if tasks:
+    if tasks and _table_fits(data, console.width):
         console.print(task_table(data))
+    elif tasks:
+        console.print("Task scores s_t (%)", highlight=False)
+        for line in task_lines(data):
+            console.print(line, markup=False, highlight=False, soft_wrap=True)
     console.print(leaderboard_table(data))
     console.print(
         "micro = Σ points / Σ maxima, macro = mean of task scores; missing tasks count 0 in both."
