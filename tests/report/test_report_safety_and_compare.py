@@ -236,8 +236,8 @@ def test_compare_two_main_job_runs_pairs_matching_configurations(tmp_path: Path,
     assert res.exit_code == 0, res.output
     assert "each is compared with its namesake" in res.output
     assert (
-        "A = oracle [a] (a)  vs  B = oracle [b] (b)" in res.output
-        and "A = null [a] (a)  vs  B = null [b] (b)" in res.output
+        "A = oracle [a]  vs  B = oracle [b]" in res.output
+        and "A = null [a]  vs  B = null [b]" in res.output
     )
     assert "+13.6" in res.output and "-9.1" in res.output  # 30/220 and -20/220 in percentage points
     res = runner.invoke(

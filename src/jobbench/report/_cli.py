@@ -16,6 +16,12 @@ _SEED_HELP = "Bootstrap seed (same seed, same intervals)."
 _RESAMPLES_HELP = "Bootstrap resamples over tasks."
 
 
+def _named(config) -> str:  # noqa: ANN001 - a report configuration
+    """A configuration's label with its run's name, unless the label already holds it."""
+    name = config.run.name
+    return config.label if f"[{name}]" in config.label else f"{config.label} ({name})"
+
+
 def _fail(message: str) -> None:
     from rich.console import Console
     from rich.markup import escape
@@ -300,10 +306,7 @@ def register(app: typer.Typer) -> None:
                     "other split.",
                     highlight=False,
                 )
-            table = Table(
-                title=f"A = {escape(ca.label)} ({escape(ca.run.name)})  vs  "
-                f"B = {escape(cb.label)} ({escape(cb.run.name)})"
-            )
+            table = Table(title=f"A = {escape(_named(ca))}  vs  B = {escape(_named(cb))}")
             for col in ("statistic", "A %", "B %", "A − B pp", "95 % CI", "p"):
                 table.add_column(col, justify="left" if col == "statistic" else "right")
             for p in (cmp.micro, cmp.macro):
