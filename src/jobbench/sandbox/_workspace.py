@@ -327,30 +327,52 @@ def collect_deliverables(
         return out
     try:
         entries = _list_output(ofd, out)
-        total = 0
-        count = 0
-        for rel, size in sorted(entries, key=lambda e: (e[0].count("/"), e[0])):
-            if size > limits.max_file_bytes:
-                out.refused.append(
-                    f"{rel}: {size} bytes exceeds the per-file limit of {limits.max_file_bytes}"
-                )
-                continue
-            if count + 1 > limits.max_files:
-                out.refused.append(f"{rel}: more than {limits.max_files} files")
-                continue
-            if total + size > limits.max_total_bytes:
-                out.refused.append(f"{rel}: total size would exceed {limits.max_total_bytes} bytes")
+        caps = CapTally(limits)
+        for rel, size in sorted(entries, key=lambda e: cap_order(e[0])):
+            why = caps.refusal(rel, size)
+            if why is not None:
+                out.refused.append(why)
                 continue
             got = _copy_one(ofd, rel, dest, limits, out)
             if got is not None:
-                total += got.size
-                count += 1
+                caps.take(got.size)
                 out.files.append(got)
     finally:
         os.close(ofd)
     out.files.sort(key=lambda f: f.path)
     out.ignored.sort()
     return out
+
+
+def cap_order(rel: str) -> tuple[int, str]:
+    """The order in which files meet the deliverable caps: top-level files first, then
+    deeper ones, each level by path (so the same folder always keeps the same files)."""
+    return rel.count("/"), rel
+
+
+class CapTally:
+    """The caps of :class:`DeliverableLimits` over files taken in :func:`cap_order`: per
+    file, file count and total bytes. :meth:`refusal` says why a file is refused (a line
+    for ``Collected.refused``) or None; :meth:`take` counts a file kept."""
+
+    def __init__(self, limits: DeliverableLimits) -> None:
+        self.limits = limits
+        self.total = 0
+        self.count = 0
+
+    def refusal(self, rel: str, size: int) -> str | None:
+        lim = self.limits
+        if size > lim.max_file_bytes:
+            return f"{rel}: {size} bytes exceeds the per-file limit of {lim.max_file_bytes}"
+        if self.count + 1 > lim.max_files:
+            return f"{rel}: more than {lim.max_files} files"
+        if self.total + size > lim.max_total_bytes:
+            return f"{rel}: total size would exceed {lim.max_total_bytes} bytes"
+        return None
+
+    def take(self, size: int) -> None:
+        self.total += size
+        self.count += 1
 
 
 def _list_output(ofd: int, out: Collected) -> list[tuple[str, int]]:

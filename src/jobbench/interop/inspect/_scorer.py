@@ -60,7 +60,14 @@ from inspect_ai.util import sandbox as sandbox_env
 
 from ...deliverable_policy import excluded
 from ...records import GradeRecord, TrialRecord, TrialStatus
-from ...sandbox import Collected, DeliverableLimits, collect_deliverables, safefs
+from ...sandbox import (
+    CapTally,
+    Collected,
+    DeliverableLimits,
+    cap_order,
+    collect_deliverables,
+    safefs,
+)
 from ...scoring import (
     TaskMeta,
     TrialResult,
@@ -187,19 +194,11 @@ async def read_deliverables(
             files.append(e)
     staging = dest.parent / (dest.name + ".staging")
     staging.mkdir(parents=True, exist_ok=False)
-    total = 0
-    count = 0
-    for e in sorted(files, key=lambda e: (e.rel.count("/"), e.rel)):
-        if e.size > limits.max_file_bytes:
-            pre.refused.append(
-                f"{e.rel}: {e.size} bytes exceeds the per-file limit of {limits.max_file_bytes}"
-            )
-            continue
-        if count + 1 > limits.max_files:
-            pre.refused.append(f"{e.rel}: more than {limits.max_files} files")
-            continue
-        if total + e.size > limits.max_total_bytes:
-            pre.refused.append(f"{e.rel}: total size would exceed {limits.max_total_bytes} bytes")
+    caps = CapTally(limits)
+    for e in sorted(files, key=lambda e: cap_order(e.rel)):
+        why = caps.refusal(e.rel, e.size)
+        if why is not None:
+            pre.refused.append(why)
             continue
         try:
             data = await sb.read_file(f"{output_dir}/{e.rel}", text=False)
@@ -210,8 +209,7 @@ async def read_deliverables(
             pre.refused.append(f"{e.rel}: cannot be read ({type(exc).__name__}: {exc})")
             continue
         safefs.put_file(staging, e.rel, data)
-        total += len(data)
-        count += 1
+        caps.take(len(data))
     # the same policy and caps as jobbench run, on the host copy (sizes may have changed)
     got = collect_deliverables(staging, dest, limits)
     got.refused = sorted(pre.refused + got.refused)
