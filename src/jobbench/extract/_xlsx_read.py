@@ -29,10 +29,13 @@ from dataclasses import dataclass, field
 
 from lxml import etree
 
-from ._xlsx_style import (
+from ._xlsx_style import (  # the XML helpers are shared with the style reader
     SHEET_WHITE,
     Look,
     Palette,
+    _children,
+    _find,
+    _local,
     fill_colour,
     font_look,
     read_theme,
@@ -40,10 +43,6 @@ from ._xlsx_style import (
 
 _PARSER_KW = dict(resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False)
 _CELL_RE = re.compile(r"^\$?([A-Za-z]{1,3})\$?([0-9]+)$")
-
-
-def _local(tag) -> str:
-    return tag.rpartition("}")[2] if isinstance(tag, str) else ""
 
 
 def _parse(zf: zipfile.ZipFile, name: str):
@@ -58,13 +57,6 @@ def _release(el) -> None:
     if parent is not None:
         while el.getprevious() is not None:
             del parent[0]
-
-
-def _find(el, local: str):
-    for child in el:
-        if _local(child.tag) == local:
-            return child
-    return None
 
 
 def _rels(zf: zipfile.ZipFile, part: str) -> dict[str | None, tuple[str, str]]:
@@ -254,11 +246,6 @@ def _shared_strings(
             out.append(text)
             si.clear()
     return out, rich
-
-
-def _children(root, local: str) -> list:
-    el = _find(root, local)
-    return [c for c in el] if el is not None else []
 
 
 def _read_styles(zf: zipfile.ZipFile, part: str, builtin: dict, palette: Palette, pkg) -> None:

@@ -58,10 +58,13 @@ _ISO_DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}")
 
 
 def _local(tag) -> str:
+    """An XML tag's local name (no namespace); '' for comments and processing
+    instructions."""
     return tag.rpartition("}")[2] if isinstance(tag, str) else ""
 
 
 def _children(el, local: str) -> list:
+    """The children of ``el``'s first child named ``local`` ([] when there is none)."""
     if el is None:
         return []
     for child in el:
@@ -71,6 +74,7 @@ def _children(el, local: str) -> list:
 
 
 def _find(el, local: str):
+    """``el``'s first child named ``local``, or None."""
     if el is None:
         return None
     for child in el:

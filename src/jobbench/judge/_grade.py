@@ -1299,6 +1299,7 @@ def grade_trial(
     epoch: int = 1,
     prior: GradeRecord | None = None,
     out_path: Path | None = None,
+    client: Any = None,
 ) -> GradeRecord:
     """Grade one trial's deliverables (convenience wrapper around :class:`Grader`).
 
@@ -1310,11 +1311,13 @@ def grade_trial(
         epoch: epoch number (part of the cache key).
         prior: an earlier record; its valid verdicts are reused (resume).
         out_path: also write the record there (atomically).
+        client: the judge's client (default: a :class:`JudgeClient` for ``config``; the
+            Inspect scorer passes one that calls Inspect's ``grader`` model).
 
     Returns:
         The :class:`GradeRecord`.
     """
-    grader = Grader(config)
+    grader = Grader(config, client=client)
     try:
         inp = TrialInput(
             trial_id=trial_id or make_trial_id(task.id, "-", None, epoch),

@@ -235,20 +235,17 @@ def _judge_model(judge: JudgeChoice) -> Any | None:
 
 
 def _grade(task: Any, folder: Path, epoch: int, config: Any, client: Any) -> Any:
-    from ...judge import Grader, TrialInput
+    from ...judge import grade_trial
     from ...rundir import trial_id
 
-    grader = Grader(config, client=client, cache=None)
-    try:
-        inp = TrialInput(
-            trial_id=trial_id(task.id, AGENT, None, epoch),
-            task=task,
-            deliverables_dir=folder,
-            epoch=epoch,
-        )
-        return grader.grade([inp])[0]
-    finally:
-        grader.close()
+    return grade_trial(
+        task,
+        folder,
+        config,
+        trial_id=trial_id(task.id, AGENT, None, epoch),
+        epoch=epoch,
+        client=client,
+    )
 
 
 _TASKS: dict[tuple[str, str], Any] = {}
@@ -368,14 +365,20 @@ def _results(scores: list[SampleScore]) -> list[Any]:
     return task_results(rows, list(metas.values()), config=CONFIG, run=CONFIG)
 
 
+def _estimate(scores: list[SampleScore], which: Literal["micro", "macro"]) -> float:
+    """The ``which`` score of :func:`jobbench.scoring.aggregate` over the scored samples'
+    tasks (a fraction in [0, 1]; NaN for no task)."""
+    est = getattr(aggregate(_results(scores), config=CONFIG, with_ci=False), which).estimate
+    return float("nan") if est is None else est
+
+
 @metric
 def micro() -> Metric:
     """Σ points / Σ maxima over the scored samples' tasks (a fraction in [0, 1]), as
     :func:`jobbench.scoring.aggregate` computes it (NaN for no task)."""
 
-    def compute(scores: list[SampleScore]) -> float:
-        est = aggregate(_results(scores), config=CONFIG, with_ci=False).micro.estimate
-        return float("nan") if est is None else est
+    def compute(scores: list[SampleScore]) -> float:  # Inspect reads this annotation
+        return _estimate(scores, "micro")
 
     return compute
 
@@ -385,9 +388,8 @@ def macro() -> Metric:
     """The mean of the task scores of the scored samples (a fraction in [0, 1]), as
     :func:`jobbench.scoring.aggregate` computes it (NaN for no task)."""
 
-    def compute(scores: list[SampleScore]) -> float:
-        est = aggregate(_results(scores), config=CONFIG, with_ci=False).macro.estimate
-        return float("nan") if est is None else est
+    def compute(scores: list[SampleScore]) -> float:  # Inspect reads this annotation
+        return _estimate(scores, "macro")
 
     return compute
 
