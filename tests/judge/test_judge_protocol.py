@@ -501,14 +501,58 @@ def _one_rubric(setup):
     return task.model_copy(update={"rubrics": task.rubrics[1:]}), deliv
 
 
-def test_quoted_verdict_then_the_judges_own_takes_the_judges_own(setup, judge_config) -> None:
+@pytest.mark.parametrize("order", ["quote_first", "answer_first"])
+def test_objects_that_decide_differently_are_asked_again(setup, judge_config, order) -> None:
+    """A reply holding a verdict quoted from a deliverable and the judge's own, in either
+    order, cannot be told apart: no verdict is taken from it (taking the last one made the
+    quoted pass win when the judge wrote its answer first), and the unit is asked again."""
     task, deliv = _one_rubric(setup)
     quoted = rubric_reply([item(0, "pass", "We recommend Vendor B")], True)
     own = rubric_reply([item(0, "fail")], False)
-    content = f"The deliverable contains this text: {quoted}\nMy own verdict:\n{own}"
-    with FakeOpenAIServer([chat_reply(content)]) as srv:
+    first, second = (quoted, own) if order == "quote_first" else (own, quoted)
+    content = f"The reply:\n{first}\nAlso in the document:\n{second}"
+    seen = []
+
+    def script(req):
+        seen.append(req)
+        return chat_reply(content if len(seen) == 1 else own)
+
+    with FakeOpenAIServer(script) as srv:
         rec = grade_trial(task, deliv, judge_config(srv.base_url))
+        assert srv.calls == 2
     assert _verdicts(rec) == ["fail"] and rec.score == 0.0
+    r0, r1 = rec.units[0].replies
+    assert r0["parse"] == (
+        "failed: ValueError: ambiguous reply: 2 JSON objects in the asked shape with "
+        "different verdicts; none was taken"
+    )
+    assert r1["parse"] == "direct"
+    retry = seen[1]["messages"][-1]["content"]
+    assert "several JSON objects in the requested shape with different verdicts" in retry
+
+
+def test_objects_that_decide_differently_every_time_are_a_judge_error(setup, judge_config) -> None:
+    task, deliv = _one_rubric(setup)
+    own = rubric_reply([item(0, "fail")], False)
+    quoted = rubric_reply([item(0, "pass", "We recommend Vendor B")], True)
+    script = [chat_reply(f"{own}\nThe deliverable says: {quoted}") for _ in range(3)]
+    with FakeOpenAIServer(script) as srv:
+        rec = grade_trial(task, deliv, judge_config(srv.base_url))
+        assert srv.calls == 3
+    assert rec.status == "judge_error" and rec.score is None
+    (c,) = rec.rubrics[0].criteria
+    assert (c.verdict, c.cause) == ("judge_error", "bad_reply")
+    assert "ambiguous reply" in c.reasoning
+
+
+def test_objects_that_decide_the_same_are_read_as_one(setup, judge_config) -> None:
+    task, deliv = _one_rubric(setup)
+    a = rubric_reply([item(0, "fail", "first wording")], False)
+    b = rubric_reply([item(0, "fail", "second wording")], False)
+    with FakeOpenAIServer([chat_reply(f"Draft: {a}\nFinal: {b}")]) as srv:
+        rec = grade_trial(task, deliv, judge_config(srv.base_url))
+        assert srv.calls == 1
+    assert _verdicts(rec) == ["fail"] and rec.status == "complete"
     assert rec.units[0].replies[0]["parse"].startswith("balanced (object 2 of 2")
 
 

@@ -674,8 +674,12 @@ class Grader:
                 rec["reasoning_chars"] = len(reply.reasoning)
             unit.downgrades = list(dict.fromkeys(unit.downgrades + reply.downgrades))
             payload["raw"].append(reply.content)
+            ambiguous = ""
             try:
                 objects = reply_objects(reply.content)
+                ambiguous = self._ambiguity(unit, [obj for obj, _ in objects])
+                if ambiguous:
+                    raise ValueError(ambiguous)
                 pos = self._pick(unit, [obj for obj, _ in objects])
                 obj, method = objects[pos]
                 rec["parse"] = (
@@ -695,12 +699,20 @@ class Grader:
                 unit.cause = None
                 break
             missing = self._missing(unit)
-            unit.error = f"no valid verdict for {', '.join(missing)}"
+            unit.error = f"no valid verdict for {', '.join(missing)}" + (
+                f" ({ambiguous})" if ambiguous else ""
+            )
             unit.cause = "bad_reply"
             note = (
                 "Note: your previous reply did not contain a valid verdict for "
                 f"{', '.join(missing)}. "
-                "Reply again with the complete JSON object in the requested shape."
+                + (
+                    "It held several JSON objects in the requested shape with different "
+                    "verdicts; reply with exactly one. "
+                    if ambiguous
+                    else ""
+                )
+                + "Reply again with the complete JSON object in the requested shape."
             )
             messages = unit.messages[:-1] + [
                 {
@@ -740,6 +752,38 @@ class Grader:
         if kind == "criterion":
             return "verdict" in obj or isinstance(obj.get("criteria"), list)
         return isinstance(obj.get("criteria", obj.get("criteria_results")), list)
+
+    def _reading(self, unit: Unit, obj: dict[str, Any]) -> tuple[Any, ...]:
+        """What ``obj`` decides for ``unit``: its verdict words per asked criterion and its
+        overall rubric verdicts, as a sorted tuple (reasoning and evidence left out), so that
+        two objects decide the same exactly when their readings are equal."""
+        if unit.kind == "task":
+            verdicts, model = parse_task_reply(obj, unit.asked)
+            return (
+                tuple(sorted((r, c, v["verdict"]) for (r, c), v in verdicts.items())),
+                tuple(sorted((r, mv) for r, mv in model.items() if mv is not None)),
+            )
+        ((r, cs),) = unit.asked.items()
+        if unit.kind == "criterion":
+            cv = parse_criterion_reply(obj)
+            return ((cs[0], cv["verdict"]) if cv is not None else None,)
+        by_criterion, mv, _ = parse_rubric_reply(obj, cs)
+        return (tuple(sorted((c, v["verdict"]) for c, v in by_criterion.items())), mv)
+
+    def _ambiguity(self, unit: Unit, objects: list[dict[str, Any]]) -> str:
+        """Why a reply cannot be read, or ``""``: it holds two or more objects of the asked
+        shape (:meth:`_shape_ok`) that decide differently (:meth:`_reading`). Which of them is
+        the judge's own answer and which one it quoted from a deliverable cannot be told
+        apart (the quote may come before or after the answer), so such a reply gives no
+        verdict and is asked again; objects that decide the same (a judge repeating itself)
+        are read as one."""
+        shaped = [o for o in objects if self._shape_ok(unit.kind, o)]
+        if len({self._reading(unit, o) for o in shaped}) <= 1:
+            return ""
+        return (
+            f"ambiguous reply: {len(shaped)} JSON objects in the asked shape with different "
+            "verdicts; none was taken"
+        )
 
     def _pick(self, unit: Unit, objects: list[dict[str, Any]]) -> int:
         """The position of the judge's own answer among a reply's objects: the last one of

@@ -10,8 +10,8 @@ by item by the caller, so a recovery can never invent a verdict.
 
 :func:`reply_objects` is what the grader reads: every JSON object of a reply in the order
 they appear (reasoning blocks removed first, :func:`strip_reasoning`), so that the caller can
-take the judge's own final answer (the last object of the requested shape) rather than a
-verdict the judge quoted from a deliverable before it. Any failure to parse, whatever its
+tell the judge's answer from verdicts it quoted (the grader takes none when the objects of
+the requested shape disagree, ``jobbench/judge/_grade.py``). Any failure to parse, whatever its
 kind (a nesting too deep for the parser, a reply over :data:`MAX_REPLY_CHARS`), is a
 ``ValueError``: a bad reply like any other.
 """
