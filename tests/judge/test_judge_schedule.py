@@ -203,6 +203,56 @@ def test_first_unit_that_raises_still_releases_the_rest(
     assert [u.complete for u in rec.units] == [False, True, True, True]
 
 
+def test_first_unit_running_past_lead_wait_releases_the_rest(tmp_path: Path) -> None:
+    """Trial A's first call is answered only once the trial's three other calls have
+    arrived: with ``lead_wait`` 0.2 s they are released while it still runs, every call is
+    made once, and the grade is complete (the default wait would hold them for 120 s)."""
+    judge = TableJudge(TABLE)
+    others = threading.Event()
+
+    def answer(req: dict[str, Any], trial: str, first: bool) -> ScriptedReply:
+        with timeline.lock:
+            if len(timeline.arrived[trial]) == 4:
+                others.set()
+        if first:
+            assert others.wait(WAIT), "the held units were not released"
+        return judge(req)
+
+    timeline = Timeline(answer)
+    with FakeOpenAIServer(timeline) as srv:
+        (rec,) = _grade(_config(srv, tmp_path), _inputs(tmp_path, ["A"]), lead_wait=0.2)
+        assert srv.calls == 4
+    assert timeline.arrived["A"][0] == "Part 0"
+    assert sorted(timeline.arrived["A"][1:]) == ["Part 1", "Part 2", "Part 3"]
+    # the first answer waited for all four arrivals, so the second arrived before any call
+    # of the trial had completed
+    assert timeline.early[0][0] == "A"
+    assert rec.status == "complete"
+    assert [u.complete for u in rec.units] == [True] * 4
+
+
+def test_first_unit_answered_in_time_is_not_released_twice(tmp_path: Path) -> None:
+    """Two trials whose first calls return well inside ``lead_wait``: no call arrives early
+    and each of the eight is made exactly once (the expired-lead path releases nothing)."""
+    judge = TableJudge(TABLE)
+    timeline = Timeline(lambda req, trial, first: judge(req))
+    with FakeOpenAIServer(timeline) as srv:
+        recs = _grade(_config(srv, tmp_path), _inputs(tmp_path, ["A", "B"]), lead_wait=30.0)
+        assert srv.calls == 8
+    assert timeline.early == []
+    assert {t: sorted(c) for t, c in timeline.arrived.items()} == {
+        t: [f"Part {r}" for r in range(4)] for t in ("A", "B")
+    }
+    assert [r.status for r in recs] == ["complete", "complete"]
+
+
+@pytest.mark.parametrize("wait_s", [0.0, -1.0, float("nan")])
+def test_lead_wait_must_be_positive(wait_s: float) -> None:
+    cfg = JudgeConfig(model="m", api_base="http://127.0.0.1:9/v1", api_key="k", decide="llm")
+    with pytest.raises(ValueError, match="lead_wait must be positive"):
+        Grader(cfg, lead_wait=wait_s)
+
+
 def test_regrade_of_unchanged_outputs_makes_no_call(tmp_path: Path) -> None:
     """With the verdict cache on, the second grade of the same outputs is served whole from
     it (the first unit served from the cache hands the lead to the next one)."""

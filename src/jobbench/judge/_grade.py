@@ -233,6 +233,11 @@ class TrialJob:
 # ----------------------------------------------------------------------------- grader
 
 
+LEAD_WAIT = 120.0
+"""Default :attr:`Grader.lead_wait`, seconds: longer than a typical judge call, far shorter
+than a request's time-out (``JudgeConfig.timeout``, 300 s) times its attempts."""
+
+
 class Grader:
     """Grades trials under one :class:`JudgeConfig`.
 
@@ -249,9 +254,13 @@ class Grader:
             ``"prefix"`` (default) sends one unit of each prefix group first and the rest of
             the group when it returns; ``"all"`` submits every unit at once (the schedule
             before prefix grouping, kept for benchmarks).
+        lead_wait: seconds a prefix group's other units wait for its first unit under
+            ``schedule="prefix"``; past it they are released all the same (a hung or very
+            slow first call costs the group its cached prefix, not the run's wall time).
 
     Raises:
-        ValueError: ``schedule`` is neither ``"prefix"`` nor ``"all"``.
+        ValueError: ``schedule`` is neither ``"prefix"`` nor ``"all"``, or ``lead_wait``
+            is not positive.
     """
 
     def __init__(
@@ -264,11 +273,15 @@ class Grader:
         progress: bool = False,
         before_first_call: Callable[[], None] | None = None,
         schedule: Schedule = "prefix",
+        lead_wait: float = LEAD_WAIT,
     ):
         self.config = config
         if schedule not in ("prefix", "all"):
             raise ValueError(f"schedule must be 'prefix' or 'all', not {schedule!r}")
+        if not lead_wait > 0:
+            raise ValueError(f"lead_wait must be positive seconds, not {lead_wait!r}")
         self.schedule: Schedule = schedule
+        self.lead_wait = lead_wait
         # called once, under a lock, before the first request to the judge (the lazy
         # preflight of ``jobbench grade``); what it raises aborts :meth:`grade`
         self.before_first_call = before_first_call
@@ -1079,8 +1092,10 @@ class Grader:
         provider's prompt-prefix cache can then serve that prefix). Other trials' units keep
         the pool busy meanwhile. A first unit answered from the verdict cache made no call,
         so the next unit of its group goes first instead; a first unit that failed (an
-        endpoint error, a bad reply, an exception) releases the rest all the same. With
-        ``schedule="all"`` every unit is submitted at once.
+        endpoint error, a bad reply, an exception) releases the rest all the same, and so
+        does a first unit still running after :attr:`lead_wait` seconds (its group's
+        other units are then submitted without waiting for it). With ``schedule="all"``
+        every unit is submitted at once.
 
         Returns:
             Records in the order of ``inputs``.
@@ -1114,14 +1129,18 @@ class Grader:
             plan_bar = prog.add_task("extracting + checks", total=len(inputs)) if prog else None
             call_bar = prog.add_task("judging", total=0) if prog else None
             futs: dict[Future[None], tuple[int, Unit]] = {}
-            # guards futs and stopping: workers submit the units a first unit held back
+            # guards futs, leads and stopping: workers submit the units a first unit held
             lock = threading.Lock()
             stopping = False
+            # groups whose first unit is running, by id of their held list: (deadline on
+            # the monotonic clock, trial, held units); whoever pops an entry releases it
+            leads: dict[int, tuple[float, int, list[Unit]]] = {}
 
             def submit(i: int, u: Unit, held: list[Unit]) -> None:
                 """Submit unit ``u`` of trial ``i``; ``held`` (units of its prefix group)
                 are released by the same worker once ``u`` has run, before its future
-                completes, so the loop below never sees ``futs`` empty while some wait."""
+                completes, so the loop below never sees ``futs`` empty while some wait, or
+                by :func:`expire` once ``u`` has run for :attr:`lead_wait` seconds."""
 
                 def work() -> None:
                     try:
@@ -1132,14 +1151,32 @@ class Grader:
 
                 with lock:
                     if not stopping:  # grade is leaving: no new work for a closing pool
+                        if held:
+                            leads[id(held)] = (time.monotonic() + self.lead_wait, i, held)
                         futs[pool.submit(work)] = (i, u)
 
             def release(i: int, u: Unit, held: list[Unit]) -> None:
+                with lock:
+                    if leads.pop(id(held), None) is None:  # expire() released them
+                        return
                 if u.cached:  # no call carried the prefix: the next unit of the group leads
                     submit(i, held[0], held[1:])
                 else:
                     for other in held:
                         submit(i, other, [])
+
+            def expire() -> float | None:
+                """Release the groups whose first unit has run past its deadline; return
+                the seconds until the next deadline (None: no group is waiting)."""
+                now = time.monotonic()
+                with lock:
+                    late = [k for k, (due, _, _) in leads.items() if due <= now]
+                    overdue = [leads.pop(k) for k in late]
+                    nxt = min((due for due, _, _ in leads.values()), default=None)
+                for _, i, held in overdue:
+                    for other in held:
+                        submit(i, other, [])
+                return None if nxt is None else max(0.0, nxt - now)
 
             def collect(done: set[Future[None]]) -> None:
                 nonlocal spent, stopping
@@ -1196,16 +1233,18 @@ class Grader:
                     else:
                         for u in todo:
                             submit(i, u, [])
+                    expire()
                     with lock:
                         done = {f for f in futs if f.done()}
                     if done:
                         collect(done)
                 while True:
+                    left = expire()
                     with lock:
                         pending = set(futs)
                     if not pending:
                         break
-                    done, _ = wait(pending, return_when=FIRST_COMPLETED)
+                    done, _ = wait(pending, timeout=left, return_when=FIRST_COMPLETED)
                     collect(done)
             finally:
                 with lock:
