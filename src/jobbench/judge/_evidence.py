@@ -83,8 +83,9 @@ _INJECTION_PATTERNS = [
     r"\"verdict\"\s*:\s*\"pass",
     r"<\|im_start\|>|<\|system\|>|</?system>|\[/?INST\]",
     # forged fences and file headers of the judge prompt
-    rf"(^|[{_BREAK}])[^\S{_BREAK}]*(BEGIN|END)[^\S{_BREAK}]+DELIVERABLES\b",
-    r"\bDELIVERABLES-[0-9a-f]{8,}\b",
+    # (upper case as the fence is written: "Begin deliverables review" is prose)
+    rf"(^|[{_BREAK}])[^\S{_BREAK}]*(?-i:(BEGIN|END)[^\S{_BREAK}_-]*[\s_-][^\S{_BREAK}_-]*DELIVERABLES)(?![^\W_])",
+    r"\bDELIVERABLES[^\S\n]*[-_][^\S\n]*[0-9a-f]{8,}(?![^\W_])",
     rf"(^|[{_BREAK}])[^\S{_BREAK}]*[\u200b-\u200d\u2060\ufeff]*[=\uff1d]{{2,}}[^\S{_BREAK}]*FILE[^\S{_BREAK}]*[:\uff1a]",
     # "ignore (all) previous instructions" in other languages
     # Spanish / Portuguese / Italian
@@ -100,6 +101,20 @@ _INJECTION_PATTERNS = [
     r"(игнорируй|игнорируйте|забудь|забудьте)\s+(все\s+)?(предыдущие|прежние|вышеуказанные)\s+(инструкции|указания|правила)",
 ]
 _INJECTION = [re.compile(p, re.IGNORECASE) for p in _INJECTION_PATTERNS]
+
+_LOOKALIKES = str.maketrans(
+    {
+        **dict.fromkeys(_DASHES, "-"),
+        **dict(zip("АВЕЅІЈКМНОРСТХУ", "ABESIJKMHOPCTXY", strict=True)),  # Cyrillic capitals
+        **dict(zip("аеѕіјорсухԁԛԝһ", "aesijopcyxdqwh", strict=True)),  # Cyrillic small
+        **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX", strict=True)),  # Greek capitals
+        **dict(zip("οιν", "oiv", strict=True)),  # Greek small
+    }
+)
+"""Letters that render like Latin ones (Cyrillic and Greek homoglyphs, entries of the
+Unicode confusables list of UTS #39) and the dashes of :data:`_DASHES`, mapped to the ASCII
+a reader sees: ``ЕND DELIVERABLES‐…`` with a Cyrillic Е and U+2010 reads as the judge
+prompt's fence."""
 
 
 @dataclass(frozen=True)
@@ -125,8 +140,9 @@ def detect_injection(path: str, text: str) -> InjectionHit | None:
 
     The text is searched as written and, if nothing matched, as the judge model reads it:
     NFKC-normalised (fullwidth letters made ASCII) with invisible format characters (Unicode
-    category Cf: zero-width space and joiner, soft hyphen, word joiner, bidi marks) dropped;
-    the excerpt then comes from that readable form.
+    category Cf: zero-width space and joiner, soft hyphen, word joiner, bidi marks) dropped,
+    then also with Cyrillic and Greek look-alike letters and Unicode dashes made ASCII
+    (:data:`_LOOKALIKES`); the excerpt then comes from that readable form.
 
     A simple detector: it flags, it never changes a verdict. Returns the first hit or None.
     """
@@ -137,6 +153,10 @@ def detect_injection(path: str, text: str) -> InjectionHit | None:
         )
         if readable != text:
             hit = _first_hit(path, readable)
+        if hit is None:
+            plain = readable.translate(_LOOKALIKES)
+            if plain != readable:
+                hit = _first_hit(path, plain)
     return hit
 
 
