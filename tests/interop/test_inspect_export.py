@@ -235,3 +235,17 @@ def test_inspect_view_serves_the_exported_logs(exported) -> None:
     finally:
         proc.kill()
         proc.wait(timeout=30)
+
+
+def test_cli_prints_each_log_path_and_the_view_command_on_one_line(exported) -> None:
+    """Paths longer than the console (80 columns under CliRunner) are not folded, so the
+    printed ``inspect view`` command can be copied whole."""
+    out = exported["out"]
+    lines = exported["cli_output"].splitlines()
+    view = f"view:  inspect view --log-dir {out}"
+    assert len(view) > 80
+    assert view in lines
+    logged = [line for line in lines if " sample(s) -> " in line]
+    assert sorted(line.split(" -> ")[1] for line in logged) == sorted(
+        str(p) for p in out.glob("*.eval")
+    )

@@ -47,19 +47,22 @@ def register_cli(app: typer.Typer) -> None:
         try:
             res = import_harbor_job(job_dir, run_dir, dataset=dataset)
         except (HarborImportError, RunDirError) as exc:
-            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from exc
         try:
             rep = report(res.run_dir, judge_key=res.judge_key, allow_ungraded=True)
         except (ReportInputError, ReportWriteError) as exc:
-            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from exc
         out.print(
             f"{len(res.trial_ids)} trial(s) imported into {escape(display_path(res.run_dir))}",
             highlight=False,
+            soft_wrap=True,
         )
         if rep.out_dir is not None:
-            out.print(f"report: {escape(display_path(rep.out_dir))}", highlight=False)
+            out.print(
+                f"report: {escape(display_path(rep.out_dir))}", highlight=False, soft_wrap=True
+            )
 
     @export.command("harbor")
     def export_harbor_cmd(
@@ -107,7 +110,7 @@ def register_cli(app: typer.Typer) -> None:
                 requirement=requirement,
             )
         except (FileNotFoundError, InvalidDatasetError, ExportError) as exc:
-            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from exc
         for t in res.tasks:
             if t.left_out:
@@ -115,10 +118,14 @@ def register_cli(app: typer.Typer) -> None:
                     f"[yellow]note:[/yellow] {escape(t.task_id)}: hidden files left out of the "
                     f"agent image: {escape(', '.join(t.left_out))}",
                     highlight=False,
+                    soft_wrap=True,
                 )
         shown = display_path(res.out_dir)
-        out.print(f"{len(res.tasks)} Harbor task(s) in {escape(shown)}", highlight=False)
+        out.print(
+            f"{len(res.tasks)} Harbor task(s) in {escape(shown)}", highlight=False, soft_wrap=True
+        )
         out.print(
             f"run:   harbor run -p {escape(shown)} -a AGENT -m MODEL",
             highlight=False,
+            soft_wrap=True,
         )

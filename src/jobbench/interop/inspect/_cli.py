@@ -36,16 +36,22 @@ def register_cli(app: typer.Typer) -> None:
             err.print(
                 "[red]error:[/red] inspect_ai is not installed; pip install 'jobbench[inspect]'",
                 highlight=False,
+                soft_wrap=True,
             )
             raise typer.Exit(2)
         try:
             res = export_inspect(run_dir, out_dir, judge_key=judge_key)
         except InspectExportError as exc:
-            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False)
+            err.print(f"[red]error:[/red] {escape(str(exc))}", highlight=False, soft_wrap=True)
             raise typer.Exit(2) from exc
         for label, path in res.logs.items():
             out.print(
                 f"{escape(label)}: {res.samples[label]} sample(s) -> {escape(str(path))}",
                 highlight=False,
+                soft_wrap=True,
             )
-        out.print(f"view:  inspect view --log-dir {escape(str(res.out_dir))}", highlight=False)
+        out.print(
+            f"view:  inspect view --log-dir {escape(str(res.out_dir))}",
+            highlight=False,
+            soft_wrap=True,
+        )
