@@ -123,14 +123,14 @@ def bench_sample() -> None:
     from typer.testing import CliRunner
 
     from jobbench.cli import app
-    from jobbench.testing import FakeOpenAIServer, chat_reply
+    from jobbench.testing import FakeOpenAIServer, chat_reply, tail_text
 
     if not SAMPLE.is_dir():
         print("sample split not found; end-to-end part skipped")
         return
 
     def reply(req: dict) -> object:
-        tail = req["messages"][-1]["content"][-1]["text"]
+        tail = tail_text(req)
         import re
 
         if tail.startswith("## Rubrics\n"):

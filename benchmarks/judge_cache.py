@@ -59,7 +59,7 @@ from jobbench.judge import Grader, JudgeConfig, TrialInput, prefix_cacheable_inp
 from jobbench.judge._grade import common_prefix_len, prompt_text
 from jobbench.records import PrefixCacheable
 from jobbench.tasks import Task, load_task
-from jobbench.testing import FakeOpenAIServer, ScriptedReply, chat_reply
+from jobbench.testing import FakeOpenAIServer, ScriptedReply, chat_reply, tail_text
 
 CHARS_PER_TOKEN = 4
 RATIOS = (0.1, 0.25, 0.5)
@@ -108,7 +108,7 @@ class PrefixCacheServer:
 
 def _answer(req: dict[str, Any]) -> str:
     """Every criterion of a rubric-mode request passes, each with a one-sentence reasoning."""
-    tail = req["messages"][1]["content"][-1]["text"]
+    tail = tail_text(req)
     asked = [int(j) for j in re.findall(r"^Criterion (\d+):", tail, flags=re.M)]
     return json.dumps(
         {

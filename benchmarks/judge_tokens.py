@@ -39,7 +39,7 @@ from typing import Any
 from jobbench.judge import Grader, JudgeConfig, TrialInput
 from jobbench.judge._prompts import system_prompt
 from jobbench.tasks import load_dataset, load_task
-from jobbench.testing import FakeOpenAIServer, chat_reply
+from jobbench.testing import FakeOpenAIServer, chat_reply, tail_text
 
 CHARS_PER_TOKEN = 4
 
@@ -56,7 +56,7 @@ def _texts(req: dict[str, Any]) -> list[str]:
 
 
 def _answer(req: dict[str, Any]) -> Any:
-    tail = _texts(req)[-1]
+    tail = tail_text(req)
     crit = lambda s: [int(m) for m in re.findall(r"^Criterion (\d+):", s, flags=re.M)]  # noqa: E731
     item = lambda j: {"index": j, "reasoning": "ok", "evidence": "", "verdict": "pass"}  # noqa: E731
     if tail.startswith("## Rubrics"):

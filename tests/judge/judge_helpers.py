@@ -11,6 +11,8 @@ from typing import Any
 
 from jobbench.tasks import Task, load_task
 from jobbench.testing import ScriptedReply, chat_reply
+from jobbench.testing import tail_text as tail_text  # re-exported for the judge tests
+from jobbench.testing import user_parts as user_parts
 
 
 def make_task(
@@ -36,42 +38,6 @@ def write_files(folder: Path, files: dict[str, str]) -> Path:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(text, encoding="utf-8")
     return folder
-
-
-def user_parts(req: dict[str, Any]) -> list[str]:
-    """The text parts of a judge request's user message, in order. A prompt without images
-    goes out as one string (``jobbench.judge._client.wire_messages``, parts joined by a blank
-    line); it is split back here at the end of the deliverables' fence and at the last
-    '## Rubric…' heading (the rubric part, always last)."""
-    content = req["messages"][-1]["content"]
-    if not isinstance(content, str):
-        return [p["text"] for p in content if p.get("type") == "text"]
-    fence = re.search(r"^BEGIN (DELIVERABLES-[0-9a-f]+)$", content, flags=re.M)
-    heads = [m.start() for m in re.finditer(r"(?m)^## Rubric", content)]
-    if fence is None or not heads:
-        return [content]
-    close = f"\nEND {fence.group(1)}"  # the deliverables part ends with that line
-    end = content.rfind(close, 0, heads[-1]) + len(close)
-    middle = content[end : heads[-1]].strip("\n")
-    return [
-        content[:end],
-        *(re.split(r"\n\n(?=## )", middle) if middle else []),
-        content[heads[-1] :],
-    ]
-
-
-def tail_text(req: dict[str, Any]) -> str:
-    """The rubric part of a judge request (the last text part of the last user message)."""
-    content = req["messages"][-1]["content"]
-    if isinstance(content, str):  # sent as one string: from the last '## Rubric…' heading
-        starts = [m.start() for m in re.finditer(r"(?m)^## Rubric", content)]
-        return content[starts[-1] :] if starts else content
-    texts = [p["text"] for p in content if p.get("type") == "text"]
-    # the rubric part is the last one that starts with '## Rubric' / '## Criterion'
-    for t in reversed(texts):
-        if t.startswith("## Rubric") or t.startswith("## Rubrics"):
-            return t
-    return texts[-1]
 
 
 CRIT_RE = re.compile(r"^Criterion (\d+): (.*)$", re.MULTILINE)
