@@ -89,3 +89,44 @@ def test_an_up_to_date_report_imports_no_matplotlib(run_a: Path, tmp_path: Path)
     argv += ["--resamples", "100"]
     assert "matplotlib" in _imports(argv)  # the first report draws its figures
     assert "matplotlib" not in _imports(argv)
+
+
+def test_a_report_written_by_other_report_code_is_rebuilt(run_a: Path, tmp_path: Path, monkeypatch):
+    """Same inputs, same harness version, but other templates or report code (a changed
+    checkout): the report is written again, not kept as up to date."""
+    from jobbench.report import _write
+
+    out = tmp_path / "out"
+    write_report([run_a], out, n_resamples=100)
+    before = _state(out)
+    monkeypatch.setattr(_write, "_RENDERER_DIGEST", "0" * 64)
+    write_report([run_a], out, n_resamples=100)
+    after = _state(out)
+    assert after["report.html"][0] != before["report.html"][0]  # rewritten (new inode)
+
+
+def test_the_renderer_digest_follows_the_report_sources(tmp_path: Path, monkeypatch):
+    """A byte-identical copy of jobbench/report gives the same digest; one changed template
+    byte or code file gives another."""
+    import shutil
+
+    from jobbench.report import _write
+
+    real = _write.renderer_digest()
+    copy = tmp_path / "report"
+    shutil.copytree(
+        Path(_write.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__")
+    )
+    monkeypatch.setattr(_write, "__file__", str(copy / "_write.py"))
+
+    def fresh() -> str:
+        monkeypatch.setattr(_write, "_RENDERER_DIGEST", None)
+        return _write.renderer_digest()
+
+    assert fresh() == real
+    template = copy / "templates" / "report.html.j2"
+    template.write_bytes(template.read_bytes() + b" ")
+    changed = fresh()
+    assert changed != real
+    (copy / "_plots.py").write_bytes((copy / "_plots.py").read_bytes() + b"\n")
+    assert fresh() not in (real, changed)

@@ -62,19 +62,38 @@ INPUTS_FILE = ".inputs.json"
 the :func:`inputs_digest` of the report's files and the layout they were written with."""
 
 
+def renderer_digest() -> str:
+    """SHA-256 (hex) of the report package's own sources: every ``*.py`` file and template
+    under ``jobbench/report/`` (names and bytes, sorted by name), computed once per process.
+    A report written by other templates or code of the same harness version (a development
+    checkout, a patched install) is then not taken as up to date."""
+    global _RENDERER_DIGEST
+    if _RENDERER_DIGEST is None:
+        root = Path(__file__).parent
+        h = hashlib.sha256()
+        for path in sorted([*root.glob("*.py"), *root.glob("templates/*.j2")]):
+            h.update(f"\0{path.relative_to(root).as_posix()}\0".encode())
+            h.update(path.read_bytes())
+        _RENDERER_DIGEST = h.hexdigest()
+    return _RENDERER_DIGEST
+
+
+_RENDERER_DIGEST: str | None = None
+
+
 def inputs_digest(data: ReportData, drilldowns: str) -> str:
     """SHA-256 (hex, 64 characters) of everything the report files are made from, apart from
-    the time they are written: the harness version, the options (``drilldowns``, judge key,
-    bootstrap settings and epochs) and, per run, its path and name, ``lock.json`` (but its
-    ``updated_at``, renewed by every ``jobbench run`` and shown nowhere), the
-    dataset's tasks and their maxima, every trial record, grade record and trajectory event
-    count read, and the warnings. Trial records and grades enter as the SHA-256 of their
-    files' bytes as read (their model dump when that is not known), so the digest is one
-    streaming hash, not a copy of every verdict. A changed trial, grade or lock changes the
-    digest."""
+    the time they are written: the harness version and :func:`renderer_digest`, the options
+    (``drilldowns``, judge key, bootstrap settings and epochs) and, per run, its path and name,
+    ``lock.json`` (but its ``updated_at``, renewed by every ``jobbench run`` and shown nowhere),
+    the dataset's tasks and their maxima, every trial record, grade record and trajectory event
+    count read, and the warnings. Trial records and grades enter as the SHA-256 of their files'
+    bytes as read (their model dump when that is not known), so the digest is one streaming
+    hash, not a copy of every verdict. A changed trial, grade or lock changes the digest."""
     h = hashlib.sha256()
     payload: dict[str, Any] = {
         "version": __version__,
+        "renderer": renderer_digest(),
         "drilldowns": drilldowns,
         "judge_key": data.judge_key,
         "settings": data.settings,
