@@ -28,6 +28,7 @@ the same limits and timeout but **no isolation**; a loud warning says so.
 from __future__ import annotations
 
 import fcntl
+import functools
 import json
 import os
 import re
@@ -377,6 +378,27 @@ def _python_bin_dirs() -> list[str]:
     return dirs
 
 
+@functools.cache
+def _system_binds() -> tuple[str, ...]:
+    """bwrap arguments for the system part of every sandbox: ``/usr``, the top-level ``bin``
+    and ``lib`` directories (or their symbolic links) and the :data:`ETC_ENTRIES` this host
+    has. Looked up once per process (about 70 ``stat`` calls), like the executables found
+    on PATH; a system directory appearing later in the run is not bound."""
+    a = ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        p = Path("/") / name
+        if p.is_symlink():
+            a += ["--symlink", os.readlink(p), str(p)]
+        elif p.is_dir():
+            a += ["--ro-bind", str(p), str(p)]
+    a += ["--perms", "0755", "--dir", "/etc"]
+    for name in ETC_ENTRIES:
+        p = Path("/etc") / name
+        if p.exists() or p.is_symlink():
+            a += ["--ro-bind-try", str(p), str(p)]
+    return tuple(a)
+
+
 class Sandbox:
     """A sandbox for one trial: a workspace, an optional home, extra read-only mounts, a
     network policy and an environment. Each :meth:`run` starts a fresh isolated process
@@ -538,18 +560,7 @@ class Sandbox:
             a += ["--unshare-user", "--cap-drop", "ALL"]
             if _bwrap_version >= (0, 8):
                 a.append("--disable-userns")
-        a += ["--ro-bind", "/usr", "/usr"]
-        for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
-            p = Path("/") / name
-            if p.is_symlink():
-                a += ["--symlink", os.readlink(p), str(p)]
-            elif p.is_dir():
-                a += ["--ro-bind", str(p), str(p)]
-        a += ["--perms", "0755", "--dir", "/etc"]
-        for name in ETC_ENTRIES:
-            p = Path("/etc") / name
-            if p.exists() or p.is_symlink():
-                a += ["--ro-bind-try", str(p), str(p)]
+        a += _system_binds()
         a += [
             "--ro-bind",
             str(etc_dir / "passwd"),
