@@ -90,3 +90,23 @@ def test_closing_the_lifeline_stops_a_running_command():
     time.sleep(0.3)
     line.close()
     assert proc.wait(timeout=10) == -signal.SIGKILL
+
+
+def test_the_watchdog_script_imports_only_the_bare_standard_library():
+    # one interpreter start per sandboxed command: no pathlib, no enum-based signal module
+    line = Lifeline()
+    argv = line.wrap(["true"])
+    try:
+        run = subprocess.run(
+            [argv[0], "-X", "importtime", *argv[1:]],
+            pass_fds=line.pass_fds,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    finally:
+        line.close()
+    assert run.returncode == 0, run.stderr
+    imported = {row.rsplit("|", 1)[-1].strip() for row in run.stderr.splitlines()}
+    assert "os" in imported
+    assert not imported & {"pathlib", "signal", "enum", "re", "jobbench"}

@@ -15,7 +15,11 @@ documented in ``bwrap(1)`` of bubblewrap 0.8):
   nothing owned by root is writable; otherwise a user namespace with all capabilities
   dropped;
 * resource limits (address space, processes, file size, open files) set by ``prlimit``
-  inside the sandbox; ``--die-with-parent`` and a process group killed on timeout.
+  inside the sandbox; ``--die-with-parent`` and a process group killed on timeout;
+* every command (either backend) runs under the lifeline watchdog of :mod:`._lifeline`, which
+  kills it when the harness dies; the watchdog is started ahead of the command
+  (:mod:`._warm`), and the harness waits for it on a pidfd, so a short command pays neither
+  an interpreter start nor polling sleeps.
 
 Without bubblewrap (or with ``backend="none"``) the command runs as a plain subprocess with
 the same limits and timeout but **no isolation**; a loud warning says so.
@@ -24,6 +28,7 @@ the same limits and timeout but **no isolation**; a loud warning says so.
 from __future__ import annotations
 
 import fcntl
+import functools
 import json
 import os
 import re
@@ -42,7 +47,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ._lifeline import Lifeline
+from ._warm import POOL as WARM_POOL
 from .safefs import lchown_tree
 
 Backend = Literal["auto", "bwrap", "none"]
@@ -373,6 +378,27 @@ def _python_bin_dirs() -> list[str]:
     return dirs
 
 
+@functools.cache
+def _system_binds() -> tuple[str, ...]:
+    """bwrap arguments for the system part of every sandbox: ``/usr``, the top-level ``bin``
+    and ``lib`` directories (or their symbolic links) and the :data:`ETC_ENTRIES` this host
+    has. Looked up once per process (about 70 ``stat`` calls), like the executables found
+    on PATH; a system directory appearing later in the run is not bound."""
+    a = ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        p = Path("/") / name
+        if p.is_symlink():
+            a += ["--symlink", os.readlink(p), str(p)]
+        elif p.is_dir():
+            a += ["--ro-bind", str(p), str(p)]
+    a += ["--perms", "0755", "--dir", "/etc"]
+    for name in ETC_ENTRIES:
+        p = Path("/etc") / name
+        if p.exists() or p.is_symlink():
+            a += ["--ro-bind-try", str(p), str(p)]
+    return tuple(a)
+
+
 class Sandbox:
     """A sandbox for one trial: a workspace, an optional home, extra read-only mounts, a
     network policy and an environment. Each :meth:`run` starts a fresh isolated process
@@ -534,18 +560,7 @@ class Sandbox:
             a += ["--unshare-user", "--cap-drop", "ALL"]
             if _bwrap_version >= (0, 8):
                 a.append("--disable-userns")
-        a += ["--ro-bind", "/usr", "/usr"]
-        for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
-            p = Path("/") / name
-            if p.is_symlink():
-                a += ["--symlink", os.readlink(p), str(p)]
-            elif p.is_dir():
-                a += ["--ro-bind", str(p), str(p)]
-        a += ["--perms", "0755", "--dir", "/etc"]
-        for name in ETC_ENTRIES:
-            p = Path("/etc") / name
-            if p.exists() or p.is_symlink():
-                a += ["--ro-bind-try", str(p), str(p)]
+        a += _system_binds()
         a += [
             "--ro-bind",
             str(etc_dir / "passwd"),
@@ -716,38 +731,44 @@ class Sandbox:
     ) -> SandboxResult:
         start = time.monotonic()
         stream = on_line is not None
-        lifeline = Lifeline()
         with open(stderr_path, "wb") as err_f, open(stdout_path, "wb") as out_f:
-            try:
-                proc = subprocess.Popen(
-                    lifeline.wrap(argv),
-                    cwd=run_cwd,
-                    env=env,
-                    stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
-                    stdout=subprocess.PIPE if stream else out_f,
-                    stderr=err_f,
-                    start_new_session=True,
-                    pass_fds=((status_w,) if status_w >= 0 else ()) + lifeline.pass_fds,
-                )
-            except OSError as exc:
-                lifeline.close()
-                if status_w >= 0:
-                    os.close(status_w)
-                    os.close(status_r)
-                raise SandboxError(f"cannot start {argv[0]}: {exc}") from exc
-            lifeline.started()
+            # descriptors of the command: {number inside: ours}; stdin is /dev/null unless fed
+            fds = {1: out_f.fileno(), 2: err_f.fileno()}
+            given: list[int] = []  # our copies of the pipe ends the command gets
+            kept: list[int] = []  # our ends of those pipes
+            if stream:
+                out_r, out_w = os.pipe()
+                fds[1] = out_w
+                given.append(out_w)
+                kept.append(out_r)
+            if stdin is not None:
+                in_r, in_w = os.pipe()
+                fds[0] = in_r
+                given.append(in_r)
+                kept.append(in_w)
             if status_w >= 0:
-                os.close(status_w)
+                fds[status_w] = status_w
+                given.append(status_w)
+            try:
+                watchdog = WARM_POOL.start(argv, cwd=run_cwd, env=env, fds=fds)
+            except (OSError, ValueError) as exc:
+                for fd in kept + ([status_r] if status_r >= 0 else []):
+                    os.close(fd)
+                raise SandboxError(f"cannot start {argv[0]}: {exc}") from exc
+            finally:
+                for fd in given:
+                    os.close(fd)
+            proc = watchdog.proc
             with _active_lock:
                 _active.add(proc)
             reader = None
             if stream:
                 reader = threading.Thread(
-                    target=_pump_lines, args=(proc.stdout, on_line), daemon=True
+                    target=_pump_lines, args=(open(out_r, "rb"), on_line), daemon=True
                 )
                 reader.start()
             if stdin is not None:
-                threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
+                threading.Thread(target=_feed, args=(open(in_w, "wb"), stdin), daemon=True).start()
             timed_out = False
             deadline = start + limits.timeout
             try:
@@ -767,7 +788,7 @@ class Sandbox:
             finally:
                 # the command may have left background processes in its group
                 _kill_group(proc)
-                lifeline.close()
+                WARM_POOL.done(watchdog)
                 with _active_lock:
                     _active.discard(proc)
             if reader is not None:
