@@ -178,5 +178,7 @@ def test_an_endpoint_failure_is_never_scored_and_reported_as_infrastructure_erro
     # report.html: the trial's state and its drill-down say infrastructure error
     html = _text((report / "report.html").read_text())
     assert "Epoch 1 infra_error infrastructure error (not scored, not the agent's fault)" in html
-    assert f"{TASK} (1 infra_error) 1 infra_error" in html
+    # the missing task, named in the leaderboard's further columns and in "Missing tasks"
+    assert f"{TASK} (1 infra_error)" in html
+    assert f"{TASK} — 1 infra_error" in html
     assert words in html
