@@ -28,6 +28,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+import pydantic_core
+
 from ..scoring import STATE_DESCRIPTIONS, TrialResult
 from ..tasks import Task, occupation_for
 from . import _tables
@@ -130,8 +132,13 @@ def _verdict_texts(lt: LoadedTrial) -> tuple[list[list[_Texts]] | None, str | No
         return None, f"the grade file cannot be read again ({exc.strerror or exc})"
     if hashlib.sha256(raw).hexdigest() != lt.grade_sha256:
         return None, "the grade file changed after the report read it; run the report again"
-    # The same bytes were parsed and validated (GradeRecord) when the report was built.
-    doc: dict[str, Any] = json.loads(raw)
+    # The same bytes were parsed and validated (GradeRecord) when the report was built,
+    # in pydantic's JSON mode (current schema) or through json (older files): parse them the
+    # same way, the faster first.
+    try:
+        doc: dict[str, Any] = pydantic_core.from_json(raw)
+    except ValueError:
+        doc = json.loads(raw)
     out: list[list[_Texts]] = []
     for rg in doc.get("rubrics") or []:
         row = []
