@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -34,13 +35,28 @@ def atomic_write_bytes(path: Path | str, data: bytes) -> None:
     Raises:
         OSError: if the directory cannot be created or written.
     """
+    _atomic_write_chunks(path, (data,))
+
+
+def atomic_write_lines(path: Path | str, lines: Iterable[str]) -> None:
+    """Write the UTF-8 text ``lines`` (each with its own line end) to ``path`` atomically,
+    one at a time, so that the whole text is never held in memory.
+
+    Raises:
+        OSError: if the directory cannot be created or written.
+    """
+    _atomic_write_chunks(path, (line.encode("utf-8") for line in lines))
+
+
+def _atomic_write_chunks(path: Path | str, chunks: Iterable[bytes]) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         os.fchmod(fd, 0o666 & ~_UMASK)  # mkstemp makes 0600; give records normal modes
         with os.fdopen(fd, "wb") as f:
-            f.write(data)
+            for chunk in chunks:
+                f.write(chunk)
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)

@@ -157,7 +157,7 @@ class TrialRecord(BaseModel):
 
     model_config = _RECORD
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: int = Field(default=SCHEMA_VERSION, strict=True)
     trial_id: str
     task_id: str
     task_digest: str
@@ -387,7 +387,7 @@ class GradeRecord(BaseModel):
 
     model_config = _RECORD
 
-    schema_version: int = SCHEMA_VERSION
+    schema_version: int = Field(default=SCHEMA_VERSION, strict=True)
     trial_id: str
     task_id: str
     judge: dict[str, Any]

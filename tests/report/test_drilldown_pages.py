@@ -44,6 +44,7 @@ class Page(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.ids: set[str] = set()
+        self.drills: list[str] = []  # ids of <section class="drill">, in page order
         self.hrefs: list[str] = []
         self.csp: list[str] = []
         self.tags: list[str] = []
@@ -63,6 +64,8 @@ class Page(HTMLParser):
             self.csp.append(a.get("content") or "")
         if tag == "section":
             self._section = a.get("id")
+            if "drill" in (a.get("class") or "").split() and a.get("id"):
+                self.drills.append(a["id"])
         if tag == "tr":
             self._row = []
         if tag in ("td", "th") and self._row is not None:
@@ -123,11 +126,46 @@ def check_links(out: Path) -> int:
     return n
 
 
+def check_reachable(out: Path) -> int:
+    """Assert every drill-down of the report (each ``<section class="drill">`` of
+    report.html and of every drill-down page) is reachable from report.html: some chain of
+    links, starting at report.html, ends at that file with that section's id as fragment.
+    Links are followed only to the report's own HTML files. Returns the number of
+    drill-downs."""
+    files = {p.resolve(): parse(p) for p in html_files(out)}
+    start = (out / "report.html").resolve()
+    reached: set[tuple[Path, str]] = set()
+    visited = {start}
+    todo = [start]
+    while todo:
+        path = todo.pop()
+        for href in files[path].hrefs:
+            parts = urlsplit(href)
+            if parts.scheme or parts.netloc:
+                continue
+            target = (path.parent / unquote(parts.path)).resolve() if parts.path else path
+            if target not in files:
+                continue  # a grade file (JSON): holds texts, links nowhere
+            if parts.fragment:
+                reached.add((target, unquote(parts.fragment)))
+            if target not in visited:
+                visited.add(target)
+                todo.append(target)
+    drills = [(path, d) for path, page in files.items() for d in page.drills]
+    for path, page in files.items():
+        assert len(set(page.drills)) == len(page.drills), path  # one section per id and file
+    unreached = [(p.name, d) for p, d in drills if (p, d) not in reached]
+    assert not unreached, unreached[:10]
+    assert visited == set(files), sorted(p.name for p in set(files) - visited)
+    return len(drills)
+
+
 def test_pages_layout_links_resolve_and_pages_are_safe(run_a: Path, run_b: Path, tmp_path: Path):
     out = write_report([run_a, run_b], tmp_path / "out", n_resamples=200, drilldowns="pages")
     drill = out / "drilldowns"
     assert sorted(p.name for p in drill.iterdir()) == sorted(PAGES.values())
     assert check_links(out) > 100
+    assert check_reachable(out) == 12  # 3 configurations x 4 tasks, each on its task's page
     main = parse(out / "report.html")
     # No drill-down left in the page itself; every task link goes to its page.
     assert not any(i.startswith(("c1-", "c2-", "c3-")) for i in main.ids)
@@ -156,6 +194,7 @@ def test_inline_layout_links_resolve_and_no_pages(run_a: Path, run_b: Path, tmp_
     assert not (out / "drilldowns").exists()
     main = parse(out / "report.html")
     assert check_links(out) > 100
+    assert check_reachable(out) == 12  # 3 configurations x 4 tasks, all in report.html
     # every link stays in the page, but each trial's link to its grade file (texts whole)
     assert all(h.startswith("#") or "/grades/checks/" in h for h in main.hrefs)
     assert {"c1-main.lawyers.task1", "c3-main.management_analysts.task1-e1"} <= main.ids

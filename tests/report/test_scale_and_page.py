@@ -38,6 +38,8 @@ def test_compact_drilldowns_reach_every_verdict(
     assert _drill.drill_plan(data).compact
     out = write_data(data, tmp_path / "out", drilldowns=layout)
     assert pages.check_links(out) > 50
+    # every drill-down (configuration x task that has a result) is reachable from report.html
+    assert pages.check_reachable(out) == sum(len(c.tasks) for c in data.configs) == 12
     files = [out / "report.html", *sorted((out / "drilldowns").glob("*.html"))]
     html = "\n".join(p.read_text(encoding="utf-8") for p in files)
     # alpha epoch 1 on T1: R1 +, R2 +, R3 passes its first criterion and fails the second

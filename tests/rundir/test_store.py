@@ -359,3 +359,49 @@ def test_grade_records_declare_every_field() -> None:
     assert (
         back == rec and back.rubrics[0].overall_reasoning == "fine" and back.units[0].cached is True
     )
+
+
+def test_current_schema_files_read_the_same_by_bytes_and_by_parsed_json(tmp_path):
+    """A trial record of the current schema is validated from its bytes; the record equals
+    the one validated from parsed JSON, and files the fast path must not take (a
+    ``schema_version`` of ``2.0`` or ``true``, no ``schema_version``, an unknown field) give
+    what :func:`parse_record` gives for their parsed JSON."""
+    import hashlib
+    import json
+
+    from jobbench.records import SCHEMA_VERSION, TrialRecord
+    from jobbench.rundir import parse_record, read_record_file
+
+    doc = {
+        "schema_version": SCHEMA_VERSION,
+        "trial_id": "main/lawyers/task1/a@m/epoch-1",
+        "task_id": "main/lawyers/task1",
+        "task_digest": "0" * 64,
+        "agent": "a",
+        "model": "m",
+        "epoch": 1,
+        "status": "ok",
+        "wall_seconds": 12.5,
+        "details": {"exit": 0, "nested": [1, 2.5, None]},
+    }
+    variants = {
+        "current": doc,
+        "float version": {**doc, "schema_version": 2.0},
+        "bool version": {**doc, "schema_version": True},
+        "schema 1": {k: v for k, v in doc.items() if k != "schema_version"} | {"x": 1},
+        "unknown field": {**doc, "surprise": 1},
+        "newer": {**doc, "schema_version": SCHEMA_VERSION + 1},
+    }
+    for name, d in variants.items():
+        path = tmp_path / f"{name}.json"
+        raw = json.dumps(d).encode()
+        path.write_bytes(raw)
+        got = read_record_file(path, TrialRecord)
+        want = parse_record(path, json.loads(raw), TrialRecord)
+        assert got.record == want.record, name
+        assert got.problems == want.problems, name
+        assert got.schema_version == want.schema_version, name
+        assert got.sha256 == hashlib.sha256(raw).hexdigest(), name
+    assert read_record_file(tmp_path / "current.json", TrialRecord).record.wall_seconds == 12.5
+    assert read_record_file(tmp_path / "float version.json", TrialRecord).record is None
+    assert read_record_file(tmp_path / "schema 1.json", TrialRecord).schema_version == 1

@@ -28,6 +28,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+import pydantic_core
+
 from ..scoring import STATE_DESCRIPTIONS, TrialResult
 from ..tasks import Task, occupation_for
 from . import _tables
@@ -130,8 +132,13 @@ def _verdict_texts(lt: LoadedTrial) -> tuple[list[list[_Texts]] | None, str | No
         return None, f"the grade file cannot be read again ({exc.strerror or exc})"
     if hashlib.sha256(raw).hexdigest() != lt.grade_sha256:
         return None, "the grade file changed after the report read it; run the report again"
-    # The same bytes were parsed and validated (GradeRecord) when the report was built.
-    doc: dict[str, Any] = json.loads(raw)
+    # The same bytes were parsed and validated (GradeRecord) when the report was built,
+    # in pydantic's JSON mode (current schema) or through json (older files): parse them the
+    # same way, the faster first.
+    try:
+        doc: dict[str, Any] = pydantic_core.from_json(raw)
+    except ValueError:
+        doc = json.loads(raw)
     out: list[list[_Texts]] = []
     for rg in doc.get("rubrics") or []:
         row = []
@@ -441,6 +448,17 @@ def _needs(cv, tx: _Texts) -> bool:
     return tx.second_opinion is not None and tx.second_opinion != cv.verdict
 
 
+def occupation_line(tr) -> str:
+    """The occupation, SOC major group and paper column of task result ``tr`` (escaped
+    HTML, one line)."""
+    occ = occupation_for(tr.occupation)
+    cat = f" · paper column {escape(tr.paper_category)}" if tr.paper_category else ""
+    return (
+        f"{escape(occ.display_name)} · SOC {escape(occ.soc_major_code)} "
+        f"{escape(occ.soc_major_title)}{cat}"
+    )
+
+
 def section(
     c: ConfigView,
     tr,
@@ -460,8 +478,9 @@ def section(
         main: link prefix of ``report.html`` (``""`` inline, ``"../report.html"`` on a page).
         page_dir: directory of the HTML file the section goes into (for relative links to
             grade files; None: grade files are named, not linked).
-        summary: open with the task's figures (s_t, points, pass rates, verdict and trial
-            counts); a drill-down page, whose index table shows them, leaves them out.
+        summary: open with the task's occupation line (:func:`occupation_line`) and figures
+            (s_t, points, pass rates, verdict and trial counts); a drill-down page, whose
+            header and index table show them, leaves them out.
 
     Returns:
         HTML text (every run-file and deliverable text escaped).
@@ -469,17 +488,16 @@ def section(
     num, pct = _tables.num, _tables.pct
     anchor = c.task_anchor(tr.task_id)
     task = c.run.tasks.get(tr.task_id)
-    occ = occupation_for(tr.occupation)
     slug = anchor_slug(tr.task_id)
-    cat = f" · paper column {escape(tr.paper_category)}" if tr.paper_category else ""
     states = (
         " ".join(f'<span class="state s-{s}">{n} {s}</span>' for s, n in tr.states.items())
         or f"no trial ({escape(tr.missing_reason or '')})"
     )
+    # a drill-down page names the task's occupation once, above its sections
+    where = f"{occupation_line(tr)} · " if summary else ""
     out = [
         f'<section class="drill" id="{anchor}"><h3>{escape(tr.task_id)} — {escape(c.label)}</h3>'
-        f'<p class="small">{escape(occ.display_name)} · SOC {escape(occ.soc_major_code)} '
-        f"{escape(occ.soc_major_title)}{cat} · run {escape(c.run.name)} · "
+        f'<p class="small">{where}run {escape(c.run.name)} · '
         f'<a href="{main}#task-{slug}">task row</a> · <a href="{main}#{c.anchor}">leaderboard '
         "row</a></p>"
     ]

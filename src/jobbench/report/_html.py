@@ -448,12 +448,16 @@ def render_drilldown_pages(
     page_dir = out_dir / DRILLDOWN_DIR if out_dir is not None else None
     template = _env().get_template("drilldown.html.j2")
     for task_id in _page_tasks(data):
+        index = drills.index(task_id)
         yield (
             page_name(task_id),
             template.render(
                 data=data,
                 task_id=task_id,
-                index=drills.index(task_id),
+                index=index,
+                occupation=Markup(  # noqa: S704 (escaped by _drill)
+                    _drill.occupation_line(index[0]["tr"]) if index else ""
+                ),
                 rubric_list=drills.rubric_list(task_id),
                 drilldowns=drills.for_task(task_id, page_dir),
                 main="../report.html",

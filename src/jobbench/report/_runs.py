@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..records import CriterionVerdict, GradeRecord, TrialRecord
+from ..records import CriterionVerdict, GradeRecord, RubricGrade, TrialRecord
 from ..rundir import JudgeKeyError, RunDir, RunLock, choose_judge_key
 from ..scoring import TaskMeta
 from ..tasks import Task, display_path, load_dataset, task_digest
@@ -116,22 +116,29 @@ class GradeSlimmer:
 
     def __init__(self) -> None:
         self.pool: dict[_VerdictKey, CriterionVerdict] = {}
+        self.rubric_pool: dict[tuple, RubricGrade] = {}
         self.stats: dict[str, TextStats] = {}
 
     def __call__(self, grade: GradeRecord) -> GradeRecord:
         self.stats[grade.trial_id] = TextStats.of(grade)
-        return slim_grade(grade, self.pool)
+        return slim_grade(grade, self.pool, self.rubric_pool)
 
 
-def slim_grade(grade: GradeRecord, pool: dict[_VerdictKey, CriterionVerdict]) -> GradeRecord:
+def slim_grade(
+    grade: GradeRecord,
+    pool: dict[_VerdictKey, CriterionVerdict],
+    rubric_pool: dict[tuple, RubricGrade] | None = None,
+) -> GradeRecord:
     """``grade`` without what only a drill-down shows: every criterion verdict keeps its
     positions, verdict and source (the rest at their defaults: no reasoning, evidence or
     second opinion), rubric items lose their overall reasoning, and the judge units (raw
     replies) are dropped. Verdicts equal on those four fields are one shared object from
     ``pool`` (updated here), so that a paper-scale report holds a few hundred verdict
-    objects instead of one per criterion and trial. The figures of
-    :func:`jobbench.scoring.trial_result` are the same as for ``grade``; the shared objects
-    must not be mutated."""
+    objects instead of one per criterion and trial. With ``rubric_pool`` (updated here),
+    slim rubric items equal on every field they keep (the same shared verdicts included)
+    are one shared object too: the trials of one task repeat the same few verdict patterns
+    per item. The figures of :func:`jobbench.scoring.trial_result` are the same as for
+    ``grade``; the shared objects must not be mutated."""
     rubrics = []
     for rg in grade.rubrics:
         crits = []
@@ -146,7 +153,30 @@ def slim_grade(grade: GradeRecord, pool: dict[_VerdictKey, CriterionVerdict]) ->
                     source=cv.source,
                 )
             crits.append(shared)
-        rubrics.append(rg.model_copy(update={"criteria": crits, "overall_reasoning": None}))
+        if rubric_pool is None:
+            rubrics.append(rg.model_copy(update={"criteria": crits, "overall_reasoning": None}))
+            continue
+        # the verdicts are pooled (kept alive by ``pool``), so their ids identify them
+        rkey = (
+            rg.index,
+            rg.id,
+            rg.weight,
+            rg.passed,
+            tuple(rg.requires),
+            rg.model_verdict,
+            rg.disagreement,
+            rg.chain_break,
+            rg.undecided,
+            tuple(rg.images),
+            tuple(rg.images_left_out),
+            tuple(id(cv) for cv in crits),
+        )
+        slim = rubric_pool.get(rkey)
+        if slim is None:
+            slim = rubric_pool[rkey] = rg.model_copy(
+                update={"criteria": crits, "overall_reasoning": None}
+            )
+        rubrics.append(slim)
     return grade.model_copy(update={"rubrics": rubrics, "units": []})
 
 

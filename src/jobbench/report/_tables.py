@@ -7,6 +7,7 @@ import csv
 import io
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from .._markdown import md_text
@@ -441,7 +442,11 @@ def results_jsonl(data: ReportData) -> str:
     """One JSON line per trial (:class:`jobbench.scoring.TrialResult` plus the task score and
     drill-down anchor; a trial imported from a Harbor job also has ``harbor``: its trial
     name, agent, agent version, per-phase timings in seconds, rewards and exception type)."""
-    lines = []
+    return "".join(results_jsonl_lines(data))
+
+
+def results_jsonl_lines(data: ReportData) -> Iterator[str]:
+    """The lines of :func:`results_jsonl`, one at a time, each ending in a newline."""
     for c in data.configs:
         tasks = {t.task_id: t for t in c.tasks}
         details = {lt.record.trial_id: lt.record.details or {} for lt in c.loaded}
@@ -458,8 +463,7 @@ def results_jsonl(data: ReportData) -> str:
             }
             if harbor:  # a trial imported from a Harbor job (jobbench import harbor)
                 row["harbor"] = harbor
-            lines.append(json.dumps(row, ensure_ascii=False))
-    return "\n".join(lines) + ("\n" if lines else "")
+            yield json.dumps(row, ensure_ascii=False) + "\n"
 
 
 def summary_json(data: ReportData) -> dict[str, Any]:

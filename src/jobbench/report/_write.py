@@ -15,7 +15,7 @@ from typing import Any
 from pydantic_core import to_jsonable_python
 
 from .. import __version__
-from .._io import atomic_write_json, atomic_write_text
+from .._io import atomic_write_json, atomic_write_lines, atomic_write_text
 from ..rundir import RunDir
 from ..scoring import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..tasks import display_path
@@ -27,7 +27,7 @@ from ._html import (
     render_html,
     resolve_drilldowns,
 )
-from ._tables import leaderboard_csv, leaderboard_markdown, results_jsonl, summary_json
+from ._tables import leaderboard_csv, leaderboard_markdown, results_jsonl_lines, summary_json
 
 
 class ReportWriteError(OSError):
@@ -200,7 +200,7 @@ def write_data(data: ReportData, out_dir: Path, *, drilldowns: str = "auto") -> 
         (out_dir / INPUTS_FILE).unlink(missing_ok=True)
         atomic_write_text(out_dir / "leaderboard.md", leaderboard_markdown(data))
         atomic_write_text(out_dir / "leaderboard.csv", leaderboard_csv(data))
-        atomic_write_text(out_dir / "results.jsonl", results_jsonl(data))
+        atomic_write_lines(out_dir / "results.jsonl", results_jsonl_lines(data))
         atomic_write_json(out_dir / "summary.json", summary_json(data))
         if mode == "pages":
             _write_pages(data, out_dir)  # link targets first, then the page that links to them

@@ -174,49 +174,51 @@ def _read_json(path: Path) -> tuple[Any, RunDirProblem | None]:
 
 def _read_json_bytes(path: Path) -> tuple[Any, RunDirProblem | None, bytes | None]:
     """:func:`_read_json` plus the file's bytes (None when it could not be read)."""
+    raw, problem = _read_bytes(path)
+    if raw is None:
+        return None, problem, None
+    data, problem = _parse_json(path, raw)
+    return data, problem, raw
+
+
+def _read_bytes(path: Path) -> tuple[bytes | None, RunDirProblem | None]:
+    """The bytes of the regular file at ``path``, never following a symbolic link at its
+    name; ``(None, problem)`` when it is missing, a link, not a regular file or unreadable."""
     try:
         st = os.lstat(path)
     except FileNotFoundError:
-        return None, RunDirProblem(path, "missing", "missing"), None
+        return None, RunDirProblem(path, "missing", "missing")
     except OSError as exc:
-        return None, RunDirProblem(path, "corrupt", f"cannot read ({exc.strerror or exc})"), None
+        return None, RunDirProblem(path, "corrupt", f"cannot read ({exc.strerror or exc})")
     if stat.S_ISLNK(st.st_mode):
-        return (
-            None,
-            RunDirProblem(
-                path, "unsafe", "is a symbolic link (JobBench never writes one; not followed)"
-            ),
-            None,
+        return None, RunDirProblem(
+            path, "unsafe", "is a symbolic link (JobBench never writes one; not followed)"
         )
     if not stat.S_ISREG(st.st_mode):
-        return None, RunDirProblem(path, "corrupt", "is not a regular file"), None
+        return None, RunDirProblem(path, "corrupt", "is not a regular file")
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
         with os.fdopen(fd, "rb") as f:
-            raw = f.read()
+            return f.read(), None
     except OSError as exc:
-        return None, RunDirProblem(path, "corrupt", f"cannot read ({exc.strerror or exc})"), None
+        return None, RunDirProblem(path, "corrupt", f"cannot read ({exc.strerror or exc})")
+
+
+def _parse_json(path: Path, raw: bytes) -> tuple[Any, RunDirProblem | None]:
+    """``raw`` (the bytes of ``path``) parsed as UTF-8 JSON, or ``(None, problem)``."""
     try:
-        return json.loads(raw.decode("utf-8")), None, raw
+        return json.loads(raw.decode("utf-8")), None
     except UnicodeDecodeError:
-        return (
-            None,
-            RunDirProblem(path, "corrupt", "not valid JSON (not UTF-8 text)", "(top level)"),
-            raw,
+        return None, RunDirProblem(
+            path, "corrupt", "not valid JSON (not UTF-8 text)", "(top level)"
         )
     except json.JSONDecodeError as exc:
-        return (
-            None,
-            RunDirProblem(
-                path, "corrupt", f"not valid JSON (line {exc.lineno}: {exc.msg})", "(top level)"
-            ),
-            raw,
+        return None, RunDirProblem(
+            path, "corrupt", f"not valid JSON (line {exc.lineno}: {exc.msg})", "(top level)"
         )
     except RecursionError:
-        return (
-            None,
-            RunDirProblem(path, "corrupt", "not valid JSON (nested too deeply)", "(top level)"),
-            raw,
+        return None, RunDirProblem(
+            path, "corrupt", "not valid JSON (nested too deeply)", "(top level)"
         )
 
 
@@ -271,14 +273,48 @@ def parse_record(path: Path, data: Any, model: type[R]) -> Loaded[R]:
 def read_record_file(path: Path | str, model: type[R]) -> Loaded[R]:
     """The record of type ``model`` in the JSON file ``path`` (any location; e.g. a grade
     kept beside a public-layout ``model_output/`` folder). A symbolic link at ``path`` is
-    not followed (an ``unsafe`` problem)."""
+    not followed (an ``unsafe`` problem).
+
+    A trial record or grade that states the current ``schema_version`` is validated once,
+    straight from its bytes (pydantic's JSON mode, no intermediate Python objects); any other
+    file, and any file that fails that validation, goes through :func:`parse_record`, so that
+    migrations and problems are exactly as described there."""
     path = Path(path)
-    data, problem, raw = _read_json_bytes(path)
+    raw, problem = _read_bytes(path)
+    if raw is None:
+        assert problem is not None  # set whenever there are no bytes
+        return Loaded(path, None, (problem,))
+    digest = hashlib.sha256(raw).hexdigest()
+    if model in _CURRENT_SCHEMA_MODELS:
+        record = _validate_current(raw, model)
+        if record is not None:
+            return Loaded(path, record, (), SCHEMA_VERSION, digest)
+    data, problem = _parse_json(path, raw)
     if problem is not None:
         return Loaded(path, None, (problem,))
     loaded = parse_record(path, data, model)
-    assert raw is not None  # read whenever there is no problem
-    return dataclasses.replace(loaded, sha256=hashlib.sha256(raw).hexdigest())
+    return dataclasses.replace(loaded, sha256=digest)
+
+
+_CURRENT_SCHEMA_MODELS: tuple[type[BaseModel], ...] = (TrialRecord, GradeRecord)
+"""Records whose files of the current schema need no migration and no check beyond their
+model (``lock.json`` has :func:`jobbench.rundir._lock.lock_field_problems`)."""
+
+
+def _validate_current(raw: bytes, model: type[R]) -> R | None:
+    """``raw`` validated as ``model`` in JSON mode when it is a record of the current schema:
+    the file states ``schema_version`` (a strict integer in the model, so ``2.0`` or ``true``
+    do not pass) equal to :data:`jobbench.records.SCHEMA_VERSION`. None otherwise, or when
+    validation fails (the caller then reads the file the long way and names each problem)."""
+    try:
+        record = model.model_validate_json(raw)
+    except ValidationError:
+        return None
+    if "schema_version" not in record.model_fields_set:
+        return None
+    if getattr(record, "schema_version", None) != SCHEMA_VERSION:
+        return None
+    return record
 
 
 def folder_manifest(folder: Path) -> list[tuple[str, str]]:
@@ -497,17 +533,26 @@ class RunDir:
     # -------------------------------------------------------------- confinement
 
     def _rel_parts(self, path: Path) -> tuple[str, ...]:
-        try:
-            rel = Path(os.path.normpath(path)).relative_to(self.root)
-        except ValueError:
-            raise RunDirError(
-                RunDirProblem(path, "unsafe", f"outside the run directory {self.root}")
-            ) from None
-        if any(p in ("", ".", "..") for p in rel.parts):
+        """The components of ``path`` (normalised) below the run directory.
+
+        Raises:
+            RunDirError: an ``unsafe`` problem when ``path`` is not inside the run directory.
+        """
+        norm = os.path.normpath(path)
+        root = str(self.root)
+        prefix = root if root.endswith(os.sep) else root + os.sep
+        if norm == root:
+            return ()
+        if not norm.startswith(prefix):
             raise RunDirError(
                 RunDirProblem(path, "unsafe", f"outside the run directory {self.root}")
             )
-        return rel.parts
+        parts = tuple(norm[len(prefix) :].split(os.sep))
+        if any(p in ("", ".", "..") for p in parts):
+            raise RunDirError(
+                RunDirProblem(path, "unsafe", f"outside the run directory {self.root}")
+            )
+        return parts
 
     def _ensure_dir(self, path: Path) -> None:
         """Create ``path`` (a folder inside the run directory) and its parents one at a time,
@@ -537,27 +582,30 @@ class RunDir:
                 raise RunDirError(RunDirProblem(cur, "unsafe", "is not a folder"))
 
     def _unlinked_path(
-        self, path: Path, *, itself: bool = False, seen: set[Path] | None = None
+        self, path: Path, *, itself: bool = False, seen: set[str] | None = None
     ) -> RunDirProblem | None:
         """A problem when a folder on the way from the run directory to ``path`` (and
         ``path`` itself when ``itself``) is a symbolic link: then ``path`` is not a location
         the run directory owns. ``seen`` (kept by one scan of many files) holds the folders
-        already found not to be links, which are not looked at again."""
+        (as strings) already found not to be links, which are not looked at again."""
         try:
             parts = self._rel_parts(path)
         except RunDirError as exc:
             return exc.problems[0]
-        cur = self.root
+        cur = str(self.root)
         for part in parts if itself else parts[:-1]:
-            cur = cur / part
+            cur = os.path.join(cur, part)
             if seen is not None and cur in seen:
                 continue
-            st = _lstat(cur)
-            if st is None:
+            try:
+                st = os.lstat(cur)
+            except FileNotFoundError:
                 return None
             if stat.S_ISLNK(st.st_mode):
                 return RunDirProblem(
-                    cur, "unsafe", "is a symbolic link (JobBench never writes one; not followed)"
+                    Path(cur),
+                    "unsafe",
+                    "is a symbolic link (JobBench never writes one; not followed)",
                 )
             if seen is not None:
                 seen.add(cur)
@@ -605,13 +653,13 @@ class RunDir:
 
     # -------------------------------------------------------------- trials
 
-    def _read(self, path: Path, model: type[R], seen: set[Path] | None = None) -> Loaded[R]:
+    def _read(self, path: Path, model: type[R], seen: set[str] | None = None) -> Loaded[R]:
         problem = self._unlinked_path(path, seen=seen)
         if problem is not None:
             return Loaded(path, None, (problem,))
         return read_record_file(path, model)
 
-    def read_trial(self, tid: str, *, _seen: set[Path] | None = None) -> Loaded[TrialRecord]:
+    def read_trial(self, tid: str, *, _seen: set[str] | None = None) -> Loaded[TrialRecord]:
         """``trials/<tid>/trial.json``; a record whose ``trial_id``, ``task_id`` or ``epoch``
         is not this location's is a ``foreign`` problem (and not returned). ``_seen``: see
         :meth:`_unlinked_path` (for scans).
@@ -680,7 +728,7 @@ class RunDir:
         """Every trial record at its own path (see :meth:`read_trial`), found by a walk of
         exactly the layout's depth: nothing under ``deliverables/`` is ever looked at."""
         scan = TrialScan()
-        seen: set[Path] = set()
+        seen: set[str] = set()
         for tid in self._walk_trials(scan.problems):
             scan.dirs[tid] = self.trial_dir(tid)
             loaded = self.read_trial(tid, _seen=seen)
@@ -769,7 +817,7 @@ class RunDir:
         return None
 
     def read_grade(
-        self, key: str, tid: str, *, _seen: set[Path] | None = None
+        self, key: str, tid: str, *, _seen: set[str] | None = None
     ) -> Loaded[GradeRecord]:
         """``grades/<key>/<tid>.json``; a grade whose ``trial_id`` or ``task_id`` is not this
         location's is a ``foreign`` problem (and not returned). ``_seen``: see
@@ -841,7 +889,7 @@ class RunDir:
             scan.problems.append(problem)
         else:
             walk(base, [])
-        seen: set[Path] = set()
+        seen: set[str] = set()
         for tid in sorted(found):
             loaded = self.read_grade(key, tid, _seen=seen)
             if loaded.record is not None:

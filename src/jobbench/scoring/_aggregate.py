@@ -307,7 +307,10 @@ def trial_result(
         row.update(state="ungraded", scored=False)
         return TrialResult(**row)
 
-    verdicts = Counter(c.verdict for r in grade.rubrics for c in r.criteria)
+    verdicts = {"pass": 0, "fail": 0, "judge_error": 0, "unjudged": 0}
+    for r in grade.rubrics:
+        for c in r.criteria:
+            verdicts[c.verdict] += 1  # a Verdict: one of the four keys
     passed = sum(1 for r in grade.rubrics if r.passed is True)
     failed = sum(1 for r in grade.rubrics if r.passed is False)
     decided_c = verdicts["pass"] + verdicts["fail"]

@@ -126,9 +126,19 @@ def weighted_mean(
 
 
 def _replicates(s: np.ndarray, w: np.ndarray, idx: np.ndarray) -> np.ndarray:
-    ws = w[idx]
-    den = ws.sum(axis=1)
-    num = (s[idx] * ws).sum(axis=1)
+    """The statistic on every resample: ``Σ_j s[idx[b, j]] w[idx[b, j]] / Σ_j w[idx[b, j]]``
+    for each row ``b`` of ``idx`` (``(n_resamples, n)`` task positions), NaN where the
+    resampled weights sum to 0. Returns ``(n_resamples,)`` floats.
+
+    Bit for bit the values of gathering ``s[idx] * w[idx]`` and ``w[idx]`` and summing each
+    row: the products ``s_t w_t`` are formed once per task (the same products, each
+    multiplication exact to the same rounding), and with unit weights (macro) each row's
+    weight sum is the number of tasks, which a sum of ones gives exactly."""
+    num = (s * w)[idx].sum(axis=1)
+    n = idx.shape[1] if idx.ndim == 2 else 0
+    if n and np.all(w == 1.0):
+        return num / float(n)
+    den = w[idx].sum(axis=1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(den > 0, num / np.where(den > 0, den, 1.0), np.nan)
 
