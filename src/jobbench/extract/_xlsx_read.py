@@ -1011,9 +1011,111 @@ def stored_values(
     return _stored_values(zf, part, pkg, wanted)
 
 
+FAST_MAX_BYTES = 512 << 20
+"""Largest uncompressed worksheet part :func:`stored_values` reads whole with its fast path
+(larger ones are streamed through lxml)."""
+_FAST_CELL = re.compile(
+    r'<c r="([A-Z]{1,3}[0-9]{1,7})"(?: s="([0-9]{1,9})")?(?: t="([a-zA-Z]{1,9})")?'
+    r"(?:/>|>(?:(?:<f[^>]*>[^<]*</f>|<f[^>]*/>)?<v>([^<&\r]*)</v></c>|(.*?)</c>))",
+    re.S,
+)
+"""A cell as LibreOffice writes it: coordinate, style, type, then either a plain ``v``
+(after an optional ``f``) or any other content."""
+_FAST_ANY_CELL = re.compile(r"<c[\s/>]")
+_FAST_UNSAFE = re.compile(
+    r"<!--|<!\[CDATA\[|<\?(?!xml\s)|<!DOCTYPE|<!ENTITY|<[A-Za-z_][\w.-]*:c[\s/>]"
+)
+
+
+def _decode(t: str, raw_v: str | None, inline: str | None, strings: list[str]) -> object:
+    """A cell's stored value from its type ``t``, ``v`` text and inline-string text."""
+    if t == "s":
+        try:
+            return strings[int(raw_v)] if raw_v is not None else None
+        except (ValueError, IndexError):
+            return None
+    if t == "inlineStr":
+        return inline if inline is not None else raw_v
+    if t in ("str", "e"):
+        return raw_v
+    if t == "b":
+        return None if raw_v is None else raw_v.strip() in ("1", "true")
+    if t == "d":
+        return _iso_date(raw_v)
+    return _number(raw_v)
+
+
+def _fast_stored_values(
+    zf: zipfile.ZipFile, part: str, pkg: Package, wanted: set[str]
+) -> list[tuple[str, object, str, str]] | None:
+    """:func:`stored_values` by scanning the part's text, for the regular XML LibreOffice
+    writes: every ``c`` element unprefixed in the default namespace, ``r`` its first
+    attribute, UTF-8, no comments, CDATA, DTD or processing instructions. A cell whose
+    content is not a plain ``f`` and ``v`` (an inline string, an entity or a carriage
+    return in its value, other children) is decoded by lxml from its own text, so every
+    value decodes as lxml decodes it. Returns None when the part does not have that shape
+    (the caller then streams it through lxml)."""
+    info = zf.getinfo(part)
+    if info.file_size > FAST_MAX_BYTES:
+        return None
+    data = zf.read(part)
+    head = data[:200]
+    if head.startswith(b"<?xml") and not re.match(
+        rb'<\?xml[^>]*encoding=["\']utf-8["\']', head, re.I
+    ):
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    del data
+    if _FAST_UNSAFE.search(text):
+        return None
+    declared = re.findall(r'\sxmlns="([^"]*)"', text)
+    if len(declared) != 1:
+        return None  # one default namespace, the root's: every unprefixed c is a cell
+    ns = declared[0]
+    strings = pkg.strings
+    out: list[tuple[str, object, str, str]] = []
+    n = 0
+    look = pkg.look
+    for m in _FAST_CELL.finditer(text):
+        n += 1
+        coord = m.group(1)
+        if coord not in wanted:
+            continue
+        style, t, plain, body = m.group(2, 3, 4, 5)
+        t = t or "n"
+        if plain is not None or not body:
+            value = _decode(t, plain, None, strings)
+        else:
+            attrs = (f' s="{style}"' if style else "") + (f' t="{t}"' if m.group(3) else "")
+            try:
+                el = etree.fromstring(
+                    f'<c xmlns="{ns}"{attrs}>{body}</c>'.encode(), etree.XMLParser(**_PARSER_KW)
+                )
+            except etree.XMLSyntaxError:
+                return None
+            raw_v = inline = None
+            for child in el:
+                if child.tag == "{%s}v" % ns:
+                    raw_v = child.text
+                elif child.tag == "{%s}is" % ns:
+                    inline = _runs(child, pkg.palette)[0]
+            value = _decode(t, raw_v, inline, strings)
+        out.append((coord, value, t, look(style).number_format))
+    if n != len(_FAST_ANY_CELL.findall(text)):
+        return None  # a cell this scan did not match (no coordinate, other quoting)
+    return out
+
+
 def _stored_values(
     zf: zipfile.ZipFile, part: str, pkg: Package, wanted: set[str]
 ) -> Iterator[tuple[str, object, str, str]]:
+    fast = _fast_stored_values(zf, part, pkg, wanted)
+    if fast is not None:
+        yield from fast
+        return
     strings = pkg.strings
     row_tag = v_tag = is_tag = ""
     with zf.open(part) as f:
