@@ -1348,7 +1348,8 @@ def extract_xlsx(
     """Extractor entry point for xlsx/xlsm (see module docstring)."""
     wb = read_workbook(source, ctx, ctx.limits, limit_resources=limit_resources)
     ctx.diagnostics.extend(wb.diagnostics)
-    ctx.workbook = wb.values(ctx.rel, sha256)
+    if ctx.want_workbook:
+        ctx.workbook = wb.values(ctx.rel, sha256)
     if any(d.level == "error" for d in wb.diagnostics) or any(
         "recalculation failed" in d.message for d in wb.diagnostics
     ):
