@@ -164,3 +164,37 @@ def test_the_fast_values_scan_leaves_other_shapes_to_lxml(tmp_path, cells, root)
     pkg = r.Package(sheets=[], date1904=False, defined_names=[])
     pkg.looks = [r.Look("General", "000000", None, None, pkg.palette)]
     assert r._fast_stored_values(zf, "xl/worksheets/sheet1.xml", pkg, {"A1"}) is None
+
+
+def _filled(path: Path) -> Path:
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.append(["units", "price", "revenue"])
+    for i in range(2, 40):
+        ws.append([i, 1.5, f"=A{i}*B{i}"])
+    ws["E1"] = "=SUM(C2:C39)"
+    wb.save(path)
+    return path
+
+
+@needs_soffice
+def test_rendering_prepared_while_libreoffice_works_reads_the_same(tmp_path, monkeypatch):
+    probe = _Probe(monkeypatch)
+    real = _xlsx.prepare_render
+
+    def prepare(sheets):
+        probe.events.append("render prepared")
+        return real(sheets)
+
+    monkeypatch.setattr(_xlsx, "prepare_render", prepare)
+    book = _filled(tmp_path / "f.xlsx")
+    ext = extract(book, cache=False, limits=LIMITS, isolation="none")
+    assert probe.events[:4] == [
+        "libreoffice started",
+        "formula pass",
+        "render prepared",
+        "libreoffice awaited",
+    ]
+    assert "C2=3 [=A2*B2 ; filled down to C39, 38 cells]" in ext.text, ext.text
+    monkeypatch.setattr(_xlsx, "prepare_render", lambda sheets: None)
+    assert extract(book, cache=False, limits=LIMITS, isolation="none").text == ext.text
