@@ -515,7 +515,7 @@ def iter_cells(
     columns = _Columns()
     arrays: list[tuple[Box, str, str]] = []  # (range, formula, master) of array formulas
     ns = None
-    row_tag = v_tag = f_tag = is_tag = col_tag = fmt_tag = merge_tag = cf_tag = ""
+    row_tag = v_tag = f_tag = is_tag = c_tag = col_tag = fmt_tag = merge_tag = cf_tag = ""
     with zf.open(part) as f:
         tags = (
             "{*}row",
@@ -531,55 +531,58 @@ def iter_cells(
             if ns is None:  # the sheet's namespace (transitional or strict), fixed for the part
                 ns = el.tag.rpartition("}")[0] + "}" if el.tag.startswith("{") else ""
                 row_tag, v_tag, f_tag, is_tag = ns + "row", ns + "v", ns + "f", ns + "is"
-                col_tag, fmt_tag = ns + "col", ns + "sheetFormatPr"
+                c_tag, col_tag, fmt_tag = ns + "c", ns + "col", ns + "sheetFormatPr"
                 merge_tag, cf_tag = ns + "mergeCell", ns + "conditionalFormatting"
             tag = el.tag
-            if tag == col_tag:
-                if ev == "end":
-                    columns.add(el)
-                continue
-            if tag == fmt_tag:
-                # zeroHeight hides the rows the file leaves out, never the rows it writes
-                # (LibreOffice and Excel show those): no row rule here
-                if ev == "end":
-                    columns.default_zero = _float(el.get("defaultColWidth")) == 0
-                continue
-            if tag.endswith("}tablePart") or tag.endswith("}drawing"):
-                if ev == "end" and layout is not None:
-                    rid = next((v for k, v in el.attrib.items() if _local(k) == "id"), None)
-                    ids = layout.table_ids if tag.endswith("}tablePart") else layout.drawing_ids
-                    if rid and len(ids) < TABLES_MAX:
-                        ids.append(rid)
-                continue
-            if tag == merge_tag or tag == cf_tag or tag.endswith("}conditionalFormatting"):
-                if ev == "end" and layout is not None:
-                    if layout.ranges >= LAYOUT_MAX_RANGES:
-                        layout.truncated = True
-                    elif tag == merge_tag:
-                        box = _box(el.get("ref") or "")
-                        if box is not None:
-                            layout.merged.append(box)
-                            layout.ranges += 1
+            if tag != c_tag:  # a cell (the common case) skips the other tags' tests
+                if tag == col_tag:
+                    if ev == "end":
+                        columns.add(el)
+                    continue
+                if tag == fmt_tag:
+                    # zeroHeight hides the rows the file leaves out, never the rows it writes
+                    # (LibreOffice and Excel show those): no row rule here
+                    if ev == "end":
+                        columns.default_zero = _float(el.get("defaultColWidth")) == 0
+                    continue
+                if tag.endswith("}tablePart") or tag.endswith("}drawing"):
+                    if ev == "end" and layout is not None:
+                        rid = next((v for k, v in el.attrib.items() if _local(k) == "id"), None)
+                        ids = layout.table_ids if tag.endswith("}tablePart") else layout.drawing_ids
+                        if rid and len(ids) < TABLES_MAX:
+                            ids.append(rid)
+                    continue
+                if tag == merge_tag or tag == cf_tag or tag.endswith("}conditionalFormatting"):
+                    if ev == "end" and layout is not None:
+                        if layout.ranges >= LAYOUT_MAX_RANGES:
+                            layout.truncated = True
+                        elif tag == merge_tag:
+                            box = _box(el.get("ref") or "")
+                            if box is not None:
+                                layout.merged.append(box)
+                                layout.ranges += 1
+                        else:
+                            _conditional(el, pkg, layout)
+                        el.clear()
+                    continue
+                if tag == row_tag:
+                    if ev == "start":
+                        r = el.get("r")
+                        row_no = int(r) if r and r.isdigit() else row_no + 1
+                        col_no = 0
+                        height = _float(el.get("ht"))
+                        custom = _truthy(el.get("customHeight"))
+                        row_hidden = _truthy(el.get("hidden")) or (
+                            custom and height is not None and height < MIN_HEIGHT
+                        )
+                        if arrays:
+                            arrays = [a for a in arrays if a[0][2] >= row_no]
                     else:
-                        _conditional(el, pkg, layout)
-                    el.clear()
-                continue
-            if tag == row_tag:
-                if ev == "start":
-                    r = el.get("r")
-                    row_no = int(r) if r and r.isdigit() else row_no + 1
-                    col_no = 0
-                    height = _float(el.get("ht"))
-                    custom = _truthy(el.get("customHeight"))
-                    row_hidden = _truthy(el.get("hidden")) or (
-                        custom and height is not None and height < MIN_HEIGHT
-                    )
-                    if arrays:
-                        arrays = [a for a in arrays if a[0][2] >= row_no]
-                else:
-                    _release(el)
-                continue
-            if ev != "end":
+                        _release(el)
+                    continue
+                if ev != "end":
+                    continue
+            elif ev != "end":
                 continue
             ref = el.get("r")
             m = _CELL_RE.match(ref) if ref else None
