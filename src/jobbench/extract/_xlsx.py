@@ -923,12 +923,12 @@ def _read_workbook(
         rec = (recalculated or {}).get(sd.name, {})
         cac = cached.get(sd.name, {})
         for coord, formula in sd.formulas.items():
-            bare = _STRING_RE.sub('""', formula)
-            m = _UNTRUSTED_RE.search(bare)
+            bare = _STRING_RE.sub('""', formula) if '"' in formula else formula
+            m = _UNTRUSTED_RE.search(bare) if "(" in bare else None
             if m:
                 direct[(sd.name, coord)] = f"volatile {m.group(1).upper()}"
                 volatile_cells.append(f"{sd.name}!{coord} ({m.group(1).upper()})")
-            elif _EXTERNAL_RE.search(bare):
+            elif "[" in bare and _EXTERNAL_RE.search(bare):
                 direct[(sd.name, coord)] = "external link"
                 external_cells.append(f"{sd.name}!{coord}")
             elif has_macros and recalculated is not None:
