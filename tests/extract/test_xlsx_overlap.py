@@ -109,3 +109,92 @@ def test_the_formula_scan_finds_every_formula_element(tmp_path, xml, expected) -
             f"<worksheet><sheetData><row>{xml}</row></sheetData></worksheet>",
         )
     assert _xlsx.may_have_formulas(Source(path)) is expected
+
+
+_NS = "http://schemas.openxmlformats.org/spreadsheetml/2006/main"
+
+
+def _sheet_zip(path: Path, cells: str, root: str = f'<worksheet xmlns="{_NS}">') -> Path:
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr(
+            "xl/worksheets/sheet1.xml",
+            '<?xml version="1.0" encoding="UTF-8"?>'
+            f'{root}<sheetData><row r="1">{cells}</row></sheetData></worksheet>',
+        )
+    return path
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [
+        '<c r="A1" s="0" t="n"><f aca="false">B1*2</f><v>37.5</v></c>'
+        '<c r="B1" s="0" t="str"><f>X</f><v>a &amp; b&#13;c</v></c>'
+        '<c r="C1" t="inlineStr"><is><t>in</t><r><t>line</t></r></is></c>'
+        '<c r="D1" t="b"><v>1</v></c><c r="E1" t="e"><f>1/0</f><v>#DIV/0!</v></c>'
+        '<c r="F1" s="0" t="n"/><c r="G1" t="n"><v xml:space="preserve"> 7</v></c>',
+    ],
+)
+def test_the_fast_values_scan_decodes_as_lxml_does(tmp_path, cells, monkeypatch) -> None:
+    from jobbench.extract import _xlsx_read as r
+
+    zf = zipfile.ZipFile(_sheet_zip(tmp_path / "b.xlsx", cells))
+    pkg = r.Package(sheets=[], date1904=False, defined_names=[])
+    pkg.looks = [r.Look("General", "000000", None, None, pkg.palette)]
+    wanted = {"A1", "B1", "C1", "D1", "E1", "F1", "G1"}
+    fast = r._fast_stored_values(zf, "xl/worksheets/sheet1.xml", pkg, wanted)
+    monkeypatch.setattr(r, "FAST_MAX_BYTES", -1)  # the streaming lxml reader
+    slow = list(r.stored_values(zf, "xl/worksheets/sheet1.xml", pkg, wanted))
+    assert fast == slow
+    assert [v for _c, v, _t, _f in slow] == [37.5, "a & b\rc", "inline", True, "#DIV/0!", None, 7.0]
+
+
+@pytest.mark.parametrize(
+    ("cells", "root"),
+    [
+        ('<x:c r="A1"><x:v>1</x:v></x:c>', f'<x:worksheet xmlns:x="{_NS}">'),  # prefixed
+        ("<c><v>1</v></c>", f'<worksheet xmlns="{_NS}">'),  # no coordinate
+        ('<c r="A1" cm="1"><v>1</v></c>', f'<worksheet xmlns="{_NS}">'),  # other attribute
+        ('<!-- <c r="A1"><v>9</v></c> --><c r="A1"><v>1</v></c>', f'<worksheet xmlns="{_NS}">'),
+    ],
+)
+def test_the_fast_values_scan_leaves_other_shapes_to_lxml(tmp_path, cells, root) -> None:
+    from jobbench.extract import _xlsx_read as r
+
+    zf = zipfile.ZipFile(_sheet_zip(tmp_path / "b.xlsx", cells, root))
+    pkg = r.Package(sheets=[], date1904=False, defined_names=[])
+    pkg.looks = [r.Look("General", "000000", None, None, pkg.palette)]
+    assert r._fast_stored_values(zf, "xl/worksheets/sheet1.xml", pkg, {"A1"}) is None
+
+
+def _filled(path: Path) -> Path:
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.append(["units", "price", "revenue"])
+    for i in range(2, 40):
+        ws.append([i, 1.5, f"=A{i}*B{i}"])
+    ws["E1"] = "=SUM(C2:C39)"
+    wb.save(path)
+    return path
+
+
+@needs_soffice
+def test_rendering_prepared_while_libreoffice_works_reads_the_same(tmp_path, monkeypatch):
+    probe = _Probe(monkeypatch)
+    real = _xlsx.prepare_render
+
+    def prepare(sheets):
+        probe.events.append("render prepared")
+        return real(sheets)
+
+    monkeypatch.setattr(_xlsx, "prepare_render", prepare)
+    book = _filled(tmp_path / "f.xlsx")
+    ext = extract(book, cache=False, limits=LIMITS, isolation="none")
+    assert probe.events[:4] == [
+        "libreoffice started",
+        "formula pass",
+        "render prepared",
+        "libreoffice awaited",
+    ]
+    assert "C2=3 [=A2*B2 ; filled down to C39, 38 cells]" in ext.text, ext.text
+    monkeypatch.setattr(_xlsx, "prepare_render", lambda sheets: None)
+    assert extract(book, cache=False, limits=LIMITS, isolation="none").text == ext.text

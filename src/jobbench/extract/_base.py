@@ -172,6 +172,9 @@ class Context:
     truncated: bool = False
     cacheable: bool = True
     workbook: WorkbookValues | None = None
+    want_workbook: bool = True
+    """Whether a workbook extractor sets :attr:`workbook` (False when nobody stores it, e.g.
+    with the cache off: building it costs a pass over every cell)."""
     images_dropped: int = 0
     sha256: str = ""
     limit_resources: bool = False

@@ -89,7 +89,13 @@ def _extract_verified(
     workbook = None
     if isolation == "none":
         ext, cacheable, workbook = run_one(
-            str(path), rel, limits, timeout=limits.timeout, sha256=digest, size=source.size
+            str(path),
+            rel,
+            limits,
+            timeout=limits.timeout,
+            sha256=digest,
+            size=source.size,
+            want_workbook=cache is not None,
         )
     else:
         from ._pool import POOL, WorkerCrashed, WorkerTimeout
@@ -102,6 +108,7 @@ def _extract_verified(
             "timeout": limits.timeout,
             "sha256": digest,
             "size": source.size,
+            "workbook": cache is not None,  # values are only stored, never returned
         }
         try:
             reply = POOL.call(

@@ -256,6 +256,7 @@ def run_one(
     sha256: str = "",
     size: int = 0,
     limit_resources: bool = False,
+    want_workbook: bool = True,
 ) -> tuple[Extraction, bool, WorkbookValues | None]:
     """Extract one file, never raising for the file's sake.
 
@@ -266,13 +267,20 @@ def run_one(
         timeout: seconds from now after which extractors stop (``None`` = no deadline).
         sha256, size: known digest and size (set on the result).
         limit_resources: apply rlimits to LibreOffice (worker only).
+        want_workbook: build the :class:`WorkbookValues` of a workbook (False: the third item
+            is always None; for callers that do not cache it).
 
     Returns:
         ``(extraction, cacheable, workbook_values_or_None)``.
     """
     deadline = None if timeout is None else time.monotonic() + timeout
     ctx = Context(
-        rel=rel, limits=limits, deadline=deadline, sha256=sha256, limit_resources=limit_resources
+        rel=rel,
+        limits=limits,
+        deadline=deadline,
+        sha256=sha256,
+        limit_resources=limit_resources,
+        want_workbook=want_workbook,
     )
     text = ""
     kind = "unknown"

@@ -20,7 +20,7 @@ import threading
 import time
 from pathlib import Path
 
-from ._worker import HEADER
+from ._worker import HEADER, decode_reply
 
 STARTUP_TIMEOUT = 120.0
 """Seconds a new worker may take to start and answer its first ping."""
@@ -98,7 +98,7 @@ class Worker:
             self.proc.stdin.write(HEADER.pack(len(data)) + data)
             self.proc.stdin.flush()
             (n,) = HEADER.unpack(self._read_exact(HEADER.size, deadline))
-            reply = json.loads(self._read_exact(n, deadline))
+            reply = decode_reply(self._read_exact(n, deadline))
         except WorkerTimeout:
             self.kill()
             raise

@@ -10,9 +10,11 @@ starts are killed by its SIGTERM handler. It exits when stdin closes (parent gon
 
 Protocol (both directions): 8-byte big-endian length, then a UTF-8 JSON object.
 Requests: ``{"op": "extract" | "workbook" | "ping", "path", "rel", "limits", "timeout",
-"sha256", "size"}``. Replies: ``{"ok": true, "extraction": <Extraction JSON text>,
-"cacheable": …, "workbook": <WorkbookValues JSON text> | null}`` or ``{"ok": false,
-"error": "…", "refused": bool}``.
+"sha256", "size", "workbook": bool}`` (``workbook``: an ``extract`` reply carries the
+workbook values; default true; the parent asks for them only when it caches them). Replies
+(:func:`encode_reply`): ``{"ok": true, "cacheable": …, "extraction": <Extraction JSON>,
+"workbook": <WorkbookValues JSON> | null}``, the model JSON texts sent once as raw parts
+after the reply's own JSON, or ``{"ok": false, "error": "…", "refused": bool}``.
 """
 
 from __future__ import annotations
@@ -27,11 +29,46 @@ HEADER = struct.Struct("!Q")
 MAX_REQUEST = 16 << 20
 
 
-def write_frame(stream, obj) -> None:
-    """Write one length-prefixed JSON frame and flush."""
-    data = json.dumps(obj, ensure_ascii=True).encode("ascii")
-    stream.write(HEADER.pack(len(data)) + data)
+def write_raw(stream, data: bytes) -> None:
+    """Write ``data`` as one length-prefixed frame and flush."""
+    stream.write(HEADER.pack(len(data)))
+    stream.write(data)
     stream.flush()
+
+
+def encode_reply(reply: dict) -> bytes:
+    """A reply frame's body: its JSON (ASCII, one line), then, when ``reply["_raw"]`` names
+    keys whose values are JSON texts (a model's ``model_dump_json``), a newline and those
+    texts' UTF-8 bytes one after another, their byte lengths listed in the JSON as
+    ``"parts": [[key, length], ...]`` (a None value is left out). So a model is encoded
+    once, never escaped again as a JSON string."""
+    raw = reply.pop("_raw", ())
+    head = {k: v for k, v in reply.items() if k not in raw}
+    blobs = [(k, reply[k].encode("utf-8")) for k in raw if reply.get(k) is not None]
+    head["parts"] = [[k, len(b)] for k, b in blobs]
+    return (
+        json.dumps(head, ensure_ascii=True).encode("ascii") + b"\n" + b"".join(b for _k, b in blobs)
+    )
+
+
+def decode_reply(body: bytes) -> dict:
+    """The reply :func:`encode_reply` wrote: raw parts come back as ``str`` under their keys
+    (absent parts as None).
+
+    Raises:
+        ValueError: malformed body.
+    """
+    head, sep, rest = body.partition(b"\n")
+    reply = json.loads(head)
+    if not isinstance(reply, dict):
+        raise ValueError("reply is not an object")
+    pos = 0
+    for key, length in reply.pop("parts", []) or []:
+        if not sep or pos + length > len(rest):
+            raise ValueError("reply part out of range")
+        reply[key] = rest[pos : pos + length].decode("utf-8")
+        pos += length
+    return reply
 
 
 def _read_exact(stream, n: int) -> bytes | None:
@@ -74,12 +111,14 @@ def _handle(req: dict) -> dict:
             sha256=req.get("sha256", ""),
             size=req.get("size", 0),
             limit_resources=True,
+            want_workbook=bool(req.get("workbook", True)),
         )
         return {
             "ok": True,
-            "extraction": ext.model_dump_json(),
             "cacheable": cacheable,
+            "extraction": ext.model_dump_json(),
             "workbook": wb.model_dump_json() if wb is not None else None,
+            "_raw": ("extraction", "workbook"),
         }
     if op == "workbook":
         try:
@@ -95,7 +134,12 @@ def _handle(req: dict) -> dict:
             return {"ok": False, "error": str(exc), "refused": True}
         except ExtractionError as exc:
             return {"ok": False, "error": str(exc), "refused": False}
-        return {"ok": True, "workbook": wv.model_dump_json(), "cacheable": cacheable}
+        return {
+            "ok": True,
+            "cacheable": cacheable,
+            "workbook": wv.model_dump_json(),
+            "_raw": ("workbook",),
+        }
     return {"ok": False, "error": f"unknown op {op!r}", "refused": False}
 
 
@@ -139,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
             reply = {"ok": False, "error": "extraction worker ran out of memory", "refused": False}
         except Exception as exc:  # noqa: BLE001 - the worker must keep serving
             reply = {"ok": False, "error": f"{type(exc).__name__}: {exc}", "refused": False}
-        write_frame(out, reply)
+        write_raw(out, encode_reply(reply))
 
 
 if __name__ == "__main__":

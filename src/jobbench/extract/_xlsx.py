@@ -117,6 +117,9 @@ class SheetData:
     """Formula cells → conditional-format rules (:class:`._xlsx_read.Rule`) that hide them
     when their condition holds for the final value."""
     layout_incomplete: bool = False
+    memo: dict[str, object] = field(default_factory=dict)
+    """What rendering computes from the cells and formulas alone (header, formula notes,
+    rows, length bound), kept once computed (:func:`prepare_render`)."""
 
 
 @dataclass
@@ -415,6 +418,8 @@ def _formula_pass(source: Source, ctx: Context | None):
                     if raw.formula is not None:
                         sd.formulas[coord] = _formula_text(raw)
                         got[coord] = (val, err)
+                        # its place in file order; the final value replaces it
+                        sd.values.setdefault(coord, None)
                     else:
                         sd.values[coord] = val
                         if err:
@@ -790,6 +795,8 @@ def _read_workbook(
     diags: list[Diagnostic] = []
     names, charts, media = _package_parts(source)
     sheets, defined_names, epoch_1904, cached, shown = _formula_pass(source, ctx)
+    if isinstance(early, _Recalc):
+        prepare_render(sheets)  # while LibreOffice works
     chart_hidden = {}  # chart part -> why a reader cannot see it
     for name, _data in charts:
         why = shown.get(name, "chart no sheet shows")
@@ -916,12 +923,12 @@ def _read_workbook(
         rec = (recalculated or {}).get(sd.name, {})
         cac = cached.get(sd.name, {})
         for coord, formula in sd.formulas.items():
-            bare = _STRING_RE.sub('""', formula)
-            m = _UNTRUSTED_RE.search(bare)
+            bare = _STRING_RE.sub('""', formula) if '"' in formula else formula
+            m = _UNTRUSTED_RE.search(bare) if "(" in bare else None
             if m:
                 direct[(sd.name, coord)] = f"volatile {m.group(1).upper()}"
                 volatile_cells.append(f"{sd.name}!{coord} ({m.group(1).upper()})")
-            elif _EXTERNAL_RE.search(bare):
+            elif "[" in bare and _EXTERNAL_RE.search(bare):
                 direct[(sd.name, coord)] = "external link"
                 external_cells.append(f"{sd.name}!{coord}")
             elif has_macros and recalculated is not None:
@@ -966,9 +973,8 @@ def _read_workbook(
             sd.values[coord] = val
             if err:
                 sd.errors[coord] = str(val)
-            _judge_look(sd, coord, val, err)
-        # keep file order of values
-        sd.values = {coord: sd.values[coord] for _r, _c, coord in sd.cells if coord in sd.values}
+            if sd.deferred or sd.looks:
+                _judge_look(sd, coord, val, err)
 
     def _eg(cells: list[str]) -> str:
         return ", ".join(cells[:10]) + (" …" if len(cells) > 10 else "")
@@ -1204,11 +1210,11 @@ def render_sheet(sd: SheetData, budget: int | None = None) -> tuple[str, bool]:
     Returns:
         ``(text, truncated)``.
     """
-    header = _sheet_header(sd)
+    header = _memo(sd, "header", _sheet_header)
     if sd.chartsheet or not sd.cells:
         return header + "\n", False
-    notes = _annotations(sd)
-    rows = _rows(sd)
+    notes = _memo(sd, "notes", _annotations)
+    rows = _memo(sd, "rows", _rows)
     if budget is None:
         return header + "\n" + "\n".join(_row_line(sd, r, notes) for r in rows) + "\n", False
     room = budget - len(header) - 200
@@ -1246,6 +1252,24 @@ def render_sheet(sd: SheetData, budget: int | None = None) -> tuple[str, bool]:
     )
     text = header + "\n" + "\n".join(head_lines + [marker] + tail_lines[::-1]) + "\n"
     return text, True
+
+
+def _memo(sd: SheetData, key: str, compute):  # noqa: ANN001, ANN202
+    """``compute(sd)``, computed once per sheet (:attr:`SheetData.memo`)."""
+    if key not in sd.memo:
+        sd.memo[key] = compute(sd)
+    return sd.memo[key]
+
+
+def prepare_render(sheets: list[SheetData]) -> None:
+    """Compute what rendering needs from the cells and formulas alone (not their values):
+    run while LibreOffice recalculates, so that less work waits for it."""
+    for sd in sheets:
+        _memo(sd, "header", _sheet_header)
+        _memo(sd, "min_length", _min_length)
+        if not sd.chartsheet and sd.cells:
+            _memo(sd, "notes", _annotations)
+            _memo(sd, "rows", _rows)
 
 
 def _min_length(sd: SheetData) -> int:
@@ -1315,7 +1339,7 @@ def render_workbook(wb: Workbook, ctx: Context, budget: int) -> str:
     text: str | None
     lengths = []
     for sd in wb.sheets:
-        lower = _min_length(sd)
+        lower = _memo(sd, "min_length", _min_length)
         if lower > room:
             texts.append(None)
             lengths.append(lower)
@@ -1348,7 +1372,8 @@ def extract_xlsx(
     """Extractor entry point for xlsx/xlsm (see module docstring)."""
     wb = read_workbook(source, ctx, ctx.limits, limit_resources=limit_resources)
     ctx.diagnostics.extend(wb.diagnostics)
-    ctx.workbook = wb.values(ctx.rel, sha256)
+    if ctx.want_workbook:
+        ctx.workbook = wb.values(ctx.rel, sha256)
     if any(d.level == "error" for d in wb.diagnostics) or any(
         "recalculation failed" in d.message for d in wb.diagnostics
     ):

@@ -515,7 +515,7 @@ def iter_cells(
     columns = _Columns()
     arrays: list[tuple[Box, str, str]] = []  # (range, formula, master) of array formulas
     ns = None
-    row_tag = v_tag = f_tag = is_tag = col_tag = fmt_tag = merge_tag = cf_tag = ""
+    row_tag = v_tag = f_tag = is_tag = c_tag = col_tag = fmt_tag = merge_tag = cf_tag = ""
     with zf.open(part) as f:
         tags = (
             "{*}row",
@@ -531,55 +531,58 @@ def iter_cells(
             if ns is None:  # the sheet's namespace (transitional or strict), fixed for the part
                 ns = el.tag.rpartition("}")[0] + "}" if el.tag.startswith("{") else ""
                 row_tag, v_tag, f_tag, is_tag = ns + "row", ns + "v", ns + "f", ns + "is"
-                col_tag, fmt_tag = ns + "col", ns + "sheetFormatPr"
+                c_tag, col_tag, fmt_tag = ns + "c", ns + "col", ns + "sheetFormatPr"
                 merge_tag, cf_tag = ns + "mergeCell", ns + "conditionalFormatting"
             tag = el.tag
-            if tag == col_tag:
-                if ev == "end":
-                    columns.add(el)
-                continue
-            if tag == fmt_tag:
-                # zeroHeight hides the rows the file leaves out, never the rows it writes
-                # (LibreOffice and Excel show those): no row rule here
-                if ev == "end":
-                    columns.default_zero = _float(el.get("defaultColWidth")) == 0
-                continue
-            if tag.endswith("}tablePart") or tag.endswith("}drawing"):
-                if ev == "end" and layout is not None:
-                    rid = next((v for k, v in el.attrib.items() if _local(k) == "id"), None)
-                    ids = layout.table_ids if tag.endswith("}tablePart") else layout.drawing_ids
-                    if rid and len(ids) < TABLES_MAX:
-                        ids.append(rid)
-                continue
-            if tag == merge_tag or tag == cf_tag or tag.endswith("}conditionalFormatting"):
-                if ev == "end" and layout is not None:
-                    if layout.ranges >= LAYOUT_MAX_RANGES:
-                        layout.truncated = True
-                    elif tag == merge_tag:
-                        box = _box(el.get("ref") or "")
-                        if box is not None:
-                            layout.merged.append(box)
-                            layout.ranges += 1
+            if tag != c_tag:  # a cell (the common case) skips the other tags' tests
+                if tag == col_tag:
+                    if ev == "end":
+                        columns.add(el)
+                    continue
+                if tag == fmt_tag:
+                    # zeroHeight hides the rows the file leaves out, never the rows it writes
+                    # (LibreOffice and Excel show those): no row rule here
+                    if ev == "end":
+                        columns.default_zero = _float(el.get("defaultColWidth")) == 0
+                    continue
+                if tag.endswith("}tablePart") or tag.endswith("}drawing"):
+                    if ev == "end" and layout is not None:
+                        rid = next((v for k, v in el.attrib.items() if _local(k) == "id"), None)
+                        ids = layout.table_ids if tag.endswith("}tablePart") else layout.drawing_ids
+                        if rid and len(ids) < TABLES_MAX:
+                            ids.append(rid)
+                    continue
+                if tag == merge_tag or tag == cf_tag or tag.endswith("}conditionalFormatting"):
+                    if ev == "end" and layout is not None:
+                        if layout.ranges >= LAYOUT_MAX_RANGES:
+                            layout.truncated = True
+                        elif tag == merge_tag:
+                            box = _box(el.get("ref") or "")
+                            if box is not None:
+                                layout.merged.append(box)
+                                layout.ranges += 1
+                        else:
+                            _conditional(el, pkg, layout)
+                        el.clear()
+                    continue
+                if tag == row_tag:
+                    if ev == "start":
+                        r = el.get("r")
+                        row_no = int(r) if r and r.isdigit() else row_no + 1
+                        col_no = 0
+                        height = _float(el.get("ht"))
+                        custom = _truthy(el.get("customHeight"))
+                        row_hidden = _truthy(el.get("hidden")) or (
+                            custom and height is not None and height < MIN_HEIGHT
+                        )
+                        if arrays:
+                            arrays = [a for a in arrays if a[0][2] >= row_no]
                     else:
-                        _conditional(el, pkg, layout)
-                    el.clear()
-                continue
-            if tag == row_tag:
-                if ev == "start":
-                    r = el.get("r")
-                    row_no = int(r) if r and r.isdigit() else row_no + 1
-                    col_no = 0
-                    height = _float(el.get("ht"))
-                    custom = _truthy(el.get("customHeight"))
-                    row_hidden = _truthy(el.get("hidden")) or (
-                        custom and height is not None and height < MIN_HEIGHT
-                    )
-                    if arrays:
-                        arrays = [a for a in arrays if a[0][2] >= row_no]
-                else:
-                    _release(el)
-                continue
-            if ev != "end":
+                        _release(el)
+                    continue
+                if ev != "end":
+                    continue
+            elif ev != "end":
                 continue
             ref = el.get("r")
             m = _CELL_RE.match(ref) if ref else None
@@ -1011,9 +1014,111 @@ def stored_values(
     return _stored_values(zf, part, pkg, wanted)
 
 
+FAST_MAX_BYTES = 512 << 20
+"""Largest uncompressed worksheet part :func:`stored_values` reads whole with its fast path
+(larger ones are streamed through lxml)."""
+_FAST_CELL = re.compile(
+    r'<c r="([A-Z]{1,3}[0-9]{1,7})"(?: s="([0-9]{1,9})")?(?: t="([a-zA-Z]{1,9})")?'
+    r"(?:/>|>(?:(?:<f[^>]*>[^<]*</f>|<f[^>]*/>)?<v>([^<&\r]*)</v></c>|(.*?)</c>))",
+    re.S,
+)
+"""A cell as LibreOffice writes it: coordinate, style, type, then either a plain ``v``
+(after an optional ``f``) or any other content."""
+_FAST_ANY_CELL = re.compile(r"<c[\s/>]")
+_FAST_UNSAFE = re.compile(
+    r"<!--|<!\[CDATA\[|<\?(?!xml\s)|<!DOCTYPE|<!ENTITY|<[A-Za-z_][\w.-]*:c[\s/>]"
+)
+
+
+def _decode(t: str, raw_v: str | None, inline: str | None, strings: list[str]) -> object:
+    """A cell's stored value from its type ``t``, ``v`` text and inline-string text."""
+    if t == "s":
+        try:
+            return strings[int(raw_v)] if raw_v is not None else None
+        except (ValueError, IndexError):
+            return None
+    if t == "inlineStr":
+        return inline if inline is not None else raw_v
+    if t in ("str", "e"):
+        return raw_v
+    if t == "b":
+        return None if raw_v is None else raw_v.strip() in ("1", "true")
+    if t == "d":
+        return _iso_date(raw_v)
+    return _number(raw_v)
+
+
+def _fast_stored_values(
+    zf: zipfile.ZipFile, part: str, pkg: Package, wanted: set[str]
+) -> list[tuple[str, object, str, str]] | None:
+    """:func:`stored_values` by scanning the part's text, for the regular XML LibreOffice
+    writes: every ``c`` element unprefixed in the default namespace, ``r`` its first
+    attribute, UTF-8, no comments, CDATA, DTD or processing instructions. A cell whose
+    content is not a plain ``f`` and ``v`` (an inline string, an entity or a carriage
+    return in its value, other children) is decoded by lxml from its own text, so every
+    value decodes as lxml decodes it. Returns None when the part does not have that shape
+    (the caller then streams it through lxml)."""
+    info = zf.getinfo(part)
+    if info.file_size > FAST_MAX_BYTES:
+        return None
+    data = zf.read(part)
+    head = data[:200]
+    if head.startswith(b"<?xml") and not re.match(
+        rb'<\?xml[^>]*encoding=["\']utf-8["\']', head, re.I
+    ):
+        return None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    del data
+    if _FAST_UNSAFE.search(text):
+        return None
+    declared = re.findall(r'\sxmlns="([^"]*)"', text)
+    if len(declared) != 1:
+        return None  # one default namespace, the root's: every unprefixed c is a cell
+    ns = declared[0]
+    strings = pkg.strings
+    out: list[tuple[str, object, str, str]] = []
+    n = 0
+    look = pkg.look
+    for m in _FAST_CELL.finditer(text):
+        n += 1
+        coord = m.group(1)
+        if coord not in wanted:
+            continue
+        style, t, plain, body = m.group(2, 3, 4, 5)
+        t = t or "n"
+        if plain is not None or not body:
+            value = _decode(t, plain, None, strings)
+        else:
+            attrs = (f' s="{style}"' if style else "") + (f' t="{t}"' if m.group(3) else "")
+            try:
+                el = etree.fromstring(
+                    f'<c xmlns="{ns}"{attrs}>{body}</c>'.encode(), etree.XMLParser(**_PARSER_KW)
+                )
+            except etree.XMLSyntaxError:
+                return None
+            raw_v = inline = None
+            for child in el:
+                if child.tag == "{%s}v" % ns:
+                    raw_v = child.text
+                elif child.tag == "{%s}is" % ns:
+                    inline = _runs(child, pkg.palette)[0]
+            value = _decode(t, raw_v, inline, strings)
+        out.append((coord, value, t, look(style).number_format))
+    if n != len(_FAST_ANY_CELL.findall(text)):
+        return None  # a cell this scan did not match (no coordinate, other quoting)
+    return out
+
+
 def _stored_values(
     zf: zipfile.ZipFile, part: str, pkg: Package, wanted: set[str]
 ) -> Iterator[tuple[str, object, str, str]]:
+    fast = _fast_stored_values(zf, part, pkg, wanted)
+    if fast is not None:
+        yield from fast
+        return
     strings = pkg.strings
     row_tag = v_tag = is_tag = ""
     with zf.open(part) as f:
