@@ -163,6 +163,9 @@ class Unit:
     """The judge client's downgrades in effect for any call of this unit."""
     notes: list[str] = field(default_factory=list)
     """Flags about the replies' criterion items (``judge_extra_item:…``, …)."""
+    provisional: set[str] = field(default_factory=set)
+    """Payload keys (``"<r>:<c>"``, ``"rubric_passed:<r>"``) whose verdict came from a reply
+    cut off at the token limit; a later complete reply replaces them (:meth:`Grader._merge`)."""
 
     def __post_init__(self) -> None:
         self.base_key = self.base_key or self.key
@@ -689,18 +692,18 @@ class Grader:
             payload["raw"].append(reply.content)
             ambiguous = ""
             try:
-                objects = reply_objects(reply.content)
+                objects = reply_objects(reply.content, cut=reply.finish_reason == "length")
                 ambiguous = self._ambiguity(unit, [obj for obj, _ in objects])
                 if ambiguous:
                     raise ValueError(ambiguous)
-                pos = self._pick(unit, [obj for obj, _ in objects])
+                pos = self._pick(unit, objects)
                 obj, method = objects[pos]
                 rec["parse"] = (
                     method
                     if len(objects) == 1
                     else (f"{method} (object {pos + 1} of {len(objects)}: last of the asked shape)")
                 )
-                notes = self._merge(unit, obj, reply.downgrades)
+                notes = self._merge(unit, obj, reply.downgrades, provisional=method == "truncated")
                 if notes:
                     rec["items"] = notes
                     unit.notes = list(dict.fromkeys(unit.notes + notes))
@@ -798,18 +801,26 @@ class Grader:
             "verdicts; none was taken"
         )
 
-    def _pick(self, unit: Unit, objects: list[dict[str, Any]]) -> int:
-        """The position of the judge's own answer among a reply's objects: the last one of
-        the shape the unit asked for (a verdict quoted from a deliverable comes before the
-        judge's own), else the last one."""
-        for i in range(len(objects) - 1, -1, -1):
-            if self._shape_ok(unit.kind, objects[i]):
+    def _pick(self, unit: Unit, objects: list[tuple[dict[str, Any], str]]) -> int:
+        """The position of the judge's own answer among a reply's ``(object, method)``
+        entries (:func:`jobbench.judge._jsonfix.reply_objects`): the last one of the shape
+        the unit asked for, else the last one; never one found after a reasoning tag
+        (method ``reasoning``: compared by :meth:`_ambiguity`, never taken; the list holds
+        at least one other)."""
+        own = [i for i, (_, how) in enumerate(objects) if how != "reasoning"]
+        for i in reversed(own):
+            if self._shape_ok(unit.kind, objects[i][0]):
                 return i
-        return len(objects) - 1
+        return own[-1]
 
-    def _merge(self, unit: Unit, obj: dict[str, Any], downgrades: list[str]) -> list[str]:
+    def _merge(
+        self, unit: Unit, obj: dict[str, Any], downgrades: list[str], provisional: bool = False
+    ) -> list[str]:
         """Add the valid verdicts of ``obj`` not yet in the unit's payload (each tagged with
-        the ``downgrades`` of the call that gave it); returns the flags about its criterion
+        the ``downgrades`` of the call that gave it). Verdicts recovered from a reply cut
+        off at the token limit are ``provisional``: a later reply that is not cut replaces
+        them (it is the judge's complete answer; the cut one may have been cut before the
+        judge corrected itself). Returns the flags about its criterion
         items (``judge_extra_item:<unit>/<index>``, ``judge_missing_item:…``,
         ``judge_duplicate_item:…``, ``judge_invalid_item:…``, ``judge_unindexed_items:…``,
         ``judge_no_criteria_list:<unit>``)."""
@@ -818,6 +829,22 @@ class Grader:
 
         def tag(v: dict[str, Any]) -> dict[str, Any]:
             return {**v, "downgrades": list(downgrades)} if downgrades else v
+
+        def put(key: str, v: dict[str, Any]) -> None:
+            if key not in p["verdicts"] or (key in unit.provisional and not provisional):
+                p["verdicts"][key] = tag(v)
+                (unit.provisional.add if provisional else unit.provisional.discard)(key)
+
+        def put_model(r: int, mv: bool | None) -> None:
+            key = f"rubric_passed:{r}"
+            if mv is not None and (
+                p["model_verdicts"].get(str(r)) is None
+                or (key in unit.provisional and not provisional)
+            ):
+                p["model_verdicts"][str(r)] = mv
+                (unit.provisional.add if provisional else unit.provisional.discard)(key)
+            elif p["model_verdicts"].get(str(r)) is None:
+                p["model_verdicts"][str(r)] = mv
 
         notes: list[str] = []
 
@@ -831,10 +858,9 @@ class Grader:
         if unit.kind == "task":
             verdicts, model = parse_task_reply(obj, unit.asked)
             for (r, c), v in verdicts.items():
-                p["verdicts"].setdefault(f"{r}:{c}", tag(v))
+                put(f"{r}:{c}", v)
             for r, mv in model.items():
-                if p["model_verdicts"].get(str(r)) is None:
-                    p["model_verdicts"][str(r)] = mv
+                put_model(r, mv)
             items = obj.get("rubrics")
             seen: set[int] = set()
             for it in items if isinstance(items, list) else []:
@@ -855,16 +881,15 @@ class Grader:
             ((r, cs),) = unit.asked.items()
             cv = parse_criterion_reply(obj)
             if cv is not None:
-                p["verdicts"].setdefault(f"{r}:{cs[0]}", tag(cv))
+                put(f"{r}:{cs[0]}", cv)
             elif isinstance(obj.get("criteria"), list):
                 note(obj["criteria"], [cs[0]], unit.uid)
         else:
             ((r, cs),) = unit.asked.items()
             by_criterion, mv, overall = parse_rubric_reply(obj, cs)
             for c, v in by_criterion.items():
-                p["verdicts"].setdefault(f"{r}:{c}", tag(v))
-            if p["model_verdicts"].get(str(r)) is None:
-                p["model_verdicts"][str(r)] = mv
+                put(f"{r}:{c}", v)
+            put_model(r, mv)
             if overall and not p["overall"].get(str(r)):
                 p["overall"][str(r)] = overall
             note(obj.get("criteria", obj.get("criteria_results")), cs, unit.uid)

@@ -19,10 +19,11 @@ kind (a nesting too deep for the parser, a reply over :data:`MAX_REPLY_CHARS`), 
 from __future__ import annotations
 
 import ast
+import bisect
 import json
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 MAX_REPLY_CHARS = 1_000_000
 """Replies longer than this (characters, after reasoning blocks are removed) are not parsed."""
@@ -55,33 +56,58 @@ def _scan(text: str, start: int = 0) -> Iterator[tuple[int, str, bool]]:
         yield i, ch, in_str
 
 
-def _balanced_objects(text: str) -> list[str]:
-    """Top-level balanced ``{…}`` spans, in order (string literals respected); stops at an
-    object that never closes (a truncated reply)."""
-    return [text[a:b] for a, b in _balanced_spans(text)]
+_TOKENS = re.compile(r'\\.|[{}"]', re.DOTALL)
 
 
-def _balanced_spans(text: str) -> list[tuple[int, int]]:
-    """``(start, end)`` of the spans :func:`_balanced_objects` returns."""
+def _brace_pairs(text: str) -> tuple[list[tuple[int, int]], list[int]]:
+    """The matched ``{…}`` pairs of ``text`` and the ``{`` that never close, in one pass.
+
+    Inside a brace JSON string rules hold (a ``"`` opens a string, a backslash escapes the
+    next character, braces in strings are text); outside every brace a ``"`` or a
+    backslash is prose.
+
+    Returns:
+        ``(pairs, unclosed)``: pairs as ``(start, end)`` (end exclusive) sorted by start;
+        the positions of the unclosed ``{`` in ascending order.
+    """
+    pairs: list[tuple[int, int]] = []
+    stack: list[int] = []
+    in_str = False
+    for m in _TOKENS.finditer(text):
+        tok = m.group()
+        if in_str:
+            if tok == '"':
+                in_str = False
+        elif tok == '"':
+            in_str = bool(stack)
+        elif tok == "{":
+            stack.append(m.start())
+        elif tok == "}" and stack:
+            pairs.append((stack.pop(), m.end()))
+    pairs.sort()
+    return pairs, stack
+
+
+def _outermost(pairs: list[tuple[int, int]], cut: int) -> list[tuple[int, int]]:
+    """The pairs (sorted by start, properly nested) inside no other pair and starting
+    before ``cut``."""
     out: list[tuple[int, int]] = []
-    start = text.find("{")
-    while start != -1:
-        depth, end = 0, -1
-        for i, ch, quoted in _scan(text, start):
-            if quoted:
-                continue
-            if ch == "{":
-                depth += 1
-            elif ch == "}":
-                depth -= 1
-                if depth == 0:
-                    end = i
-                    break
-        if end == -1:
+    reach = -1
+    for a, b in pairs:
+        if a >= cut:
             break
-        out.append((start, end + 1))
-        start = text.find("{", end + 1)
+        if a >= reach:
+            out.append((a, b))
+            reach = b
     return out
+
+
+def _balanced_objects(text: str) -> list[str]:
+    """Top-level balanced ``{…}`` spans, in order (string literals respected); none from
+    the first ``{`` that never closes on (a truncated reply: the spans inside it are its
+    members)."""
+    pairs, unclosed = _brace_pairs(text)
+    return [text[a:b] for a, b in _outermost(pairs, unclosed[0] if unclosed else len(text))]
 
 
 def _repair(text: str) -> str:
@@ -165,79 +191,240 @@ def _closings(text: str) -> list[str]:
     return out
 
 
+class RepeatedKeyError(ValueError):
+    """A JSON object or Python dict literal of a reply gives one key twice: which value
+    the judge meant cannot be told (``json`` and Python both keep the last silently)."""
+
+
+def _no_repeats(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` for :func:`json.loads` that refuses repeated keys."""
+    out: dict[str, Any] = {}
+    for k, v in pairs:
+        if k in out:
+            raise RepeatedKeyError(f"a JSON object of the reply repeats the key {k!r}")
+        out[k] = v
+    return out
+
+
 def _loads_object(text: str) -> dict[str, Any] | None:
+    """``text`` parsed as one JSON object, or None when it is not one.
+
+    Raises:
+        RepeatedKeyError: an object in it gives a key twice.
+    """
     try:
-        obj = json.loads(text)
-    except (json.JSONDecodeError, ValueError, RecursionError):
+        obj = json.loads(text, object_pairs_hook=_no_repeats)
+    except (json.JSONDecodeError, RecursionError):
+        return None
+    except RepeatedKeyError:
+        raise
+    except ValueError:
         return None
     return obj if isinstance(obj, dict) else None
 
 
-def strip_reasoning(text: str) -> tuple[str, bool]:
-    """``text`` without its reasoning blocks, and whether it had any.
+def _literal_repeats_a_key(text: str) -> str | None:
+    """The first key a Python dict literal in ``text`` gives twice, or None (``text`` is
+    known to be a valid literal)."""
+    for node in ast.walk(ast.parse(text, mode="eval")):
+        if isinstance(node, ast.Dict):
+            seen: set[Any] = set()
+            for k in node.keys:
+                if isinstance(k, ast.Constant):
+                    if k.value in seen:
+                        return str(k.value)
+                    seen.add(k.value)
+    return None
 
-    Removed: every ``<think>…</think>`` block (also ``thinking``, ``reasoning``,
-    ``reflection``); text before a closing tag whose opening tag is missing (servers that
-    put the opening tag in the prompt); and everything from an opening tag that is never
-    closed (a reply cut off while still reasoning holds no answer). A tag inside a JSON
-    object of the reply (a quoted deliverable line in an evidence string) is the object's
-    text, not a reasoning mark: it is never a cut.
+
+_PY_TOKENS = re.compile(r"'(?:[^'\\\n]|\\.)*'|\"(?:[^\"\\\n]|\\.)*\"|\b(true|false|null)\b")
+_PY_WORDS = {"true": "True", "false": "False", "null": "None"}
+
+
+def _literal_object(cand: str) -> dict[str, Any] | None:
+    """``cand`` read as a Python dict literal (single-quoted strings), also with JSON's
+    ``true``/``false``/``null`` outside strings read as Python's; None if it is not one.
+
+    Raises:
+        RepeatedKeyError: the literal gives a key twice.
     """
+    forms = [cand]
+    pythonised = _PY_TOKENS.sub(lambda m: _PY_WORDS[m.group(1)] if m.group(1) else m.group(), cand)
+    if pythonised != cand:
+        forms.append(pythonised)
+    for form in forms:
+        try:
+            lit = ast.literal_eval(form)
+        except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
+            continue
+        if isinstance(lit, dict):
+            key = _literal_repeats_a_key(form)
+            if key is not None:
+                raise RepeatedKeyError(f"a JSON object of the reply repeats the key {key!r}")
+            return cast(dict[str, Any], json.loads(json.dumps(lit, default=str)))
+    return None
 
-    def loose(found: list[re.Match[str]], within: str) -> list[re.Match[str]]:
-        kept = [
-            (a, b) for a, b in _balanced_spans(within) if _loads_object(within[a:b]) is not None
-        ]
-        return [m for m in found if not any(a <= m.start() < b for a, b in kept)]
 
+def _readable_spans(text: str) -> list[tuple[int, int]]:
+    """The outermost ``{…}`` spans of ``text`` that parse as JSON objects as written (a
+    reasoning tag inside one is the object's text)."""
+    pairs, _ = _brace_pairs(text)
+    out = []
+    for a, b in _outermost(pairs, len(text)):
+        try:
+            if _loads_object(text[a:b]) is not None:
+                out.append((a, b))
+        except RepeatedKeyError:
+            continue
+    return out
+
+
+def split_reasoning(text: str) -> tuple[str, bool, list[str]]:
+    """Split a reply into the text that holds its answer and its reasoning.
+
+    The model's own reasoning is what the reply *starts* with: one or more
+    ``<think>…</think>`` blocks (also ``thinking``, ``reasoning``, ``reflection``) or a
+    block cut off before its closing tag (a reply that ran out while still reasoning holds
+    no answer). Any other tag is taken out as before (a block in the middle, text before a
+    closing tag whose opening tag is missing as servers that put the opening tag in the
+    prompt write, everything from an opening tag that never closes) but it may as well be a
+    tag the judge *mentions* while quoting a deliverable, cutting away its own answer: those
+    parts are returned so that the caller can compare the verdicts in them with the answer's.
+    A tag inside a JSON object of the reply (a quoted line in an evidence string) is the
+    object's text, never a cut.
+
+    Returns:
+        ``(body, leading, removed)``: the text left, whether leading reasoning was dropped,
+        and the parts taken out other than the leading reasoning, in order.
+    """
     out = text
-    blocks = loose(list(_THINK_BLOCK.finditer(out)), out)
+    leading = False
+    while True:
+        head = out.lstrip()
+        m = _THINK_OPEN.match(head)
+        if m is None:
+            break
+        leading = True
+        close = re.compile(rf"</{re.escape(m.group(1))}>", re.IGNORECASE).search(head, m.end())
+        if close is None:
+            return "", True, []
+        out = head[close.end() :]
+    removed: list[str] = []
+
+    def loose(rx: re.Pattern[str]) -> list[re.Match[str]]:
+        kept = _readable_spans(out)
+        return [m for m in rx.finditer(out) if not any(a <= m.start() < b for a, b in kept)]
+
+    blocks = loose(_THINK_BLOCK)
     for m in reversed(blocks):
+        removed.insert(0, m.group())
         out = out[: m.start()] + out[m.end() :]
-    found = bool(blocks)
-    closes = loose(list(_THINK_CLOSE.finditer(out)), out)
+    closes = loose(_THINK_CLOSE)
     if closes:
+        removed.append(out[: closes[-1].end()])
         out = out[closes[-1].end() :]
-        found = True
-    opens = loose(list(_THINK_OPEN.finditer(out)), out)
+    opens = loose(_THINK_OPEN)
     if opens:
+        removed.append(out[opens[0].start() :])
         out = out[: opens[0].start()]
-        found = True
-    return out, found
+    return out, leading, removed
 
 
 def _parse_one(cand: str) -> tuple[dict[str, Any] | None, str]:
-    """(object, repair step) of one candidate span: as is, repaired, or a Python literal."""
+    """(object, repair step) of one candidate span: as is, repaired, or a Python literal.
+
+    Raises:
+        RepeatedKeyError: it gives a key twice.
+    """
     obj = _loads_object(cand)
     if obj is not None:
         return obj, ""
     obj = _loads_object(_repair(cand))
     if obj is not None:
         return obj, "+repair"
-    try:
-        lit = ast.literal_eval(cand)
-    except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
-        return None, ""
-    if isinstance(lit, dict):
-        return json.loads(json.dumps(lit, default=str)), "python_literal"
+    obj = _literal_object(cand)
+    if obj is not None:
+        return obj, "python_literal"
     return None, ""
 
 
-def reply_objects(text: str | None) -> list[tuple[dict[str, Any], str]]:
-    """Every JSON object of a model reply, in the order they appear.
+_VERDICT_LIKE = re.compile(r"verdict|rubric|criteri|\bpass(?:ed)?\b|\bfail(?:ed)?\b", re.IGNORECASE)
+"""Words of the reply shapes the judge is asked for (``jobbench/judge/_prompts.py``): an
+unreadable or unclosed ``{…}`` holding one may be the judge's own answer."""
 
-    Reasoning blocks are removed first (:func:`strip_reasoning`). A reply that is one JSON
-    object gives that object (``direct``); otherwise each top-level balanced ``{…}`` that
-    parses (as is, repaired or as a Python literal) is one entry (``balanced``,
-    ``balanced+repair``, ``python_literal``); with none, :func:`recover_json`'s remaining
-    steps (fence, span, truncated reply) give at most one.
+
+def _objects_of(text: str, cut: bool) -> tuple[list[tuple[dict[str, Any], str]], list[str]]:
+    """The objects of ``text`` the grader can read, and why others may hide an answer.
+
+    Objects are the outermost ``{…}`` spans that parse (as is, repaired or as a Python
+    literal), except spans inside an unclosed ``{`` that starts an answer: one followed by
+    words of a verdict before the next unclosed ``{`` (its members are closed spans), or,
+    when the reply was ``cut`` at the token limit, any. An unclosed ``{`` in prose ("the
+    set {A, B") is ignored.
+
+    Returns:
+        ``([(object, method), …], doubts)``; each doubt names an unreadable verdict-like
+        span or an unclosed answer.
+
+    Raises:
+        RepeatedKeyError: a readable span gives a key twice.
+    """
+    pairs, unclosed = _brace_pairs(text)
+    starts = [a for a, _ in pairs]
+    doubts: list[str] = []
+    cut_at = len(text)
+    for n, u in enumerate(unclosed):
+        nxt = unclosed[n + 1] if n + 1 < len(unclosed) else len(text)
+        own, pos = [], u
+        inside = pairs[bisect.bisect_right(starts, u) : bisect.bisect_left(starts, nxt)]
+        for a, b in _outermost(inside, nxt):
+            own.append(text[pos:a])
+            pos = b
+        own.append(text[pos:nxt])
+        if cut or _VERDICT_LIKE.search("".join(own)):
+            cut_at = u
+            doubts.append(f"an unclosed object at character {u}: {text[u : u + 80]!r}")
+            break
+    out: list[tuple[dict[str, Any], str]] = []
+    for a, b in _outermost(pairs, cut_at):
+        obj, how = _parse_one(text[a:b])
+        if obj is not None:
+            out.append((obj, "python_literal" if how == "python_literal" else "balanced" + how))
+        elif _VERDICT_LIKE.search(text[a:b]):
+            doubts.append(f"an unreadable object at character {a}: {text[a : a + 80]!r}")
+    return out, doubts
+
+
+def reply_objects(text: str | None, cut: bool = False) -> list[tuple[dict[str, Any], str]]:
+    """Every JSON object of a model reply the grader may read, in the order they appear.
+
+    A reply that is one JSON object gives that object (``direct``). Otherwise the leading
+    reasoning is dropped and other reasoning tags are split off (:func:`split_reasoning`);
+    each outermost ``{…}`` of what is left that parses (as is, repaired or as a Python
+    literal) is one entry (``balanced``, ``balanced+repair``, ``python_literal``), and the
+    objects of the parts split off follow with method ``reasoning`` (they are compared with
+    the answer, never taken as one). With no object, :func:`recover_json`'s remaining steps
+    (fence, span, truncated reply) give at most one.
+
+    A reply that holds a readable object *and* something that may be the judge's own
+    answer the grader cannot read (:func:`_objects_of`'s doubts: an unreadable span in the
+    words of a verdict, an unclosed answer, in the body or the parts split off) is refused:
+    taking the readable one would take a verdict the judge may only have quoted.
+
+    Args:
+        text: the reply content.
+        cut: the server stopped the reply at the token limit (``finish_reason`` ``length``):
+            then only a reply that is one object, or a single object left open at the end
+            (recovered as ``truncated``), is read; complete objects before the cut may be
+            quoted ones, the answer being the part cut off.
 
     Returns:
         ``[(object, method), …]``, never empty.
 
     Raises:
-        ValueError: no JSON object, a reply over :data:`MAX_REPLY_CHARS`, or one the parser
-            cannot read at all (e.g. nested too deep); the message says which.
+        ValueError: no JSON object, a reply over :data:`MAX_REPLY_CHARS`, one the parser
+            cannot read at all (e.g. nested too deep), a repeated key
+            (:class:`RepeatedKeyError`), or a doubt as above; the message says which.
     """
     if not text or not text.strip():
         raise ValueError("empty reply")
@@ -245,23 +432,41 @@ def reply_objects(text: str | None) -> list[tuple[dict[str, Any], str]]:
         whole = _loads_object(text.strip())
         if whole is not None:  # one JSON object as a whole: whatever its strings hold
             return [(whole, "direct")]
-    body, _ = strip_reasoning(text)
+    body, _, removed = split_reasoning(text)
     if not body.strip():
-        raise ValueError("the reply holds only a reasoning block")
+        if any(_VERDICT_LIKE.search(part) for part in removed):
+            raise ValueError("the reply's only verdicts are inside reasoning tags")
+        raise ValueError("the reply holds only reasoning")
     if len(body) > MAX_REPLY_CHARS:
         raise ValueError(f"reply too large to parse ({len(body):,} characters)")
     try:
         s = body.strip()
         direct = _loads_object(s)
-        if direct is not None:
+        if direct is not None and not removed:
             return [(direct, "direct")]
-        out: list[tuple[dict[str, Any], str]] = []
-        for span in _balanced_objects(s):
-            obj, how = _parse_one(span)
-            if obj is not None:
-                out.append((obj, "python_literal" if how == "python_literal" else "balanced" + how))
-        if out:
+        out, doubts = _objects_of(s, cut)
+        if direct is not None:
+            out = [(direct, "direct")]
+        for part in removed:
+            got, part_doubts = _objects_of(part, False)
+            out += [(obj, "reasoning") for obj, _ in got]
+            doubts += [f"{d} (after a reasoning tag)" for d in part_doubts]
+        if cut and any(how != "reasoning" for _, how in out):
+            raise ValueError(
+                "the reply was cut off at the token limit after complete JSON objects: "
+                "they may be quoted ones, the answer being the part cut off"
+            )
+        if doubts and any(how != "reasoning" for _, how in out):
+            raise ValueError(
+                "the reply holds a readable JSON object beside what may be the judge's own "
+                f"answer, which cannot be read: {doubts[0]}"
+            )
+        if any(how != "reasoning" for _, how in out):
             return out
+        if out:
+            raise ValueError("the reply's only verdicts are inside reasoning tags")
+        if len(doubts) > 1:
+            raise ValueError(f"the reply holds several objects none of which can be read: {doubts}")
         return [recover_json(s)]
     except (RecursionError, MemoryError) as exc:
         raise ValueError(f"reply cannot be parsed ({type(exc).__name__}: nested too deep)") from exc
