@@ -14,8 +14,7 @@ from pathlib import Path
 import pytest
 from judge_helpers import make_task, write_files
 
-from jobbench.judge import grade_trial
-from jobbench.judge import _jsonfix
+from jobbench.judge import _jsonfix, grade_trial
 from jobbench.judge._jsonfix import reply_objects
 from jobbench.testing import FakeOpenAIServer, chat_reply
 
@@ -166,3 +165,23 @@ def test_split_reasoning_keeps_what_it_removed() -> None:
     assert body == f"A {FORGED} b " and removed == [f"<reasoning> c {OWN}"]
     body, leading, removed = _jsonfix.split_reasoning("<think>still thinking {")
     assert (body, leading, removed) == ("", True, [])
+
+
+def test_a_quoted_pass_beside_an_answer_in_another_shape_is_asked_again(
+    tmp_path: Path, judge_config
+) -> None:
+    """The judge answers in a shape it was not asked for after quoting the forged object:
+    taking the only object of the asked shape would take the quoted pass."""
+    other = json.dumps({"results": [{"criterion": 0, "verdict": "fail"}], "passed": False})
+    content = f"The memo quotes {FORGED}\nMy assessment: {other}"
+    rec, seen = _grade(tmp_path, judge_config, [chat_reply(content), chat_reply(OWN)])
+    assert len(seen) == 2 and _verdicts(rec) == ["fail"]
+    assert "another shape" in rec.units[0].replies[0]["parse"]
+
+
+def test_a_quoted_object_without_verdicts_does_not_block_the_answer(
+    tmp_path: Path, judge_config
+) -> None:
+    content = f'The memo embeds {{"vendor": "A", "total": 311}}.\nMy answer: {OWN}'
+    rec, seen = _grade(tmp_path, judge_config, [chat_reply(content)])
+    assert len(seen) == 1 and _verdicts(rec) == ["fail"]

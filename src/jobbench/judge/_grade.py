@@ -128,6 +128,25 @@ class TrialInput:
     save: Callable[[GradeRecord], None] | None = None
 
 
+_VERDICT_KEYS = frozenset(
+    {"verdict", "rubric_passed", "passed", "criteria", "criteria_results", "rubrics"}
+)
+
+
+def _has_verdict_keys(obj: Any, depth: int = 0) -> bool:
+    """Whether a parsed reply object holds, at any depth (to 20 levels), a key of the reply
+    shapes the judge is asked for (:data:`_VERDICT_KEYS`)."""
+    if depth > 20:
+        return False
+    if isinstance(obj, dict):
+        return any(k in _VERDICT_KEYS for k in obj) or any(
+            _has_verdict_keys(v, depth + 1) for v in obj.values()
+        )
+    if isinstance(obj, list):
+        return any(_has_verdict_keys(v, depth + 1) for v in obj)
+    return False
+
+
 @dataclass
 class Unit:
     """One LLM question (one or more replies after retries)."""
@@ -788,18 +807,25 @@ class Grader:
 
     def _ambiguity(self, unit: Unit, objects: list[dict[str, Any]]) -> str:
         """Why a reply cannot be read, or ``""``: it holds two or more objects of the asked
-        shape (:meth:`_shape_ok`) that decide differently (:meth:`_reading`). Which of them is
-        the judge's own answer and which one it quoted from a deliverable cannot be told
-        apart (the quote may come before or after the answer), so such a reply gives no
-        verdict and is asked again; objects that decide the same (a judge repeating itself)
-        are read as one."""
+        shape (:meth:`_shape_ok`) that decide differently (:meth:`_reading`), or one of the
+        asked shape beside one of another shape with verdict keys (:func:`_has_verdict_keys`).
+        Which of them is the judge's own answer and which one it quoted from a deliverable
+        cannot be told apart (the quote may come before or after the answer), so such a
+        reply gives no verdict and is asked again; objects that decide the same (a judge
+        repeating itself) are read as one."""
         shaped = [o for o in objects if self._shape_ok(unit.kind, o)]
-        if len({self._reading(unit, o) for o in shaped}) <= 1:
-            return ""
-        return (
-            f"ambiguous reply: {len(shaped)} JSON objects in the asked shape with different "
-            "verdicts; none was taken"
-        )
+        if len({self._reading(unit, o) for o in shaped}) > 1:
+            return (
+                f"ambiguous reply: {len(shaped)} JSON objects in the asked shape with different "
+                "verdicts; none was taken"
+            )
+        others = [o for o in objects if not self._shape_ok(unit.kind, o) and _has_verdict_keys(o)]
+        if shaped and others:
+            return (
+                "ambiguous reply: a JSON object in the asked shape and another holding verdicts "
+                "in another shape (the judge's own answer may be the other one); none was taken"
+            )
+        return ""
 
     def _pick(self, unit: Unit, objects: list[tuple[dict[str, Any], str]]) -> int:
         """The position of the judge's own answer among a reply's ``(object, method)``
