@@ -61,6 +61,7 @@ from ._prompts import (
     rubric_part,
     system_prompt,
     task_part,
+    verdict_word,
 )
 from .checks import CheckResult, evaluate_check, list_deliverables
 from .checks._common import check_scope, glob_match, scoped, select_files
@@ -128,20 +129,26 @@ class TrialInput:
     save: Callable[[GradeRecord], None] | None = None
 
 
-_VERDICT_KEYS = frozenset(
-    {"verdict", "rubric_passed", "passed", "criteria", "criteria_results", "rubrics"}
-)
+_VERDICT_KEYS = frozenset({"verdict", "rubric_passed", "passed", "pass", "result"})
+"""Keys that carry a verdict in the reply items the grader reads (``parse_item`` in
+``jobbench/judge/_prompts.py``)."""
+_LIST_KEYS = frozenset({"criteria", "criteria_results", "rubrics"})
 
 
 def _has_verdict_keys(obj: Any, depth: int = 0) -> bool:
-    """Whether a parsed reply object holds, at any depth (to 20 levels), a key of the reply
-    shapes the judge is asked for (:data:`_VERDICT_KEYS`)."""
+    """Whether a parsed reply object holds, at any depth (to 20 levels), a verdict: a key
+    of :data:`_VERDICT_KEYS` whose value reads as pass or fail (:func:`verdict_word`; a
+    test summary's ``"passed": 42`` does not), or a non-empty list under a key of
+    :data:`_LIST_KEYS` holding one."""
     if depth > 20:
         return False
     if isinstance(obj, dict):
-        return any(k in _VERDICT_KEYS for k in obj) or any(
-            _has_verdict_keys(v, depth + 1) for v in obj.values()
-        )
+        for k, v in obj.items():
+            if k in _VERDICT_KEYS and not isinstance(v, (dict, list)) and verdict_word(v):
+                return True
+            if _has_verdict_keys(v, depth + 1):
+                return True
+        return False
     if isinstance(obj, list):
         return any(_has_verdict_keys(v, depth + 1) for v in obj)
     return False
@@ -785,7 +792,7 @@ class Grader:
         if kind == "task":
             return isinstance(obj.get("rubrics"), list)
         if kind == "criterion":
-            return "verdict" in obj or isinstance(obj.get("criteria"), list)
+            return any(k in obj for k in _VERDICT_KEYS) or isinstance(obj.get("criteria"), list)
         return isinstance(obj.get("criteria", obj.get("criteria_results")), list)
 
     def _reading(self, unit: Unit, obj: dict[str, Any]) -> tuple[Any, ...]:

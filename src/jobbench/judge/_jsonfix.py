@@ -23,17 +23,28 @@ import bisect
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from typing import Any, cast
 
 MAX_REPLY_CHARS = 1_000_000
 """Replies longer than this (characters, after reasoning blocks are removed) are not parsed."""
 
 _THINK_TAGS = ("think", "thinking", "reasoning", "reflection")
-_THINK_BLOCK = re.compile(r"<(" + "|".join(_THINK_TAGS) + r")>.*?</\1>", re.DOTALL | re.IGNORECASE)
 _THINK_CLOSE = re.compile(r"</(" + "|".join(_THINK_TAGS) + r")>", re.IGNORECASE)
 _THINK_OPEN = re.compile(r"<(" + "|".join(_THINK_TAGS) + r")>", re.IGNORECASE)
+_THINK_ANY = re.compile(r"<(/?)(" + "|".join(_THINK_TAGS) + r")>", re.IGNORECASE)
 
-_FENCE = re.compile(r"```(?:json|JSON)?\s*\n?(.*?)```", re.DOTALL)
+
+@dataclass(frozen=True)
+class _Block:
+    """A reasoning block ``text`` at ``[a, b)`` of the text it was found in."""
+
+    a: int
+    b: int
+    text: str
+
+
+_FENCE = re.compile(r"```(?:json|JSON)?[^\S\n]*\n?(.*?)```", re.DOTALL)
 
 
 def _scan(text: str, start: int = 0) -> Iterator[tuple[int, str, bool]]:
@@ -315,10 +326,26 @@ def split_reasoning(text: str) -> tuple[str, bool, list[str]]:
         kept = _readable_spans(out)
         return [m for m in rx.finditer(out) if not any(a <= m.start() < b for a, b in kept)]
 
-    blocks = loose(_THINK_BLOCK)
-    for m in reversed(blocks):
-        removed.insert(0, m.group())
-        out = out[: m.start()] + out[m.end() :]
+    def loose_blocks() -> list[_Block]:
+        """The ``<tag>…</tag>`` blocks of ``out`` as a non-greedy search finds them (each
+        opening tag to the next closing tag of its name, then on after it), in one pass
+        over the tags (the regex itself rescans to the end from every unclosed tag)."""
+        kept = _readable_spans(out)
+        found: list[_Block] = []
+        start: re.Match[str] | None = None
+        for m in _THINK_ANY.finditer(out):
+            if start is None:
+                if not m.group(1) and not any(a <= m.start() < b for a, b in kept):
+                    start = m
+            elif m.group(1) and m.group(2).lower() == start.group(2).lower():
+                found.append(_Block(start.start(), m.end(), out[start.start() : m.end()]))
+                start = None
+        return found
+
+    blocks = loose_blocks()
+    for blk in reversed(blocks):
+        removed.insert(0, blk.text)
+        out = out[: blk.a] + out[blk.b :]
     closes = loose(_THINK_CLOSE)
     if closes:
         removed.append(out[: closes[-1].end()])
@@ -353,7 +380,9 @@ _VERDICT_LIKE = re.compile(r"verdict|rubric|criteri|\bpass(?:ed)?\b|\bfail(?:ed)
 unreadable or unclosed ``{…}`` holding one may be the judge's own answer."""
 
 
-def _objects_of(text: str, cut: bool) -> tuple[list[tuple[dict[str, Any], str]], list[str]]:
+def _objects_of(
+    text: str, cut: bool
+) -> tuple[list[tuple[dict[str, Any], str]], list[str], int | None]:
     """The objects of ``text`` the grader can read, and why others may hide an answer.
 
     Objects are the outermost ``{…}`` spans that parse (as is, repaired or as a Python
@@ -362,17 +391,17 @@ def _objects_of(text: str, cut: bool) -> tuple[list[tuple[dict[str, Any], str]],
     when the reply was ``cut`` at the token limit, any. An unclosed ``{`` in prose ("the
     set {A, B") is ignored.
 
-    Returns:
-        ``([(object, method), …], doubts)``; each doubt names an unreadable verdict-like
-        span or an unclosed answer.
+    A span that gives a key twice (:class:`RepeatedKeyError`) counts as unreadable.
 
-    Raises:
-        RepeatedKeyError: a readable span gives a key twice.
+    Returns:
+        ``([(object, method), …], doubts, open_at)``; each doubt names an unreadable
+        verdict-like span or an unclosed answer; ``open_at`` is where that answer starts.
     """
     pairs, unclosed = _brace_pairs(text)
     starts = [a for a, _ in pairs]
     doubts: list[str] = []
     cut_at = len(text)
+    open_at: int | None = None
     for n, u in enumerate(unclosed):
         nxt = unclosed[n + 1] if n + 1 < len(unclosed) else len(text)
         own, pos = [], u
@@ -382,17 +411,21 @@ def _objects_of(text: str, cut: bool) -> tuple[list[tuple[dict[str, Any], str]],
             pos = b
         own.append(text[pos:nxt])
         if cut or _VERDICT_LIKE.search("".join(own)):
-            cut_at = u
+            cut_at = open_at = u
             doubts.append(f"an unclosed object at character {u}: {text[u : u + 80]!r}")
             break
     out: list[tuple[dict[str, Any], str]] = []
     for a, b in _outermost(pairs, cut_at):
-        obj, how = _parse_one(text[a:b])
+        why = ""
+        try:
+            obj, how = _parse_one(text[a:b])
+        except RepeatedKeyError as exc:
+            obj, how, why = None, "", f" ({exc})"
         if obj is not None:
             out.append((obj, "python_literal" if how == "python_literal" else "balanced" + how))
         elif _VERDICT_LIKE.search(text[a:b]):
-            doubts.append(f"an unreadable object at character {a}: {text[a : a + 80]!r}")
-    return out, doubts
+            doubts.append(f"an unreadable object at character {a}{why}: {text[a : a + 80]!r}")
+    return out, doubts, open_at
 
 
 def reply_objects(text: str | None, cut: bool = False) -> list[tuple[dict[str, Any], str]]:
@@ -444,11 +477,11 @@ def reply_objects(text: str | None, cut: bool = False) -> list[tuple[dict[str, A
         direct = _loads_object(s)
         if direct is not None and not removed:
             return [(direct, "direct")]
-        out, doubts = _objects_of(s, cut)
+        out, doubts, open_at = _objects_of(s, cut)
         if direct is not None:
             out = [(direct, "direct")]
         for part in removed:
-            got, part_doubts = _objects_of(part, False)
+            got, part_doubts, _ = _objects_of(part, False)
             out += [(obj, "reasoning") for obj, _ in got]
             doubts += [f"{d} (after a reasoning tag)" for d in part_doubts]
         if cut and any(how != "reasoning" for _, how in out):
@@ -465,9 +498,17 @@ def reply_objects(text: str | None, cut: bool = False) -> list[tuple[dict[str, A
             return out
         if out:
             raise ValueError("the reply's only verdicts are inside reasoning tags")
-        if len(doubts) > 1:
-            raise ValueError(f"the reply holds several objects none of which can be read: {doubts}")
-        return [recover_json(s)]
+        if not doubts:
+            return [recover_json(s)]
+        if len(doubts) == 1 and open_at is not None:  # one answer left open: only its own start
+            for cand in _closings(s[open_at:]):
+                obj = _loads_object(_repair(cand))
+                if obj is not None:
+                    return [(obj, "truncated")]
+        raise ValueError(
+            "no readable JSON object; what may be the judge's answer cannot be read (a fence "
+            f"or object inside it may be a quoted one): {'; '.join(doubts)}"
+        )
     except (RecursionError, MemoryError) as exc:
         raise ValueError(f"reply cannot be parsed ({type(exc).__name__}: nested too deep)") from exc
 
