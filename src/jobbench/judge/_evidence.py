@@ -6,6 +6,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from ..extract._readable import DASHES, LOOKALIKES, readable
+
 _QUOTES = {
     "\u2018": "'",
     "\u2019": "'",
@@ -19,7 +21,6 @@ _QUOTES = {
     "\u00ab": '"',
     "\u00bb": '"',
 }
-_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"
 _NOISE = re.compile(r"[*_`|#>\[\]]+")
 _SPACE = re.compile(r"\s+")
 _ELLIPSIS = re.compile(r"\.\.\.+|…|\[\.\.\.\]")
@@ -29,7 +30,7 @@ def normalise(text: str) -> str:
     """Normalise text for quote lookup: NFKC, case-fold, typographic quotes and dashes made
     ASCII, Markdown/table punctuation (``* _ ` | # > [ ]``) dropped, whitespace collapsed."""
     t = unicodedata.normalize("NFKC", text)
-    t = "".join(_QUOTES.get(ch, "-" if ch in _DASHES else ch) for ch in t)
+    t = "".join(_QUOTES.get(ch, "-" if ch in DASHES else ch) for ch in t)
     t = _NOISE.sub(" ", t)
     return _SPACE.sub(" ", t).strip().casefold()
 
@@ -102,20 +103,6 @@ _INJECTION_PATTERNS = [
 ]
 _INJECTION = [re.compile(p, re.IGNORECASE) for p in _INJECTION_PATTERNS]
 
-_LOOKALIKES = str.maketrans(
-    {
-        **dict.fromkeys(_DASHES, "-"),
-        **dict(zip("АВЕЅІЈКМНОРСТХУ", "ABESIJKMHOPCTXY", strict=True)),  # Cyrillic capitals
-        **dict(zip("аеѕіјорсухԁԛԝһ", "aesijopcyxdqwh", strict=True)),  # Cyrillic small
-        **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX", strict=True)),  # Greek capitals
-        **dict(zip("οιν", "oiv", strict=True)),  # Greek small
-    }
-)
-"""Letters that render like Latin ones (Cyrillic and Greek homoglyphs, entries of the
-Unicode confusables list of UTS #39) and the dashes of :data:`_DASHES`, mapped to the ASCII
-a reader sees: ``ЕND DELIVERABLES‐…`` with a Cyrillic Е and U+2010 reads as the judge
-prompt's fence."""
-
 
 @dataclass(frozen=True)
 class InjectionHit:
@@ -142,21 +129,20 @@ def detect_injection(path: str, text: str) -> InjectionHit | None:
     NFKC-normalised (fullwidth letters made ASCII) with invisible format characters (Unicode
     category Cf: zero-width space and joiner, soft hyphen, word joiner, bidi marks) dropped,
     then also with Cyrillic and Greek look-alike letters and Unicode dashes made ASCII
-    (:data:`_LOOKALIKES`); the excerpt then comes from that readable form.
+    (:data:`jobbench.extract._readable.LOOKALIKES`, shared with the
+    escaping of file headers); the excerpt then comes from that readable form.
 
     A simple detector: it flags, it never changes a verdict. Returns the first hit or None.
     """
     hit = _first_hit(path, text)
     if hit is None:
-        readable = "".join(
-            ch for ch in unicodedata.normalize("NFKC", text) if unicodedata.category(ch) != "Cf"
-        )
-        if readable != text:
-            hit = _first_hit(path, readable)
+        seen = readable(text)
+        if seen != text:
+            hit = _first_hit(path, seen)
         if hit is None:
-            plain = readable.translate(_LOOKALIKES)
-            if plain != readable:
-                hit = _first_hit(path, plain)
+            ascii_ = seen.translate(LOOKALIKES)
+            if ascii_ != seen:
+                hit = _first_hit(path, ascii_)
     return hit
 
 
