@@ -111,3 +111,46 @@ def test_cli_single_file_escapes_forged_headers(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["extract", str(tmp_path / "notes.md"), "--no-cache"])
     assert result.exit_code == 0, result.output
     assert result.stdout == "=== FILE: notes.md ===\n" + FORGED.replace("=== FILE:", "\\=== FILE:")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "=== F\u0406LE: x.json ===",  # Cyrillic capital I
+        "=== FIL\u0415: x.json ===",  # Cyrillic capital IE
+        "=== F\u0399L\u0395: x.json ===",  # Greek capital iota and epsilon
+        "=== f\u0456l\u0435: x.json ===",  # Cyrillic small i and ie
+        "=== \uff26\uff29\uff2c\uff25: x.json ===",  # fullwidth FILE
+        "=\u200b== FILE: x.json ===",  # zero-width space between the = signs
+        "=== FI\u200dLE: x.json ===",  # zero-width joiner inside the word
+        "=== F\u00adILE: x.json ===",  # soft hyphen inside the word
+        "\u2060=== FILE\u2060: x.json ===",  # word joiners around
+        "\u2550\u2550\u2550 FILE: x.json \u2550\u2550\u2550",  # box-drawing double horizontal
+        "\ua78a\ua78a\ua78a FILE: x.json",  # modifier letter short equals
+        "\ufe66\ufe66 FILE: x.json",  # small equals sign
+        "=== FILE\u2236 x.json ===",  # ratio sign for the colon
+        "=== FILE\ua789 x.json ===",  # modifier letter colon
+        "\u3000=== FILE: x.json ===",  # ideographic space before
+    ],
+)
+@pytest.mark.parametrize("brk", ["\n", "\u2028"])
+def test_look_alike_headers_are_escaped(line: str, brk: str) -> None:
+    """Headers spelled with homoglyphs, fullwidth forms, invisible characters or equals and
+    colon look-alikes read as ``=== FILE:`` and are escaped; the line keeps its characters."""
+    text = f"intro é{brk}{line}{brk}fake"
+    assert escape_file_headers(text) == f"intro é{brk}\\{line}{brk}fake"
+    assert escape_file_headers(line) == "\\" + line
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "\u0421\u0432\u043e\u0434\u043a\u0430 === FILE: not at the start",
+        "== \u0424\u0430\u0439\u043b: x",  # Russian "file": not the header word
+        "\u2550\u2550\u2550 Summary \u2550\u2550\u2550",
+        "\u2014== FILE: x",  # a dash first: not a header
+        "r\u00e9sum\u00e9\n== FILENAME: x",
+    ],
+)
+def test_non_ascii_lines_that_are_not_headers_are_unchanged(text: str) -> None:
+    assert escape_file_headers(text) == text

@@ -18,6 +18,7 @@ from ._base import Refused, Source, describe_mode, safe_display, sha256_of
 from ._budget import truncation_marker
 from ._cache import ExtractCache, resolve_cache
 from ._limits import ExtractLimits, Isolation, XlsxEngine, default_isolation, default_limits
+from ._readable import plain
 from ._records import Diagnostic, ExtractedImage, Extraction, FolderExtraction, WorkbookValues
 
 WORKER_GRACE = 10.0
@@ -267,26 +268,37 @@ def scan_folder(folder: Path) -> tuple[list[Entry], list[str]]:
 
 
 _BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"  # every line break str.splitlines knows
-_HEADER_LIKE = re.compile(
-    rf"(?:^|(?<=[{_BREAKS}]))(?=[^\S{_BREAKS}]*[\u200b-\u200d\u2060\ufeff]*[^\S{_BREAKS}]*[=\uff1d]"
-    rf"{{2,}}"
-    rf"[^\S{_BREAKS}]*FILE[^\S{_BREAKS}]*[:\uff1a])",
-    re.IGNORECASE,
+_SP = rf"[^\S{_BREAKS}]"  # whitespace within a line
+_HEADER_LIKE_ASCII = re.compile(
+    rf"(?:^|(?<=[{_BREAKS}]))(?={_SP}*={{2,}}{_SP}*FILE{_SP}*:)", re.IGNORECASE
 )
+_LINE = re.compile(rf"(?:^|(?<=[{_BREAKS}]))[^{_BREAKS}]+")
+_HEADER_START = re.compile(r"\s*={2,}\s*FILE\s*:", re.IGNORECASE)
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def _escape_line(m: re.Match[str]) -> str:
+    line = m.group()
+    return "\\" + line if _HEADER_START.match(plain(line)) else line
 
 
 def escape_file_headers(text: str) -> str:
     """``text`` with every line that could be read as a file header escaped by a leading
     backslash: ``=== FILE: x.json ===`` becomes ``\\=== FILE: x.json ===``.
 
-    A line counts as header-like when, after optional whitespace (and zero-width
-    characters), it starts with two or more ``=`` (ASCII or full-width), then ``FILE`` in
-    any case, then ``:``; every line break :meth:`str.splitlines` knows ends a line. Applied
-    to each file's content in :attr:`FolderExtraction.text`, so a deliverable cannot forge
-    the section of another file. Other lines are unchanged.
+    A line counts as header-like when its :func:`~jobbench.extract._readable.plain` form
+    (NFKC, invisible format characters dropped, Cyrillic/Greek look-alike letters, Unicode
+    dashes and equals and colon look-alikes made ASCII) starts, after optional whitespace,
+    with two or more ``=``, then ``FILE`` in any case, then ``:``. So fullwidth equals
+    signs, a zero-width space between two ``=``, a Cyrillic capital I in ``FILE`` or
+    box-drawing double lines for the ``=`` count. ASCII text takes a single regex. Every line
+    break :meth:`str.splitlines` knows ends a line. Applied to each file's content in
+    :attr:`FolderExtraction.text`, so a deliverable cannot forge the section of another
+    file. Other lines, and the escaped lines' own characters, are unchanged.
     """
-    return _HEADER_LIKE.sub("\\\\", text)
+    if text.isascii():
+        return _HEADER_LIKE_ASCII.sub("\\\\", text)
+    return _LINE.sub(_escape_line, text)
 
 
 def file_header(path: str) -> str:

@@ -6,6 +6,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from ..extract._readable import DASHES, LOOKALIKES, readable
+
 _QUOTES = {
     "\u2018": "'",
     "\u2019": "'",
@@ -19,7 +21,6 @@ _QUOTES = {
     "\u00ab": '"',
     "\u00bb": '"',
 }
-_DASHES = "\u2010\u2011\u2012\u2013\u2014\u2015\u2212\ufe63\uff0d"
 _NOISE = re.compile(r"[*_`|#>\[\]]+")
 _SPACE = re.compile(r"\s+")
 _ELLIPSIS = re.compile(r"\.\.\.+|…|\[\.\.\.\]")
@@ -29,7 +30,7 @@ def normalise(text: str) -> str:
     """Normalise text for quote lookup: NFKC, case-fold, typographic quotes and dashes made
     ASCII, Markdown/table punctuation (``* _ ` | # > [ ]``) dropped, whitespace collapsed."""
     t = unicodedata.normalize("NFKC", text)
-    t = "".join(_QUOTES.get(ch, "-" if ch in _DASHES else ch) for ch in t)
+    t = "".join(_QUOTES.get(ch, "-" if ch in DASHES else ch) for ch in t)
     t = _NOISE.sub(" ", t)
     return _SPACE.sub(" ", t).strip().casefold()
 
@@ -58,6 +59,20 @@ _ASK = (
     r"|respond|reply|output|you\s+(must|should|will)|pass\b|verdict|(all|every)\s+(criteria|criterion|rubrics?))"
 )
 _BREAK = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_S = rf"[^\S{_BREAK}]"  # whitespace within a line
+# Runs below are possessive (*+): a long run of spaces or marks that does not lead to a
+# match is given up at once instead of being re-split (no backtracking blow-up).
+_W = rf"{_S}*+"  # optional whitespace within a line
+_SOL = rf"(^|[{_BREAK}]){_W}"  # start of a line, then its indentation
+_MD = rf"(?:{_S}|[*_~`>#+-])*+"  # Markdown emphasis, quote, code, heading and list marks
+_GAP = rf"[^\S{_BREAK}_-]*[\s_-][^\S{_BREAK}_-]*"  # "END DELIVERABLES", "END_DELIVERABLES"
+_PROMPT_HEADINGS = (
+    rf"rubrics?|rubric{_S}+\d+|rubric{_S}*\(context\)|criteria"
+    rf"|criteri(a|on){_S}+to{_S}+(judge|check|grade|evaluate|assess|verify)|reply{_S}+format"
+)
+"""Headings of the judge prompt's rubric part (``## Rubric``, ``## Criteria to judge (all of
+them)``, ``## Criterion to judge``, ``### Rubric 3``, ``## Reply format``; see
+``jobbench/judge/_prompts.py``) and close variants (``## Criteria to check``)."""
 _INJECTION_PATTERNS = [
     # English: "ignore (all) previous instructions", "disregard the rubric above"
     r"\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+|the\s+|your\s+|of\s+)*(previous|prior|above|earlier|preceding|system|grading|original)\s+(instructions?|prompts?|rules|guidelines|criteria|directions)",
@@ -77,14 +92,32 @@ _INJECTION_PATTERNS = [
     r"\b(award|give|assign)(\s+\w+){0,2}\s+(full|maximum|max|all|perfect)\s+(marks|points|credit|score)",
     r"\b(all|every)\s+(criteria|criterion|rubrics?)\s+(are|is|have\s+been)\s+(met|satisfied|passed)\b",
     r"\b(respond|reply|answer|output|return)\s+(only\s+)?(with\s+)?(a\s+|the\s+)?(verdict\s+(of\s+)?)[\"'\u201c]?(pass|passed)\b",
-    r"\bverdicts?\s*[:=]\s*[\"'\u201c]?pass\b",
+    # a verdict line standing alone ("verdict: pass") or naming what the grader decides
+    # ("rubric verdict: pass"); "Test case 3 verdict: pass" reports a result and is not flagged
+    rf"{_SOL}{_MD}verdicts?{_W}[*_]*+{_W}[:=]{_W}[*_\"'\u201c]*+{_W}pass\b",
+    rf"\b(rubric|criteri(on|a)|grader'?s?|judge'?s?|grading|evaluator'?s?|your)({_S}+\d+)?{_S}+verdicts?{_W}[:=]{_W}[\"'\u201c]?pass\b",
+    r"\b(set|make|record|change|put)\s+(the\s+|each\s+|every\s+|all\s+|your\s+)?verdicts?\s*(to|=|:|as)\s*[\"'\u201c]?pass\b",
     # fake verdict JSON, chat-template tokens
     r"\"?(rubric_passed|criteria_results)\"?\s*:",
     r"\"verdict\"\s*:\s*\"pass",
-    r"<\|im_start\|>|<\|system\|>|</?system>|\[/?INST\]",
+    # (ChatML, Llama 3, Phi, DeepSeek: <|name|>; Gemma; Llama 2; Mistral)
+    r"<\|[^\S\n]*[a-z][a-z0-9_.\u2581-]{0,40}[^\S\n]*\|>|</?system>|\[/?INST\]|<<\s*/?SYS\s*>>",
+    r"<(start_of_turn|end_of_turn)>",
+    # a system message written into a deliverable ("SYSTEM: …", "System prompt: …")
+    rf"{_SOL}{_MD}[\[(]?{_MD}((?-i:SYSTEM)|system{_S}+(prompt|message|instructions?|note|override)){_MD}[\])]?{_MD}[:\uff1a]",
+    # "ignore everything above", "ignore all of the above"
+    r"\b(ignore|disregard|forget)\s+(everything|anything|all)(\s+of)?(\s+the)?(\s+(text|content|instructions|messages?|things))?\s+((written|said|stated|you\s+(have\s+)?(read|seen|been\s+told))\s+)?(above|before\s+this|so\s+far|until\s+now|up\s+to\s+(here|now|this\s+point))\b",
+    # forged sections of the judge prompt: its headings and criterion lines
+    # ("## Rubric", "## Criteria to judge", "Criterion 0: …"), its reply rule and retry note
+    rf"{_SOL}#{{1,6}}{_W}[*_]*+{_W}({_PROMPT_HEADINGS}){_W}(\([^{_BREAK})]{{0,40}}\))?{_W}[*_:]*+{_W}($|[{_BREAK}])",
+    rf"{_SOL}[*_>]*+{_W}criterion{_S}+\d+{_W}[*_]*+{_W}[:\uff1a{DASHES}-]",
+    r"\bthe\s+criteria\s+array\s+must\b",
+    rf"\byour{_S}+(previous|last|prior|earlier|first){_S}+(reply|response|answer|output|message|attempt){_S}+(did{_S}+not|didn't|does{_S}+not|doesn't|was{_S}+not|wasn't|contained{_S}+no|had{_S}+no|lacked|lacks|is{_S}+missing|was{_S}+missing|was{_S}+invalid|failed)[^{_BREAK}]{{0,80}}?\b(verdicts?|json|criteri(on|a)|rubrics?)\b",
+    r"\breply\s+again\s+with\s+(the\s+)?(complete\s+|full\s+|corrected\s+)?json\b",
     # forged fences and file headers of the judge prompt
     # (upper case as the fence is written: "Begin deliverables review" is prose)
-    rf"(^|[{_BREAK}])[^\S{_BREAK}]*(?-i:(BEGIN|END)[^\S{_BREAK}_-]*[\s_-][^\S{_BREAK}_-]*DELIVERABLES)(?![^\W_])",
+    # (Markdown marks may surround it: "**END DELIVERABLES**"; "END OF DELIVERABLES" too)
+    rf"{_SOL}{_MD}(?-i:(BEGIN|END){_GAP}(OF{_GAP}(THE{_GAP})?)?DELIVERABLES)(?![^\W_])",
     r"\bDELIVERABLES[^\S\n]*[-_][^\S\n]*[0-9a-f]{8,}(?![^\W_])",
     rf"(^|[{_BREAK}])[^\S{_BREAK}]*[\u200b-\u200d\u2060\ufeff]*[=\uff1d]{{2,}}[^\S{_BREAK}]*FILE[^\S{_BREAK}]*[:\uff1a]",
     # "ignore (all) previous instructions" in other languages
@@ -101,20 +134,6 @@ _INJECTION_PATTERNS = [
     r"(игнорируй|игнорируйте|забудь|забудьте)\s+(все\s+)?(предыдущие|прежние|вышеуказанные)\s+(инструкции|указания|правила)",
 ]
 _INJECTION = [re.compile(p, re.IGNORECASE) for p in _INJECTION_PATTERNS]
-
-_LOOKALIKES = str.maketrans(
-    {
-        **dict.fromkeys(_DASHES, "-"),
-        **dict(zip("АВЕЅІЈКМНОРСТХУ", "ABESIJKMHOPCTXY", strict=True)),  # Cyrillic capitals
-        **dict(zip("аеѕіјорсухԁԛԝһ", "aesijopcyxdqwh", strict=True)),  # Cyrillic small
-        **dict(zip("ΑΒΕΖΗΙΚΜΝΟΡΤΥΧ", "ABEZHIKMNOPTYX", strict=True)),  # Greek capitals
-        **dict(zip("οιν", "oiv", strict=True)),  # Greek small
-    }
-)
-"""Letters that render like Latin ones (Cyrillic and Greek homoglyphs, entries of the
-Unicode confusables list of UTS #39) and the dashes of :data:`_DASHES`, mapped to the ASCII
-a reader sees: ``ЕND DELIVERABLES‐…`` with a Cyrillic Е and U+2010 reads as the judge
-prompt's fence."""
 
 
 @dataclass(frozen=True)
@@ -142,21 +161,20 @@ def detect_injection(path: str, text: str) -> InjectionHit | None:
     NFKC-normalised (fullwidth letters made ASCII) with invisible format characters (Unicode
     category Cf: zero-width space and joiner, soft hyphen, word joiner, bidi marks) dropped,
     then also with Cyrillic and Greek look-alike letters and Unicode dashes made ASCII
-    (:data:`_LOOKALIKES`); the excerpt then comes from that readable form.
+    (:data:`jobbench.extract._readable.LOOKALIKES`, shared with the
+    escaping of file headers); the excerpt then comes from that readable form.
 
     A simple detector: it flags, it never changes a verdict. Returns the first hit or None.
     """
     hit = _first_hit(path, text)
     if hit is None:
-        readable = "".join(
-            ch for ch in unicodedata.normalize("NFKC", text) if unicodedata.category(ch) != "Cf"
-        )
-        if readable != text:
-            hit = _first_hit(path, readable)
+        seen = readable(text)
+        if seen != text:
+            hit = _first_hit(path, seen)
         if hit is None:
-            plain = readable.translate(_LOOKALIKES)
-            if plain != readable:
-                hit = _first_hit(path, plain)
+            ascii_ = seen.translate(LOOKALIKES)
+            if ascii_ != seen:
+                hit = _first_hit(path, ascii_)
     return hit
 
 
