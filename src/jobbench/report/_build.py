@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import lru_cache
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -58,6 +59,7 @@ MAX_SLUG = 120
 :func:`task_slug`). File names stay far below the usual 255-byte limit."""
 
 
+@lru_cache(maxsize=8192)
 def task_slug(task_id: str) -> str:
     """A name for ``task_id`` that is safe as a file name and as an HTML id / URL fragment,
     and distinct for distinct task ids: ``main/lawyers/task2`` → ``main.lawyers.task2``.
@@ -70,7 +72,8 @@ def task_slug(task_id: str) -> str:
     to ``task_id``, so two task ids never share a slug, also on case-insensitive file systems,
     and it never contains ``/``, ``\\``, ``..`` or a character that needs quoting in a URL.
     Slugs longer than :data:`MAX_SLUG` are cut to 80 characters followed by ``~~`` and the
-    SHA-256 hex digest of ``task_id`` (``~~`` never occurs in a full slug).
+    SHA-256 hex digest of ``task_id`` (``~~`` never occurs in a full slug). Remembered for
+    the last 8,192 task ids (a report asks again for every trial, anchor and link).
     """
     out = []
     for i, ch in enumerate(task_id):
@@ -320,7 +323,10 @@ def _rank_key(c: ConfigView) -> tuple:
 def _gc_paused() -> Iterator[None]:
     """Python's cyclic garbage collector off for the block (as it was before, after it).
     Reading a paper-scale run allocates millions of objects, none in a reference cycle, and
-    every collection the allocations trigger would walk all of them again."""
+    every collection the allocations trigger would walk all of them again; so would the
+    collections triggered while the figures are computed and the files written (those
+    objects are still alive), which is why :func:`build_report` and
+    :func:`jobbench.report.write_data` run whole inside this."""
     was = gc.isenabled()
     gc.disable()
     try:
@@ -361,7 +367,7 @@ def build_report(
     key = resolve_judge_key(paths, judge_key, allow_ungraded=allow_ungraded)
     with _gc_paused():
         runs = [load_run(p, key, slim=True) for p in paths]  # drill-downs read texts again
-    return _build(runs, paths, key, judge_key, n_resamples, confidence, seed)
+        return _build(runs, paths, key, judge_key, n_resamples, confidence, seed)
 
 
 def _build(

@@ -19,7 +19,7 @@ from .._io import atomic_write_json, atomic_write_lines, atomic_write_text
 from ..rundir import RunDir
 from ..scoring import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..tasks import display_path
-from ._build import ReportData, build_report
+from ._build import ReportData, _gc_paused, build_report
 from ._html import (
     DRILLDOWN_DIR,
     DRILLDOWN_MODES,
@@ -188,7 +188,12 @@ def write_data(data: ReportData, out_dir: Path, *, drilldowns: str = "auto") -> 
         ValueError: unknown ``drilldowns``.
         ReportWriteError: ``out_dir`` or a file in it cannot be written (an ``OSError``).
     """
-    out_dir = Path(out_dir)
+    with _gc_paused():  # the report's objects are alive throughout: nothing to collect
+        return _write_data(data, Path(out_dir), drilldowns)
+
+
+def _write_data(data: ReportData, out_dir: Path, drilldowns: str) -> Path:
+    """:func:`write_data` with the garbage collector paused."""
     mode = resolve_drilldowns(data, drilldowns)
     digest = inputs_digest(data, drilldowns)
     current = _up_to_date(out_dir, digest)
