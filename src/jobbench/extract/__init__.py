@@ -16,6 +16,9 @@ Public API (stable contract used by the judge, the builtin agent and the gates):
 * ``workbook_values(path, *, engine=None, ...) -> WorkbookValues`` (recalculated cells,
   used by the judge's ``xlsx_cell`` check)
 * :class:`ExtractLimits` (budgets, safety limits, engine) and :class:`ExtractCache`.
+* ``readable(text)``, ``plain(text)``, :data:`LOOKALIKES`, :data:`DASHES`: text as a reader
+  sees it (NFKC, invisible characters dropped, look-alikes made ASCII); one owner, shared with
+  the judge's injection detector.
 
 See ``docs/extract.md`` for formats, budgets, safety rules and environment variables.
 """
@@ -32,6 +35,7 @@ from ._core import (
     workbook_values,
 )
 from ._limits import ExtractLimits
+from ._readable import DASHES, LOOKALIKES, plain, readable
 from ._records import (
     CellValue,
     Diagnostic,
@@ -43,6 +47,7 @@ from ._records import (
 
 __all__ = [
     "CellValue",
+    "DASHES",
     "Diagnostic",
     "EXTRACTOR_VERSION",
     "ExtractCache",
@@ -50,6 +55,7 @@ __all__ = [
     "ExtractedImage",
     "Extraction",
     "FolderExtraction",
+    "LOOKALIKES",
     "WorkbookValues",
     "default_cache_root",
     "escape_file_headers",
@@ -57,6 +63,8 @@ __all__ = [
     "extract_dir",
     "file_header",
     "folder_text",
+    "plain",
+    "readable",
     "scan_folder",
     "walk_folder",
     "workbook_values",

@@ -11,7 +11,8 @@ Two stages, both pure functions of a ``str``:
   look-alikes).
 
 Used by :func:`jobbench.extract.escape_file_headers` (header-like lines) and by the judge's
-injection detector (``jobbench.judge._evidence``), which imports it from here.
+injection detector (``jobbench.judge._evidence``), which imports it from
+:mod:`jobbench.extract`.
 """
 
 from __future__ import annotations

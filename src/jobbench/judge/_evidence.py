@@ -6,7 +6,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from ..extract._readable import DASHES, LOOKALIKES, readable
+from ..extract import DASHES, LOOKALIKES, readable
 
 _QUOTES = {
     "\u2018": "'",
@@ -161,7 +161,7 @@ def detect_injection(path: str, text: str) -> InjectionHit | None:
     NFKC-normalised (fullwidth letters made ASCII) with invisible format characters (Unicode
     category Cf: zero-width space and joiner, soft hyphen, word joiner, bidi marks) dropped,
     then also with Cyrillic and Greek look-alike letters and Unicode dashes made ASCII
-    (:data:`jobbench.extract._readable.LOOKALIKES`, shared with the
+    (:data:`jobbench.extract.LOOKALIKES`, shared with the
     escaping of file headers); the excerpt then comes from that readable form.
 
     A simple detector: it flags, it never changes a verdict. Returns the first hit or None.
