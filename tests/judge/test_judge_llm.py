@@ -217,7 +217,7 @@ def test_malformed_json_recovered(setup, judge_config) -> None:
         assert "did not contain a valid verdict" in user_parts(srv.requests[1])[-1]
     assert rec.score == 1.0
     parses = [r["parse"] for r in rec.units[0].replies]
-    assert parses[0].startswith("failed") and parses[1] == "balanced+repair"
+    assert parses[0].startswith("failed") and parses[1] == "sole+preamble+fence+repair"
 
 
 def test_missing_verdict_never_passes(setup, judge_config) -> None:

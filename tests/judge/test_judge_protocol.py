@@ -490,7 +490,7 @@ def test_a_text_only_prompt_is_sent_as_one_string(setup, judge_config) -> None:
         assert user["content"].startswith("## Deliverables\n")
         assert REPORT in user["content"] and "'type': 'text'" not in user["content"]
         assert "\n\n## Rubric\n" in user["content"]
-    assert seen[1]["messages"][1]["content"].endswith("in the requested shape.")
+    assert seen[1]["messages"][1]["content"].endswith("no text before or after it.")
 
 
 # ------------------------------------------------------------------ replies
@@ -565,7 +565,7 @@ def test_think_block_is_ignored(setup, judge_config) -> None:
     with FakeOpenAIServer([chat_reply(content)]) as srv:
         rec = grade_trial(task, deliv, judge_config(srv.base_url))
     assert _verdicts(rec) == ["fail"]
-    assert rec.units[0].replies[0]["parse"] == "direct"
+    assert rec.units[0].replies[0]["parse"] == "sole+reasoning"
 
 
 FORGED = (

@@ -32,10 +32,13 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from ..rundir import safe_name  # the run-directory rule; jobbench.judge re-exports it
 
-PROMPT_VERSION = "jb-judge-4"
-"""Version of the prompt templates and reply schema; part of every cache key (3: the fence is
-a digest of the deliverable text, hidden content and images left out are stated; 4: the
-reply format is in the system message, the rubric part keeps only the call's own text)."""
+PROMPT_VERSION = "jb-judge-5"
+"""Version of the prompt templates, reply schema and reply reading; part of every cache key
+(3: the fence is a digest of the deliverable text, hidden content and images left out are
+stated; 4: the reply format is in the system message, the rubric part keeps only the call's
+own text; 5: a pass is taken only from a reply that is one JSON object alone, conflicting
+duplicate items or verdict keys give no verdict, the retry note asks for nothing but the
+object)."""
 
 Mode = Literal["rubric", "task", "criterion", "official"]
 Decide = Literal["auto", "llm", "checks"]

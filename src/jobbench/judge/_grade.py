@@ -44,7 +44,7 @@ from ._config import PROMPT_VERSION, JudgeConfig
 from ._endpoint import cache_key
 from ._evidence import detect_hidden_injection, detect_injection, evidence_found, normalise
 from ._images import ImageChoice, choose_images
-from ._jsonfix import reply_objects
+from ._jsonfix import reply_objects, sole_object
 from ._prices import PriceTable, load_prices
 from ._prompts import (
     CRITERION_SCHEMA,
@@ -718,7 +718,9 @@ class Grader:
             payload["raw"].append(reply.content)
             ambiguous = ""
             try:
-                objects = reply_objects(reply.content, cut=reply.finish_reason == "length")
+                cut = reply.finish_reason == "length"
+                sole = None if cut else sole_object(reply.content)
+                objects = [sole] if sole is not None else reply_objects(reply.content, cut=cut)
                 ambiguous = self._ambiguity(unit, [obj for obj, _ in objects])
                 if ambiguous:
                     raise ValueError(ambiguous)
@@ -729,7 +731,13 @@ class Grader:
                     if len(objects) == 1
                     else (f"{method} (object {pos + 1} of {len(objects)}: last of the asked shape)")
                 )
-                notes = self._merge(unit, obj, reply.downgrades, provisional=method == "truncated")
+                notes = self._merge(
+                    unit,
+                    obj,
+                    reply.downgrades,
+                    provisional=method == "truncated",
+                    passes=sole is not None,
+                )
                 if notes:
                     rec["items"] = notes
                     unit.notes = list(dict.fromkeys(unit.notes + notes))
@@ -741,8 +749,16 @@ class Grader:
                 unit.cause = None
                 break
             missing = self._missing(unit)
+            withheld = any(n.startswith("judge_pass_withheld:") for n in rec.get("items", []))
             unit.error = f"no valid verdict for {', '.join(missing)}" + (
-                f" ({ambiguous})" if ambiguous else ""
+                f" ({ambiguous})"
+                if ambiguous
+                else (
+                    " (a pass read from a reply that is not one JSON object alone is not "
+                    "taken: the reply may quote an object planted in a deliverable)"
+                    if withheld
+                    else ""
+                )
             )
             unit.cause = "bad_reply"
             note = (
@@ -754,7 +770,8 @@ class Grader:
                     if ambiguous
                     else ""
                 )
-                + "Reply again with the complete JSON object in the requested shape."
+                + "Reply again with the complete JSON object in the requested shape and "
+                "nothing else: no text before or after it."
             )
             messages = unit.messages[:-1] + [
                 {
@@ -847,13 +864,22 @@ class Grader:
         return own[-1]
 
     def _merge(
-        self, unit: Unit, obj: dict[str, Any], downgrades: list[str], provisional: bool = False
+        self,
+        unit: Unit,
+        obj: dict[str, Any],
+        downgrades: list[str],
+        provisional: bool = False,
+        passes: bool = True,
     ) -> list[str]:
         """Add the valid verdicts of ``obj`` not yet in the unit's payload (each tagged with
         the ``downgrades`` of the call that gave it). Verdicts recovered from a reply cut
         off at the token limit are ``provisional``: a later reply that is not cut replaces
         them (it is the judge's complete answer; the cut one may have been cut before the
-        judge corrected itself). Returns the flags about its criterion
+        judge corrected itself). With ``passes`` False (``obj`` was read from a reply that
+        is not one JSON object alone, :func:`jobbench.judge._jsonfix.sole_object`), only
+        fail verdicts are taken: a pass and a ``rubric_passed`` true are left out and flagged
+        ``judge_pass_withheld:<unit>/<key>``, so the unit is asked again. Returns the flags
+        about its criterion
         items (``judge_extra_item:<unit>/<index>``, ``judge_missing_item:…``,
         ``judge_duplicate_item:…``, ``judge_invalid_item:…``, ``judge_unindexed_items:…``,
         ``judge_no_criteria_list:<unit>``)."""
@@ -863,13 +889,21 @@ class Grader:
         def tag(v: dict[str, Any]) -> dict[str, Any]:
             return {**v, "downgrades": list(downgrades)} if downgrades else v
 
+        notes: list[str] = []
+
         def put(key: str, v: dict[str, Any]) -> None:
+            if not passes and v["verdict"] == "pass":
+                notes.append(f"judge_pass_withheld:{unit.uid}/{key}")
+                return
             if key not in p["verdicts"] or (key in unit.provisional and not provisional):
                 p["verdicts"][key] = tag(v)
                 (unit.provisional.add if provisional else unit.provisional.discard)(key)
 
         def put_model(r: int, mv: bool | None) -> None:
             key = f"rubric_passed:{r}"
+            if not passes and mv:
+                notes.append(f"judge_pass_withheld:{unit.uid}/{key}")
+                return
             if mv is not None and (
                 p["model_verdicts"].get(str(r)) is None
                 or (key in unit.provisional and not provisional)
@@ -878,8 +912,6 @@ class Grader:
                 (unit.provisional.add if provisional else unit.provisional.discard)(key)
             elif p["model_verdicts"].get(str(r)) is None:
                 p["model_verdicts"][str(r)] = mv
-
-        notes: list[str] = []
 
         def note(items: Any, asked: list[int], where: str) -> None:
             for kind, what in criteria_notes(items, asked):

@@ -1,19 +1,29 @@
-"""Tolerant recovery of JSON objects from near-JSON model replies.
+"""Reading the judge's answer out of a model reply.
 
-Tried in order, stopping at the first that parses to a JSON object:
-the reply as is; the body of a Markdown code fence; the first balanced ``{…}``; the span from
-the first ``{`` to the last ``}``; each of these repaired (trailing commas removed, Python
+Two readings, and the grader (``jobbench/judge/_grade.py``) trusts them differently:
+
+- :func:`sole_object`: the reply *is* one JSON object: after any leading reasoning blocks,
+  optionally inside one Markdown fence that spans the rest, optionally after a short
+  preamble without braces, brackets, tags, backticks or verdict words. Whatever its strings
+  hold (a quoted ``</think>``, a forged verdict copied from a deliverable), they are the
+  object's text. Only this reading can give a **pass**.
+- :func:`reply_objects`: the tolerant reading of anything else (prose around objects,
+  repairs, Python literals, a reply cut at the token limit): every object of the reply, in
+  order, so that the caller can tell the judge's answer from verdicts it quoted. The grader
+  takes only **fail** verdicts from it; a pass it would give is asked again, since a
+  deliverable can plant an object the judge quotes.
+
+:func:`recover_json` is the tolerant recovery of one object used elsewhere: the reply as is;
+the body of a Markdown code fence; the first balanced ``{…}``; the span from the first ``{``
+to the last ``}``; each of these repaired (trailing commas removed, Python
 ``True/False/None`` and typographic quotes outside strings fixed, ``//`` line comments
 dropped); a Python-literal reading (single-quoted dicts); and finally a truncated reply with
 its open strings, arrays and objects closed. Whatever is recovered is still validated item
 by item by the caller, so a recovery can never invent a verdict.
 
-:func:`reply_objects` is what the grader reads: every JSON object of a reply in the order
-they appear (reasoning blocks removed first, :func:`strip_reasoning`), so that the caller can
-tell the judge's answer from verdicts it quoted (the grader takes none when the objects of
-the requested shape disagree, ``jobbench/judge/_grade.py``). Any failure to parse, whatever its
-kind (a nesting too deep for the parser, a reply over :data:`MAX_REPLY_CHARS`), is a
-``ValueError``: a bad reply like any other.
+Any failure to parse, whatever its kind (a nesting too deep for the parser, a reply over
+:data:`MAX_REPLY_CHARS`, a reply over :data:`MAX_TOLERANT_CHARS` that is not one object), is
+a ``ValueError``: a bad reply like any other.
 """
 
 from __future__ import annotations
@@ -28,6 +38,17 @@ from typing import Any, cast
 
 MAX_REPLY_CHARS = 1_000_000
 """Replies longer than this (characters, after reasoning blocks are removed) are not parsed."""
+
+MAX_TOLERANT_CHARS = 32_000
+"""Replies longer than this (characters, after the leading reasoning) are read only when
+they are one JSON object (:func:`sole_object`): the tolerant reading scans a reply several
+times, and hostile shapes grow worse than linearly (measured on this project's 2-core
+machine: ~4 s for 50,000 characters of ``</think>{}`` repeated, ~20 s for 100,000). A
+judge's answer in the asked shapes is a few kilobytes (about 600 characters per
+criterion)."""
+
+PREAMBLE_MAX_CHARS = 300
+"""Longest text :func:`sole_object` accepts before the object (``Here is my evaluation:``)."""
 
 _THINK_TAGS = ("think", "thinking", "reasoning", "reflection")
 _THINK_CLOSE = re.compile(r"</(" + "|".join(_THINK_TAGS) + r")>", re.IGNORECASE)
@@ -290,6 +311,113 @@ def _readable_spans(text: str) -> list[tuple[int, int]]:
     return out
 
 
+def drop_leading_reasoning(text: str) -> tuple[str, bool]:
+    """``text`` without the reasoning it starts with: one or more ``<think>…</think>``
+    blocks (also ``thinking``, ``reasoning``, ``reflection``), each opening tag at the start
+    of what is left (after whitespace) and closed by the first closing tag of its name.
+
+    Returns:
+        ``(rest, leading)``: what follows the blocks (``""`` when a block never closes: a
+        reply that ran out while still reasoning holds no answer) and whether any block was
+        dropped.
+    """
+    out, leading = text, False
+    while True:
+        head = out.lstrip()
+        m = _THINK_OPEN.match(head)
+        if m is None:
+            return out, leading
+        leading = True
+        close = re.compile(rf"</{re.escape(m.group(1))}>", re.IGNORECASE).search(head, m.end())
+        if close is None:
+            return "", True
+        out = head[close.end() :]
+
+
+_PREAMBLE_WORDS = re.compile(
+    r"pass|fail|\bmet\b|\bnot\b|n't\b|\byes\b|\bno\b|true|false|satisf|correct|wrong|missing"
+    r"|absent|lack",
+    re.IGNORECASE,
+)
+"""Words of an outcome, which a preamble may not hold (:func:`sole_object`): a judge that
+writes its answer in prose (``Criterion 0 is not met.``) before quoting an object. Words
+that only name the answer (``Here is my verdict:``) are allowed."""
+
+_WHOLE_FENCE = re.compile(r"```(?:json|JSON)?[^\S\n]*\n(.*)```", re.DOTALL)
+_PREAMBLE_BAD = re.compile(r"[{}\[\]<>`]")
+
+
+def sole_object(text: str | None) -> tuple[dict[str, Any], str] | None:
+    """The reply's answer when the reply is nothing but that one JSON object, else None.
+
+    Accepted around the object, and nothing else: whitespace; leading reasoning blocks
+    (:func:`drop_leading_reasoning`); one Markdown fence (```` ```json ````) spanning all
+    that follows; and, when the reply has no leading reasoning, a preamble of at most
+    :data:`PREAMBLE_MAX_CHARS` characters holding no brace, bracket, angle bracket or
+    backtick and none of the words of an outcome (:data:`_PREAMBLE_WORDS`: ``pass``,
+    ``fail``, ``met``, ``not``, …), such as ``Here is my verdict:``. Control characters
+    inside strings are accepted (``json.loads(strict=False)``): a raw line break copied
+    into an evidence string is still the string's text. An object that is not JSON as
+    written is read as :func:`_parse_one` reads a candidate (repaired: trailing commas,
+    ``True``/``None``, typographic quotes, comments; or as a Python literal), the whole of
+    the remaining text being that one candidate.
+
+    Any text after the object, a second object, a preamble that could state an outcome, or
+    a repeated key gives None: then the answer is a guess among parts of the reply, one of
+    which a deliverable may have planted.
+
+    Args:
+        text: the reply content.
+
+    Returns:
+        ``(object, method)`` or None; method is ``direct`` for a reply that is the object
+        as written, else ``sole`` followed by what was set aside or mended, in order:
+        ``+reasoning``, ``+preamble``, ``+fence``, then ``+control_chars``, ``+repair`` or
+        ``+python_literal``.
+    """
+    if not text or len(text) > MAX_REPLY_CHARS:
+        return None
+    rest, leading = drop_leading_reasoning(text)
+    s = rest.strip()
+    how = "+reasoning" if leading else ""
+    if not leading:
+        starts = [i for i in (s.find("{"), s.find("```")) if i >= 0]
+        if not starts:
+            return None
+        pre = s[: min(starts)]
+        if pre:
+            if (
+                len(pre) > PREAMBLE_MAX_CHARS
+                or _PREAMBLE_BAD.search(pre)
+                or _PREAMBLE_WORDS.search(pre)
+            ):
+                return None
+            how += "+preamble"
+        s = s[min(starts) :]
+    if s.startswith("```"):
+        m = _WHOLE_FENCE.fullmatch(s)
+        if m is None:
+            return None
+        s = m.group(1).strip()
+        how += "+fence"
+    try:
+        obj = _loads_object(s)
+        if obj is None:
+            obj = json.loads(s, object_pairs_hook=_no_repeats, strict=False)
+            how += "+control_chars"
+    except RepeatedKeyError:
+        return None
+    except (ValueError, RecursionError):  # not JSON as written: repaired, or a literal
+        try:
+            obj, step = _parse_one(s)
+        except (ValueError, RecursionError, MemoryError):  # a repeated key included
+            return None
+        how += "+python_literal" if step == "python_literal" else "+repair"
+    if not isinstance(obj, dict):
+        return None
+    return obj, ("sole" + how if how else "direct")
+
+
 def split_reasoning(text: str) -> tuple[str, bool, list[str]]:
     """Split a reply into the text that holds its answer and its reasoning.
 
@@ -307,19 +435,19 @@ def split_reasoning(text: str) -> tuple[str, bool, list[str]]:
     Returns:
         ``(body, leading, removed)``: the text left, whether leading reasoning was dropped,
         and the parts taken out other than the leading reasoning, in order.
+
+    Raises:
+        ValueError: more than :data:`MAX_TOLERANT_CHARS` characters follow the leading
+            reasoning.
     """
-    out = text
-    leading = False
-    while True:
-        head = out.lstrip()
-        m = _THINK_OPEN.match(head)
-        if m is None:
-            break
-        leading = True
-        close = re.compile(rf"</{re.escape(m.group(1))}>", re.IGNORECASE).search(head, m.end())
-        if close is None:
-            return "", True, []
-        out = head[close.end() :]
+    out, leading = drop_leading_reasoning(text)
+    if not out:
+        return "", leading, []
+    if len(out) > MAX_TOLERANT_CHARS:
+        raise ValueError(
+            f"reply too large to read unless it is one JSON object ({len(out):,} characters "
+            f"after its leading reasoning; limit {MAX_TOLERANT_CHARS:,})"
+        )
     removed: list[str] = []
 
     def loose(rx: re.Pattern[str]) -> list[re.Match[str]]:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 from typing import Any
 
+from ..extract import plain
 from ..tasks import Rubric
 from ._images import shown_name
 
@@ -358,13 +359,44 @@ def _text(value: Any) -> str:
     return str(value)
 
 
+_ITEM_VERDICT_KEYS = ("verdict", "passed", "pass", "result")
+"""Keys of a reply item that carry its verdict (:func:`parse_item`)."""
+
+
+def _key_name(key: Any) -> str:
+    """A reply key as a reader sees it: look-alike letters made ASCII, spaces around it
+    dropped, case folded (``" Vеrdict"`` with a Cyrillic ``е`` is ``verdict``)."""
+    return plain(key).strip().casefold() if isinstance(key, str) else ""
+
+
+def _verdict_values(obj: dict[str, Any], keys: tuple[str, ...]) -> list[Any]:
+    """The values of every key of ``obj`` that reads as one of ``keys`` (:func:`_key_name`)."""
+    return [v for k, v in obj.items() if _key_name(k) in keys]
+
+
+def _one_word(values: list[Any]) -> str | None:
+    """The verdict word ``values`` agree on; None when none reads as pass or fail, when
+    they disagree (``"verdict": "fail"`` beside ``"passed": true``: which one the judge
+    meant, and which one a deliverable planted, cannot be told), or when one of them is a
+    value in a verdict's place that reads as neither (null, a number other than 0 and 1, an
+    object or a list). A string that reads as neither is taken as prose and left out."""
+    words = set()
+    for v in values:
+        w = verdict_word(v)
+        if w is None and not isinstance(v, str):
+            return None
+        if w is not None:
+            words.add(w)
+    return words.pop() if len(words) == 1 else None
+
+
 def parse_item(item: Any) -> dict[str, Any] | None:
     """One criterion verdict ``{"verdict", "reasoning", "evidence"}`` from a reply item, or
-    None when it carries no valid pass/fail."""
+    None when it carries no valid pass/fail or verdict keys that disagree
+    (:data:`_ITEM_VERDICT_KEYS`)."""
     if not isinstance(item, dict):
         return None
-    raw = item.get("verdict", item.get("passed", item.get("pass", item.get("result"))))
-    v = verdict_word(raw)
+    v = _one_word(_verdict_values(item, _ITEM_VERDICT_KEYS))
     if v is None:
         return None
     return {
@@ -397,19 +429,29 @@ def parse_criteria_list(items: Any, asked: list[int]) -> dict[int, dict[str, Any
 
     Items are matched by their ``index`` (or ``criterion_index``/``id``); when no item has
     an index and the list has exactly ``len(asked)`` items, by position. Items for criteria
-    not asked, duplicates (the first wins) and items without a valid verdict are dropped —
-    a missing verdict is never a pass.
+    not asked and items without a valid verdict are dropped; of several items for one
+    criterion the first is kept when all give the same verdict, and none when they disagree
+    (a judge copying a deliverable's unescaped quotes into its evidence can make a planted
+    item a valid member of its own list). A missing verdict is never a pass.
     """
     out: dict[int, dict[str, Any]] = {}
     if not isinstance(items, list):
         return out
     _, targets = _item_targets(items, asked)
+    conflicting: set[int] = set()
     for it, j in zip(items, targets):
-        if j is None or j not in asked or j in out:
+        if j is None or j not in asked:
             continue
         parsed = parse_item(it)
+        if j in out or j in conflicting:
+            if parsed is None or j in conflicting or parsed["verdict"] != out[j]["verdict"]:
+                conflicting.add(j)
+                out.pop(j, None)
+            continue
         if parsed is not None:
             out[j] = parsed
+        elif isinstance(it, dict) and _verdict_values(it, _ITEM_VERDICT_KEYS):
+            conflicting.add(j)
     return out
 
 
@@ -453,11 +495,19 @@ def parse_rubric_reply(
     """(verdicts by criterion index, model's overall rubric verdict or None, overall
     reasoning) from a ``rubric``/``official`` reply (also accepts the public judge's
     ``criteria_results``)."""
-    items = obj.get("criteria", obj.get("criteria_results"))
-    verdicts = parse_criteria_list(items, asked)
-    mv_raw = obj.get("rubric_passed", obj.get("passed"))
-    mv = verdict_word(mv_raw)
+    verdicts = parse_criteria_list(_criteria_items(obj), asked)
+    mv = _one_word(_verdict_values(obj, ("rubric_passed", "passed")))
     return verdicts, (None if mv is None else mv == "pass"), _text(obj.get("overall_reasoning", ""))
+
+
+def _criteria_items(obj: dict[str, Any]) -> Any:
+    """The criterion items of a reply object: its ``criteria`` list, its ``criteria_results``
+    list (the public judge's name), or both joined when it has both (so that items of the
+    two for one criterion must agree, :func:`parse_criteria_list`); a non-list value as is."""
+    both = [obj[k] for k in ("criteria", "criteria_results") if k in obj]
+    if len(both) == 2 and all(isinstance(x, list) for x in both):
+        return both[0] + both[1]
+    return both[0] if both else None
 
 
 def parse_task_reply(
@@ -469,23 +519,41 @@ def parse_task_reply(
     items = obj.get("rubrics")
     if not isinstance(items, list):
         return verdicts, model
+    readings: dict[int, list[tuple[dict[int, dict[str, Any]], bool | None]]] = {}
     for it in items:
         if not isinstance(it, dict):
             continue
         r = _as_int(it.get("index", it.get("rubric_index")))
-        if r is None or r not in asked or r in model:
+        if r is None or r not in asked:
             continue
-        for j, v in parse_criteria_list(
-            it.get("criteria", it.get("criteria_results")), asked[r]
-        ).items():
+        by_c = parse_criteria_list(_criteria_items(it), asked[r])
+        word = _one_word(_verdict_values(it, ("rubric_passed", "passed")))
+        readings.setdefault(r, []).append((by_c, None if word is None else word == "pass"))
+    for r, got in readings.items():
+        # several items for one rubric: kept only when they decide alike (the first's texts)
+        decided = {
+            (tuple(sorted((j, v["verdict"]) for j, v in by_c.items())), passed)
+            for by_c, passed in got
+        }
+        if len(decided) > 1:
+            model[r] = None
+            continue
+        first, passed = got[0]
+        for j, v in first.items():
             verdicts[(r, j)] = v
-        mv = verdict_word(it.get("rubric_passed", it.get("passed")))
-        model[r] = None if mv is None else mv == "pass"
+        model[r] = passed
     return verdicts, model
 
 
 def parse_criterion_reply(obj: dict[str, Any]) -> dict[str, Any] | None:
-    """The verdict of a ``criterion`` reply, or None."""
+    """The verdict of a ``criterion`` reply, or None: the object's own verdict keys, or the
+    one item of its ``criteria`` list; when it has both, they must give the same verdict
+    (the item's texts are kept)."""
+    listed = None
     if "criteria" in obj and isinstance(obj["criteria"], list) and len(obj["criteria"]) == 1:
-        return parse_item(obj["criteria"][0])
-    return parse_item(obj)
+        listed = parse_item(obj["criteria"][0])
+    has_own = bool(_verdict_values(obj, _ITEM_VERDICT_KEYS))
+    own = parse_item(obj) if has_own else None
+    if listed is not None and has_own:
+        return listed if own is not None and own["verdict"] == listed["verdict"] else None
+    return listed if listed is not None else own
