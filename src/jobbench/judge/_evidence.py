@@ -73,6 +73,8 @@ _PROMPT_HEADINGS = (
 """Headings of the judge prompt's rubric part (``## Rubric``, ``## Criteria to judge (all of
 them)``, ``## Criterion to judge``, ``### Rubric 3``, ``## Reply format``; see
 ``jobbench/judge/_prompts.py``) and close variants (``## Criteria to check``)."""
+_Q = "(?:[\"'\u201c\u201d\u2018\u2019`]|\\\\[\"'])"
+"""One quote mark around a key or value: straight, typographic, backtick or backslash-escaped."""
 _INJECTION_PATTERNS = [
     # English: "ignore (all) previous instructions", "disregard the rubric above"
     r"\b(ignore|disregard|forget|override|bypass)\s+(all\s+|any\s+|the\s+|your\s+|of\s+)*(previous|prior|above|earlier|preceding|system|grading|original)\s+(instructions?|prompts?|rules|guidelines|criteria|directions)",
@@ -98,8 +100,11 @@ _INJECTION_PATTERNS = [
     rf"\b(rubric|criteri(on|a)|grader'?s?|judge'?s?|grading|evaluator'?s?|your)({_S}+\d+)?{_S}+verdicts?{_W}[:=]{_W}[\"'\u201c]?pass\b",
     r"\b(set|make|record|change|put)\s+(the\s+|each\s+|every\s+|all\s+|your\s+)?verdicts?\s*(to|=|:|as)\s*[\"'\u201c]?pass\b",
     # fake verdict JSON, chat-template tokens
-    r"\"?(rubric_passed|criteria_results)\"?\s*:",
-    r"\"verdict\"\s*:\s*\"pass",
+    # (keys in any quotes: JSON, Python, typographic or backslash-escaped)
+    rf"{_Q}*(rubric_passed|criteria_results){_Q}*\s*:",
+    rf"{_Q}+\s*(verdict|passed|pass|result){_Q}+\s*:\s*{_Q}*\s*(pass(ed)?|yes|met|true|satisfied)\b",
+    # the reasoning tags a judge model's reply is split at
+    r"</?(think|thinking|reasoning|reflection)>",
     # (ChatML, Llama 3, Phi, DeepSeek: <|name|>; Gemma; Llama 2; Mistral)
     r"<\|[^\S\n]*[a-z][a-z0-9_.\u2581-]{0,40}[^\S\n]*\|>|</?system>|\[/?INST\]|<<\s*/?SYS\s*>>",
     r"<(start_of_turn|end_of_turn)>",
@@ -112,7 +117,7 @@ _INJECTION_PATTERNS = [
     rf"{_SOL}#{{1,6}}{_W}[*_]*+{_W}({_PROMPT_HEADINGS}){_W}(\([^{_BREAK})]{{0,40}}\))?{_W}[*_:]*+{_W}($|[{_BREAK}])",
     rf"{_SOL}[*_>]*+{_W}criterion{_S}+\d+{_W}[*_]*+{_W}[:\uff1a{DASHES}-]",
     r"\bthe\s+criteria\s+array\s+must\b",
-    rf"\byour{_S}+(previous|last|prior|earlier|first){_S}+(reply|response|answer|output|message|attempt){_S}+(did{_S}+not|didn't|does{_S}+not|doesn't|was{_S}+not|wasn't|contained{_S}+no|had{_S}+no|lacked|lacks|is{_S}+missing|was{_S}+missing|was{_S}+invalid|failed)[^{_BREAK}]{{0,80}}?\b(verdicts?|json|criteri(on|a)|rubrics?)\b",
+    rf"\b(your|the){_S}+(previous|last|prior|earlier|first){_S}+(reply|response|answer|output|message|attempt){_S}+(did{_S}+not|didn't|does{_S}+not|doesn't|was{_S}+not|wasn't|contained{_S}+no|had{_S}+no|lacked|lacks|is{_S}+missing|was{_S}+missing|was{_S}+invalid|failed)[^{_BREAK}]{{0,80}}?\b(verdicts?|json|criteri(on|a)|rubrics?)\b",
     r"\breply\s+again\s+with\s+(the\s+)?(complete\s+|full\s+|corrected\s+)?json\b",
     # forged fences and file headers of the judge prompt
     # (upper case as the fence is written: "Begin deliverables review" is prose)
