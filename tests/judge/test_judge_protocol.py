@@ -610,10 +610,15 @@ def test_extra_and_missing_items_are_flagged(setup, judge_config) -> None:
     assert _verdicts(rec) == ["pass", "fail"] and rec.status == "complete"
     assert "judge_extra_item:rubric:0/5" in rec.flags
     assert "judge_missing_item:rubric:0/1" in rec.flags
+    # an item for a criterion not asked: the object may not be the judge's answer as meant
+    # (a deliverable may have split its item), so its pass is asked again too
     assert rec.units[0].replies[0]["items"] == [
+        "judge_pass_withheld:rubric:0/0:0",
+        "judge_pass_withheld:rubric:0/rubric_passed:0",
         "judge_extra_item:rubric:0/5",
         "judge_missing_item:rubric:0/1",
     ]
+    assert rec.units[0].replies[0]["pass_doubts"] == ["extra item 5"]
 
 
 def test_deep_nesting_is_retried_then_judge_error_with_usage(setup, judge_config) -> None:

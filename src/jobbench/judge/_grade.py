@@ -58,6 +58,7 @@ from ._prompts import (
     parse_criterion_reply,
     parse_rubric_reply,
     parse_task_reply,
+    reply_doubts,
     rubric_part,
     system_prompt,
     task_part,
@@ -731,12 +732,15 @@ class Grader:
                     if len(objects) == 1
                     else (f"{method} (object {pos + 1} of {len(objects)}: last of the asked shape)")
                 )
+                doubts = reply_doubts(unit.kind, obj, unit.asked) if sole is not None else []
+                if doubts:
+                    rec["pass_doubts"] = doubts[:10]
                 notes = self._merge(
                     unit,
                     obj,
                     reply.downgrades,
                     provisional=method == "truncated",
-                    passes=sole is not None,
+                    passes=sole is not None and not doubts,
                 )
                 if notes:
                     rec["items"] = notes
@@ -754,8 +758,14 @@ class Grader:
                 f" ({ambiguous})"
                 if ambiguous
                 else (
-                    " (a pass read from a reply that is not one JSON object alone is not "
-                    "taken: the reply may quote an object planted in a deliverable)"
+                    " (a pass is taken only from a reply that is one JSON object alone, in "
+                    "the asked shape: "
+                    + (
+                        "this reply's object does not fit it: " + "; ".join(rec["pass_doubts"][:3])
+                        if rec.get("pass_doubts")
+                        else "this reply is not one JSON object alone"
+                    )
+                    + "; a deliverable may have planted what was read)"
                     if withheld
                     else ""
                 )
@@ -876,7 +886,8 @@ class Grader:
         off at the token limit are ``provisional``: a later reply that is not cut replaces
         them (it is the judge's complete answer; the cut one may have been cut before the
         judge corrected itself). With ``passes`` False (``obj`` was read from a reply that
-        is not one JSON object alone, :func:`jobbench.judge._jsonfix.sole_object`), only
+        is not one JSON object alone, :func:`jobbench.judge._jsonfix.sole_object`, or has
+        :func:`jobbench.judge._prompts.reply_doubts`), only
         fail verdicts are taken: a pass and a ``rubric_passed`` true are left out and flagged
         ``judge_pass_withheld:<unit>/<key>``, so the unit is asked again. Returns the flags
         about its criterion

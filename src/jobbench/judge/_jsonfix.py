@@ -47,8 +47,8 @@ machine: ~4 s for 50,000 characters of ``</think>{}`` repeated, ~20 s for 100,00
 judge's answer in the asked shapes is a few kilobytes (about 600 characters per
 criterion)."""
 
-PREAMBLE_MAX_CHARS = 300
-"""Longest text :func:`sole_object` accepts before the object (``Here is my evaluation:``)."""
+PREAMBLE_MAX_CHARS = 120
+"""Longest lead-in :func:`sole_object` accepts before the object (``Here is my evaluation:``)."""
 
 _THINK_TAGS = ("think", "thinking", "reasoning", "reflection")
 _THINK_CLOSE = re.compile(r"</(" + "|".join(_THINK_TAGS) + r")>", re.IGNORECASE)
@@ -142,8 +142,11 @@ def _balanced_objects(text: str) -> list[str]:
     return [text[a:b] for a, b in _outermost(pairs, unclosed[0] if unclosed else len(text))]
 
 
-def _repair(text: str) -> str:
-    """Fix common near-JSON outside string literals."""
+def _repair(text: str, comments: bool = True) -> str:
+    """Fix common near-JSON outside string literals: typographic quotes (when the text has
+    no straight ones), raw line breaks inside strings, trailing commas, Python
+    ``True/False/None`` and, with ``comments``, ``//`` line comments (dropped: the only
+    step that deletes text)."""
     text = text.replace("\u201c", '"').replace("\u201d", '"') if text.count('"') == 0 else text
     out: list[str] = []
     i, n = 0, len(text)
@@ -167,7 +170,7 @@ def _repair(text: str) -> str:
             out.append(ch)
             i += 1
             continue
-        if ch == "/" and text.startswith("//", i):
+        if comments and ch == "/" and text.startswith("//", i):
             j = text.find("\n", i)
             i = n if j == -1 else j
             continue
@@ -334,37 +337,98 @@ def drop_leading_reasoning(text: str) -> tuple[str, bool]:
         out = head[close.end() :]
 
 
-_PREAMBLE_WORDS = re.compile(
-    r"pass|fail|\bmet\b|\bnot\b|n't\b|\byes\b|\bno\b|true|false|satisf|correct|wrong|missing"
-    r"|absent|lack",
-    re.IGNORECASE,
+_LEAD_IN_WORDS = frozenset(
+    "sure okay ok certainly alright here here's heres is are below the my this following final "
+    "json evaluation assessment verdict verdicts answer response reply result results grading "
+    "grade grades output object in format requested as of for based on analysis review i i'll "
+    "i've have evaluated assessed reviewed checked each deliverable deliverables against and "
+    "with to at looking after careful carefully criteria criterion rubric rubrics".split()
 )
-"""Words of an outcome, which a preamble may not hold (:func:`sole_object`): a judge that
-writes its answer in prose (``Criterion 0 is not met.``) before quoting an object. Words
-that only name the answer (``Here is my verdict:``) are allowed."""
+"""The only words a lead-in before the object may hold (:func:`_is_lead_in`): ``Here is my
+evaluation:``, ``**Final answer** (JSON):``. A list of words allowed, not of words refused:
+a judge that states an outcome in prose before quoting an object (``Criterion 0 is unmet``,
+``It doesn’t…``, ``Ergebnis: nicht erfüllt``) writes some other word."""
 
-_WHOLE_FENCE = re.compile(r"```(?:json|JSON)?[^\S\n]*\n(.*)```", re.DOTALL)
-_PREAMBLE_BAD = re.compile(r"[{}\[\]<>`]")
+_LEAD_IN_CHARS = re.compile(r"[A-Za-z' ,.:!()*_#>\-]*")
+
+
+def _is_lead_in(text: str) -> bool:
+    """Whether ``text`` (what precedes the object) is a bare lead-in: at most
+    :data:`PREAMBLE_MAX_CHARS` characters and two lines, ASCII letters and light
+    punctuation only, every word in :data:`_LEAD_IN_WORDS`."""
+    t = text.strip()
+    if not t:
+        return True
+    if len(t) > PREAMBLE_MAX_CHARS or t.count("\n") > 1:
+        return False
+    if not _LEAD_IN_CHARS.fullmatch(t.replace("\n", " ")):
+        return False
+    words = re.findall(r"[A-Za-z']+", t)
+    return bool(words) and all(w.casefold() in _LEAD_IN_WORDS for w in words)
+
+
+_SIGN_OFF_WORDS = frozenset(
+    "hope this helps let me know if you need have any anything else further more questions "
+    "details clarification happy to help glad i can".split()
+)
+"""The only words a sign-off after the object may hold (``Hope this helps!``): a judge that
+writes its answer after quoting an object (``Criterion 0 is not met.``) writes other words."""
+
+
+def _is_sign_off(text: str) -> bool:
+    """Whether ``text`` (what follows the object) is empty or a bare sign-off: one line of
+    at most :data:`PREAMBLE_MAX_CHARS` characters, every word in :data:`_SIGN_OFF_WORDS`."""
+    t = text.strip()
+    if not t:
+        return True
+    if len(t) > PREAMBLE_MAX_CHARS or "\n" in t or not _LEAD_IN_CHARS.fullmatch(t):
+        return False
+    words = re.findall(r"[A-Za-z']+", t)
+    return bool(words) and all(w.casefold() in _SIGN_OFF_WORDS for w in words)
+
+
+_END_TOKENS = re.compile(
+    r"(?:\s*(?:<\|(?:im_end|eot_id|end|endoftext|end_of_text)\|>|</s>|<end_of_turn>|<eos>))+\s*\Z"
+)
+"""End-of-turn tokens some servers leave at the end of a reply (ChatML, Llama 3, Gemma,
+Llama 2 and Mistral): they carry no verdict."""
+
+_WRAPPER = re.compile(r"<(answer|json|output|final_answer)>(.*)</\1>", re.DOTALL | re.IGNORECASE)
+"""A tag pair wrapping the whole answer (``<answer>…</answer>``)."""
+
+_WHOLE_FENCE = re.compile(
+    r"```[^\S\n]*(?:json5?|javascript|js)?[^\S\n]*\n?(.*?)\n?[^\S\n]*```", re.DOTALL | re.IGNORECASE
+)
+"""One Markdown fence spanning the whole text (language tag ``json`` in any case, with or
+without a space, or none; one line or several)."""
+
+_FENCE_THEN = re.compile(
+    r"```[^\S\n]*(?:json5?|javascript|js)?[^\S\n]*\n?(.*?)\n?[^\S\n]*```(.*)",
+    re.DOTALL | re.IGNORECASE,
+)
+"""One Markdown fence at the start, closed by the first fence mark after it, and the rest."""
 
 
 def sole_object(text: str | None) -> tuple[dict[str, Any], str] | None:
     """The reply's answer when the reply is nothing but that one JSON object, else None.
 
     Accepted around the object, and nothing else: whitespace; leading reasoning blocks
-    (:func:`drop_leading_reasoning`); one Markdown fence (```` ```json ````) spanning all
-    that follows; and, when the reply has no leading reasoning, a preamble of at most
-    :data:`PREAMBLE_MAX_CHARS` characters holding no brace, bracket, angle bracket or
-    backtick and none of the words of an outcome (:data:`_PREAMBLE_WORDS`: ``pass``,
-    ``fail``, ``met``, ``not``, …), such as ``Here is my verdict:``. Control characters
-    inside strings are accepted (``json.loads(strict=False)``): a raw line break copied
-    into an evidence string is still the string's text. An object that is not JSON as
-    written is read as :func:`_parse_one` reads a candidate (repaired: trailing commas,
-    ``True``/``None``, typographic quotes, comments; or as a Python literal), the whole of
-    the remaining text being that one candidate.
+    (:func:`drop_leading_reasoning`); a lead-in made only of the words of
+    :data:`_LEAD_IN_WORDS` (:func:`_is_lead_in`: ``Here is my evaluation:``); one tag pair
+    wrapping the rest (:data:`_WRAPPER`); one Markdown fence spanning the rest
+    (:data:`_WHOLE_FENCE`), or a stray closing fence after the object; a sign-off after the
+    object or fence made only of the words of :data:`_SIGN_OFF_WORDS` (``Hope this
+    helps!``); end-of-turn tokens at the very end (:data:`_END_TOKENS`); a byte-order
+    mark. Control characters inside strings are accepted
+    (``json.loads(strict=False)``): a raw line break copied into an evidence string is still
+    the string's text. An object that is not JSON as written is mended without deleting any
+    text (:func:`_repair` without comment removal: trailing commas, ``True``/``None``,
+    typographic quotes): a ``//`` copied from a deliverable would otherwise cut the judge's
+    own verdict away. Python literals are not read here.
 
-    Any text after the object, a second object, a preamble that could state an outcome, or
-    a repeated key gives None: then the answer is a guess among parts of the reply, one of
-    which a deliverable may have planted.
+    Any other text before or after the object, a second object, or a repeated key gives
+    None: then the answer is a guess among parts of the reply, one of which a deliverable may
+    have planted.
 
     Args:
         text: the reply content.
@@ -372,34 +436,49 @@ def sole_object(text: str | None) -> tuple[dict[str, Any], str] | None:
     Returns:
         ``(object, method)`` or None; method is ``direct`` for a reply that is the object
         as written, else ``sole`` followed by what was set aside or mended, in order:
-        ``+reasoning``, ``+preamble``, ``+fence``, then ``+control_chars``, ``+repair`` or
-        ``+python_literal``.
+        ``+reasoning``, ``+preamble``, ``+wrapper``, ``+sign_off``, ``+fence``, then
+        ``+control_chars`` or ``+repair`` (a sign-off after a bare object is named after
+        ``+fence``'s place).
     """
     if not text or len(text) > MAX_REPLY_CHARS:
         return None
-    rest, leading = drop_leading_reasoning(text)
-    s = rest.strip()
+    rest, leading = drop_leading_reasoning(text.lstrip("\ufeff"))
     how = "+reasoning" if leading else ""
-    if not leading:
-        starts = [i for i in (s.find("{"), s.find("```")) if i >= 0]
-        if not starts:
+    s = _END_TOKENS.sub("", rest).strip()
+    starts = [i for i in (s.find("{"), s.find("```"), s.find("<")) if i >= 0]
+    if not starts:
+        return None
+    first = min(starts)
+    if first:
+        if not _is_lead_in(s[:first]):
             return None
-        pre = s[: min(starts)]
-        if pre:
-            if (
-                len(pre) > PREAMBLE_MAX_CHARS
-                or _PREAMBLE_BAD.search(pre)
-                or _PREAMBLE_WORDS.search(pre)
-            ):
-                return None
-            how += "+preamble"
-        s = s[min(starts) :]
+        how += "+preamble"
+        s = s[first:]
+    m = _WRAPPER.fullmatch(s)
+    if m is not None:
+        s = m.group(2).strip()
+        how += "+wrapper"
     if s.startswith("```"):
         m = _WHOLE_FENCE.fullmatch(s)
-        if m is None:
-            return None
+        if m is None:  # a sign-off after the fence
+            m = _FENCE_THEN.fullmatch(s)
+            if m is None or not _is_sign_off(m.group(2)):
+                return None
+            how += "+sign_off"
         s = m.group(1).strip()
         how += "+fence"
+    elif s.endswith("```"):
+        s = s[:-3].rstrip()
+    if s.startswith("{") and not s.endswith("}"):  # a sign-off after the object
+        try:
+            _, end = json.JSONDecoder(strict=False).raw_decode(s)
+        except (ValueError, RecursionError):
+            end = len(s)
+        if end < len(s):
+            if not _is_sign_off(s[end:]):
+                return None
+            s = s[:end]
+            how += "+sign_off"
     try:
         obj = _loads_object(s)
         if obj is None:
@@ -407,12 +486,14 @@ def sole_object(text: str | None) -> tuple[dict[str, Any], str] | None:
             how += "+control_chars"
     except RepeatedKeyError:
         return None
-    except (ValueError, RecursionError):  # not JSON as written: repaired, or a literal
+    except (ValueError, RecursionError):  # not JSON as written: mended without deleting
         try:
-            obj, step = _parse_one(s)
-        except (ValueError, RecursionError, MemoryError):  # a repeated key included
+            obj = json.loads(
+                _repair(s, comments=False), object_pairs_hook=_no_repeats, strict=False
+            )
+        except (ValueError, RecursionError):  # a repeated key included
             return None
-        how += "+python_literal" if step == "python_literal" else "+repair"
+        how += "+repair"
     if not isinstance(obj, dict):
         return None
     return obj, ("sole" + how if how else "direct")

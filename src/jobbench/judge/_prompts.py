@@ -17,6 +17,7 @@ boundary: it would have to contain a digest of a text that includes itself.
 from __future__ import annotations
 
 import hashlib
+import re
 from typing import Any
 
 from ..extract import plain
@@ -346,8 +347,9 @@ def _as_int(value: Any) -> int | None:
     if isinstance(value, float) and value.is_integer():
         return int(value)
     if isinstance(value, str):
-        digits = "".join(ch for ch in value if ch.isdigit())
-        return int(digits) if digits and len(digits) < 6 else None
+        # "3", "C3", "criterion 3"; not "criterion 0 of 2" (digits joined would read 2)
+        m = re.fullmatch(r"[^\d]{0,20}?(\d{1,5})", value.strip())
+        return int(m.group(1)) if m else None
     return None
 
 
@@ -408,20 +410,46 @@ def parse_item(item: Any) -> dict[str, Any] | None:
 
 def _item_targets(items: list[Any], asked: list[int]) -> tuple[bool, list[int | None]]:
     """The criterion each item of a reply's list answers: ``(any item has an index, target
-    per item)``. Items are matched by ``index`` (or ``criterion_index``/``id``); when no
-    item has one and there are exactly ``len(asked)`` items, by position; else None."""
+    per item)``. Items are matched by ``index`` (or ``criterion_index``/``id``, or a key
+    that reads as one of :data:`_INDEX_KEYS` holding a number: ``"Index": 1``,
+    ``"criterion": 1``); when no item has one and there are exactly ``len(asked)`` items, by
+    position; else None."""
+    targets = [_item_index(it) if isinstance(it, dict) else None for it in items]
     indexed = any(
         isinstance(it, dict) and any(k in it for k in ("index", "criterion_index", "id"))
         for it in items
-    )
+    ) or any(t is not None for t in targets)
     if not indexed and len(items) == len(asked):
         return False, list(asked)
-    return indexed, [
-        _as_int(it.get("index", it.get("criterion_index", it.get("id"))))
-        if isinstance(it, dict)
-        else None
-        for it in items
-    ]
+    return indexed, targets
+
+
+_INDEX_KEYS = (
+    "index",
+    "criterion_index",
+    "id",
+    "idx",
+    "criterion",
+    "criterion_id",
+    "criterion_number",
+    "criterion_no",
+    "number",
+)
+"""Keys (as :func:`_key_name` reads them) that give the criterion an item answers, in order
+of preference."""
+
+
+def _item_index(it: dict[str, Any]) -> int | None:
+    """The criterion index an item names: the first of :data:`_INDEX_KEYS` it has with a
+    value that reads as a number (:func:`_as_int`; criterion text under ``criterion`` is not
+    an index), else None."""
+    named = {_key_name(k): v for k, v in it.items()}
+    for k in _INDEX_KEYS:
+        if k in named:
+            got = _as_int(named[k])
+            if got is not None:
+                return got
+    return None
 
 
 def parse_criteria_list(items: Any, asked: list[int]) -> dict[int, dict[str, Any]]:
@@ -543,6 +571,104 @@ def parse_task_reply(
             verdicts[(r, j)] = v
         model[r] = passed
     return verdicts, model
+
+
+_ITEM_KEYS = frozenset(
+    {"index", "criterion_index", "id", "reasoning", "reason", "evidence", "quote"}
+    | set(_ITEM_VERDICT_KEYS)
+)
+_REPLY_KEYS: dict[str, frozenset[str]] = {
+    "rubric": frozenset(
+        {"criteria", "criteria_results", "overall_reasoning", "rubric_passed", "passed"}
+    ),
+    "criterion": _ITEM_KEYS | {"criteria"},
+    "task": frozenset({"rubrics"}),
+}
+_RUBRIC_ITEM_KEYS = frozenset(
+    {"index", "rubric_index", "criteria", "criteria_results", "rubric_passed", "passed"}
+    | {"overall_reasoning", "reasoning"}
+)
+
+
+def _holds_verdict(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` holds, at any depth (to 20 levels), a key that reads as a verdict
+    key (:data:`_ITEM_VERDICT_KEYS`, ``rubric_passed``) with a value that reads as pass or
+    fail."""
+    if depth > 20:
+        return True
+    if isinstance(value, dict):
+        return any(
+            (_key_name(k) in _ITEM_VERDICT_KEYS or _key_name(k) == "rubric_passed")
+            and verdict_word(v) is not None
+            or _holds_verdict(v, depth + 1)
+            for k, v in value.items()
+        )
+    if isinstance(value, list):
+        return any(_holds_verdict(v, depth + 1) for v in value)
+    return False
+
+
+def reply_doubts(kind: str, obj: dict[str, Any], asked: dict[int, list[int]]) -> list[str]:
+    """Why a reply object may not be the judge's answer as it meant it, or ``[]``.
+
+    A deliverable's text copied unescaped into an evidence string can end the judge's item
+    early and start another one, so that the reply is still one valid JSON object (even
+    under a strict JSON schema) but the judge's own verdict has moved: into an item for a
+    criterion or rubric not asked, an item without an index, a second item for the same
+    criterion, the other criterion list (``criteria_results`` beside ``criteria``), or a key
+    of another name. Each of these is a doubt; the grader takes no pass from an object with
+    one (``jobbench/judge/_grade.py``). Criteria the reply leaves out, and items whose
+    verdict does not read (``"maybe"``), are not a doubt: they are asked again.
+
+    Args:
+        kind: ``rubric``, ``official``, ``criterion`` or ``task``.
+        obj: the reply object.
+        asked: rubric index → criterion indexes asked in this call.
+
+    Returns:
+        Short descriptions, in the order found.
+    """
+    out: list[str] = []
+
+    def keys(d: dict[str, Any], allowed: frozenset[str], where: str) -> None:
+        for k, v in d.items():
+            if _key_name(k) not in allowed and _holds_verdict(v):
+                out.append(f"{where}key {k!r} holds a verdict")
+
+    def criteria(d: dict[str, Any], cs: list[int], where: str) -> None:
+        if isinstance(d.get("criteria"), list) and isinstance(d.get("criteria_results"), list):
+            out.append(f"{where}both 'criteria' and 'criteria_results'")
+        items = _criteria_items(d)
+        for what, which in criteria_notes(items, cs):
+            # a missing criterion is asked again; an item whose verdict does not read
+            # ("maybe") has not moved anywhere
+            if what not in ("missing", "invalid"):
+                out.append(f"{where}{what} item {which}".rstrip())
+        for it in items if isinstance(items, list) else []:
+            if isinstance(it, dict):
+                keys(it, _ITEM_KEYS, where)
+
+    kind = "rubric" if kind == "official" else kind
+    keys(obj, _REPLY_KEYS.get(kind, frozenset()), "")
+    if kind == "rubric":
+        ((_, cs),) = asked.items()
+        criteria(obj, cs, "")
+    elif kind == "criterion":
+        listed = obj.get("criteria")
+        if isinstance(listed, list) and len(listed) != 1:
+            out.append(f"a 'criteria' list of {len(listed)} items")
+    elif kind == "task":
+        items = obj.get("rubrics")
+        seen: set[int] = set()
+        for pos, it in enumerate(items if isinstance(items, list) else []):
+            r = _as_int(it.get("index", it.get("rubric_index"))) if isinstance(it, dict) else None
+            if not isinstance(it, dict) or r is None or r not in asked or r in seen:
+                out.append(f"rubric item {pos} is not one asked rubric")
+                continue
+            seen.add(r)
+            keys(it, _RUBRIC_ITEM_KEYS, f"rubric {r}: ")
+            criteria(it, asked[r], f"rubric {r}: ")
+    return out
 
 
 def parse_criterion_reply(obj: dict[str, Any]) -> dict[str, Any] | None:
