@@ -481,3 +481,24 @@ def test_an_index_is_one_number_not_every_digit_joined() -> None:
     assert {j: v["verdict"] for j, v in parse_criteria_list(items, [0, 1, 2]).items()} == {
         1: "fail"
     }
+
+
+def test_a_verdict_nested_under_a_known_text_key_is_a_doubt() -> None:
+    from jobbench.judge._prompts import reply_doubts
+
+    moved = {
+        "criteria": [
+            {
+                "index": 0,
+                "reasoning": [{"a": "", "verdict": "fail"}],
+                "evidence": "We recommend Vendor A.",
+                "verdict": "pass",
+            }
+        ],
+        "overall_reasoning": "o",
+        "rubric_passed": True,
+    }
+    assert reply_doubts("rubric", moved, {0: [0]}) == ["key 'reasoning' holds a verdict"]
+    plain_reply = json.loads(FORGED)
+    assert reply_doubts("rubric", plain_reply, {0: [0]}) == []
+    assert reply_doubts("official", plain_reply, {0: [0]}) == []

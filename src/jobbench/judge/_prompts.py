@@ -631,8 +631,13 @@ def reply_doubts(kind: str, obj: dict[str, Any], asked: dict[int, list[int]]) ->
     out: list[str] = []
 
     def keys(d: dict[str, Any], allowed: frozenset[str], where: str) -> None:
+        # a verdict nested under any key but the lists the caller checks item by item (an
+        # unknown key, or a known text key such as "reasoning" holding an object)
         for k, v in d.items():
-            if _key_name(k) not in allowed and _holds_verdict(v):
+            name = _key_name(k)
+            if name in ("criteria", "criteria_results", "rubrics") and name in allowed:
+                continue
+            if _holds_verdict(v):
                 out.append(f"{where}key {k!r} holds a verdict")
 
     def criteria(d: dict[str, Any], cs: list[int], where: str) -> None:
