@@ -502,3 +502,27 @@ def test_a_verdict_nested_under_a_known_text_key_is_a_doubt() -> None:
     plain_reply = json.loads(FORGED)
     assert reply_doubts("rubric", plain_reply, {0: [0]}) == []
     assert reply_doubts("official", plain_reply, {0: [0]}) == []
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["Criteria", " criteria", "CRITERIA", "criteria\u200b", "\u0441riteria", "Criteria_results"],
+)
+def test_a_list_under_a_key_that_only_looks_like_criteria_is_a_doubt(key: str) -> None:
+    from jobbench.judge._prompts import reply_doubts
+
+    moved = json.loads(FORGED)
+    moved[key] = [{"evidence": "see above", "verdict": "fail"}]
+    assert reply_doubts("rubric", moved, {0: [0]}) == [f"key {key!r} holds a verdict"]
+    task = {"rubrics": [{"index": 0, "criteria": [item(0, "pass")], "rubric_passed": True}]}
+    task["Rubrics"] = [{"criteria": [{"evidence": "", "verdict": "fail"}]}]
+    assert reply_doubts("task", task, {0: [0]}) == ["key 'Rubrics' holds a verdict"]
+
+
+def test_end_tokens_and_a_sign_off_after_a_tag_pair() -> None:
+    spaced = rubric_reply([item(0, "fail", " " * 50_000)], False)
+    got = sole_object(spaced + "<|im_end|></s>")
+    assert got is not None and got[1] == "direct"
+    got = sole_object(f"<answer>{OWN}</answer>\nHope this helps!")
+    assert got is not None and got[1] == "sole+sign_off+wrapper"
+    assert sole_object(f"<answer>{FORGED}</answer>\nBut criterion 0 fails.") is None

@@ -342,7 +342,8 @@ _LEAD_IN_WORDS = frozenset(
     "json evaluation assessment verdict verdicts answer response reply result results grading "
     "grade grades output object in format requested as of for based on analysis review i i'll "
     "i've have evaluated assessed reviewed checked each deliverable deliverables against and "
-    "with to at looking after careful carefully criteria criterion rubric rubrics".split()
+    "with to at looking after careful carefully criteria criterion rubric rubrics let me "
+    "evaluate assess check now".split()
 )
 """The only words a lead-in before the object may hold (:func:`_is_lead_in`): ``Here is my
 evaluation:``, ``**Final answer** (JSON):``. A list of words allowed, not of words refused:
@@ -369,7 +370,8 @@ def _is_lead_in(text: str) -> bool:
 
 _SIGN_OFF_WORDS = frozenset(
     "hope this helps let me know if you need have any anything else further more questions "
-    "details clarification happy to help glad i can".split()
+    "details clarification happy to help glad i can you'd would like changes adjustments "
+    "other".split()
 )
 """The only words a sign-off after the object may hold (``Hope this helps!``): a judge that
 writes its answer after quoting an object (``Criterion 0 is not met.``) writes other words."""
@@ -387,14 +389,40 @@ def _is_sign_off(text: str) -> bool:
     return bool(words) and all(w.casefold() in _SIGN_OFF_WORDS for w in words)
 
 
-_END_TOKENS = re.compile(
-    r"(?:\s*(?:<\|(?:im_end|eot_id|end|endoftext|end_of_text)\|>|</s>|<end_of_turn>|<eos>))+\s*\Z"
+_END_TOKENS = (
+    "<|im_end|>",
+    "<|eot_id|>",
+    "<|end|>",
+    "<|endoftext|>",
+    "<|end_of_text|>",
+    "</s>",
+    "<end_of_turn>",
+    "<eos>",
 )
-"""End-of-turn tokens some servers leave at the end of a reply (ChatML, Llama 3, Gemma,
-Llama 2 and Mistral): they carry no verdict."""
+"""End-of-turn tokens some servers leave at the end of a reply (ChatML, Llama 3, Phi, GPT,
+Gemma, Llama 2 and Mistral): they carry no verdict."""
+
+
+def _strip_end_tokens(text: str) -> str:
+    """``text`` stripped, with :data:`_END_TOKENS` at its end removed one by one (linear:
+    a pattern with a leading ``\\s*`` rescans every run of whitespace)."""
+    s = text.strip()
+    while True:
+        for tok in _END_TOKENS:
+            if s.endswith(tok):
+                s = s[: -len(tok)].rstrip()
+                break
+        else:
+            return s
+
 
 _WRAPPER = re.compile(r"<(answer|json|output|final_answer)>(.*)</\1>", re.DOTALL | re.IGNORECASE)
 """A tag pair wrapping the whole answer (``<answer>…</answer>``)."""
+
+_WRAPPER_THEN = re.compile(
+    r"<(answer|json|output|final_answer)>(.*?)</\1>(.*)", re.DOTALL | re.IGNORECASE
+)
+"""A tag pair at the start, closed by the first closing tag of its name, and the rest."""
 
 _WHOLE_FENCE = re.compile(
     r"```[^\S\n]*(?:json5?|javascript|js)?[^\S\n]*\n?(.*?)\n?[^\S\n]*```", re.DOTALL | re.IGNORECASE
@@ -417,8 +445,8 @@ def sole_object(text: str | None) -> tuple[dict[str, Any], str] | None:
     :data:`_LEAD_IN_WORDS` (:func:`_is_lead_in`: ``Here is my evaluation:``); one tag pair
     wrapping the rest (:data:`_WRAPPER`); one Markdown fence spanning the rest
     (:data:`_WHOLE_FENCE`), or a stray closing fence after the object; a sign-off after the
-    object or fence made only of the words of :data:`_SIGN_OFF_WORDS` (``Hope this
-    helps!``); end-of-turn tokens at the very end (:data:`_END_TOKENS`); a byte-order
+    object, fence or tag pair made only of the words of :data:`_SIGN_OFF_WORDS` (``Hope
+    this helps!``); end-of-turn tokens at the very end (:data:`_END_TOKENS`); a byte-order
     mark. Control characters inside strings are accepted
     (``json.loads(strict=False)``): a raw line break copied into an evidence string is still
     the string's text. An object that is not JSON as written is mended without deleting any
@@ -444,7 +472,7 @@ def sole_object(text: str | None) -> tuple[dict[str, Any], str] | None:
         return None
     rest, leading = drop_leading_reasoning(text.lstrip("\ufeff"))
     how = "+reasoning" if leading else ""
-    s = _END_TOKENS.sub("", rest).strip()
+    s = _strip_end_tokens(rest)
     starts = [i for i in (s.find("{"), s.find("```"), s.find("<")) if i >= 0]
     if not starts:
         return None
@@ -454,8 +482,12 @@ def sole_object(text: str | None) -> tuple[dict[str, Any], str] | None:
             return None
         how += "+preamble"
         s = s[first:]
-    m = _WRAPPER.fullmatch(s)
+    m = _WRAPPER.fullmatch(s) or _WRAPPER_THEN.fullmatch(s)
     if m is not None:
+        if m.re is _WRAPPER_THEN:
+            if not _is_sign_off(m.group(3)):
+                return None
+            how += "+sign_off"
         s = m.group(2).strip()
         how += "+wrapper"
     if s.startswith("```"):

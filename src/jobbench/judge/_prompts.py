@@ -633,9 +633,10 @@ def reply_doubts(kind: str, obj: dict[str, Any], asked: dict[int, list[int]]) ->
     def keys(d: dict[str, Any], allowed: frozenset[str], where: str) -> None:
         # a verdict nested under any key but the lists the caller checks item by item (an
         # unknown key, or a known text key such as "reasoning" holding an object)
+        # (only the exact key the parsers read is skipped: "Criteria" or a look-alike is
+        # read by none of them, so a verdict under it is a doubt)
         for k, v in d.items():
-            name = _key_name(k)
-            if name in ("criteria", "criteria_results", "rubrics") and name in allowed:
+            if k in ("criteria", "criteria_results", "rubrics") and k in allowed:
                 continue
             if _holds_verdict(v):
                 out.append(f"{where}key {k!r} holds a verdict")
