@@ -217,8 +217,9 @@ class DrillMemo:
         marks: ``id(rubric grade)`` → (that rubric grade, its :func:`_marks` HTML); the slim
             rubric grades are shared across trials (:func:`jobbench.report._runs.slim_grade`),
             so most trials find theirs here. The object is kept so that its id stays its own.
-        rel_dirs: (page folder, grade file's folder) → the folder relative to the page
-            folder (:func:`os.path.relpath`).
+        rel_dirs: (page folder, grade file's folder) → the link prefix of the files in that
+            folder: the folder relative to the page folder (:func:`os.path.relpath`), POSIX,
+            escaped for an attribute, ending in ``/`` (empty for the page folder itself).
     """
 
     marks: dict[int, tuple[Any, str]] = field(default_factory=dict)
@@ -227,17 +228,18 @@ class DrillMemo:
 
 def _grade_href(lt: LoadedTrial, page_dir: Path | None, memo: DrillMemo) -> str | None:
     """Relative link (escaped for an attribute) from a page in ``page_dir`` to the trial's
-    grade file (None without one, or without ``page_dir``): :func:`os.path.relpath` of the
-    file's folder, computed once per folder (``memo``), joined with the file's name."""
+    grade file (None without one, or without ``page_dir``): the ``memo.rel_dirs`` prefix of
+    the file's folder (computed once per folder) and the file's name."""
     if lt.grade_path is None or page_dir is None:
         return None
     folder, name = os.path.split(lt.grade_path)
     key = (str(page_dir), folder)
-    rel_dir = memo.rel_dirs.get(key)
-    if rel_dir is None:
-        rel_dir = memo.rel_dirs[key] = os.path.relpath(folder, page_dir)
-    rel = name if rel_dir == os.curdir else os.path.join(rel_dir, name)
-    return escape(Path(rel).as_posix(), quote=True)
+    prefix = memo.rel_dirs.get(key)
+    if prefix is None:
+        rel_dir = os.path.relpath(folder, page_dir)
+        prefix = "" if rel_dir == os.curdir else escape(Path(rel_dir).as_posix(), quote=True) + "/"
+        memo.rel_dirs[key] = prefix
+    return prefix + escape(name, quote=True)
 
 
 def _trial_meta(

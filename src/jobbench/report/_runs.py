@@ -120,8 +120,8 @@ class GradeSlimmer:
         self.stats: dict[str, TextStats] = {}
 
     def __call__(self, grade: GradeRecord) -> GradeRecord:
-        self.stats[grade.trial_id] = TextStats.of(grade)
-        return slim_grade(grade, self.pool, self.rubric_pool)
+        slim, self.stats[grade.trial_id] = _slim(grade, self.pool, self.rubric_pool)
+        return slim
 
 
 def slim_grade(
@@ -139,10 +139,26 @@ def slim_grade(
     are one shared object too: the trials of one task repeat the same few verdict patterns
     per item. The figures of :func:`jobbench.scoring.trial_result` are the same as for
     ``grade``; the shared objects must not be mutated."""
+    return _slim(grade, pool, rubric_pool)[0]
+
+
+def _slim(
+    grade: GradeRecord,
+    pool: dict[_VerdictKey, CriterionVerdict],
+    rubric_pool: dict[tuple, RubricGrade] | None,
+) -> tuple[GradeRecord, TextStats]:
+    """:func:`slim_grade` of ``grade`` and, from the same pass over its verdicts, the
+    :class:`TextStats` of ``grade`` (as :meth:`TextStats.of` counts them)."""
+    chars = detail_chars = detail = 0
     rubrics = []
     for rg in grade.rubrics:
         crits = []
         for cv in rg.criteria:
+            n = min(len(cv.reasoning), TEXT_CAP) + min(len(cv.evidence), TEXT_CAP)
+            chars += n
+            if needs_detail(cv):
+                detail_chars += n
+                detail += 1
             key = (cv.rubric_index, cv.criterion_index, cv.verdict, cv.source)
             shared = pool.get(key)
             if shared is None:
@@ -177,7 +193,8 @@ def slim_grade(
                 update={"criteria": crits, "overall_reasoning": None}
             )
         rubrics.append(slim)
-    return grade.model_copy(update={"rubrics": rubrics, "units": []})
+    out = grade.model_copy(update={"rubrics": rubrics, "units": []})
+    return out, TextStats(chars, detail_chars, detail)
 
 
 @dataclass
