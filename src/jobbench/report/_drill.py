@@ -4,7 +4,8 @@ verdicts, reasoning and evidence), rendered in Python from compact data.
 The report keeps its grades slim (:func:`jobbench.report._runs.slim_grade`: verdicts without
 texts); a section reads the texts of its trials again from their grade files, one section at
 a time, and uses them only when the file's SHA-256 is still the one read (and validated)
-when the report was built. Every text is escaped here (:func:`html.escape`).
+when the report was built. A compact section reads again only the grades with a verdict to
+show in full (the others are marks only). Every text is escaped here (:func:`html.escape`).
 
 Two presentations, chosen per report by :func:`drill_plan`:
 
