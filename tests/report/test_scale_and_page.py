@@ -73,6 +73,27 @@ def test_changed_grade_file_is_named_not_shown(run_a: Path, tmp_path: Path):
     assert "the grade file changed after the report read it" in page
 
 
+def test_compact_drilldowns_read_again_only_grades_with_texts_to_show(
+    run_a: Path, run_b: Path, tmp_path: Path, monkeypatch
+):
+    """A compact drill-down reads a grade file again only for a trial with a verdict to
+    show in full: every grade file changed after the report read it is named for those
+    trials only (the others show marks, which the report already holds)."""
+    monkeypatch.setattr(_drill, "DETAIL_BUDGET", 0)
+    data = build_report([run_a, run_b], n_resamples=100)
+    for grade in [
+        *(run_a / "grades").rglob("epoch-*.json"),
+        *(run_b / "grades").rglob("epoch-*.json"),
+    ]:
+        grade.write_text(grade.read_text() + " ")  # the same JSON, other bytes
+    out = write_data(data, tmp_path / "out", drilldowns="pages")
+    html = "".join(p.read_text() for p in (out / "drilldowns").glob("*.html"))
+    stats = [lt.text_stats for c in data.configs for lt in c.loaded if lt.grade is not None]
+    shown = sum(1 for s in stats if s is not None and s.detail)
+    assert shown and len(stats) > shown  # both kinds of trial are there
+    assert html.count("the grade file changed after the report read it") == shown
+
+
 def test_chain_breaks_count_no_deliverable_trials(run_a: Path, run_b: Path, tmp_path: Path):
     """gamma delivered nothing on T2 (2 rubric items): both count as failed items."""
     out = write_report([run_a, run_b], tmp_path / "out", n_resamples=100)

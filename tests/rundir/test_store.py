@@ -314,6 +314,26 @@ def test_writes_never_pass_through_a_symlink(tmp_path: Path) -> None:
     assert tdir.is_dir() and not tdir.is_symlink() and (outside / "trial.json").exists()
 
 
+def test_scans_find_a_link_on_the_way_whatever_they_have_seen(tmp_path: Path) -> None:
+    """The folders a scan already found not to be links (``seen``) spare it looking at them
+    again, never at a folder it has not seen: a link there is a problem, as without
+    ``seen``, and a plain folder joins ``seen``."""
+    rd = RunDir(tmp_path / "run")
+    plain = rd.root / "trials" / "a"
+    (plain / "b").mkdir(parents=True)
+    (tmp_path / "outside").mkdir()
+    (plain / "link").symlink_to(tmp_path / "outside")
+    seen = {str(rd.root / "trials"), str(plain)}
+    through_link = plain / "link" / "trial.json"
+    problem = rd._unlinked_path(through_link, seen=seen)
+    assert problem is not None and problem.kind == "unsafe"
+    assert problem.path == plain / "link"
+    assert rd._unlinked_path(through_link) == problem
+    assert rd._unlinked_path(plain / "b" / "trial.json", seen=seen) is None
+    assert str(plain / "b") in seen and str(plain / "link") not in seen
+    assert rd._unlinked_path(plain / "gone" / "trial.json", seen=seen) is None
+
+
 def test_deliverables_are_read_back_without_following_links(tmp_path: Path) -> None:
     rd = RunDir(tmp_path / "run")
     d = rd.reset_trial_dir(TID) / "deliverables"

@@ -301,12 +301,18 @@ class ReportData:
 
 
 def _config_keys(run: RunData) -> list[tuple[str, str]]:
-    keys = list(dict.fromkeys(run.lock_agents))
+    """The run's (agent, model) pairs: those of ``lock.json`` in its order, then those of
+    trials not declared there, in trial order."""
+    return list(dict.fromkeys([*run.lock_agents, *_trials_by_config(run)]))
+
+
+def _trials_by_config(run: RunData) -> dict[tuple[str, str], list[LoadedTrial]]:
+    """The run's trials grouped by (agent, model), each group in ``run.trials`` order; the
+    keys in the order of their first trial."""
+    out: dict[tuple[str, str], list[LoadedTrial]] = {}
     for lt in run.trials:
-        k = (lt.record.agent, lt.record.model)
-        if k not in keys:
-            keys.append(k)
-    return keys
+        out.setdefault((lt.record.agent, lt.record.model), []).append(lt)
+    return out
 
 
 def _rank_key(c: ConfigView) -> tuple:
@@ -411,11 +417,12 @@ def _build(
     )
     ks = list(range(1, epochs + 1))
     configs: list[ConfigView] = []
+    by_config = {id(r): _trials_by_config(r) for r in runs}
     for run, (agent, model) in all_keys:
         label = config_label(agent, model)
         if pair_count[(agent, model)] > 1:
             label = f"{label} [{run.name}]"
-        loaded = [lt for lt in run.trials if (lt.record.agent, lt.record.model) == (agent, model)]
+        loaded = by_config[id(run)].get((agent, model), [])
         trials = [
             trial_result(
                 lt.record,

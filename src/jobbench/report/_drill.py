@@ -4,7 +4,8 @@ verdicts, reasoning and evidence), rendered in Python from compact data.
 The report keeps its grades slim (:func:`jobbench.report._runs.slim_grade`: verdicts without
 texts); a section reads the texts of its trials again from their grade files, one section at
 a time, and uses them only when the file's SHA-256 is still the one read (and validated)
-when the report was built. Every text is escaped here (:func:`html.escape`).
+when the report was built. A compact section reads again only the grades with a verdict to
+show in full (the others are marks only). Every text is escaped here (:func:`html.escape`).
 
 Two presentations, chosen per report by :func:`drill_plan`:
 
@@ -23,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -208,13 +209,38 @@ def rubric_list(task_id: str, task: Task | None) -> str:
     return "".join(out)
 
 
-def _grade_href(lt: LoadedTrial, page_dir: Path | None) -> str | None:
-    """Relative link from a page in ``page_dir`` to the trial's grade file (None without
-    one, or without ``page_dir``)."""
+@dataclass
+class DrillMemo:
+    """What the drill-downs of one report compute once and reuse (keep one per report; its
+    keys are object ids and paths of that report's data, which stays alive meanwhile).
+
+    Attributes:
+        marks: ``id(rubric grade)`` → (that rubric grade, its :func:`_marks` HTML); the slim
+            rubric grades are shared across trials (:func:`jobbench.report._runs.slim_grade`),
+            so most trials find theirs here. The object is kept so that its id stays its own.
+        rel_dirs: (page folder, grade file's folder) → the link prefix of the files in that
+            folder: the folder relative to the page folder (:func:`os.path.relpath`), POSIX,
+            escaped for an attribute, ending in ``/`` (empty for the page folder itself).
+    """
+
+    marks: dict[int, tuple[Any, str]] = field(default_factory=dict)
+    rel_dirs: dict[tuple[str, str], str] = field(default_factory=dict)
+
+
+def _grade_href(lt: LoadedTrial, page_dir: Path | None, memo: DrillMemo) -> str | None:
+    """Relative link (escaped for an attribute) from a page in ``page_dir`` to the trial's
+    grade file (None without one, or without ``page_dir``): the ``memo.rel_dirs`` prefix of
+    the file's folder (computed once per folder) and the file's name."""
     if lt.grade_path is None or page_dir is None:
         return None
-    rel = os.path.relpath(lt.grade_path, page_dir)
-    return escape(Path(rel).as_posix(), quote=True)
+    folder, name = os.path.split(lt.grade_path)
+    key = (str(page_dir), folder)
+    prefix = memo.rel_dirs.get(key)
+    if prefix is None:
+        rel_dir = os.path.relpath(folder, page_dir)
+        prefix = "" if rel_dir == os.curdir else escape(Path(rel_dir).as_posix(), quote=True) + "/"
+        memo.rel_dirs[key] = prefix
+    return prefix + escape(name, quote=True)
 
 
 def _trial_meta(
@@ -369,6 +395,7 @@ def _trial_html(
     anchor: str,
     plan: DrillPlan,
     page_dir: Path | None,
+    memo: DrillMemo,
 ) -> None:
     # compact: the state's description is left out (the section's states and the report's
     # legend name it); 40 bytes a trial at paper scale
@@ -377,10 +404,10 @@ def _trial_html(
         if plan.compact
         else f' <span class="small muted">{escape(STATE_DESCRIPTIONS[t.state])}</span>'
     )
+    meta = _trial_meta(t, lt, c, _grade_href(lt, page_dir, memo), plan.compact)
     out.append(
         f'<div id="{anchor}"><h4>Epoch {t.epoch} <span class="state s-{t.state}">{t.state}</span>'
-        f"{desc}</h4>"
-        f'<p class="small">{_trial_meta(t, lt, c, _grade_href(lt, page_dir), plan.compact)}</p>'
+        f'{desc}</h4><p class="small">{meta}</p>'
     )
     if t.refused:
         out.append(
@@ -404,7 +431,12 @@ def _trial_html(
             '<p class="small">No deliverable: scored 0 as an agent failure, whatever the grade of '
             "the empty output below says.</p>"
         )
-    texts, why = _verdict_texts(lt)
+    if plan.compact and lt.text_stats is not None and lt.text_stats.detail == 0:
+        # every verdict is a pass shown as a mark only: no text is shown, so the grade file
+        # is not read again
+        texts, why = None, None
+    else:
+        texts, why = _verdict_texts(lt)
     if why:
         out.append(
             f'<p class="small v-judge_error">Reasoning and evidence not shown: {escape(why)}.</p>'
@@ -423,12 +455,15 @@ def _trial_html(
                 out.append(_criterion_row(rg, cv, tx(ri, ci), task, plan.limit))
         out.append("</tbody></table></div>")
         return
-    out.append('<p class="marks">' + " ".join(_marks(rg) for rg in grade.rubrics) + "</p>")
+    out.append(
+        '<p class="marks">' + " ".join(_marks_memo(rg, memo) for rg in grade.rubrics) + "</p>"
+    )
     rows: list[str] = []
     for ri, rg in enumerate(grade.rubrics):
         shown = []
+        row_texts = texts[ri] if texts is not None and ri < len(texts) else None
         for ci, cv in enumerate(rg.criteria):
-            t_ = tx(ri, ci)
+            t_ = row_texts[ci] if row_texts is not None and ci < len(row_texts) else None
             if cv.verdict != "pass" or (t_ is not None and _needs(cv, t_)):
                 shown.append((0 if cv.verdict == "fail" else 1, ci, cv, t_))
         if shown or rg.passed is not True:
@@ -438,6 +473,16 @@ def _trial_html(
     if rows:
         out.append(_HEAD_COMPACT + "".join(rows) + "</tbody></table>")
     out.append("</div>")
+
+
+def _marks_memo(rg, memo: DrillMemo) -> str:
+    """:func:`_marks` of ``rg``, computed once per rubric grade object (``memo``)."""
+    hit = memo.marks.get(id(rg))
+    if hit is not None and hit[0] is rg:
+        return hit[1]
+    html = _marks(rg)
+    memo.marks[id(rg)] = (rg, html)
+    return html
 
 
 def _needs(cv, tx: _Texts) -> bool:
@@ -468,6 +513,7 @@ def section(
     main: str,
     page_dir: Path | None,
     summary: bool = True,
+    memo: DrillMemo | None = None,
 ) -> str:
     """The drill-down ``<section>`` of configuration ``c`` on task result ``tr``.
 
@@ -481,6 +527,7 @@ def section(
         summary: open with the task's occupation line (:func:`occupation_line`) and figures
             (s_t, points, pass rates, verdict and trial counts); a drill-down page, whose
             header and index table show them, leaves them out.
+        memo: reused across the sections of one report (a fresh one when None).
 
     Returns:
         HTML text (every run-file and deliverable text escaped).
@@ -512,7 +559,8 @@ def section(
             f'{pct(tr.criterion_pass_rate)}</td><td class="n">{tr.judge_errors}</td>'
             f'<td class="n">{tr.unjudged}</td><td>{states}</td></tr></table>'
         )
+    memo = memo if memo is not None else DrillMemo()
     for t, lt in trials:
-        _trial_html(out, c, t, lt, task, f"{anchor}-e{t.epoch}", plan, page_dir)
+        _trial_html(out, c, t, lt, task, f"{anchor}-e{t.epoch}", plan, page_dir, memo)
     out.append('<p class="small"><a href="#top">top</a></p></section>')
     return "".join(out)

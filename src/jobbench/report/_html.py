@@ -141,6 +141,7 @@ class _Drills:
     def __init__(self, data: ReportData) -> None:
         self.data = data
         self.plan = drill_plan(data)
+        self.memo = _drill.DrillMemo()
         self.loaded = [{lt.record.trial_id: lt for lt in c.loaded} for c in data.configs]
         self.by_task: list[dict[str, list]] = []
         for c in data.configs:
@@ -168,6 +169,7 @@ class _Drills:
             main=main,
             page_dir=page_dir,
             summary=not main,  # a drill-down page's index table shows the figures
+            memo=self.memo,
         )
         return Markup(html)  # noqa: S704 (every text in it is escaped by _drill)
 

@@ -120,8 +120,8 @@ class GradeSlimmer:
         self.stats: dict[str, TextStats] = {}
 
     def __call__(self, grade: GradeRecord) -> GradeRecord:
-        self.stats[grade.trial_id] = TextStats.of(grade)
-        return slim_grade(grade, self.pool, self.rubric_pool)
+        slim, self.stats[grade.trial_id] = _slim(grade, self.pool, self.rubric_pool)
+        return slim
 
 
 def slim_grade(
@@ -139,45 +139,71 @@ def slim_grade(
     are one shared object too: the trials of one task repeat the same few verdict patterns
     per item. The figures of :func:`jobbench.scoring.trial_result` are the same as for
     ``grade``; the shared objects must not be mutated."""
+    return _slim(grade, pool, rubric_pool)[0]
+
+
+def _slim(
+    grade: GradeRecord,
+    pool: dict[_VerdictKey, CriterionVerdict],
+    rubric_pool: dict[tuple, RubricGrade] | None,
+) -> tuple[GradeRecord, TextStats]:
+    """:func:`slim_grade` of ``grade`` and, from the same pass over its verdicts, the
+    :class:`TextStats` of ``grade`` (as :meth:`TextStats.of` counts them). A rubric item
+    found in ``rubric_pool`` (keyed by its kept fields and its verdicts' pool keys) is taken
+    from there without looking its verdicts up one by one."""
+    cap = TEXT_CAP
+    chars = detail_chars = detail = 0
     rubrics = []
     for rg in grade.rubrics:
-        crits = []
+        keys: list[_VerdictKey] = []
         for cv in rg.criteria:
-            key = (cv.rubric_index, cv.criterion_index, cv.verdict, cv.source)
+            n_r, n_e = len(cv.reasoning), len(cv.evidence)
+            n = (n_r if n_r < cap else cap) + (n_e if n_e < cap else cap)
+            chars += n
+            verdict = cv.verdict
+            # needs_detail(cv), asked only when a second opinion could make a pass need it
+            if (
+                verdict != "pass"
+                or cv.evidence_found is False
+                or (cv.second_opinion and needs_detail(cv))
+            ):
+                detail_chars += n
+                detail += 1
+            keys.append((cv.rubric_index, cv.criterion_index, verdict, cv.source))
+        rkey: tuple = ()
+        if rubric_pool is not None:
+            rkey = (
+                rg.index,
+                rg.id,
+                rg.weight,
+                rg.passed,
+                tuple(rg.requires),
+                rg.model_verdict,
+                rg.disagreement,
+                rg.chain_break,
+                rg.undecided,
+                tuple(rg.images),
+                tuple(rg.images_left_out),
+                tuple(keys),
+            )
+            slim = rubric_pool.get(rkey)
+            if slim is not None:
+                rubrics.append(slim)
+                continue
+        crits = []
+        for key in keys:
             shared = pool.get(key)
             if shared is None:
                 shared = pool[key] = CriterionVerdict(
-                    rubric_index=cv.rubric_index,
-                    criterion_index=cv.criterion_index,
-                    verdict=cv.verdict,
-                    source=cv.source,
+                    rubric_index=key[0], criterion_index=key[1], verdict=key[2], source=key[3]
                 )
             crits.append(shared)
-        if rubric_pool is None:
-            rubrics.append(rg.model_copy(update={"criteria": crits, "overall_reasoning": None}))
-            continue
-        # the verdicts are pooled (kept alive by ``pool``), so their ids identify them
-        rkey = (
-            rg.index,
-            rg.id,
-            rg.weight,
-            rg.passed,
-            tuple(rg.requires),
-            rg.model_verdict,
-            rg.disagreement,
-            rg.chain_break,
-            rg.undecided,
-            tuple(rg.images),
-            tuple(rg.images_left_out),
-            tuple(id(cv) for cv in crits),
-        )
-        slim = rubric_pool.get(rkey)
-        if slim is None:
-            slim = rubric_pool[rkey] = rg.model_copy(
-                update={"criteria": crits, "overall_reasoning": None}
-            )
+        slim = rg.model_copy(update={"criteria": crits, "overall_reasoning": None})
+        if rubric_pool is not None:
+            rubric_pool[rkey] = slim
         rubrics.append(slim)
-    return grade.model_copy(update={"rubrics": rubrics, "units": []})
+    out = grade.model_copy(update={"rubrics": rubrics, "units": []})
+    return out, TextStats(chars, detail_chars, detail)
 
 
 @dataclass

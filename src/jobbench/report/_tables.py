@@ -438,6 +438,11 @@ def leaderboard_csv(data: ReportData) -> str:
     return buf.getvalue()
 
 
+JSON_SEPARATORS = (",", ":")
+"""Item and key separators of ``results.jsonl`` and ``summary.json``: no spaces (the
+files are for programs; a paper-scale report saves ~5 MB)."""
+
+
 def results_jsonl(data: ReportData) -> str:
     """One JSON line per trial (:class:`jobbench.scoring.TrialResult` plus the task score and
     drill-down anchor; a trial imported from a Harbor job also has ``harbor``: its trial
@@ -463,7 +468,7 @@ def results_jsonl_lines(data: ReportData) -> Iterator[str]:
             }
             if harbor:  # a trial imported from a Harbor job (jobbench import harbor)
                 row["harbor"] = harbor
-            yield json.dumps(row, ensure_ascii=False) + "\n"
+            yield json.dumps(row, ensure_ascii=False, separators=JSON_SEPARATORS) + "\n"
 
 
 def summary_json(data: ReportData) -> dict[str, Any]:

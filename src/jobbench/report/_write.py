@@ -27,7 +27,13 @@ from ._html import (
     render_html,
     resolve_drilldowns,
 )
-from ._tables import leaderboard_csv, leaderboard_markdown, results_jsonl_lines, summary_json
+from ._tables import (
+    JSON_SEPARATORS,
+    leaderboard_csv,
+    leaderboard_markdown,
+    results_jsonl_lines,
+    summary_json,
+)
 
 
 class ReportWriteError(OSError):
@@ -206,7 +212,7 @@ def _write_data(data: ReportData, out_dir: Path, drilldowns: str) -> Path:
         atomic_write_text(out_dir / "leaderboard.md", leaderboard_markdown(data))
         atomic_write_text(out_dir / "leaderboard.csv", leaderboard_csv(data))
         atomic_write_lines(out_dir / "results.jsonl", results_jsonl_lines(data))
-        atomic_write_json(out_dir / "summary.json", summary_json(data))
+        atomic_write_text(out_dir / "summary.json", _compact_json(summary_json(data)))
         if mode == "pages":
             _write_pages(data, out_dir)  # link targets first, then the page that links to them
         atomic_write_text(out_dir / "report.html", render_html(data, mode, out_dir))
@@ -228,6 +234,12 @@ def _write_data(data: ReportData, out_dir: Path, drilldowns: str) -> Path:
             )
     _readable(out_dir)
     return out_dir
+
+
+def _compact_json(obj: Any) -> str:
+    """``obj`` as one line of JSON without spaces (:data:`JSON_SEPARATORS`; non-ASCII kept,
+    values JSON cannot hold written as their ``str``) and a newline."""
+    return json.dumps(obj, ensure_ascii=False, separators=JSON_SEPARATORS, default=str) + "\n"
 
 
 def _write_pages(data: ReportData, out_dir: Path) -> None:

@@ -279,7 +279,7 @@ def read_record_file(path: Path | str, model: type[R]) -> Loaded[R]:
     straight from its bytes (pydantic's JSON mode, no intermediate Python objects); any other
     file, and any file that fails that validation, goes through :func:`parse_record`, so that
     migrations and problems are exactly as described there."""
-    path = Path(path)
+    path = path if isinstance(path, Path) else Path(path)
     raw, problem = _read_bytes(path)
     if raw is None:
         assert problem is not None  # set whenever there are no bytes
@@ -416,8 +416,9 @@ def _lstat(path: Path) -> os.stat_result | None:
         return None
 
 
-def _subdirs(folder: Path) -> list[tuple[str, Path, bool]]:
-    """``(name, path, is_symlink)`` of the sub-folders (and symlinks) of ``folder``, sorted."""
+def _subdirs(folder: Path | str) -> list[tuple[str, str, bool]]:
+    """``(name, path, is_symlink)`` of the sub-folders (and symlinks) of ``folder``, sorted
+    by name; ``path`` is ``folder`` joined with the name, as a string."""
     try:
         with os.scandir(folder) as it:
             entries = sorted(it, key=lambda e: e.name)
@@ -426,9 +427,9 @@ def _subdirs(folder: Path) -> list[tuple[str, Path, bool]]:
     out = []
     for e in entries:
         if e.is_symlink():
-            out.append((e.name, Path(e.path), True))
+            out.append((e.name, e.path, True))
         elif e.is_dir(follow_symlinks=False):
-            out.append((e.name, Path(e.path), False))
+            out.append((e.name, e.path, False))
     return out
 
 
@@ -499,15 +500,16 @@ class RunDir:
         Raises:
             UnsafeIdError: ``tid`` is not a valid trial id.
         """
-        return self.trials_dir.joinpath(*parse_trial_id(tid).parts)
+        # one string join and one Path (a report makes a few per trial)
+        return Path(os.path.join(self.root, TRIALS, *parse_trial_id(tid).parts))
 
     def trial_file(self, tid: str) -> Path:
         """``trials/<trial_id>/trial.json``."""
-        return self.trial_dir(tid) / TRIAL_FILE
+        return Path(os.path.join(self.root, TRIALS, *parse_trial_id(tid).parts, TRIAL_FILE))
 
     def trajectory_file(self, tid: str) -> Path:
         """``trials/<trial_id>/trajectory.jsonl``."""
-        return self.trial_dir(tid) / TRAJECTORY_FILE
+        return Path(os.path.join(self.root, TRIALS, *parse_trial_id(tid).parts, TRAJECTORY_FILE))
 
     def deliverables_dir(self, tid: str) -> Path:
         """``trials/<trial_id>/deliverables/``."""
@@ -522,9 +524,14 @@ class RunDir:
         return self.grades_dir / check_component(key, "judge key")
 
     def grade_file(self, key: str, tid: str) -> Path:
-        """``grades/<judge-key>/<trial_id>.json``."""
+        """``grades/<judge-key>/<trial_id>.json``.
+
+        Raises:
+            UnsafeIdError: ``key`` or ``tid`` is not valid.
+        """
         k = parse_trial_id(tid)
-        return self.judge_dir(key).joinpath(*k.parts[:4], f"{k.epoch_name}.json")
+        check_component(key, "judge key")
+        return Path(os.path.join(self.root, GRADES, key, *k.parts[:4], f"{k.epoch_name}.json"))
 
     def usage_file(self, key: str) -> Path:
         """``grades/<judge-key>.usage.json`` (beside the key's folder, never inside it)."""
@@ -587,7 +594,16 @@ class RunDir:
         """A problem when a folder on the way from the run directory to ``path`` (and
         ``path`` itself when ``itself``) is a symbolic link: then ``path`` is not a location
         the run directory owns. ``seen`` (kept by one scan of many files) holds the folders
-        (as strings) already found not to be links, which are not looked at again."""
+        (as strings) already found not to be links, which are not looked at again: a path
+        whose folder is among them is known to have none on its way."""
+        if seen is not None and not itself:
+            folder, name = os.path.split(path)
+            if name not in ("", os.curdir, os.pardir):
+                if folder in seen:
+                    return None
+                up, last = os.path.split(folder)
+                if up in seen and last not in ("", os.curdir, os.pardir):
+                    return self._link_problem(folder, seen)
         try:
             parts = self._rel_parts(path)
         except RunDirError as exc:
@@ -609,6 +625,24 @@ class RunDir:
                 )
             if seen is not None:
                 seen.add(cur)
+        return None
+
+    @staticmethod
+    def _link_problem(folder: str, seen: set[str]) -> RunDirProblem | None:
+        """The last step of :meth:`_unlinked_path` when only ``folder`` (whose parent is in
+        ``seen``) is left to look at: a problem when it is a symbolic link; else None, and
+        ``folder`` joins ``seen`` when it exists."""
+        try:
+            st = os.lstat(folder)
+        except FileNotFoundError:
+            return None
+        if stat.S_ISLNK(st.st_mode):
+            return RunDirProblem(
+                Path(folder),
+                "unsafe",
+                "is a symbolic link (JobBench never writes one; not followed)",
+            )
+        seen.add(folder)
         return None
 
     def _write_json(self, path: Path, obj: Any) -> None:
@@ -697,7 +731,7 @@ class RunDir:
     def _walk_trials(self, problems: list[RunDirProblem]) -> list[str]:
         out: list[str] = []
 
-        def walk(folder: Path, parts: list[str]) -> None:
+        def walk(folder: Path | str, parts: list[str]) -> None:
             for name, path, link in _subdirs(folder):
                 depth = len(parts)
                 ok = (
@@ -710,7 +744,7 @@ class RunDir:
                 if link:
                     problems.append(
                         RunDirProblem(
-                            path,
+                            Path(path),
                             "unsafe",
                             "is a symbolic link (JobBench never writes one; not followed)",
                         )
@@ -861,14 +895,14 @@ class RunDir:
         base = self.judge_dir(key)
         found: list[str] = []
 
-        def walk(folder: Path, parts: list[str]) -> None:
+        def walk(folder: Path | str, parts: list[str]) -> None:
             for name, path, link in _subdirs(folder):
                 if not _is_component(name) or (len(parts) == 3 and parse_config(name) is None):
                     continue
                 if link:
                     scan.problems.append(
                         RunDirProblem(
-                            path,
+                            Path(path),
                             "unsafe",
                             "is a symbolic link (JobBench never writes one; not followed)",
                         )
