@@ -50,7 +50,11 @@ def category_bars(data: ReportData) -> bytes:
     cats = ["Overall"] + list(PAPER_CATEGORIES.values())
     n = max(1, len(data.configs))
     width = 0.8 / n
-    fig = Figure(figsize=(10, 4.6), dpi=DPI, layout="constrained")
+    # up to 12 configurations: legend to the right; more: below in 3 columns, the figure
+    # taller by its rows (at the paper's 36 a legend on the right is taller than the axes)
+    below = n > 12
+    rows = -(-n // 3) if below else 0
+    fig = Figure(figsize=(10, 4.6 + 0.2 * rows), dpi=DPI, layout="constrained")
     ax = fig.add_subplot()
     for i, c in enumerate(data.configs):
         ys, lo, hi = [], [], []
@@ -86,7 +90,9 @@ def category_bars(data: ReportData) -> bytes:
     ax.set_ylabel("micro score, % (95 % CI)")
     ax.set_title("Score per paper category: " + MICRO_LABEL, fontsize=10)
     ax.grid(axis="y", alpha=0.3)
-    if data.configs:
+    if data.configs and below:
+        fig.legend(fontsize=8, loc="outside lower center", ncol=3)
+    elif data.configs:
         ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     return _png(fig)
 
