@@ -280,18 +280,17 @@ def show(
 def relative_form(formula: str, row: int, col: int) -> str:
     """``formula`` with relative A1 references rewritten as offsets from (row, col), so
     that a formula filled down a column has the same form in every cell."""
-    from openpyxl.utils import column_index_from_string
+    from ._xlsx_read import col_index
 
     def repl(m: re.Match) -> str:
         cabs, cletters, rabs, rdigits = m.groups()
-        try:
-            c = column_index_from_string(cletters)
-        except ValueError:
-            return m.group(0)
+        c = col_index(cletters)  # 1 to 3 capitals: always a column (A to ZZZ)
         cpart = f"C{c}" if cabs else f"C[{c - col}]"
         rpart = f"R{rdigits}" if rabs else f"R[{int(rdigits) - row}]"
         return rpart + cpart
 
+    if '"' not in formula:  # no string literal: one piece
+        return _REF_RE.sub(repl, formula)
     parts = []
     last = 0
     for m in _STRING_RE.finditer(formula):
@@ -395,33 +394,46 @@ def _formula_pass(source: Source, ctx: Context | None):
                 layout = SheetLayout()
                 looks: list[Look] = []
                 stored: list[tuple[object, bool] | None] = []  # for conditional formats
+                cells, hidden, formulas, values = sd.cells, sd.hidden, sd.formulas, sd.values
                 for n, raw in enumerate(iter_cells(zf, info.part, pkg, layout)):
                     if ctx is not None and n % 5000 == 0:
                         ctx.check_deadline()
                     coord = raw.coord
-                    sd.cells.append((raw.row, raw.col, coord))
+                    cells.append((raw.row, raw.col, coord))
                     looks.append(raw.look)
+                    formula = raw.formula
+                    value, data_type = raw.value, raw.data_type
                     # a formula's value is known after recalculation: its conditions wait
-                    stored.append(
-                        None if raw.formula is not None else (raw.value, raw.data_type == "e")
-                    )
+                    stored.append(None if formula is not None else (value, data_type == "e"))
                     if raw.hidden:
-                        sd.hidden[coord] = raw.hidden
-                    elif raw.formula is not None and not raw.look.plain:
+                        hidden[coord] = raw.hidden
+                    elif formula is not None and not raw.look.plain:
                         sd.looks[coord] = raw.look
                     if raw.hidden_runs:
                         sd.hidden_runs[coord] = raw.hidden_runs
                     fmt = raw.number_format
-                    if fmt and fmt != "General":
+                    general = not fmt or fmt == "General"
+                    if not general:
                         sd.formats[coord] = fmt
-                    val, err = normalise(raw.value, raw.data_type, fmt, pkg.date1904)
-                    if raw.formula is not None:
-                        sd.formulas[coord] = _formula_text(raw)
+                    # normalise(), its common cases spelt out
+                    val: CellValue
+                    if value is None:
+                        val, err = None, False
+                    elif type(value) is str:
+                        val, err = value, data_type == "e"
+                    elif type(value) is int and (
+                        general or data_type == "d" or not _is_date_format(fmt)
+                    ):
+                        val, err = value, False
+                    else:
+                        val, err = normalise(value, data_type, fmt, pkg.date1904)
+                    if formula is not None:
+                        formulas[coord] = _formula_text(raw)
                         got[coord] = (val, err)
                         # its place in file order; the final value replaces it
-                        sd.values.setdefault(coord, None)
+                        values.setdefault(coord, None)
                     else:
-                        sd.values[coord] = val
+                        values[coord] = val
                         if err:
                             sd.errors[coord] = str(val)
                 cached[sd.name] = got
@@ -1100,9 +1112,16 @@ def _annotations(sd: SheetData) -> dict[str, str]:
     """Formula annotation per formula cell; a long fill-down run is shown once."""
     from openpyxl.utils import coordinate_to_tuple
 
+    # a formula cell's row and column, as its coordinate states them (sd.cells holds both)
+    place: dict[str, tuple[int, int]] = {}
+    formulas = sd.formulas
+    for r, c, coord in sd.cells:
+        if coord in formulas:
+            place[coord] = (r, c)
     by_col: dict[int, list[tuple[int, str]]] = {}
-    for coord in sd.formulas:
-        r, c = coordinate_to_tuple(coord)
+    for coord in formulas:
+        got = place.get(coord)
+        r, c = got if got is not None else coordinate_to_tuple(coord)
         by_col.setdefault(c, []).append((r, coord))
     notes: dict[str, str] = {}
     for c, cells in by_col.items():
@@ -1142,13 +1161,11 @@ def _sheet_header(sd: SheetData) -> str:
         return note(f'## Sheet "{sd.name}" (empty{state})')
     from openpyxl.utils import get_column_letter
 
-    first_row, last_row = sd.cells[0][0], sd.cells[0][0]
-    min_c = max_c = sd.cells[0][1]
-    rows = set()
-    for r, c, _coord in sd.cells:
-        rows.add(r)
-        first_row, last_row = min(first_row, r), max(last_row, r)
-        min_c, max_c = min(min_c, c), max(max_c, c)
+    row_nos = [r for r, _c, _coord in sd.cells]
+    col_nos = [c for _r, c, _coord in sd.cells]
+    first_row, last_row = min(row_nos), max(row_nos)
+    min_c, max_c = min(col_nos), max(col_nos)
+    rows = set(row_nos)
     used = f"{get_column_letter(min_c)}{first_row}:{get_column_letter(max_c)}{last_row}"
     return note(
         f'## Sheet "{sd.name}" (used range {used}; {len(rows):,} rows with data; '
