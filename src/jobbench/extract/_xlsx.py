@@ -280,25 +280,34 @@ def show(
 def relative_form(formula: str, row: int, col: int) -> str:
     """``formula`` with relative A1 references rewritten as offsets from (row, col), so
     that a formula filled down a column has the same form in every cell."""
-    from ._xlsx_read import col_index
-
-    def repl(m: re.Match) -> str:
-        cabs, cletters, rabs, rdigits = m.groups()
-        c = col_index(cletters)  # 1 to 3 capitals: always a column (A to ZZZ)
-        cpart = f"C{c}" if cabs else f"C[{c - col}]"
-        rpart = f"R{rdigits}" if rabs else f"R[{int(rdigits) - row}]"
-        return rpart + cpart
-
     if '"' not in formula:  # no string literal: one piece
-        return _REF_RE.sub(repl, formula)
+        return _relative_refs(formula, row, col)
     parts = []
     last = 0
     for m in _STRING_RE.finditer(formula):
-        parts.append(_REF_RE.sub(repl, formula[last : m.start()]))
+        parts.append(_relative_refs(formula[last : m.start()], row, col))
         parts.append(m.group(0))
         last = m.end()
-    parts.append(_REF_RE.sub(repl, formula[last:]))
+    parts.append(_relative_refs(formula[last:], row, col))
     return "".join(parts)
+
+
+def _relative_refs(text: str, row: int, col: int) -> str:
+    """The references :data:`_REF_RE` finds in ``text`` (no string literal) as ``R[dr]C[dc]``
+    offsets from (row, col), or ``R<row>`` / ``C<column>`` where absolute."""
+    from ._xlsx_read import col_index
+
+    pieces = _REF_RE.split(text)  # text, then per reference its 4 groups and the text after
+    if len(pieces) == 1:
+        return text
+    out = [pieces[0]]
+    for i in range(1, len(pieces), 5):
+        cabs, cletters, rabs, rdigits, after = pieces[i : i + 5]
+        c = col_index(cletters)  # 1 to 3 capitals: always a column (A to ZZZ)
+        out.append(f"R{rdigits}" if rabs else f"R[{int(rdigits) - row}]")
+        out.append(f"C{c}" if cabs else f"C[{c - col}]")
+        out.append(after)
+    return "".join(out)
 
 
 def _banded(sd: SheetData, r: int, c: int) -> bool:
@@ -1112,11 +1121,12 @@ def _annotations(sd: SheetData) -> dict[str, str]:
     """Formula annotation per formula cell; a long fill-down run is shown once."""
     from openpyxl.utils import coordinate_to_tuple
 
-    # a formula cell's row and column, as its coordinate states them (sd.cells holds both)
+    # a formula cell's row and column, as its coordinate states them (sd.cells holds both);
+    # past column ZZZ (cells without a coordinate) coordinate_to_tuple raises, as it did
     place: dict[str, tuple[int, int]] = {}
     formulas = sd.formulas
     for r, c, coord in sd.cells:
-        if coord in formulas:
+        if c <= 18_278 and coord in formulas:
             place[coord] = (r, c)
     by_col: dict[int, list[tuple[int, str]]] = {}
     for coord in formulas:

@@ -741,7 +741,8 @@ _XML_DECL = re.compile(rb"<\?xml[^>]*encoding=[\"']utf-8[\"']|<\?xml(?![^>]*enco
 _ROOT_TAG = re.compile(rb"<(?!\?)([^>]*)>")
 _NS_DECL = re.compile(rb"[ \t\r\n](xmlns(?::[A-Za-z_][\w.-]*)?)[ \t\r\n]*=[ \t\r\n]*\"([^\"<&]*)\"")
 _ANY_NS_DECL = re.compile(rb"xmlns[ \t\r\n]*[:=]")
-_BODY_BAD = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\r\ufffe\uffff]|]]>")
+_BODY_BAD_BYTES = bytes(range(9)) + b"\x0b\x0c" + bytes(range(14, 32)) + b"\r"
+"""The ASCII controls XML forbids, and the carriage return (which lxml would normalise)."""
 
 
 def _fast_sheet(zf: zipfile.ZipFile, part: str) -> tuple[io.BytesIO, str, str, str] | None:
@@ -773,13 +774,19 @@ def _fast_sheet(zf: zipfile.ZipFile, part: str) -> tuple[io.BytesIO, str, str, s
     decls = _NS_DECL.findall(root.group(1))
     if len(_ANY_NS_DECL.findall(data)) != len(decls) or [n for n, _u in decls].count(b"xmlns") != 1:
         return None  # every declaration on the root (so in scope everywhere), one default
+    raw = data[start + len(b"<sheetData>") : end]
+    if (
+        len(raw.translate(None, _BODY_BAD_BYTES)) != len(raw)
+        or b"]]>" in raw
+        or b"\xef\xbf\xbe" in raw  # U+FFFE, U+FFFF: not XML characters
+        or b"\xef\xbf\xbf" in raw
+    ):
+        return None
     try:
-        body = data[start + len(b"<sheetData>") : end].decode("utf-8")
+        body = raw.decode("utf-8")
         decl_text = " ".join(f'{n.decode()}="{u.decode()}"' for n, u in decls)
         default = next(u for n, u in decls if n == b"xmlns").decode("utf-8")
     except UnicodeDecodeError:
-        return None
-    if _BODY_BAD.search(body):
         return None
     rest = data[: start + len(b"<sheetData>")] + _MARK + data[end:]
     return io.BytesIO(rest), body, decl_text, default
@@ -1327,6 +1334,19 @@ _FAST_UNSAFE = re.compile(
 )
 
 
+_DEFAULT_NS = re.compile(r'\sxmlns="([^"]*)"')
+
+
+def _declared_default(text: str) -> list[str]:
+    """``_DEFAULT_NS.findall(text)`` (the default namespace declarations' values); with one
+    ``xmlns="`` in the text, by matching where it stands rather than scanning the text."""
+    if text.count('xmlns="') != 1:
+        return _DEFAULT_NS.findall(text)
+    i = text.find('xmlns="')
+    m = _DEFAULT_NS.match(text, i - 1) if i > 0 else None
+    return [m.group(1)] if m else []
+
+
 def _decode(t: str, raw_v: str | None, inline: str | None, strings: list[str]) -> object:
     """A cell's stored value from its type ``t``, ``v`` text and inline-string text."""
     if t == "s":
@@ -1371,7 +1391,7 @@ def _fast_stored_values(
     del data
     if _FAST_UNSAFE.search(text):
         return None
-    declared = re.findall(r'\sxmlns="([^"]*)"', text)
+    declared = _declared_default(text)
     if len(declared) != 1:
         return None  # one default namespace, the root's: every unprefixed c is a cell
     ns = declared[0]
@@ -1379,14 +1399,16 @@ def _fast_stored_values(
     out: list[tuple[str, object, str, str]] = []
     n = 0
     look = pkg.look
-    for m in _FAST_CELL.finditer(text):
-        n += 1
-        coord = m.group(1)
+    formats: dict[str | None, str] = {}  # style index -> number format
+    for n, m in enumerate(_FAST_CELL.finditer(text), 1):  # noqa: B007 - n is read after it
+        coord = m[1]
         if coord not in wanted:
             continue
         style, t, plain, body = m.group(2, 3, 4, 5)
         t = t or "n"
-        if plain is not None or not body:
+        if plain is not None and t == "n":
+            value = _number(plain)  # _decode's last case
+        elif plain is not None or not body:
             value = _decode(t, plain, None, strings)
         else:
             attrs = (f' s="{style}"' if style else "") + (f' t="{t}"' if m.group(3) else "")
@@ -1403,7 +1425,10 @@ def _fast_stored_values(
                 elif child.tag == "{%s}is" % ns:
                     inline = _runs(child, pkg.palette)[0]
             value = _decode(t, raw_v, inline, strings)
-        out.append((coord, value, t, look(style).number_format))
+        fmt = formats.get(style)
+        if fmt is None:
+            fmt = formats[style] = look(style).number_format
+        out.append((coord, value, t, fmt))
     if n != len(_FAST_ANY_CELL.findall(text)):
         return None  # a cell this scan did not match (no coordinate, other quoting)
     return out
