@@ -431,17 +431,19 @@ def _formula_pass(source: Source, ctx: Context | None):
                 layout = SheetLayout()
                 looks: list[Look] = []
                 stored: list[tuple[object, bool] | None] = []  # for conditional formats
-                cells, hidden, formulas, values = sd.cells, sd.hidden, sd.formulas, sd.values
+                hidden, formulas, values = sd.hidden, sd.formulas, sd.values
+                add_cell, add_look, add_stored = sd.cells.append, looks.append, stored.append
+                epoch = pkg.date1904
                 for n, raw in enumerate(iter_cells(zf, info.part, pkg, layout)):
                     if ctx is not None and n % 5000 == 0:
                         ctx.check_deadline()
                     coord = raw.coord
-                    cells.append((raw.row, raw.col, coord))
-                    looks.append(raw.look)
+                    add_cell((raw.row, raw.col, coord))
+                    add_look(raw.look)
                     formula = raw.formula
                     value, data_type = raw.value, raw.data_type
                     # a formula's value is known after recalculation: its conditions wait
-                    stored.append(None if formula is not None else (value, data_type == "e"))
+                    add_stored(None if formula is not None else (value, data_type == "e"))
                     if raw.hidden:
                         hidden[coord] = raw.hidden
                     elif formula is not None and not raw.look.plain:
@@ -449,12 +451,16 @@ def _formula_pass(source: Source, ctx: Context | None):
                     if raw.hidden_runs:
                         sd.hidden_runs[coord] = raw.hidden_runs
                     fmt = raw.number_format
-                    general = not fmt or fmt == "General"
-                    if not general:
+                    if fmt and fmt != "General":
                         sd.formats[coord] = fmt
-                    val, err = _normalise_read(value, data_type, fmt, pkg.date1904)
+                    if value is None:
+                        val, err = None, False
+                    else:
+                        val, err = _normalise_read(value, data_type, fmt, epoch)
                     if formula is not None:
-                        formulas[coord] = _formula_text(raw)
+                        formulas[coord] = (
+                            "=" + formula if raw.formula_kind != "array" else _formula_text(raw)
+                        )
                         got[coord] = (val, err)
                         # its place in file order; the final value replaces it
                         values.setdefault(coord, None)
@@ -1155,17 +1161,19 @@ def _annotations(sd: SheetData) -> dict[str, str]:
     for c, cells in by_col.items():
         cells.sort()
         i = 0
-        while i < len(cells):
+        end = len(cells)
+        while i < end:
             r0, coord0 = cells[i]
-            form = relative_form(sd.formulas[coord0], r0, c)
+            form = relative_form(formulas[coord0], r0, c)
             j = i + 1
-            while (
-                j < len(cells)
-                and cells[j][0] == cells[j - 1][0] + 1
-                and relative_form(sd.formulas[cells[j][1]], cells[j][0], c) == form
-            ):
+            prev = r0
+            while j < end:
+                r, coord = cells[j]
+                if r != prev + 1 or relative_form(formulas[coord], r, c) != form:
+                    break
+                prev = r
                 j += 1
-            formula = sd.formulas[coord0]
+            formula = formulas[coord0]
             formula = formula if formula.startswith(("=", "{")) else "=" + formula
             if j - i >= FILL_RUN_MIN:
                 notes[coord0] = note(
@@ -1175,7 +1183,7 @@ def _annotations(sd: SheetData) -> dict[str, str]:
                     notes[coord] = ""
             else:
                 for _r, coord in cells[i:j]:
-                    f = sd.formulas[coord]
+                    f = formulas[coord]
                     notes[coord] = note(f"[{f if f.startswith(('=', '{')) else '=' + f}]")
             i = j
     return notes
