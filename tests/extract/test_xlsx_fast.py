@@ -91,6 +91,9 @@ CASES = {
     "mismatched cell": _sheet(ROWS + '<row r="9"><c r="A9"><v>1</c></v></row>'),
     "cdata end": _sheet(ROWS + '<row r="9"><c r="A9" t="str"><v>a]]>b</v></c></row>'),
     "name character": _sheet(ROWS.replace('<row r="3">', '<row r="3" a\u00b2="1">')),
+    # unclosed cells: one attempt per token (a search onwards would rescan the text from
+    # every "<c": quadratic); lxml then stops at its nesting limit
+    "unclosed cells": _sheet('<row r="1">' + "<c>" * 20_000),
 }
 
 

@@ -936,9 +936,14 @@ def _scan_body(
     depth = 0
     formula, cell = st.formula, st.cell
     columns_of = _col_cache
-    for m in _BODY_TOKEN.finditer(body):
-        if m.start() != pos:
-            raise _NotRegular("text between elements")
+    token = _BODY_TOKEN.match
+    size = len(body)
+    while pos < size:
+        # one attempt where the last token ended (a search onwards could retry the
+        # unbounded cell alternative at every "<c" of a hostile text: quadratic time)
+        m = token(body, pos)
+        if m is None:
+            raise _NotRegular("text between elements, or an element of another shape")
         pos = m.end()
         (
             letters,
@@ -1006,8 +1011,8 @@ def _scan_body(
             got = st.element(el, v_tag, f_tag, is_tag)
             if got is not None:
                 yield got
-    if pos != len(body) or depth:
-        raise _NotRegular("text after the last element or unbalanced rows")
+    if depth:
+        raise _NotRegular("unbalanced rows")
 
 
 def _number_operand(el) -> float | None:
