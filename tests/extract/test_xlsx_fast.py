@@ -69,6 +69,12 @@ CASES = {
         '<row r="1"><c r="A1"><f>IF(B1&lt;&gt;2,&quot;a&amp;b&quot;,1)</f></c>'
         '<c r="B1" t="str"><v>a&amp;b&#65;</v></c></row>'
     ),
+    "predefined entities": _sheet(
+        '<row r="1"><c r="A1"><f>A2&amp;"&amp;lt;"&amp;&apos;x&apos;</f><v>a&amp;amp;b</v></c>'
+        '<c r="B1" t="inlineStr"><is><t>&lt;&gt;&quot;&amp;</t></is></c>'
+        '<c r="C1" t="str"><f>"&amp;"</f><v>&amp;quot;</v></c></row>'
+    ),
+    "unknown entity": _sheet('<row r="1"><c r="A1" t="str"><v>a&bogus;b</v></c></row>'),
     "other attributes and children": _sheet(
         '<row r="1"><c r="A1" s="0" t="n" cm="1"><v>5</v></c><c r="B1"><v>1</v><v>2</v></c>'
         '<c r="C1" t="inlineStr"><is><r><rPr><color rgb="FFFFFFFF"/></rPr><t>x</t></r>'

@@ -893,13 +893,17 @@ def _nsmap(decls: str) -> dict[str | None, str]:
     return out
 
 
+_TEXT = r"([^<]*)"
+"""Element text (one with ``&`` is read by :func:`_unescape` when its every ``&`` starts one
+of XML's predefined entities, else by lxml)."""
+_ENTITIES = re.compile(r"[^&]*(?:&(?:amp|lt|gt|quot|apos);[^&]*)*")
 _BODY_TOKEN = re.compile(
     # a cell of the common shapes: r, s, t attributes; an f, a v, an inline string
     r'<c r="([A-Z]{1,3})([1-9][0-9]{0,6})"(?: s="([0-9]{1,9})")?(?: t="([a-zA-Z]{1,9})")?'
     r"(?:(/)>|>"
-    r'(?:<f((?: [A-Za-z][A-Za-z0-9]{0,15}="[^"<&\t\n]*")*)(?:>([^<&]*)</f>|(/)>))?'
-    r"(?:<v>([^<&]*)</v>|<v/>)?"
-    r'(?:<is><t(?: xml:space="preserve")?>([^<&]*)</t></is>)?'
+    r'(?:<f((?: [A-Za-z][A-Za-z0-9]{0,15}="[^"<&\t\n]*")*)(?:>' + _TEXT + r"</f>|(/)>))?"
+    r"(?:<v>" + _TEXT + r"</v>|<v/>)?"
+    r'(?:<is><t(?: xml:space="preserve")?>' + _TEXT + r"</t></is>)?"
     r"</c>)"
     # a row's start (its attributes double-quoted, no entity), a row's end
     r"|<row((?:[ \t\n]+[A-Za-z_][A-Za-z0-9_.-]*(?::[A-Za-z_][A-Za-z0-9_.-]*)?[ \t\n]*=[ \t\n]*"
@@ -913,6 +917,18 @@ _BODY_TOKEN = re.compile(
 _ATTR = re.compile(
     r'([A-Za-z_][A-Za-z0-9_.-]*(?::[A-Za-z_][A-Za-z0-9_.-]*)?)[ \t\n]*=[ \t\n]*"([^"]*)"'
 )
+
+
+def _unescape(text: str) -> str:
+    """``text`` with XML's predefined entities decoded (``&amp;`` last: its ``&`` never
+    starts another)."""
+    return (
+        text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", '"')
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
+    )
 
 
 def _scan_body(
@@ -961,7 +977,19 @@ def _scan_body(
             row_end,
             odd,
         ) = m.groups()
+        if (
+            letters is not None
+            and "&" in m[0]  # in its texts: the attributes matched hold none
+            and not all(x is None or _ENTITIES.fullmatch(x) for x in (f_text, v, inline))
+        ):
+            odd, letters = m[0], None  # a character reference or an unknown entity: lxml
         if letters is not None:  # as st.place reads r: a canonical coordinate here
+            if f_text and "&" in f_text:
+                f_text = _unescape(f_text)
+            if v and "&" in v:
+                v = _unescape(v)
+            if inline and "&" in inline:
+                inline = _unescape(inline)
             col = columns_of.get(letters)
             st.col_no = col if col is not None else col_index(letters)
             row, coord = int(digits), letters + digits
