@@ -81,6 +81,9 @@ CASES = {
         '<r><t>y</t></r></is></c><c r="D1" xmlns="urn:other"><v>1</v></c></row>'
     ),
     # read again by lxml alone (irregular part-way), or not read by expressions at all
+    "many cells of other shapes": _sheet(
+        "".join(f'<row r="{i}">\n <c r="A{i}">\n  <v>{i}</v>\n </c>\n</row>' for i in range(1, 400))
+    ),
     "a cell inside a cell": _sheet(ROWS + '<row r="9"><c r="A9"><c r="B9"><v>3</v></c></c></row>'),
     "text between cells": _sheet(ROWS + '<row r="9">junk<c r="A9"><v>1</v></c></row>'),
     "single quotes": _sheet(ROWS.replace('<row r="3">', "<row r='3'>")),

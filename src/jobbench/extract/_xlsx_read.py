@@ -919,6 +919,13 @@ _ATTR = re.compile(
 )
 
 
+ODD_CELLS_MIN = 256
+ODD_CELLS_SHARE = 200
+"""Past :data:`ODD_CELLS_MIN` cells of other shapes than :data:`_BODY_TOKEN`'s (each parsed
+by lxml on its own), more than one per :data:`ODD_CELLS_SHARE` characters read so far (a
+pretty-printed sheet, say) hands the part to lxml alone, which reads such text faster."""
+
+
 def _unescape(text: str) -> str:
     """``text`` with XML's predefined entities decoded (``&amp;`` last: its ``&`` never
     starts another)."""
@@ -950,6 +957,7 @@ def _scan_body(
         uris[name] = uri
     pos = 0
     depth = 0
+    n_odd = 0
     formula, cell = st.formula, st.cell
     columns_of = _col_cache
     token = _BODY_TOKEN.match
@@ -1027,6 +1035,9 @@ def _scan_body(
             if depth < 0:
                 raise _NotRegular("unbalanced rows")
         elif odd is not None:
+            n_odd += 1
+            if n_odd > ODD_CELLS_MIN and n_odd * ODD_CELLS_SHARE > pos:
+                raise _NotRegular("many cells of other shapes: lxml alone reads them faster")
             wrapper = etree.fromstring(
                 f"<jobbench-cell {decls}>{odd}</jobbench-cell>".encode(),
                 etree.XMLParser(**_PARSER_KW),
