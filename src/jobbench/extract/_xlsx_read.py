@@ -802,7 +802,10 @@ def _scan(
 
     Raises:
         lxml.etree.XMLSyntaxError: malformed sheet XML.
-        _NotRegular: ``fast`` content of another shape than :func:`_scan_body` reads.
+        _NotRegular: ``fast`` content of another shape than :func:`_scan_body` reads, the
+            marker's namespaces in scope other than the declarations (those found in the
+            root's text were not all real ones), cells in another namespace than the first
+            element lxml reported, or no marker read.
     """
     st = _Pass(pkg, layout)
     columns = st.columns
