@@ -227,6 +227,34 @@ def normalise(
     return str(value), False
 
 
+def _normalise_read(
+    value: object, data_type: str, number_format: str, epoch_1904: bool
+) -> tuple[CellValue, bool]:
+    """:func:`normalise` of a value a sheet reader decoded (None, text, a number, ...) with
+    its cell type, its common cases spelt out: the same result, with less work per cell."""
+    if value is None:
+        return None, False
+    if type(value) is str:
+        return value, data_type == "e"
+    if (
+        (type(value) is int or type(value) is float)
+        and number_format
+        and number_format != "General"
+        and data_type != "d"
+        and _is_date_format(number_format)
+    ):
+        return normalise(value, data_type, number_format, epoch_1904)  # perhaps a date
+    if type(value) is int:
+        return value, False
+    if type(value) is float:
+        if math.isnan(value) or math.isinf(value):
+            return "#NUM!", True
+        if value.is_integer() and abs(value) < 2**53:
+            return int(value), False
+        return value, False
+    return normalise(value, data_type, number_format, epoch_1904)
+
+
 def _same(a: CellValue, b: CellValue) -> bool:
     if (
         isinstance(a, (int, float))
@@ -280,26 +308,34 @@ def show(
 def relative_form(formula: str, row: int, col: int) -> str:
     """``formula`` with relative A1 references rewritten as offsets from (row, col), so
     that a formula filled down a column has the same form in every cell."""
-    from openpyxl.utils import column_index_from_string
-
-    def repl(m: re.Match) -> str:
-        cabs, cletters, rabs, rdigits = m.groups()
-        try:
-            c = column_index_from_string(cletters)
-        except ValueError:
-            return m.group(0)
-        cpart = f"C{c}" if cabs else f"C[{c - col}]"
-        rpart = f"R{rdigits}" if rabs else f"R[{int(rdigits) - row}]"
-        return rpart + cpart
-
+    if '"' not in formula:  # no string literal: one piece
+        return _relative_refs(formula, row, col)
     parts = []
     last = 0
     for m in _STRING_RE.finditer(formula):
-        parts.append(_REF_RE.sub(repl, formula[last : m.start()]))
+        parts.append(_relative_refs(formula[last : m.start()], row, col))
         parts.append(m.group(0))
         last = m.end()
-    parts.append(_REF_RE.sub(repl, formula[last:]))
+    parts.append(_relative_refs(formula[last:], row, col))
     return "".join(parts)
+
+
+def _relative_refs(text: str, row: int, col: int) -> str:
+    """The references :data:`_REF_RE` finds in ``text`` (no string literal) as ``R[dr]C[dc]``
+    offsets from (row, col), or ``R<row>`` / ``C<column>`` where absolute."""
+    from ._xlsx_read import col_index
+
+    pieces = _REF_RE.split(text)  # text, then per reference its 4 groups and the text after
+    if len(pieces) == 1:
+        return text
+    out = [pieces[0]]
+    for i in range(1, len(pieces), 5):
+        cabs, cletters, rabs, rdigits, after = pieces[i : i + 5]
+        c = col_index(cletters)  # 1 to 3 capitals: always a column (A to ZZZ)
+        out.append(f"R{rdigits}" if rabs else f"R[{int(rdigits) - row}]")
+        out.append(f"C{c}" if cabs else f"C[{c - col}]")
+        out.append(after)
+    return "".join(out)
 
 
 def _banded(sd: SheetData, r: int, c: int) -> bool:
@@ -395,33 +431,41 @@ def _formula_pass(source: Source, ctx: Context | None):
                 layout = SheetLayout()
                 looks: list[Look] = []
                 stored: list[tuple[object, bool] | None] = []  # for conditional formats
+                hidden, formulas, values = sd.hidden, sd.formulas, sd.values
+                add_cell, add_look, add_stored = sd.cells.append, looks.append, stored.append
+                epoch = pkg.date1904
                 for n, raw in enumerate(iter_cells(zf, info.part, pkg, layout)):
                     if ctx is not None and n % 5000 == 0:
                         ctx.check_deadline()
                     coord = raw.coord
-                    sd.cells.append((raw.row, raw.col, coord))
-                    looks.append(raw.look)
+                    add_cell((raw.row, raw.col, coord))
+                    add_look(raw.look)
+                    formula = raw.formula
+                    value, data_type = raw.value, raw.data_type
                     # a formula's value is known after recalculation: its conditions wait
-                    stored.append(
-                        None if raw.formula is not None else (raw.value, raw.data_type == "e")
-                    )
+                    add_stored(None if formula is not None else (value, data_type == "e"))
                     if raw.hidden:
-                        sd.hidden[coord] = raw.hidden
-                    elif raw.formula is not None and not raw.look.plain:
+                        hidden[coord] = raw.hidden
+                    elif formula is not None and not raw.look.plain:
                         sd.looks[coord] = raw.look
                     if raw.hidden_runs:
                         sd.hidden_runs[coord] = raw.hidden_runs
                     fmt = raw.number_format
                     if fmt and fmt != "General":
                         sd.formats[coord] = fmt
-                    val, err = normalise(raw.value, raw.data_type, fmt, pkg.date1904)
-                    if raw.formula is not None:
-                        sd.formulas[coord] = _formula_text(raw)
+                    if value is None:
+                        val, err = None, False
+                    else:
+                        val, err = _normalise_read(value, data_type, fmt, epoch)
+                    if formula is not None:
+                        formulas[coord] = (
+                            "=" + formula if raw.formula_kind != "array" else _formula_text(raw)
+                        )
                         got[coord] = (val, err)
                         # its place in file order; the final value replaces it
-                        sd.values.setdefault(coord, None)
+                        values.setdefault(coord, None)
                     else:
-                        sd.values[coord] = val
+                        values[coord] = val
                         if err:
                             sd.errors[coord] = str(val)
                 cached[sd.name] = got
@@ -461,10 +505,11 @@ def _values_pass(
             want = sd.formulas
             got: dict[str, tuple[CellValue, bool]] = {}
             try:
+                formats, epoch = sd.formats, pkg.date1904
                 for n, (coord, value, t, fmt) in enumerate(stored_values(zf, part, pkg, set(want))):
                     if ctx is not None and n % 5000 == 0:
                         ctx.check_deadline()
-                    got[coord] = normalise(value, t, sd.formats.get(coord) or fmt, pkg.date1904)
+                    got[coord] = _normalise_read(value, t, formats.get(coord) or fmt, epoch)
             except MissingCoordinate:
                 got = {}
                 for n, raw in enumerate(iter_cells(zf, part, pkg)):
@@ -1100,25 +1145,35 @@ def _annotations(sd: SheetData) -> dict[str, str]:
     """Formula annotation per formula cell; a long fill-down run is shown once."""
     from openpyxl.utils import coordinate_to_tuple
 
+    # a formula cell's row and column, as its coordinate states them (sd.cells holds both);
+    # past column ZZZ (cells without a coordinate) coordinate_to_tuple raises, as it did
+    place: dict[str, tuple[int, int]] = {}
+    formulas = sd.formulas
+    for r, c, coord in sd.cells:
+        if c <= 18_278 and coord in formulas:
+            place[coord] = (r, c)
     by_col: dict[int, list[tuple[int, str]]] = {}
-    for coord in sd.formulas:
-        r, c = coordinate_to_tuple(coord)
+    for coord in formulas:
+        got = place.get(coord)
+        r, c = got if got is not None else coordinate_to_tuple(coord)
         by_col.setdefault(c, []).append((r, coord))
     notes: dict[str, str] = {}
     for c, cells in by_col.items():
         cells.sort()
         i = 0
-        while i < len(cells):
+        end = len(cells)
+        while i < end:
             r0, coord0 = cells[i]
-            form = relative_form(sd.formulas[coord0], r0, c)
+            form = relative_form(formulas[coord0], r0, c)
             j = i + 1
-            while (
-                j < len(cells)
-                and cells[j][0] == cells[j - 1][0] + 1
-                and relative_form(sd.formulas[cells[j][1]], cells[j][0], c) == form
-            ):
+            prev = r0
+            while j < end:
+                r, coord = cells[j]
+                if r != prev + 1 or relative_form(formulas[coord], r, c) != form:
+                    break
+                prev = r
                 j += 1
-            formula = sd.formulas[coord0]
+            formula = formulas[coord0]
             formula = formula if formula.startswith(("=", "{")) else "=" + formula
             if j - i >= FILL_RUN_MIN:
                 notes[coord0] = note(
@@ -1128,7 +1183,7 @@ def _annotations(sd: SheetData) -> dict[str, str]:
                     notes[coord] = ""
             else:
                 for _r, coord in cells[i:j]:
-                    f = sd.formulas[coord]
+                    f = formulas[coord]
                     notes[coord] = note(f"[{f if f.startswith(('=', '{')) else '=' + f}]")
             i = j
     return notes
@@ -1142,13 +1197,11 @@ def _sheet_header(sd: SheetData) -> str:
         return note(f'## Sheet "{sd.name}" (empty{state})')
     from openpyxl.utils import get_column_letter
 
-    first_row, last_row = sd.cells[0][0], sd.cells[0][0]
-    min_c = max_c = sd.cells[0][1]
-    rows = set()
-    for r, c, _coord in sd.cells:
-        rows.add(r)
-        first_row, last_row = min(first_row, r), max(last_row, r)
-        min_c, max_c = min(min_c, c), max(max_c, c)
+    row_nos = [r for r, _c, _coord in sd.cells]
+    col_nos = [c for _r, c, _coord in sd.cells]
+    first_row, last_row = min(row_nos), max(row_nos)
+    min_c, max_c = min(col_nos), max(col_nos)
+    rows = set(row_nos)
     used = f"{get_column_letter(min_c)}{first_row}:{get_column_letter(max_c)}{last_row}"
     return note(
         f'## Sheet "{sd.name}" (used range {used}; {len(rows):,} rows with data; '

@@ -21,11 +21,13 @@ Both the transitional and the strict (``purl.oclc.org``) namespaces are accepted
 
 from __future__ import annotations
 
+import io
 import posixpath
 import re
 import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from lxml import etree
 
@@ -301,7 +303,7 @@ def over(look: Look, dxf, builtin: dict | None = None) -> Look:
     return Look(fmt, colour, fill, size, look.palette)
 
 
-@dataclass
+@dataclass(slots=True)
 class RawCell:
     """One cell as stored: ``formula`` is the text without ``=`` (``None`` for constants);
     ``value`` is the decoded stored value (for formula cells: the cached result; for rich
@@ -484,6 +486,211 @@ def _visible_runs(runs: list[Run], look: Look) -> tuple[str, list[tuple[str, str
     return "".join(shown), hidden
 
 
+class _NotRegular(Exception):
+    """The worksheet text leaves the shape :func:`_fast_sheet` reads (the caller then reads
+    the part with lxml alone)."""
+
+
+@dataclass
+class _Pass:
+    """The state of one pass over a worksheet part's cells (:func:`iter_cells`)."""
+
+    pkg: Package
+    layout: SheetLayout | None
+    shared: dict[str | None, tuple[str, str]] = field(default_factory=dict)
+    translators: dict[str | None, Any] = field(default_factory=dict)
+    looks: dict[str | None, Look] = field(default_factory=dict)
+    row_no: int = 0
+    col_no: int = 0
+    row_hidden: bool = False
+    columns: _Columns = field(default_factory=_Columns)
+    arrays: list[tuple[Box, str, str]] = field(default_factory=list)
+    """``(range, formula, master)`` of the array formulas seen."""
+
+    def row(self, r: str | None, ht: str | None, custom: str | None, hidden: str | None) -> None:
+        """A ``row`` element starts (its ``r``, ``ht``, ``customHeight``, ``hidden``)."""
+        self.row_no = int(r) if r and r.isdigit() else self.row_no + 1
+        self.col_no = 0
+        height = _float(ht)
+        self.row_hidden = _truthy(hidden) or (
+            _truthy(custom) and height is not None and height < MIN_HEIGHT
+        )
+        if self.arrays:
+            self.arrays = [a for a in self.arrays if a[0][2] >= self.row_no]
+
+    def place(self, ref: str | None) -> tuple[int, int, str]:
+        """``(row, column, coordinate)`` of a cell with ``r`` attribute ``ref`` (None or
+        unreadable: the next column of the current row)."""
+        m = _CELL_RE.match(ref) if ref else None
+        if m:
+            letters = m.group(1).upper()
+            self.col_no = col_index(letters)
+            row = int(m.group(2))
+        else:
+            self.col_no += 1
+            letters = col_letters(self.col_no)
+            row = self.row_no
+        return row, self.col_no, f"{letters}{row}"
+
+    def formula(
+        self, kind: str | None, text: str | None, si: str | None, ref: str | None, coord: str
+    ) -> tuple[str, str, str | None]:
+        """``(formula, kind, array_ref)`` of an ``f`` element (its ``t``, text, ``si``,
+        ``ref``) in cell ``coord``: a shared formula's master is kept and its other cells
+        translated from it; an array formula's range is kept for its member cells."""
+        fkind = kind or "normal"
+        array_ref = None
+        if fkind == "shared":
+            if text:
+                self.shared[si] = (text, coord)
+                formula = text
+            elif si in self.shared:
+                from openpyxl.formula.translate import Translator
+
+                master_text, master_coord = self.shared[si]
+                tr = self.translators.get(si)
+                if tr is None:
+                    tr = self.translators[si] = Translator("=" + master_text, origin=master_coord)
+                try:
+                    formula = tr.translate_formula(coord)[1:]
+                except Exception:  # noqa: BLE001 - keep the master text if translation fails
+                    formula = master_text
+            else:
+                formula = ""
+        elif fkind == "array":
+            array_ref = ref
+            formula = text or ""
+            box = _box(array_ref or "")
+            if box is not None and box[:2] != box[2:] and len(self.arrays) < ARRAY_MAX:
+                self.arrays.append((box, formula, coord))
+        elif fkind == "dataTable":
+            formula = text or "TABLE()"
+        else:
+            formula = text or ""
+        return formula, fkind, array_ref
+
+    def cell(
+        self,
+        row: int,
+        coord: str,
+        t: str | None,
+        s: str | None,
+        formula: str | None,
+        fkind: str,
+        array_ref: str | None,
+        raw_v: str | None,
+        inline: str | None,
+        inline_runs: list[Run] | None,
+    ) -> RawCell | None:
+        """The :class:`RawCell` of a cell read (None: an empty cell)."""
+        col_no = self.col_no
+        t = t or "n"
+        look = self.looks.get(s)
+        if look is None:
+            look = self.looks[s] = self.pkg.look(s)
+        if formula is None and self.arrays:
+            # a member of an array formula's range holds a value the formula computes:
+            # it is a formula cell (recalculated), not a constant the file may have
+            # left stale
+            for (r1, c1, r2, c2), text, master in self.arrays:
+                if r1 <= row <= r2 and c1 <= col_no <= c2 and coord != master:
+                    formula, fkind, array_ref = text, "array", f"{master} member"
+                    break
+        if raw_v is None and inline is None and formula is None:
+            return None
+        value: object
+        runs = None
+        if t == "n":
+            value = _number(raw_v)
+        elif t == "s":
+            try:
+                idx = int(raw_v) if raw_v is not None else -1
+                value = self.pkg.strings[idx] if idx >= 0 else None
+                runs = self.pkg.runs.get(idx)
+            except (ValueError, IndexError):
+                value = None
+        elif t == "inlineStr":
+            value = inline if inline is not None else raw_v
+            runs = inline_runs
+        elif t == "str":
+            value = raw_v if raw_v is not None else None
+        elif t == "b":
+            value = None if raw_v is None else raw_v.strip() in ("1", "true")
+        elif t == "e":
+            value = raw_v
+        elif t == "d":
+            value = _iso_date(raw_v)
+        else:
+            value = _number(raw_v)
+        if formula is None and value is None:
+            return None
+        hidden = (
+            "hidden row" if self.row_hidden else ("hidden column" if self.columns(col_no) else None)
+        )
+        hidden_runs = None
+        if hidden is None and formula is None and not look.plain:
+            hidden = look.hides(value)  # an error value is drawn like text
+        if hidden is None and runs is not None:
+            shown, hidden_runs = _visible_runs(runs, look)
+            if hidden_runs and not shown.strip():
+                hidden, hidden_runs = hidden_runs[0][0], None
+            elif hidden_runs:
+                value = shown
+            else:
+                hidden_runs = None
+        return RawCell(  # by position: the fields' order
+            row,
+            col_no,
+            coord,
+            formula,
+            fkind,
+            array_ref,
+            value,
+            t,
+            look.number_format,
+            look,
+            hidden,
+            hidden_runs,
+        )
+
+    def element(self, el, v_tag: str, f_tag: str, is_tag: str) -> RawCell | None:
+        """The :class:`RawCell` of a ``c`` element parsed by lxml (its children in the
+        sheet's namespace: ``v_tag``, ``f_tag``, ``is_tag``); the element is cleared."""
+        row, _col, coord = self.place(el.get("r"))
+        t, s = el.get("t"), el.get("s")
+        formula = None
+        fkind = ""
+        array_ref = None
+        raw_v = None
+        inline = None
+        inline_runs = None
+        for child in el:
+            ctag = child.tag
+            if ctag == v_tag:
+                raw_v = child.text
+            elif ctag == f_tag:
+                formula, fkind, array_ref = self.formula(
+                    child.get("t"), child.text, child.get("si"), child.get("ref"), coord
+                )
+            elif ctag == is_tag:
+                inline, inline_runs = _runs(child, self.pkg.palette)
+        el.clear()
+        return self.cell(row, coord, t, s, formula, fkind, array_ref, raw_v, inline, inline_runs)
+
+
+_SHEET_TAGS = (
+    "{*}row",
+    "{*}c",
+    "{*}col",
+    "{*}sheetFormatPr",
+    "{*}mergeCell",
+    "{*}conditionalFormatting",
+    "{*}tablePart",
+    "{*}drawing",
+)
+"""The elements :func:`iter_cells` reads, in any namespace."""
+
+
 def iter_cells(
     zf: zipfile.ZipFile, part: str, pkg: Package, layout: SheetLayout | None = None
 ) -> Iterator[RawCell]:
@@ -500,210 +707,354 @@ def iter_cells(
     value to ``hidden_runs``. Merged ranges and conditional formats, which follow the cells,
     are put in ``layout`` when given.
 
+    A part of the regular shape :func:`_fast_sheet` accepts has its ``sheetData`` read by
+    regular expressions and the rest by lxml, with the same result as lxml alone; when the
+    text turns out irregular part-way, the part is read again by lxml alone, the cells
+    already yielded skipped.
+
     Raises:
         lxml.etree.XMLSyntaxError: malformed sheet XML.
     """
-    from openpyxl.formula.translate import Translator
+    fast = _fast_sheet(zf, part)
+    done = 0
+    if fast is not None:
+        try:
+            for cell in _scan(fast[0], pkg, layout, fast[1:]):
+                yield cell
+                done += 1
+            return
+        except (_NotRegular, etree.XMLSyntaxError):
+            if layout is not None:  # read again from the start
+                layout.__dict__.update(SheetLayout().__dict__)
+    with zf.open(part) as f:
+        for i, cell in enumerate(_scan(f, pkg, layout, None)):
+            if i >= done:
+                yield cell
 
-    shared: dict[str, tuple[str, str]] = {}
-    translators: dict[str, Translator] = {}
-    strings, runs_of = pkg.strings, pkg.runs
-    looks: dict[str | None, Look] = {}
-    row_no = 0
-    col_no = 0
-    row_hidden = False
-    columns = _Columns()
-    arrays: list[tuple[Box, str, str]] = []  # (range, formula, master) of array formulas
+
+FAST_SHEET_MAX_BYTES = 64 << 20
+"""Largest uncompressed worksheet part :func:`iter_cells` reads whole with regular
+expressions (larger ones are streamed through lxml)."""
+_MARK = b"<jobbench-cells/>"
+"""Stands for the cells of ``sheetData`` in the text lxml reads in :func:`_fast_sheet`."""
+_XML_DECL = re.compile(rb"<\?xml[^>]*encoding=[\"']utf-8[\"']|<\?xml(?![^>]*encoding)", re.I)
+_ROOT_TAG = re.compile(rb"<(?!\?)([^>]*)>")
+_NS_DECL = re.compile(rb"[ \t\r\n](xmlns(?::[A-Za-z_][\w.-]*)?)[ \t\r\n]*=[ \t\r\n]*\"([^\"<&]*)\"")
+_ANY_NS_DECL = re.compile(rb"xmlns[ \t\r\n]*[:=]")
+_BODY_BAD_BYTES = bytes(range(9)) + b"\x0b\x0c" + bytes(range(14, 32)) + b"\r"
+"""The ASCII controls XML forbids, and the carriage return (which lxml would normalise)."""
+
+
+def _fast_sheet(zf: zipfile.ZipFile, part: str) -> tuple[io.BytesIO, str, str, str] | None:
+    """A worksheet part of the regular shape :func:`_scan_body` reads, split for
+    :func:`_scan`: ``(the part's text with the content of its sheetData replaced by a
+    marker element, as a file; that content; the root element's namespace declarations as
+    attribute text; the default namespace)``, or None for another shape.
+
+    The shape: at most :data:`FAST_SHEET_MAX_BYTES`, UTF-8 (an XML declaration, if any,
+    names UTF-8 or no encoding), no comment, CDATA section, DTD or processing instruction
+    but the XML declaration, every namespace declared on the root element (one default
+    namespace, double-quoted), one ``<sheetData>`` element without attributes holding no
+    carriage return, ``]]>`` or character XML forbids."""
+    info = zf.getinfo(part)
+    if info.file_size > FAST_SHEET_MAX_BYTES:
+        return None
+    data = zf.read(part)
+    if data.startswith(b"<?xml") and not _XML_DECL.match(data):
+        return None
+    start = data.find(b"<sheetData>")
+    end = data.find(b"</sheetData>")
+    if start < 0 or end < start or data.count(b"sheetData") != 2 or b"jobbench-cells" in data:
+        return None
+    if b"<!" in data or data.count(b"<?") > data.startswith(b"<?xml"):
+        return None
+    root = _ROOT_TAG.search(data, data.find(b"?>") + 2 if data.startswith(b"<?xml") else 0)
+    if root is None or root.start() > start:
+        return None
+    decls = _NS_DECL.findall(root.group(1))
+    if len(_ANY_NS_DECL.findall(data)) != len(decls) or [n for n, _u in decls].count(b"xmlns") != 1:
+        return None  # every declaration on the root (so in scope everywhere), one default
+    raw = data[start + len(b"<sheetData>") : end]
+    if (
+        len(raw.translate(None, _BODY_BAD_BYTES)) != len(raw)
+        or b"]]>" in raw
+        or b"\xef\xbf\xbe" in raw  # U+FFFE, U+FFFF: not XML characters
+        or b"\xef\xbf\xbf" in raw
+    ):
+        return None
+    try:
+        body = raw.decode("utf-8")
+        decl_text = " ".join(f'{n.decode()}="{u.decode()}"' for n, u in decls)
+        default = next(u for n, u in decls if n == b"xmlns").decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    rest = data[: start + len(b"<sheetData>")] + _MARK + data[end:]
+    return io.BytesIO(rest), body, decl_text, default
+
+
+def _scan(
+    source, pkg: Package, layout: SheetLayout | None, fast: tuple[str, str, str] | None
+) -> Iterator[RawCell]:
+    """The cells of a worksheet part read by lxml from the file ``source``; with ``fast``
+    (``(sheetData content, root namespace declarations, default namespace)``, see
+    :func:`_fast_sheet`), ``source`` holds a marker element in place of that content,
+    whose cells :func:`_scan_body` reads where the marker stands.
+
+    Raises:
+        lxml.etree.XMLSyntaxError: malformed sheet XML.
+        _NotRegular: ``fast`` content of another shape than :func:`_scan_body` reads, the
+            marker's namespaces in scope other than the declarations (those found in the
+            root's text were not all real ones), cells in another namespace than the first
+            element lxml reported, or no marker read.
+    """
+    st = _Pass(pkg, layout)
+    columns = st.columns
     ns = None
     row_tag = v_tag = f_tag = is_tag = c_tag = col_tag = fmt_tag = merge_tag = cf_tag = ""
-    with zf.open(part) as f:
-        tags = (
-            "{*}row",
-            "{*}c",
-            "{*}col",
-            "{*}sheetFormatPr",
-            "{*}mergeCell",
-            "{*}conditionalFormatting",
-            "{*}tablePart",
-            "{*}drawing",
-        )
-        for ev, el in etree.iterparse(f, events=("start", "end"), tag=tags, **_PARSER_KW):
-            if ns is None:  # the sheet's namespace (transitional or strict), fixed for the part
-                ns = el.tag.rpartition("}")[0] + "}" if el.tag.startswith("{") else ""
-                row_tag, v_tag, f_tag, is_tag = ns + "row", ns + "v", ns + "f", ns + "is"
-                c_tag, col_tag, fmt_tag = ns + "c", ns + "col", ns + "sheetFormatPr"
-                merge_tag, cf_tag = ns + "mergeCell", ns + "conditionalFormatting"
-            tag = el.tag
-            if tag != c_tag:  # a cell (the common case) skips the other tags' tests
-                if tag == col_tag:
-                    if ev == "end":
-                        columns.add(el)
-                    continue
-                if tag == fmt_tag:
-                    # zeroHeight hides the rows the file leaves out, never the rows it writes
-                    # (LibreOffice and Excel show those): no row rule here
-                    if ev == "end":
-                        columns.default_zero = _float(el.get("defaultColWidth")) == 0
-                    continue
-                if tag.endswith("}tablePart") or tag.endswith("}drawing"):
-                    if ev == "end" and layout is not None:
-                        rid = next((v for k, v in el.attrib.items() if _local(k) == "id"), None)
-                        ids = layout.table_ids if tag.endswith("}tablePart") else layout.drawing_ids
-                        if rid and len(ids) < TABLES_MAX:
-                            ids.append(rid)
-                    continue
-                if tag == merge_tag or tag == cf_tag or tag.endswith("}conditionalFormatting"):
-                    if ev == "end" and layout is not None:
-                        if layout.ranges >= LAYOUT_MAX_RANGES:
-                            layout.truncated = True
-                        elif tag == merge_tag:
-                            box = _box(el.get("ref") or "")
-                            if box is not None:
-                                layout.merged.append(box)
-                                layout.ranges += 1
-                        else:
-                            _conditional(el, pkg, layout)
-                        el.clear()
-                    continue
-                if tag == row_tag:
-                    if ev == "start":
-                        r = el.get("r")
-                        row_no = int(r) if r and r.isdigit() else row_no + 1
-                        col_no = 0
-                        height = _float(el.get("ht"))
-                        custom = _truthy(el.get("customHeight"))
-                        row_hidden = _truthy(el.get("hidden")) or (
-                            custom and height is not None and height < MIN_HEIGHT
-                        )
-                        if arrays:
-                            arrays = [a for a in arrays if a[0][2] >= row_no]
+    body, decls, default = fast if fast is not None else ("", "", "")
+    body_ns = "{%s}" % default if default else ""
+    mark_tag = body_ns + "jobbench-cells" if fast is not None else None
+    marked = False
+    tags = _SHEET_TAGS + (("{*}jobbench-cells",) if fast is not None else ())
+    for ev, el in etree.iterparse(source, events=("start", "end"), tag=tags, **_PARSER_KW):
+        tag = el.tag
+        if tag == mark_tag:
+            if ev == "end":
+                marked = True
+                if el.nsmap != _nsmap(decls):
+                    raise _NotRegular("namespaces in scope other than the root's declarations")
+                if not body.strip(" \t\n"):
+                    continue  # no row or cell
+                if ns is None:  # the first row or cell sets it
+                    ns = body_ns
+                    row_tag, v_tag, f_tag, is_tag = ns + "row", ns + "v", ns + "f", ns + "is"
+                    c_tag, col_tag, fmt_tag = ns + "c", ns + "col", ns + "sheetFormatPr"
+                    merge_tag, cf_tag = ns + "mergeCell", ns + "conditionalFormatting"
+                elif ns != body_ns:
+                    raise _NotRegular("cells in another namespace than the part's first element")
+                yield from _scan_body(st, body, decls, v_tag, f_tag, is_tag)
+            continue
+        if ns is None:  # the sheet's namespace (transitional or strict), fixed for the part
+            ns = tag.rpartition("}")[0] + "}" if tag.startswith("{") else ""
+            row_tag, v_tag, f_tag, is_tag = ns + "row", ns + "v", ns + "f", ns + "is"
+            c_tag, col_tag, fmt_tag = ns + "c", ns + "col", ns + "sheetFormatPr"
+            merge_tag, cf_tag = ns + "mergeCell", ns + "conditionalFormatting"
+        if tag != c_tag:  # a cell (the common case) skips the other tags' tests
+            if tag == col_tag:
+                if ev == "end":
+                    columns.add(el)
+                continue
+            if tag == fmt_tag:
+                # zeroHeight hides the rows the file leaves out, never the rows it writes
+                # (LibreOffice and Excel show those): no row rule here
+                if ev == "end":
+                    columns.default_zero = _float(el.get("defaultColWidth")) == 0
+                continue
+            if tag.endswith("}tablePart") or tag.endswith("}drawing"):
+                if ev == "end" and layout is not None:
+                    rid = next((v for k, v in el.attrib.items() if _local(k) == "id"), None)
+                    ids = layout.table_ids if tag.endswith("}tablePart") else layout.drawing_ids
+                    if rid and len(ids) < TABLES_MAX:
+                        ids.append(rid)
+                continue
+            if tag == merge_tag or tag == cf_tag or tag.endswith("}conditionalFormatting"):
+                if ev == "end" and layout is not None:
+                    if layout.ranges >= LAYOUT_MAX_RANGES:
+                        layout.truncated = True
+                    elif tag == merge_tag:
+                        box = _box(el.get("ref") or "")
+                        if box is not None:
+                            layout.merged.append(box)
+                            layout.ranges += 1
                     else:
-                        _release(el)
-                    continue
-                if ev != "end":
-                    continue
-            elif ev != "end":
+                        _conditional(el, pkg, layout)
+                    el.clear()
                 continue
-            ref = el.get("r")
-            m = _CELL_RE.match(ref) if ref else None
-            if m:
-                letters = m.group(1).upper()
-                col_no = col_index(letters)
-                row = int(m.group(2))
-            else:
-                col_no += 1
-                letters = col_letters(col_no)
-                row = row_no
-            coord = f"{letters}{row}"
-            t = el.get("t") or "n"
-            s = el.get("s")
-            look = looks.get(s)
-            if look is None:
-                look = looks[s] = pkg.look(s)
-            formula = None
-            fkind = ""
-            array_ref = None
-            raw_v = None
-            inline = None
-            inline_runs = None
-            for child in el:
-                ctag = child.tag
-                if ctag == v_tag:
-                    raw_v = child.text
-                elif ctag == f_tag:
-                    fkind = child.get("t") or "normal"
-                    text = child.text
-                    if fkind == "shared":
-                        si = child.get("si")
-                        if text:
-                            shared[si] = (text, coord)
-                            formula = text
-                        elif si in shared:
-                            master_text, master_coord = shared[si]
-                            tr = translators.get(si)
-                            if tr is None:
-                                tr = translators[si] = Translator(
-                                    "=" + master_text, origin=master_coord
-                                )
-                            try:
-                                formula = tr.translate_formula(coord)[1:]
-                            except Exception:  # noqa: BLE001 - keep the master text if translation fails
-                                formula = master_text
-                        else:
-                            formula = ""
-                    elif fkind == "array":
-                        array_ref = child.get("ref")
-                        formula = text or ""
-                        box = _box(array_ref or "")
-                        if box is not None and box[:2] != box[2:] and len(arrays) < ARRAY_MAX:
-                            arrays.append((box, formula, coord))
-                    elif fkind == "dataTable":
-                        formula = text or "TABLE()"
-                    else:
-                        formula = text or ""
-                elif ctag == is_tag:
-                    inline, inline_runs = _runs(child, pkg.palette)
-            el.clear()
-            if formula is None and arrays:
-                # a member of an array formula's range holds a value the formula computes:
-                # it is a formula cell (recalculated), not a constant the file may have
-                # left stale
-                for (r1, c1, r2, c2), text, master in arrays:
-                    if r1 <= row <= r2 and c1 <= col_no <= c2 and coord != master:
-                        formula, fkind, array_ref = text, "array", f"{master} member"
-                        break
-            if raw_v is None and inline is None and formula is None:
-                continue
-            value: object
-            runs = None
-            if t == "s":
-                try:
-                    idx = int(raw_v) if raw_v is not None else -1
-                    value = strings[idx] if idx >= 0 else None
-                    runs = runs_of.get(idx)
-                except (ValueError, IndexError):
-                    value = None
-            elif t == "inlineStr":
-                value = inline if inline is not None else raw_v
-                runs = inline_runs
-            elif t == "str":
-                value = raw_v if raw_v is not None else None
-            elif t == "b":
-                value = None if raw_v is None else raw_v.strip() in ("1", "true")
-            elif t == "e":
-                value = raw_v
-            elif t == "d":
-                value = _iso_date(raw_v)
-            else:
-                value = _number(raw_v)
-            if formula is None and value is None:
-                continue
-            hidden = "hidden row" if row_hidden else ("hidden column" if columns(col_no) else None)
-            hidden_runs = None
-            if hidden is None and formula is None and not look.plain:
-                hidden = look.hides(value)  # an error value is drawn like text
-            if hidden is None and runs is not None:
-                shown, hidden_runs = _visible_runs(runs, look)
-                if hidden_runs and not shown.strip():
-                    hidden, hidden_runs = hidden_runs[0][0], None
-                elif hidden_runs:
-                    value = shown
+            if tag == row_tag:
+                if ev == "start":
+                    st.row(el.get("r"), el.get("ht"), el.get("customHeight"), el.get("hidden"))
                 else:
-                    hidden_runs = None
-            yield RawCell(
-                row=row,
-                col=col_no,
-                coord=coord,
-                formula=formula,
-                formula_kind=fkind,
-                array_ref=array_ref,
-                value=value,
-                data_type=t,
-                number_format=look.number_format,
-                look=look,
-                hidden=hidden,
-                hidden_runs=hidden_runs,
+                    _release(el)
+                continue
+            if ev != "end":
+                continue
+        elif ev != "end":
+            continue
+        cell = st.element(el, v_tag, f_tag, is_tag)
+        if cell is not None:
+            yield cell
+    if fast is not None and not marked:
+        raise _NotRegular("the cells' marker was not read")
+
+
+def _nsmap(decls: str) -> dict[str | None, str]:
+    """``{prefix (None: default): namespace}`` of namespace declarations as attribute text
+    (``xmlns="…" xmlns:r="…"``, as :func:`_fast_sheet` writes them)."""
+    out: dict[str | None, str] = {}
+    for name, uri in re.findall(r'xmlns(?::([^=]+))?="([^"]*)"', decls):
+        out[name or None] = uri
+    return out
+
+
+_TEXT = r"([^<]*)"
+"""Element text (one with ``&`` is read by :func:`_unescape` when its every ``&`` starts one
+of XML's predefined entities, else by lxml)."""
+_ENTITIES = re.compile(r"[^&]*(?:&(?:amp|lt|gt|quot|apos);[^&]*)*")
+_BODY_TOKEN = re.compile(
+    # a cell of the common shapes: r, s, t attributes; an f, a v, an inline string
+    r'<c r="([A-Z]{1,3})([1-9][0-9]{0,6})"(?: s="([0-9]{1,9})")?(?: t="([a-zA-Z]{1,9})")?'
+    r"(?:(/)>|>"
+    r'(?:<f((?: [A-Za-z][A-Za-z0-9]{0,15}="[^"<&\t\n]*")*)(?:>' + _TEXT + r"</f>|(/)>))?"
+    r"(?:<v>" + _TEXT + r"</v>|<v/>)?"
+    r'(?:<is><t(?: xml:space="preserve")?>' + _TEXT + r"</t></is>)?"
+    r"</c>)"
+    # a row's start (its attributes double-quoted, no entity), a row's end
+    r"|<row((?:[ \t\n]+[A-Za-z_][A-Za-z0-9_.-]*(?::[A-Za-z_][A-Za-z0-9_.-]*)?[ \t\n]*=[ \t\n]*"
+    r'"[^"<&\t\n]*")*)[ \t\n]*(/?)>'
+    r"|(</row>)"
+    # any other cell: lxml reads it
+    r"|(<c(?:[ \t\n][^>]*)?/>|<c[ \t\n>].*?</c>)"
+    r"|[ \t\n]+",
+    re.S,
+)
+_ATTR = re.compile(
+    r'([A-Za-z_][A-Za-z0-9_.-]*(?::[A-Za-z_][A-Za-z0-9_.-]*)?)[ \t\n]*=[ \t\n]*"([^"]*)"'
+)
+
+
+ODD_CELLS_MIN = 256
+ODD_CELLS_SHARE = 200
+"""Past :data:`ODD_CELLS_MIN` cells of other shapes than :data:`_BODY_TOKEN`'s (each parsed
+by lxml on its own), more than one per :data:`ODD_CELLS_SHARE` characters read so far (a
+pretty-printed sheet, say) hands the part to lxml alone, which reads such text faster."""
+
+
+def _unescape(text: str) -> str:
+    """``text`` with XML's predefined entities decoded (``&amp;`` last: its ``&`` never
+    starts another)."""
+    return (
+        text.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", '"')
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
+    )
+
+
+def _scan_body(
+    st: _Pass, body: str, decls: str, v_tag: str, f_tag: str, is_tag: str
+) -> Iterator[RawCell]:
+    """The cells of a ``sheetData`` element's content ``body`` (see :func:`_fast_sheet`),
+    read as lxml reads them: rows and cells of the shapes :data:`_BODY_TOKEN` matches by
+    their text, any other cell by lxml (wrapped in the root's namespace declarations
+    ``decls``).
+
+    Raises:
+        _NotRegular: text of another shape (text between elements, an element other than
+            a row or a cell, a row attribute with an entity, unbalanced rows, a cell holding
+            a row or a cell, ...).
+        lxml.etree.XMLSyntaxError: a malformed cell.
+    """
+    uris = {"xml": "http://www.w3.org/XML/1998/namespace"}
+    for name, uri in re.findall(r'xmlns:([^=]+)="([^"]*)"', decls):
+        uris[name] = uri
+    pos = 0
+    depth = 0
+    n_odd = 0
+    formula, cell = st.formula, st.cell
+    columns_of = _col_cache
+    token = _BODY_TOKEN.match
+    size = len(body)
+    while pos < size:
+        # one attempt where the last token ended (a search onwards could retry the
+        # unbounded cell alternative at every "<c" of a hostile text: quadratic time)
+        m = token(body, pos)
+        if m is None:
+            raise _NotRegular("text between elements, or an element of another shape")
+        pos = m.end()
+        (
+            letters,
+            digits,
+            s,
+            t,
+            _closed,
+            f_attrs,
+            f_text,
+            _f_closed,
+            v,
+            inline,
+            row_attrs,
+            row_closed,
+            row_end,
+            odd,
+        ) = m.groups()
+        if (
+            letters is not None
+            and "&" in m[0]  # in its texts: the attributes matched hold none
+            and not all(x is None or _ENTITIES.fullmatch(x) for x in (f_text, v, inline))
+        ):
+            odd, letters = m[0], None  # a character reference or an unknown entity: lxml
+        if letters is not None:  # as st.place reads r: a canonical coordinate here
+            if f_text and "&" in f_text:
+                f_text = _unescape(f_text)
+            if v and "&" in v:
+                v = _unescape(v)
+            if inline and "&" in inline:
+                inline = _unescape(inline)
+            col = columns_of.get(letters)
+            st.col_no = col if col is not None else col_index(letters)
+            row, coord = int(digits), letters + digits
+            fml, fkind, array_ref = None, "", None
+            if f_attrs is not None:
+                if f_attrs:
+                    pairs = _ATTR.findall(f_attrs)
+                    attrs = dict(pairs)
+                    if len(attrs) != len(pairs) or any(k.startswith("xmlns") for k in attrs):
+                        raise _NotRegular("f attributes")
+                    fml, fkind, array_ref = formula(
+                        attrs.get("t"), f_text or None, attrs.get("si"), attrs.get("ref"), coord
+                    )
+                else:
+                    fml, fkind, array_ref = formula(None, f_text or None, None, None, coord)
+            got = cell(row, coord, t, s, fml, fkind, array_ref, v or None, inline, None)
+            if got is not None:
+                yield got
+        elif row_attrs is not None:
+            pairs = _ATTR.findall(row_attrs)
+            attrs = dict(pairs)
+            if len(attrs) != len(pairs) or any(k.startswith("xmlns") for k in attrs):
+                raise _NotRegular("row attributes")
+            if ":" in row_attrs:  # a prefixed attribute: its prefix declared, its name unique
+                expanded = [
+                    (uris.get(k.split(":", 1)[0]), k.split(":", 1)[1]) for k in attrs if ":" in k
+                ]
+                if any(u is None for u, _n in expanded) or len(set(expanded)) != len(expanded):
+                    raise _NotRegular("row attributes")
+            st.row(attrs.get("r"), attrs.get("ht"), attrs.get("customHeight"), attrs.get("hidden"))
+            if not row_closed:
+                depth += 1
+        elif row_end is not None:
+            depth -= 1
+            if depth < 0:
+                raise _NotRegular("unbalanced rows")
+        elif odd is not None:
+            n_odd += 1
+            if n_odd > ODD_CELLS_MIN and n_odd * ODD_CELLS_SHARE > pos:
+                raise _NotRegular("many cells of other shapes: lxml alone reads them faster")
+            wrapper = etree.fromstring(
+                f"<jobbench-cell {decls}>{odd}</jobbench-cell>".encode(),
+                etree.XMLParser(**_PARSER_KW),
             )
+            if len(wrapper) != 1 or wrapper.text or wrapper[0].tail:
+                raise _NotRegular("not one cell")
+            el = wrapper[0]
+            if next(el.iterdescendants(*_SHEET_TAGS), None) is not None:
+                raise _NotRegular("a cell holding an element the pass reads")
+            got = st.element(el, v_tag, f_tag, is_tag)
+            if got is not None:
+                yield got
+    if depth:
+        raise _NotRegular("unbalanced rows")
 
 
 def _number_operand(el) -> float | None:
@@ -1030,6 +1381,19 @@ _FAST_UNSAFE = re.compile(
 )
 
 
+_DEFAULT_NS = re.compile(r'\sxmlns="([^"]*)"')
+
+
+def _declared_default(text: str) -> list[str]:
+    """``_DEFAULT_NS.findall(text)`` (the default namespace declarations' values); with one
+    ``xmlns="`` in the text, by matching where it stands rather than scanning the text."""
+    if text.count('xmlns="') != 1:
+        return _DEFAULT_NS.findall(text)
+    i = text.find('xmlns="')
+    m = _DEFAULT_NS.match(text, i - 1) if i > 0 else None
+    return [m.group(1)] if m else []
+
+
 def _decode(t: str, raw_v: str | None, inline: str | None, strings: list[str]) -> object:
     """A cell's stored value from its type ``t``, ``v`` text and inline-string text."""
     if t == "s":
@@ -1074,7 +1438,7 @@ def _fast_stored_values(
     del data
     if _FAST_UNSAFE.search(text):
         return None
-    declared = re.findall(r'\sxmlns="([^"]*)"', text)
+    declared = _declared_default(text)
     if len(declared) != 1:
         return None  # one default namespace, the root's: every unprefixed c is a cell
     ns = declared[0]
@@ -1082,14 +1446,16 @@ def _fast_stored_values(
     out: list[tuple[str, object, str, str]] = []
     n = 0
     look = pkg.look
-    for m in _FAST_CELL.finditer(text):
-        n += 1
-        coord = m.group(1)
+    formats: dict[str | None, str] = {}  # style index -> number format
+    for n, m in enumerate(_FAST_CELL.finditer(text), 1):  # noqa: B007 - n is read after it
+        coord = m[1]
         if coord not in wanted:
             continue
         style, t, plain, body = m.group(2, 3, 4, 5)
         t = t or "n"
-        if plain is not None or not body:
+        if plain is not None and t == "n":
+            value = _number(plain)  # _decode's last case
+        elif plain is not None or not body:
             value = _decode(t, plain, None, strings)
         else:
             attrs = (f' s="{style}"' if style else "") + (f' t="{t}"' if m.group(3) else "")
@@ -1106,7 +1472,10 @@ def _fast_stored_values(
                 elif child.tag == "{%s}is" % ns:
                     inline = _runs(child, pkg.palette)[0]
             value = _decode(t, raw_v, inline, strings)
-        out.append((coord, value, t, look(style).number_format))
+        fmt = formats.get(style)
+        if fmt is None:
+            fmt = formats[style] = look(style).number_format
+        out.append((coord, value, t, fmt))
     if n != len(_FAST_ANY_CELL.findall(text)):
         return None  # a cell this scan did not match (no coordinate, other quoting)
     return out
