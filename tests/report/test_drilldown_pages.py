@@ -437,3 +437,76 @@ def test_cli_drilldowns_option(run_a: Path, tmp_path: Path):
     )
     assert res.exit_code == 2 and "expected one of inline, pages, auto, got 'single'" in res.output
     assert (tmp_path / "o" / "drilldowns").is_dir()  # a refused command changes nothing
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+def test_pages_rendered_in_a_forked_child_equal_those_rendered_here(
+    run_a: Path, run_b: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from jobbench.report import _write
+
+    data = build_report([run_a, run_b])
+    forks: list[int] = []
+    real_fork = _write.os.fork
+
+    def fork() -> int:
+        pid = real_fork()
+        if pid:
+            forks.append(pid)
+        return pid
+
+    monkeypatch.setattr(_write.os, "fork", fork)
+    monkeypatch.setattr(_write, "_can_fork", lambda: True)
+    _write.write_data(data, tmp_path / "forked", drilldowns="pages")
+    assert len(forks) == 1  # the pages were rendered by a child
+    monkeypatch.setattr(_write, "_can_fork", lambda: False)
+    _write.write_data(data, tmp_path / "here", drilldowns="pages")  # the same built report
+    assert len(forks) == 1
+    forked, here = _files(tmp_path / "forked"), _files(tmp_path / "here")
+    assert sorted(forked) == sorted(here) and any(k.startswith("drilldowns/") for k in here)
+    assert forked == here
+
+
+def test_a_failing_child_leaves_the_pages_to_the_parent(
+    run_a: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    from jobbench.report import _write
+
+    parent = os.getpid()
+    real = _write.render_drilldown_pages
+
+    def render(data, out_dir=None):  # noqa: ANN001, ANN202
+        for i, page in enumerate(real(data, out_dir)):
+            if os.getpid() != parent and i == 1:
+                raise RuntimeError("child dies after one page")
+            yield page
+
+    monkeypatch.setattr(_write, "render_drilldown_pages", render)
+    monkeypatch.setattr(_write, "_can_fork", lambda: True)
+    out = _write.write_data(build_report([run_a]), tmp_path / "r", drilldowns="pages")
+    pages = sorted(p.name for p in (out / "drilldowns").iterdir())
+    assert pages == sorted(PAGES.values())
+    assert not list(out.glob(".drilldowns-new-*"))
+
+
+def test_no_fork_with_other_threads_or_when_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    import threading
+
+    from jobbench.report import _write
+
+    monkeypatch.setattr(_write.sys, "platform", "linux")
+    monkeypatch.setattr(_write.threading, "active_count", lambda: 1)
+    assert _write._can_fork()
+    monkeypatch.setenv("JOBBENCH_REPORT_FORK", "0")
+    assert not _write._can_fork()
+    monkeypatch.delenv("JOBBENCH_REPORT_FORK")
+    monkeypatch.setattr(_write.threading, "active_count", lambda: 2)
+    assert not _write._can_fork()
+    assert threading.active_count() >= 1
