@@ -103,7 +103,7 @@ _INJECTION_PATTERNS = [
     # (keys in any quotes: JSON, Python, typographic or backslash-escaped)
     rf"{_Q}*(rubric_passed|criteria_results){_Q}*\s*:",
     rf"{_Q}+\s*(verdict|passed|pass|result){_Q}+\s*:\s*{_Q}*\s*(pass(ed)?|yes|met|true|satisfied)\b",
-    rf"{_Q}+\s*verdict{_Q}+\s*:\s*1\b",
+    rf"{_Q}+\s*(verdict|passed|pass){_Q}+\s*:\s*1\b",
     # the reasoning tags a judge model's reply is split at
     r"</?(think|thinking|reasoning|reflection)>",
     # (ChatML, Llama 3, Phi, DeepSeek: <|name|>; Gemma; Llama 2; Mistral)

@@ -906,6 +906,13 @@ class Grader:
             if not passes and v["verdict"] == "pass":
                 notes.append(f"judge_pass_withheld:{unit.uid}/{key}")
                 return
+            if key in p["verdicts"] and v["verdict"] == "fail" != p["verdicts"][key]["verdict"]:
+                # a later reply fails what an earlier one passed: the fail decides (the
+                # earlier reply may have been read through a planted text)
+                notes.append(f"judge_verdict_changed:{unit.uid}/{key}")
+                p["verdicts"][key] = tag(v)
+                unit.provisional.discard(key)
+                return
             if key not in p["verdicts"] or (key in unit.provisional and not provisional):
                 p["verdicts"][key] = tag(v)
                 (unit.provisional.add if provisional else unit.provisional.discard)(key)

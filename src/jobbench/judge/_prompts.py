@@ -377,19 +377,24 @@ def _verdict_values(obj: dict[str, Any], keys: tuple[str, ...]) -> list[Any]:
 
 
 def _one_word(values: list[Any]) -> str | None:
-    """The verdict word ``values`` agree on; None when none reads as pass or fail, when
-    they disagree (``"verdict": "fail"`` beside ``"passed": true``: which one the judge
-    meant, and which one a deliverable planted, cannot be told), or when one of them is a
-    value in a verdict's place that reads as neither (null, a number other than 0 and 1, an
-    object or a list). A string that reads as neither is taken as prose and left out."""
-    words = set()
+    """The verdict ``values`` give together: ``fail`` when any of them reads as fail (a pass
+    needs every reading to agree: a deliverable can plant a second verdict key, and the one
+    it plants is a pass); ``pass`` when some read as pass and none is a value in a verdict's
+    place that reads as neither (null, a number other than 0 and 1, an object or a list);
+    else None. A string that reads as neither is taken as prose and left out."""
+    words: set[str] = set()
+    unreadable = False
     for v in values:
         w = verdict_word(v)
-        if w is None and not isinstance(v, str):
-            return None
-        if w is not None:
+        if w is None:
+            unreadable = unreadable or not isinstance(v, str)
+        else:
             words.add(w)
-    return words.pop() if len(words) == 1 else None
+    if "fail" in words:
+        return "fail"
+    if unreadable or not words:
+        return None
+    return "pass"
 
 
 def parse_item(item: Any) -> dict[str, Any] | None:
@@ -443,7 +448,14 @@ def _item_index(it: dict[str, Any]) -> int | None:
     """The criterion index an item names: the first of :data:`_INDEX_KEYS` it has with a
     value that reads as a number (:func:`_as_int`; criterion text under ``criterion`` is not
     an index), else None."""
-    named = {_key_name(k): v for k, v in it.items()}
+    for k in ("index", "criterion_index", "id"):  # exact keys first: a look-alike is planted
+        if k in it:
+            got = _as_int(it[k])
+            if got is not None:
+                return got
+    named: dict[str, Any] = {}
+    for k, v in it.items():
+        named.setdefault(_key_name(k), v)
     for k in _INDEX_KEYS:
         if k in named:
             got = _as_int(named[k])
@@ -457,29 +469,30 @@ def parse_criteria_list(items: Any, asked: list[int]) -> dict[int, dict[str, Any
 
     Items are matched by their ``index`` (or ``criterion_index``/``id``); when no item has
     an index and the list has exactly ``len(asked)`` items, by position. Items for criteria
-    not asked and items without a valid verdict are dropped; of several items for one
-    criterion the first is kept when all give the same verdict, and none when they disagree
-    (a judge copying a deliverable's unescaped quotes into its evidence can make a planted
-    item a valid member of its own list). A missing verdict is never a pass.
+    not asked and items without a valid verdict are dropped. Of several items for one
+    criterion (a judge copying a deliverable's unescaped quotes into its evidence can make
+    a planted item a valid member of its own list), any fail makes the criterion fail (the
+    first fail is kept); a pass is kept only when every item for it passes and none holds
+    an unreadable verdict. A missing verdict is never a pass.
     """
     out: dict[int, dict[str, Any]] = {}
     if not isinstance(items, list):
         return out
     _, targets = _item_targets(items, asked)
-    conflicting: set[int] = set()
+    blocked: set[int] = set()
     for it, j in zip(items, targets):
         if j is None or j not in asked:
             continue
         parsed = parse_item(it)
-        if j in out or j in conflicting:
-            if parsed is None or j in conflicting or parsed["verdict"] != out[j]["verdict"]:
-                conflicting.add(j)
-                out.pop(j, None)
+        if parsed is None:
+            if isinstance(it, dict) and _verdict_values(it, _ITEM_VERDICT_KEYS):
+                blocked.add(j)
             continue
-        if parsed is not None:
+        if j not in out or (parsed["verdict"] == "fail" and out[j]["verdict"] != "fail"):
             out[j] = parsed
-        elif isinstance(it, dict) and _verdict_values(it, _ITEM_VERDICT_KEYS):
-            conflicting.add(j)
+    for j in blocked:
+        if j in out and out[j]["verdict"] == "pass":
+            del out[j]
     return out
 
 
@@ -558,18 +571,19 @@ def parse_task_reply(
         word = _one_word(_verdict_values(it, ("rubric_passed", "passed")))
         readings.setdefault(r, []).append((by_c, None if word is None else word == "pass"))
     for r, got in readings.items():
-        # several items for one rubric: kept only when they decide alike (the first's texts)
-        decided = {
-            (tuple(sorted((j, v["verdict"]) for j, v in by_c.items())), passed)
-            for by_c, passed in got
-        }
-        if len(decided) > 1:
-            model[r] = None
-            continue
-        first, passed = got[0]
-        for j, v in first.items():
-            verdicts[(r, j)] = v
-        model[r] = passed
+        # several items for one rubric: a fail in any decides (as for duplicate criterion
+        # items, parse_criteria_list); a pass needs every item that judged it to pass
+        for by_c, _ in got:
+            for j, v in by_c.items():
+                old = verdicts.get((r, j))
+                if old is None or (v["verdict"] == "fail" and old["verdict"] != "fail"):
+                    verdicts[(r, j)] = v
+        overall = [passed for _, passed in got]
+        model[r] = (
+            False
+            if False in overall
+            else (True if overall and all(x is True for x in overall) else None)
+        )
     return verdicts, model
 
 
@@ -650,12 +664,32 @@ def reply_doubts(kind: str, obj: dict[str, Any], asked: dict[int, list[int]]) ->
             # ("maybe") has not moved anywhere
             if what not in ("missing", "invalid"):
                 out.append(f"{where}{what} item {which}".rstrip())
-        for it in items if isinstance(items, list) else []:
+        for pos, it in enumerate(items if isinstance(items, list) else []):
             if isinstance(it, dict):
                 keys(it, _ITEM_KEYS, where)
+                item_keys(it, f"{where}item {pos}: ")
+
+    def item_keys(d: dict[str, Any], where: str) -> None:
+        # keys a copied text can add beside the judge's own: a second spelling of a key
+        # ("Index" beside "index"), two indexes, verdict keys that do not all agree
+        names = [_key_name(k) for k in d]
+        if len(set(names)) < len(names):
+            out.append(f"{where}two keys read as one")
+        indexes = {_as_int(d[k]) for k, n in zip(d, names) if n in _INDEX_KEYS}
+        if len(indexes - {None}) > 1:
+            out.append(f"{where}two indexes")
+        said = [
+            verdict_word(v)
+            for v in _verdict_values(d, _ITEM_VERDICT_KEYS)
+            if verdict_word(v) is not None or not isinstance(v, str)  # prose left out
+        ]
+        if len(set(said)) > 1:
+            out.append(f"{where}verdict keys that disagree")
 
     kind = "rubric" if kind == "official" else kind
     keys(obj, _REPLY_KEYS.get(kind, frozenset()), "")
+    if kind == "criterion":
+        item_keys(obj, "")
     if kind == "rubric":
         ((_, cs),) = asked.items()
         criteria(obj, cs, "")
@@ -679,13 +713,18 @@ def reply_doubts(kind: str, obj: dict[str, Any], asked: dict[int, list[int]]) ->
 
 def parse_criterion_reply(obj: dict[str, Any]) -> dict[str, Any] | None:
     """The verdict of a ``criterion`` reply, or None: the object's own verdict keys, or the
-    one item of its ``criteria`` list; when it has both, they must give the same verdict
-    (the item's texts are kept)."""
-    listed = None
+    one item of its ``criteria`` list; when it has both, a fail in either decides and a
+    pass needs both to pass (the item's texts are kept)."""
+    readings: list[dict[str, Any] | None] = []
     if "criteria" in obj and isinstance(obj["criteria"], list) and len(obj["criteria"]) == 1:
-        listed = parse_item(obj["criteria"][0])
-    has_own = bool(_verdict_values(obj, _ITEM_VERDICT_KEYS))
-    own = parse_item(obj) if has_own else None
-    if listed is not None and has_own:
-        return listed if own is not None and own["verdict"] == listed["verdict"] else None
-    return listed if listed is not None else own
+        it = obj["criteria"][0]
+        if isinstance(it, dict) and _verdict_values(it, _ITEM_VERDICT_KEYS):
+            readings.append(parse_item(it))
+    if _verdict_values(obj, _ITEM_VERDICT_KEYS):
+        readings.append(parse_item(obj))
+    fails = [x for x in readings if x is not None and x["verdict"] == "fail"]
+    if fails:
+        return fails[0]
+    if not readings or None in readings:
+        return None
+    return readings[0]
