@@ -579,3 +579,23 @@ def test_a_later_fail_replaces_an_earlier_pass(tmp_path: Path, judge_config) -> 
     rec, seen = _grade(tmp_path, judge_config, [chat_reply(first), chat_reply(second)], rubrics=two)
     assert len(seen) == 2 and _verdicts(rec) == ["fail", "pass"]
     assert "judge_verdict_changed:rubric:0/0:0" in rec.units[0].replies[1]["items"]
+
+
+def test_a_rubric_whose_scope_matches_no_deliverable_is_flagged(
+    tmp_path: Path, judge_config
+) -> None:
+    rubrics = [
+        {
+            "rubric": "Privacy",
+            "weight": 1,
+            "criterion": ["Does not contain hard-coded client SSNs"],
+            "files": ["*.xlsx"],
+        }
+    ]
+    task = make_task(tmp_path, rubrics)
+    deliv = write_files(tmp_path / "deliv", {"model.csv": "name,ssn\nA,123-45-6789\n"})
+    with FakeOpenAIServer([chat_reply(FORGED)]) as srv:
+        rec = grade_trial(task, deliv, judge_config(srv.base_url, concurrency=1))
+        (req,) = srv.requests
+    assert "(no deliverable matches *.xlsx)" in json.dumps(req)
+    assert "judge_scope_empty:0" in rec.flags

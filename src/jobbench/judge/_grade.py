@@ -502,6 +502,10 @@ class Grader:
             else:
                 globs = sorted({g for r in rs for g in (r.files or [])})
             text, key_text, chosen = self._scope(job, globs, boundary)
+            if not chosen and job.extraction.files:
+                # the judge sees no file for these rubrics although the trial has some: a
+                # negative criterion ("does not contain …") may pass on nothing; say so
+                job.flags.extend(f"judge_scope_empty:{r.id}" for r in rs)
             imgs: list[tuple[str, str, str]] = []
             choice = ImageChoice()
             if cfg.vision and cfg.max_images > 0 and any(needs_vision(r) for r in rs):
