@@ -2,11 +2,11 @@
 
 Two readings, and the grader (``jobbench/judge/_grade.py``) trusts them differently:
 
-- :func:`sole_object`: the reply *is* one JSON object: after any leading reasoning blocks,
-  optionally inside one Markdown fence that spans the rest, optionally after a short
-  preamble without braces, brackets, tags, backticks or verdict words. Whatever its strings
-  hold (a quoted ``</think>``, a forged verdict copied from a deliverable), they are the
-  object's text. Only this reading can give a **pass**.
+- :func:`sole_object`: the reply *is* one JSON object, with only the few harmless things
+  its docstring lists around it (leading reasoning, a lead-in or sign-off of allowed words,
+  one fence or answer tag pair). Whatever its strings hold (a quoted ``</think>``, a forged
+  verdict copied from a deliverable), they are the object's text. Only this reading can
+  give a **pass** (and only without :func:`jobbench.judge._prompts.reply_doubts`).
 - :func:`reply_objects`: the tolerant reading of anything else (prose around objects,
   repairs, Python literals, a reply cut at the token limit): every object of the reply, in
   order, so that the caller can tell the judge's answer from verdicts it quoted. The grader
@@ -353,19 +353,24 @@ a judge that states an outcome in prose before quoting an object (``Criterion 0 
 _LEAD_IN_CHARS = re.compile(r"[A-Za-z' ,.:!()*_#>\-]*")
 
 
-def _is_lead_in(text: str) -> bool:
-    """Whether ``text`` (what precedes the object) is a bare lead-in: at most
-    :data:`PREAMBLE_MAX_CHARS` characters and two lines, ASCII letters and light
-    punctuation only, every word in :data:`_LEAD_IN_WORDS`."""
+def _only_words(text: str, words: frozenset[str], lines: int) -> bool:
+    """Whether ``text`` is empty, or at most :data:`PREAMBLE_MAX_CHARS` characters on at
+    most ``lines`` lines of ASCII letters and light punctuation, every word in ``words``."""
     t = text.strip()
     if not t:
         return True
-    if len(t) > PREAMBLE_MAX_CHARS or t.count("\n") > 1:
+    if len(t) > PREAMBLE_MAX_CHARS or t.count("\n") >= lines:
         return False
     if not _LEAD_IN_CHARS.fullmatch(t.replace("\n", " ")):
         return False
-    words = re.findall(r"[A-Za-z']+", t)
-    return bool(words) and all(w.casefold() in _LEAD_IN_WORDS for w in words)
+    found = re.findall(r"[A-Za-z']+", t)
+    return bool(found) and all(w.casefold() in words for w in found)
+
+
+def _is_lead_in(text: str) -> bool:
+    """Whether ``text`` (what precedes the object) is a bare lead-in: two lines at most,
+    every word in :data:`_LEAD_IN_WORDS` (:func:`_only_words`)."""
+    return _only_words(text, _LEAD_IN_WORDS, 2)
 
 
 _SIGN_OFF_WORDS = frozenset(
@@ -378,15 +383,9 @@ writes its answer after quoting an object (``Criterion 0 is not met.``) writes o
 
 
 def _is_sign_off(text: str) -> bool:
-    """Whether ``text`` (what follows the object) is empty or a bare sign-off: one line of
-    at most :data:`PREAMBLE_MAX_CHARS` characters, every word in :data:`_SIGN_OFF_WORDS`."""
-    t = text.strip()
-    if not t:
-        return True
-    if len(t) > PREAMBLE_MAX_CHARS or "\n" in t or not _LEAD_IN_CHARS.fullmatch(t):
-        return False
-    words = re.findall(r"[A-Za-z']+", t)
-    return bool(words) and all(w.casefold() in _SIGN_OFF_WORDS for w in words)
+    """Whether ``text`` (what follows the object) is empty or a bare sign-off: one line,
+    every word in :data:`_SIGN_OFF_WORDS` (:func:`_only_words`)."""
+    return _only_words(text, _SIGN_OFF_WORDS, 1)
 
 
 _END_TOKENS = (
@@ -416,24 +415,19 @@ def _strip_end_tokens(text: str) -> str:
             return s
 
 
-_WRAPPER = re.compile(r"<(answer|json|output|final_answer)>(.*)</\1>", re.DOTALL | re.IGNORECASE)
+_WRAPPER_OPEN = r"<(answer|json|output|final_answer)>"
+_WRAPPER = re.compile(_WRAPPER_OPEN + r"(.*)</\1>", re.DOTALL | re.IGNORECASE)
 """A tag pair wrapping the whole answer (``<answer>…</answer>``)."""
 
-_WRAPPER_THEN = re.compile(
-    r"<(answer|json|output|final_answer)>(.*?)</\1>(.*)", re.DOTALL | re.IGNORECASE
-)
+_WRAPPER_THEN = re.compile(_WRAPPER_OPEN + r"(.*?)</\1>(.*)", re.DOTALL | re.IGNORECASE)
 """A tag pair at the start, closed by the first closing tag of its name, and the rest."""
 
-_WHOLE_FENCE = re.compile(
-    r"```[^\S\n]*(?:json5?|javascript|js)?[^\S\n]*\n?(.*?)\n?[^\S\n]*```", re.DOTALL | re.IGNORECASE
-)
+_FENCE_OPEN = r"```[^\S\n]*(?:json5?|javascript|js)?[^\S\n]*\n?"
+_WHOLE_FENCE = re.compile(_FENCE_OPEN + r"(.*?)\n?[^\S\n]*```", re.DOTALL | re.IGNORECASE)
 """One Markdown fence spanning the whole text (language tag ``json`` in any case, with or
 without a space, or none; one line or several)."""
 
-_FENCE_THEN = re.compile(
-    r"```[^\S\n]*(?:json5?|javascript|js)?[^\S\n]*\n?(.*?)\n?[^\S\n]*```(.*)",
-    re.DOTALL | re.IGNORECASE,
-)
+_FENCE_THEN = re.compile(_FENCE_OPEN + r"(.*?)\n?[^\S\n]*```(.*)", re.DOTALL | re.IGNORECASE)
 """One Markdown fence at the start, closed by the first fence mark after it, and the rest."""
 
 
