@@ -757,23 +757,20 @@ class Grader:
                 unit.cause = None
                 break
             missing = self._missing(unit)
-            withheld = any(n.startswith("judge_pass_withheld:") for n in rec.get("items", []))
-            unit.error = f"no valid verdict for {', '.join(missing)}" + (
-                f" ({ambiguous})"
-                if ambiguous
-                else (
-                    " (a pass is taken only from a reply that is one JSON object alone, in "
-                    "the asked shape: "
+            why = ambiguous
+            if not why and any(n.startswith("judge_pass_withheld:") for n in rec.get("items", [])):
+                misfit = "; ".join(rec.get("pass_doubts", [])[:3])
+                why = (
+                    "a pass is taken only from a reply that is one JSON object alone, in the "
+                    "asked shape: "
                     + (
-                        "this reply's object does not fit it: " + "; ".join(rec["pass_doubts"][:3])
-                        if rec.get("pass_doubts")
+                        f"this reply's object does not fit it: {misfit}"
+                        if misfit
                         else "this reply is not one JSON object alone"
                     )
-                    + "; a deliverable may have planted what was read)"
-                    if withheld
-                    else ""
+                    + "; a deliverable may have planted what was read"
                 )
-            )
+            unit.error = f"no valid verdict for {', '.join(missing)}" + (f" ({why})" if why else "")
             unit.cause = "bad_reply"
             note = (
                 "Note: your previous reply did not contain a valid verdict for "
@@ -891,11 +888,12 @@ class Grader:
         them (it is the judge's complete answer; the cut one may have been cut before the
         judge corrected itself). With ``passes`` False (``obj`` was read from a reply that
         is not one JSON object alone, :func:`jobbench.judge._jsonfix.sole_object`, or has
-        :func:`jobbench.judge._prompts.reply_doubts`), only
-        fail verdicts are taken: a pass and a ``rubric_passed`` true are left out and flagged
-        ``judge_pass_withheld:<unit>/<key>``, so the unit is asked again. Returns the flags
-        about its criterion
-        items (``judge_extra_item:<unit>/<index>``, ``judge_missing_item:…``,
+        :func:`jobbench.judge._prompts.reply_doubts`), only fail verdicts are taken: a pass
+        and a ``rubric_passed`` true are left out and flagged
+        ``judge_pass_withheld:<unit>/<key>``, so the unit is asked again. A fail replaces an
+        earlier pass of the same criterion (``judge_verdict_changed:<unit>/<key>``). Returns
+        the flags about its criterion items (``judge_extra_item:<unit>/<index>``,
+        ``judge_missing_item:…``,
         ``judge_duplicate_item:…``, ``judge_invalid_item:…``, ``judge_unindexed_items:…``,
         ``judge_no_criteria_list:<unit>``)."""
         p = unit.payload

@@ -587,23 +587,6 @@ def parse_task_reply(
     return verdicts, model
 
 
-_ITEM_KEYS = frozenset(
-    {"index", "criterion_index", "id", "reasoning", "reason", "evidence", "quote"}
-    | set(_ITEM_VERDICT_KEYS)
-)
-_REPLY_KEYS: dict[str, frozenset[str]] = {
-    "rubric": frozenset(
-        {"criteria", "criteria_results", "overall_reasoning", "rubric_passed", "passed"}
-    ),
-    "criterion": _ITEM_KEYS | {"criteria"},
-    "task": frozenset({"rubrics"}),
-}
-_RUBRIC_ITEM_KEYS = frozenset(
-    {"index", "rubric_index", "criteria", "criteria_results", "rubric_passed", "passed"}
-    | {"overall_reasoning", "reasoning"}
-)
-
-
 def _holds_verdict(value: Any, depth: int = 0) -> bool:
     """Whether ``value`` holds, at any depth (to 20 levels), a key that reads as a verdict
     key (:data:`_ITEM_VERDICT_KEYS`, ``rubric_passed``) with a value that reads as pass or
@@ -644,15 +627,12 @@ def reply_doubts(kind: str, obj: dict[str, Any], asked: dict[int, list[int]]) ->
     """
     out: list[str] = []
 
-    def keys(d: dict[str, Any], allowed: frozenset[str], where: str) -> None:
-        # a verdict nested under any key but the lists the caller checks item by item (an
-        # unknown key, or a known text key such as "reasoning" holding an object)
-        # (only the exact key the parsers read is skipped: "Criteria" or a look-alike is
-        # read by none of them, so a verdict under it is a doubt)
+    def keys(d: dict[str, Any], lists: tuple[str, ...], where: str) -> None:
+        # a verdict nested under any key but the lists checked item by item (``lists``,
+        # exact keys: "Criteria" or a look-alike is read by no parser, so a verdict under it
+        # is a doubt), e.g. an unknown key or a text key such as "reasoning" holding one
         for k, v in d.items():
-            if k in ("criteria", "criteria_results", "rubrics") and k in allowed:
-                continue
-            if _holds_verdict(v):
+            if k not in lists and _holds_verdict(v):
                 out.append(f"{where}key {k!r} holds a verdict")
 
     def criteria(d: dict[str, Any], cs: list[int], where: str) -> None:
@@ -666,7 +646,7 @@ def reply_doubts(kind: str, obj: dict[str, Any], asked: dict[int, list[int]]) ->
                 out.append(f"{where}{what} item {which}".rstrip())
         for pos, it in enumerate(items if isinstance(items, list) else []):
             if isinstance(it, dict):
-                keys(it, _ITEM_KEYS, where)
+                keys(it, (), where)
                 item_keys(it, f"{where}item {pos}: ")
 
     def item_keys(d: dict[str, Any], where: str) -> None:
@@ -686,18 +666,19 @@ def reply_doubts(kind: str, obj: dict[str, Any], asked: dict[int, list[int]]) ->
         if len(set(said)) > 1:
             out.append(f"{where}verdict keys that disagree")
 
-    kind = "rubric" if kind == "official" else kind
-    keys(obj, _REPLY_KEYS.get(kind, frozenset()), "")
-    if kind == "criterion":
-        item_keys(obj, "")
-    if kind == "rubric":
+    both = ("criteria", "criteria_results")
+    if kind in ("rubric", "official"):
+        keys(obj, both, "")
         ((_, cs),) = asked.items()
         criteria(obj, cs, "")
     elif kind == "criterion":
+        keys(obj, ("criteria",), "")  # its one item is read by parse_criterion_reply
+        item_keys(obj, "")
         listed = obj.get("criteria")
         if isinstance(listed, list) and len(listed) != 1:
             out.append(f"a 'criteria' list of {len(listed)} items")
     elif kind == "task":
+        keys(obj, ("rubrics",), "")
         items = obj.get("rubrics")
         seen: set[int] = set()
         for pos, it in enumerate(items if isinstance(items, list) else []):
@@ -706,7 +687,7 @@ def reply_doubts(kind: str, obj: dict[str, Any], asked: dict[int, list[int]]) ->
                 out.append(f"rubric item {pos} is not one asked rubric")
                 continue
             seen.add(r)
-            keys(it, _RUBRIC_ITEM_KEYS, f"rubric {r}: ")
+            keys(it, both, f"rubric {r}: ")
             criteria(it, asked[r], f"rubric {r}: ")
     return out
 
