@@ -603,7 +603,7 @@ class RunDir:
                     return None
                 up, last = os.path.split(folder)
                 if up in seen and last not in ("", os.curdir, os.pardir):
-                    return self._link_problem(folder, seen)
+                    return self._link_problem(folder, seen)[0]
         try:
             parts = self._rel_parts(path)
         except RunDirError as exc:
@@ -613,37 +613,31 @@ class RunDir:
             cur = os.path.join(cur, part)
             if seen is not None and cur in seen:
                 continue
-            try:
-                st = os.lstat(cur)
-            except FileNotFoundError:
-                return None
-            if stat.S_ISLNK(st.st_mode):
-                return RunDirProblem(
-                    Path(cur),
-                    "unsafe",
-                    "is a symbolic link (JobBench never writes one; not followed)",
-                )
-            if seen is not None:
-                seen.add(cur)
+            problem, exists = self._link_problem(cur, seen)
+            if problem is not None or not exists:
+                return problem
         return None
 
     @staticmethod
-    def _link_problem(folder: str, seen: set[str]) -> RunDirProblem | None:
-        """The last step of :meth:`_unlinked_path` when only ``folder`` (whose parent is in
-        ``seen``) is left to look at: a problem when it is a symbolic link; else None, and
-        ``folder`` joins ``seen`` when it exists."""
+    def _link_problem(folder: str, seen: set[str] | None) -> tuple[RunDirProblem | None, bool]:
+        """One step of :meth:`_unlinked_path`: ``(a problem when folder is a symbolic link,
+        whether it exists)``; a folder that exists and is no link joins ``seen``."""
         try:
             st = os.lstat(folder)
         except FileNotFoundError:
-            return None
+            return None, False
         if stat.S_ISLNK(st.st_mode):
-            return RunDirProblem(
-                Path(folder),
-                "unsafe",
-                "is a symbolic link (JobBench never writes one; not followed)",
+            return (
+                RunDirProblem(
+                    Path(folder),
+                    "unsafe",
+                    "is a symbolic link (JobBench never writes one; not followed)",
+                ),
+                True,
             )
-        seen.add(folder)
-        return None
+        if seen is not None:
+            seen.add(folder)
+        return None, True
 
     def _write_json(self, path: Path, obj: Any) -> None:
         self._ensure_dir(path.parent)
