@@ -98,15 +98,9 @@ class TextStats:
 
     @classmethod
     def of(cls, grade: GradeRecord) -> TextStats:
-        chars = detail_chars = detail = 0
-        for rg in grade.rubrics:
-            for cv in rg.criteria:
-                n = min(len(cv.reasoning), TEXT_CAP) + min(len(cv.evidence), TEXT_CAP)
-                chars += n
-                if needs_detail(cv):
-                    detail_chars += n
-                    detail += 1
-        return cls(chars, detail_chars, detail)
+        """The stats of ``grade``, counted by the pass that slims grades (:func:`_slim`, the
+        one place that counts them; the slim copy made on the way is dropped)."""
+        return _slim(grade, {}, None)[1]
 
 
 class GradeSlimmer:
@@ -148,7 +142,8 @@ def _slim(
     rubric_pool: dict[tuple, RubricGrade] | None,
 ) -> tuple[GradeRecord, TextStats]:
     """:func:`slim_grade` of ``grade`` and, from the same pass over its verdicts, the
-    :class:`TextStats` of ``grade`` (as :meth:`TextStats.of` counts them). A rubric item
+    :class:`TextStats` of ``grade`` (each text up to :data:`TEXT_CAP`, detail as
+    :func:`needs_detail` selects). A rubric item
     found in ``rubric_pool`` (keyed by its kept fields and its verdicts' pool keys) is taken
     from there without looking its verdicts up one by one."""
     cap = TEXT_CAP

@@ -260,6 +260,7 @@ def _can_fork() -> bool:
 
 
 def _render_pages_into(data: ReportData, out_dir: Path, folder: Path) -> None:
+    """Write every drill-down page of ``data`` (report directory ``out_dir``) into ``folder``."""
     for name, html in render_drilldown_pages(data, out_dir):
         (folder / name).write_text(html, encoding="utf-8")
 
