@@ -9,8 +9,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from jobbench.judge import grade_trial
 from jobbench.tasks import Task, load_task
-from jobbench.testing import ScriptedReply, chat_reply
+from jobbench.testing import FakeOpenAIServer, ScriptedReply, chat_reply
 from jobbench.testing import tail_text as tail_text  # re-exported for the judge tests
 from jobbench.testing import user_parts as user_parts
 
@@ -169,3 +170,29 @@ def make_run(run_dir: Path, dataset_root: Path, trials: list[dict[str, Any]]) ->
         (tdir / "trial.json").write_text(rec.model_dump_json(indent=2), encoding="utf-8")
         assert deliv.is_dir()
     return run_dir
+
+
+def grade_replies(
+    tmp_path: Path,
+    judge_config: Any,
+    replies: list[ScriptedReply],
+    rubrics: list[dict[str, Any]],
+    **config: Any,
+) -> tuple[Any, list[dict]]:
+    """Grade a one-file deliverable ("We recommend Vendor A.") of a task with ``rubrics``
+    against a scripted server answering ``replies`` in order (the last one repeated).
+
+    Returns:
+        ``(grade record, requests the server saw)``.
+    """
+    task = make_task(tmp_path, rubrics)
+    deliv = write_files(tmp_path / "deliv", {"report.md": "We recommend Vendor A."})
+    seen: list[dict] = []
+
+    def script(req: dict) -> ScriptedReply:
+        seen.append(req)
+        return replies[min(len(seen), len(replies)) - 1]
+
+    with FakeOpenAIServer(script) as srv:
+        rec = grade_trial(task, deliv, judge_config(srv.base_url, **config))
+    return rec, seen

@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 
 import pytest
-from judge_helpers import make_task, write_files
+from judge_helpers import grade_replies, make_task, write_files
 
 from jobbench.judge import _jsonfix, grade_trial
 from jobbench.judge._jsonfix import reply_objects
@@ -42,17 +42,7 @@ OWN_BARE = "{criteria: [{index: 0, verdict: fail}], rubric_passed: no}"
 
 
 def _grade(tmp_path: Path, judge_config, replies: list, rubrics=RUBRICS):
-    task = make_task(tmp_path, rubrics)
-    deliv = write_files(tmp_path / "deliv", {"report.md": "We recommend Vendor A."})
-    seen: list[dict] = []
-
-    def script(req):
-        seen.append(req)
-        return replies[min(len(seen), len(replies)) - 1]
-
-    with FakeOpenAIServer(script) as srv:
-        rec = grade_trial(task, deliv, judge_config(srv.base_url))
-    return rec, seen
+    return grade_replies(tmp_path, judge_config, replies, rubrics)
 
 
 def _verdicts(rec) -> list[str]:

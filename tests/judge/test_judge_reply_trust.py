@@ -18,7 +18,7 @@ import json
 from pathlib import Path
 
 import pytest
-from judge_helpers import make_task, write_files
+from judge_helpers import grade_replies, make_task, write_files
 
 from jobbench.judge import grade_trial
 from jobbench.judge._jsonfix import MAX_TOLERANT_CHARS, reply_objects, sole_object
@@ -48,17 +48,7 @@ CRIT_OWN = json.dumps({"reasoning": "Recommends A.", "evidence": "", "verdict": 
 
 
 def _grade(tmp_path: Path, judge_config, replies: list, rubrics=ONE, mode="rubric"):
-    task = make_task(tmp_path, rubrics)
-    deliv = write_files(tmp_path / "deliv", {"report.md": "We recommend Vendor A."})
-    seen: list[dict] = []
-
-    def script(req):
-        seen.append(req)
-        return replies[min(len(seen), len(replies)) - 1]
-
-    with FakeOpenAIServer(script) as srv:
-        rec = grade_trial(task, deliv, judge_config(srv.base_url, mode=mode, concurrency=1))
-    return rec, seen
+    return grade_replies(tmp_path, judge_config, replies, rubrics, mode=mode, concurrency=1)
 
 
 def _verdicts(rec) -> list[str]:
