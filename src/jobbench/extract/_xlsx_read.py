@@ -28,6 +28,7 @@ import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+from xml.sax.saxutils import unescape
 
 from lxml import etree
 
@@ -929,16 +930,14 @@ by lxml on its own), more than one per :data:`ODD_CELLS_SHARE` characters read s
 pretty-printed sheet, say) hands the part to lxml alone, which reads such text faster."""
 
 
+_QUOTE_ENTITIES = {"&quot;": '"', "&apos;": "'"}
+
+
 def _unescape(text: str) -> str:
-    """``text`` with XML's predefined entities decoded (``&amp;`` last: its ``&`` never
-    starts another)."""
-    return (
-        text.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", '"')
-        .replace("&apos;", "'")
-        .replace("&amp;", "&")
-    )
+    """``text`` with XML's five predefined entities decoded
+    (:func:`xml.sax.saxutils.unescape`, which decodes ``&amp;`` last, with the two quote
+    entities it leaves out by default)."""
+    return unescape(text, _QUOTE_ENTITIES)
 
 
 def _scan_body(
