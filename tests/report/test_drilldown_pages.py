@@ -461,10 +461,10 @@ def test_pages_rendered_in_a_forked_child_equal_those_rendered_here(
         return pid
 
     monkeypatch.setattr(_write.os, "fork", fork)
-    monkeypatch.setattr(_write, "_can_fork", lambda: True)
+    monkeypatch.setattr(_write, "can_fork", lambda: True)
     _write.write_data(data, tmp_path / "forked", drilldowns="pages")
     assert len(forks) == 1  # the pages were rendered by a child
-    monkeypatch.setattr(_write, "_can_fork", lambda: False)
+    monkeypatch.setattr(_write, "can_fork", lambda: False)
     _write.write_data(data, tmp_path / "here", drilldowns="pages")  # the same built report
     assert len(forks) == 1
     forked, here = _files(tmp_path / "forked"), _files(tmp_path / "here")
@@ -482,14 +482,14 @@ def test_a_failing_child_leaves_the_pages_to_the_parent(
     parent = os.getpid()
     real = _write.render_drilldown_pages
 
-    def render(data, out_dir=None):  # noqa: ANN001, ANN202
-        for i, page in enumerate(real(data, out_dir)):
+    def render(data, out_dir=None, tasks=None):  # noqa: ANN001, ANN202
+        for i, page in enumerate(real(data, out_dir, tasks)):
             if os.getpid() != parent and i == 1:
                 raise RuntimeError("child dies after one page")
             yield page
 
     monkeypatch.setattr(_write, "render_drilldown_pages", render)
-    monkeypatch.setattr(_write, "_can_fork", lambda: True)
+    monkeypatch.setattr(_write, "can_fork", lambda: True)
     out = _write.write_data(build_report([run_a]), tmp_path / "r", drilldowns="pages")
     pages = sorted(p.name for p in (out / "drilldowns").iterdir())
     assert pages == sorted(PAGES.values())
@@ -499,14 +499,16 @@ def test_a_failing_child_leaves_the_pages_to_the_parent(
 def test_no_fork_with_other_threads_or_when_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
     import threading
 
-    from jobbench.report import _write
+    from jobbench.report import _fork
 
-    monkeypatch.setattr(_write.sys, "platform", "linux")
-    monkeypatch.setattr(_write.threading, "active_count", lambda: 1)
-    assert _write._can_fork()
+    monkeypatch.setattr(_fork.sys, "platform", "linux")
+    monkeypatch.setattr(_fork.threading, "active_count", lambda: 1)
+    assert _fork.can_fork()
     monkeypatch.setenv("JOBBENCH_REPORT_FORK", "0")
-    assert not _write._can_fork()
+    assert not _fork.can_fork()
+    assert _fork.parts_available() == 1
     monkeypatch.delenv("JOBBENCH_REPORT_FORK")
-    monkeypatch.setattr(_write.threading, "active_count", lambda: 2)
-    assert not _write._can_fork()
+    monkeypatch.setattr(_fork.threading, "active_count", lambda: 2)
+    assert not _fork.can_fork()
+    assert _fork.parts_available() == 1
     assert threading.active_count() >= 1

@@ -5,14 +5,14 @@ from __future__ import annotations
 import gc
 import hashlib
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import lru_cache
 from itertools import combinations
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .. import __version__
 from ..rundir import RunDir, judge_key_note
@@ -34,6 +34,7 @@ from ..scoring import (
     task_results,
     trial_result,
 )
+from ._fork import in_parts
 from ._runs import (
     LoadedTrial,
     ReportInputError,
@@ -416,8 +417,8 @@ def _build(
         [r.epochs for r in runs] + [lt.record.epoch for r in runs for lt in r.trials] + [1]
     )
     ks = list(range(1, epochs + 1))
-    configs: list[ConfigView] = []
     by_config = {id(r): _trials_by_config(r) for r in runs}
+    pending = []
     for run, (agent, model) in all_keys:
         label = config_label(agent, model)
         if pair_count[(agent, model)] > 1:
@@ -439,22 +440,26 @@ def _build(
         tasks = task_results(
             trials, [run.metas[t] for t in run.task_ids], config=label, run=run.name
         )
-        overall = aggregate(tasks, config=label, ks=ks, **settings)
-        groups = {
-            kind: {
-                g: aggregate(
-                    rs,
-                    config=label,
-                    group_kind=kind,
-                    group=g,
-                    ks=ks,
-                    with_ci=kind != "occupation",
-                    **settings,
-                )
-                for g, rs in group_results(tasks, kind).items()
-            }
-            for kind in GROUP_KINDS
-        }
+        pending.append((run, agent, model, label, loaded, trials, tasks))
+    jobs: list[_AggregateJob] = []
+    for i, (*_, label, _loaded, _trials, tasks) in enumerate(pending):
+        jobs.append((i, "overall", "all", label, tasks, True))
+        for kind in GROUP_KINDS:
+            for g, rs in group_results(tasks, kind).items():
+                jobs.append((i, kind, g, label, rs, kind != "occupation"))
+    aggregates = _in_parts_interleaved(_aggregate_part, (jobs, ks, settings), len(jobs))
+    configs: list[ConfigView] = []
+    for i, (run, agent, model, label, loaded, trials, tasks) in enumerate(pending):
+        groups: dict[str, dict[str, Aggregate]] = {kind: {} for kind in GROUP_KINDS}
+        overall = None
+        for (j, kind, g, *_), agg in zip(jobs, aggregates):
+            if j != i:
+                continue
+            if kind == "overall":
+                overall = agg
+            else:
+                groups[kind][g] = agg
+        assert overall is not None  # one overall job per configuration
         configs.append(
             ConfigView(
                 run=run,
@@ -512,11 +517,14 @@ def _build(
         pairs = list(combinations(configs, 2))
     else:
         pairs = [(configs[0], c) for c in configs[1:]]
-    comparisons = [
-        compare(a.tasks, b.tasks, a.trials, b.trials, **settings)
-        for a, b in pairs
-        if {t.task_id for t in a.tasks} & {t.task_id for t in b.tasks}
+    pairs = [
+        (a, b) for a, b in pairs if {t.task_id for t in a.tasks} & {t.task_id for t in b.tasks}
     ]
+    comparisons = _in_parts_interleaved(
+        _compare_part,
+        ([(a.tasks, b.tasks, a.trials, b.trials) for a, b in pairs], settings),
+        len(pairs),
+    )
     return ReportData(
         runs=runs,
         judge_key=key,
@@ -526,6 +534,57 @@ def _build(
         warnings=warnings,
         settings={**settings, "epochs": epochs},
     )
+
+
+_AggregateJob = tuple[int, str, str, str, list[TaskResult], bool]
+"""One :func:`jobbench.scoring.aggregate` call of :func:`_build`: (configuration position,
+group kind (``overall`` for the configuration's whole), group, configuration label, task
+results, with bootstrap intervals)."""
+
+R = TypeVar("R")
+
+
+def _in_parts_interleaved(
+    work: Callable[[Any, tuple[int, int]], list[R]], shared: Any, count: int
+) -> list[R]:
+    """The ``count`` results of ``work`` computed in parts (:func:`jobbench.report._fork.
+    in_parts`), part ``i`` of ``n`` computing items ``i, i + n, i + 2n, …`` (neighbouring
+    items cost alike, so every part gets a like share), put back in item order."""
+    parts = in_parts(work, shared)
+    n = len(parts)
+    out: list[R] = [None] * count  # type: ignore[list-item]  # every position is filled
+    for i, results in enumerate(parts):
+        out[i::n] = results
+    return out
+
+
+def _aggregate_part(
+    shared: tuple[list[_AggregateJob], list[int], dict[str, Any]], part: tuple[int, int]
+) -> list[Aggregate]:
+    """The aggregates of the jobs ``part[0], part[0] + part[1], …`` of ``shared = (jobs, ks,
+    bootstrap settings)``."""
+    jobs, ks, settings = shared
+    return [
+        aggregate(
+            rs,
+            config=label,
+            group_kind=kind,
+            group=g,
+            ks=ks,
+            with_ci=with_ci,
+            **settings,
+        )
+        for _, kind, g, label, rs, with_ci in jobs[part[0] :: part[1]]
+    ]
+
+
+def _compare_part(
+    shared: tuple[list[tuple[Any, Any, Any, Any]], dict[str, Any]], part: tuple[int, int]
+) -> list[Comparison]:
+    """The comparisons of the pairs ``part[0], part[0] + part[1], …`` of ``shared = (pairs
+    as (A tasks, B tasks, A trials, B trials), bootstrap settings)``."""
+    pairs, settings = shared
+    return [compare(*pair, **settings) for pair in pairs[part[0] :: part[1]]]
 
 
 def _listing(items: list[str], limit: int = 10) -> str:

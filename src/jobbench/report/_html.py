@@ -14,7 +14,8 @@ by jinja2's autoescaping.
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from html import escape
 from pathlib import Path
@@ -271,7 +272,7 @@ def heatmap_html(data: ReportData, href) -> Markup:
     return Markup("".join(out))  # noqa: S704 (every text in it is escaped above)
 
 
-def _page_tasks(data: ReportData) -> list[str]:
+def page_tasks(data: ReportData) -> list[str]:
     """Tasks that get a drill-down page: those some configuration has, in report order."""
     return [t for t in data.task_ids if any(c.task(t) is not None for c in data.configs)]
 
@@ -300,8 +301,39 @@ def _env() -> Environment:
     return env
 
 
+@dataclass(frozen=True)
+class FigureImages:
+    """The report's drawn figures (PNG bytes): ``categories`` (micro per paper category),
+    ``cost`` (score against ``cost_axis``, the x axis described) and ``chains`` (chain
+    breaks). The heat map is HTML (:func:`heatmap_html`)."""
+
+    categories: bytes
+    cost: bytes
+    cost_axis: str
+    chains: bytes
+
+
+def draw_figures(data: ReportData) -> FigureImages | None:
+    """The figures of ``data`` drawn with matplotlib (imported here, only when a figure is
+    drawn); None when there is no configuration to draw."""
+    if not data.configs:
+        return None
+    from . import _plots
+
+    cost, axis = _plots.cost_scatter(data)
+    return FigureImages(
+        categories=_plots.category_bars(data),
+        cost=cost,
+        cost_axis=axis,
+        chains=_plots.chain_break_bars(data),
+    )
+
+
 def render_html(
-    data: ReportData, drilldowns: DrilldownMode = "inline", out_dir: Path | None = None
+    data: ReportData,
+    drilldowns: DrilldownMode = "inline",
+    out_dir: Path | None = None,
+    images: FigureImages | None = None,
 ) -> str:
     """Render ``report.html`` for ``data``.
 
@@ -312,6 +344,8 @@ def render_html(
             :func:`render_drilldown_pages`) or ``auto`` (:func:`resolve_drilldowns`).
         out_dir: the directory ``report.html`` is written to (inline drill-downs link each
             trial's grade file relative to it); None names grade files without a link.
+        images: the figures when already drawn (:func:`draw_figures` of ``data``); drawn
+            here when None.
 
     Returns:
         The HTML text.
@@ -321,8 +355,8 @@ def render_html(
     """
     mode = resolve_drilldowns(data, drilldowns)
     pages = mode == "pages"
-    page_tasks = _page_tasks(data) if pages else []
-    page_set = set(page_tasks)
+    paged = page_tasks(data) if pages else []
+    page_set = set(paged)
 
     def dhref(c: ConfigView, task_id: str, suffix: str = "") -> str:
         frag = f"#{c.task_anchor(task_id)}{suffix}"
@@ -332,25 +366,24 @@ def render_html(
         return f"{DRILLDOWN_DIR}/{page_name(task_id)}" if task_id in page_set else None
 
     figures: list[dict[str, Any]] = []
-    if data.configs:
-        from . import _plots  # matplotlib: imported only when a figure is drawn
-
+    if images is None:
+        images = draw_figures(data)
+    if images is not None:
         figures.append(
             {
                 "id": "fig-categories",
                 "title": "Score per paper category",
-                "src": _data_uri(_plots.category_bars(data)),
+                "src": _data_uri(images.categories),
                 "caption": f"{MICRO_LABEL} per paper category column and overall; error bars: "
                 f"{_tables.settings_text(data)}.",
             }
         )
-        png, xlabel = _plots.cost_scatter(data)
         figures.append(
             {
                 "id": "fig-cost",
                 "title": "Score vs cost",
-                "src": _data_uri(png),
-                "caption": f"{MICRO_LABEL} against {xlabel}.",
+                "src": _data_uri(images.cost),
+                "caption": f"{MICRO_LABEL} against {images.cost_axis}.",
             }
         )
         figures.append(
@@ -368,7 +401,7 @@ def render_html(
             {
                 "id": "fig-chains",
                 "title": "Chain breaks",
-                "src": _data_uri(_plots.chain_break_bars(data)),
+                "src": _data_uri(images.chains),
                 "caption": "For each failed rubric item, the first link of its chain that "
                 "failed; trials without a deliverable fail every item (counted under "
                 "no deliverable).",
@@ -423,7 +456,7 @@ def render_html(
                     "href": page_href(t),
                     "configs": sum(1 for c in data.configs if c.task(t) is not None),
                 }
-                for t in page_tasks
+                for t in paged
             ],
             dhref=dhref,
             page_href=page_href,
@@ -439,17 +472,19 @@ def render_html(
 
 
 def render_drilldown_pages(
-    data: ReportData, out_dir: Path | None = None
+    data: ReportData, out_dir: Path | None = None, tasks: Sequence[str] | None = None
 ) -> Iterator[tuple[str, str]]:
-    """The per-task drill-down pages, one at a time: ``(page_name(task_id), html)`` for every
-    task some configuration has, each with that task's drill-down for every configuration (in
-    rank order). Links back to the report point to ``../report.html#…``; the page has the
-    report's Content-Security-Policy, escaping and text cuts. With ``out_dir`` (the report
+    """The per-task drill-down pages, one at a time (each rendered when asked for):
+    ``(page_name(task_id), html)`` for every task some configuration has
+    (:func:`page_tasks`), or for ``tasks`` (some of those, in the order given), each with
+    that task's drill-down for every configuration (in rank order). Links back to the
+    report point to ``../report.html#…``; the page has the report's
+    Content-Security-Policy, escaping and text cuts. With ``out_dir`` (the report
     directory) each trial links its grade file relative to ``out_dir/drilldowns/``."""
     drills = _Drills(data)
     page_dir = out_dir / DRILLDOWN_DIR if out_dir is not None else None
     template = _env().get_template("drilldown.html.j2")
-    for task_id in _page_tasks(data):
+    for task_id in page_tasks(data) if tasks is None else tasks:
         index = drills.index(task_id)
         yield (
             page_name(task_id),

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from ..records import CriterionVerdict, GradeRecord, RubricGrade, TrialRecord
-from ..rundir import JudgeKeyError, RunDir, RunLock, choose_judge_key
+from ..rundir import GradeScan, JudgeKeyError, RunDir, RunLock, TrialScan, choose_judge_key
 from ..scoring import TaskMeta
 from ..tasks import Task, display_path, load_dataset, task_digest
+from ._fork import in_parts
 
 
 class ReportInputError(ValueError):
@@ -289,8 +290,37 @@ def _load_dataset_tasks(run: RunData) -> None:
         )
 
 
+@dataclass
+class _Part:
+    """One slice of a run's records (:func:`_read_part`): ``trials`` with each one's
+    ``trajectory_events``; ``grades`` (None without a judge key) with ``text_stats`` (trial
+    id → :class:`TextStats`, when slimmed)."""
+
+    trials: TrialScan
+    trajectory_events: dict[str, int | None]
+    grades: GradeScan | None
+    text_stats: dict[str, TextStats]
+
+
+def _read_part(what: tuple[Path, str | None, bool], part: tuple[int, int]) -> _Part:
+    """Slice ``part`` (see :meth:`jobbench.rundir.RunDir.trials`) of the trial records and
+    of the grades under ``judge_key`` of ``run_dir``, grades slimmed when ``slim``
+    (``what = (run_dir, judge_key, slim)``)."""
+    run_dir, judge_key, slim = what
+    rd = RunDir(run_dir)
+    scan = rd.trials(part=part)
+    events = {tid: _count_lines(rd.trajectory_file(tid)) for tid in scan.records}
+    if judge_key is None:
+        return _Part(scan, events, None, {})
+    slimmer = GradeSlimmer() if slim else None
+    grades = rd.grades(judge_key, transform=slimmer, part=part)
+    return _Part(scan, events, grades, slimmer.stats if slimmer is not None else {})
+
+
 def load_run(run_dir: Path | str, judge_key: str | None, *, slim: bool = False) -> RunData:
-    """Read one run directory; every record is validated once, as it is read.
+    """Read one run directory; every record is validated once, as it is read. The records
+    are read in slices by several processes where :func:`jobbench.report._fork.in_parts`
+    can fork (the result is the same as read by one).
 
     Args:
         run_dir: ``runs/<name>``.
@@ -328,35 +358,37 @@ def load_run(run_dir: Path | str, judge_key: str | None, *, slim: bool = False) 
         dataset_problems=list(lock.dataset_problems),
     )
     run.task_ids += [t for t in run.invalid if t not in run.task_ids]
-    scan = rd.trials()
+    parts = in_parts(_read_part, (run_dir, judge_key, slim))
     ignored: list[str] = []
-    for p in scan.problems:
-        (problems if p.kind == "corrupt" else ignored).append(str(p))
-    by_id: dict[str, LoadedTrial] = {}
-    for tid, rec in scan.records.items():
-        tdir = scan.dirs[tid]
-        by_id[tid] = LoadedTrial(
-            record=rec,
-            rel=tid,
-            dir=tdir,
-            trajectory_events=_count_lines(rd.trajectory_file(tid)),
-            record_sha256=scan.sha256.get(tid),
-        )
-    if judge_key is not None:
-        slimmer = GradeSlimmer() if slim else None
-        grades = rd.grades(judge_key, transform=slimmer)
-        for p in grades.problems:
+    for part in parts:
+        for p in part.trials.problems:
             (problems if p.kind == "corrupt" else ignored).append(str(p))
+    by_id: dict[str, LoadedTrial] = {}
+    for part in parts:
+        scan = part.trials
+        for tid, rec in scan.records.items():
+            by_id[tid] = LoadedTrial(
+                record=rec,
+                rel=tid,
+                dir=scan.dirs[tid],
+                trajectory_events=part.trajectory_events[tid],
+                record_sha256=scan.sha256.get(tid),
+            )
+    if judge_key is not None:
         orphans = []
-        for tid, grade in grades.records.items():
-            lt = by_id.get(tid)
-            if lt is None:
-                orphans.append(tid)
-                continue
-            lt.grade, lt.grade_path = grade, grades.paths[tid]
-            lt.grade_sha256 = grades.sha256.get(tid)
-            if slimmer is not None:
-                lt.text_stats = slimmer.stats.get(grade.trial_id)
+        for part in parts:
+            grades = part.grades
+            assert grades is not None  # read whenever there is a judge key
+            for p in grades.problems:
+                (problems if p.kind == "corrupt" else ignored).append(str(p))
+            for tid, grade in grades.records.items():
+                lt = by_id.get(tid)
+                if lt is None:
+                    orphans.append(tid)
+                    continue
+                lt.grade, lt.grade_path = grade, grades.paths[tid]
+                lt.grade_sha256 = grades.sha256.get(tid)
+                lt.text_stats = part.text_stats.get(grade.trial_id)
         if orphans:
             run.warnings.append(
                 f"{run.name}: {len(orphans)} grade(s) under {judge_key} without a trial.json: "

@@ -5,11 +5,11 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import pickle
 import shutil
 import signal
 import sys
 import tempfile
-import threading
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -23,9 +23,13 @@ from ..rundir import RunDir
 from ..scoring import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..tasks import display_path
 from ._build import ReportData, _gc_paused, build_report
+from ._fork import can_fork
 from ._html import (
     DRILLDOWN_DIR,
     DRILLDOWN_MODES,
+    draw_figures,
+    page_name,
+    page_tasks,
     render_drilldown_pages,
     render_html,
     resolve_drilldowns,
@@ -212,14 +216,17 @@ def _write_data(data: ReportData, out_dir: Path, drilldowns: str) -> Path:
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
         (out_dir / INPUTS_FILE).unlink(missing_ok=True)
-        atomic_write_text(out_dir / "leaderboard.md", leaderboard_markdown(data))
-        atomic_write_text(out_dir / "leaderboard.csv", leaderboard_csv(data))
-        atomic_write_lines(out_dir / "results.jsonl", results_jsonl_lines(data))
-        atomic_write_text(out_dir / "summary.json", _compact_json(summary_json(data)))
-        if mode == "pages":
-            # link targets first, then the page that links to them (rendered meanwhile)
-            html = _write_pages(data, out_dir, lambda: render_html(data, mode, out_dir))
+
+        def files() -> None:
+            atomic_write_text(out_dir / "leaderboard.md", leaderboard_markdown(data))
+            atomic_write_text(out_dir / "leaderboard.csv", leaderboard_csv(data))
+            atomic_write_lines(out_dir / "results.jsonl", results_jsonl_lines(data))
+            atomic_write_text(out_dir / "summary.json", _compact_json(summary_json(data)))
+
+        if mode == "pages":  # link targets first, then the page that links to them
+            html = _write_pages(data, out_dir, files)
         else:
+            files()
             html = render_html(data, mode, out_dir)
         atomic_write_text(out_dir / "report.html", html)
     except OSError as exc:
@@ -248,61 +255,79 @@ def _compact_json(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=False, separators=JSON_SEPARATORS, default=str) + "\n"
 
 
-def _can_fork() -> bool:
-    """Whether the drill-down pages may be rendered in a forked child: on Linux, in a process
-    with no other thread (a fork copies only the calling thread; a lock another thread holds
-    would never be released in the child), unless ``JOBBENCH_REPORT_FORK=0``."""
-    return (
-        sys.platform == "linux"
-        and threading.active_count() == 1
-        and os.environ.get("JOBBENCH_REPORT_FORK", "1") != "0"
-    )
+def _render_pages_into(
+    data: ReportData, out_dir: Path, folder: Path, tasks: list[str], *, claim: bool = False
+) -> int:
+    """Write the drill-down pages of ``tasks`` (report directory ``out_dir``), in that order,
+    into ``folder``; returns how many were written.
+
+    With ``claim``, each page's file is created exclusively before its page is rendered, and
+    the first that exists already stops the loop: two processes working through the same
+    list from opposite ends share it without other coordination, each page rendered once.
+    """
+    pages = render_drilldown_pages(data, out_dir, tasks)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+    flags |= os.O_EXCL if claim else os.O_TRUNC
+    done = 0
+    for task_id in tasks:
+        try:
+            fd = os.open(folder / page_name(task_id), flags, 0o666)
+        except FileExistsError:
+            break
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(next(pages)[1])
+        done += 1
+    return done
 
 
-def _render_pages_into(data: ReportData, out_dir: Path, folder: Path) -> None:
-    """Write every drill-down page of ``data`` (report directory ``out_dir``) into ``folder``."""
-    for name, html in render_drilldown_pages(data, out_dir):
-        (folder / name).write_text(html, encoding="utf-8")
+def _write_pages(data: ReportData, out_dir: Path, files: Callable[[], None]) -> str:
+    """Run ``files`` (writes the data files), build ``drilldowns/`` in a temporary sibling
+    directory and swap it in; returns the text of ``report.html`` (linking to those pages).
 
-
-def _write_pages(data: ReportData, out_dir: Path, main: Callable[[], str]) -> str:
-    """Build ``drilldowns/`` in a temporary sibling directory, then swap it in; returns what
-    ``main`` returns (the report page, rendered meanwhile).
-
-    Where :func:`_can_fork`, the pages are rendered by a forked child while this process
-    runs ``main`` (the two take similar time: about 4 s each at 130 tasks x 36
-    configurations x 3 epochs); the child shares the built report copy-on-write and
-    reports only its exit status. A child that fails or is killed leaves its partial
-    pages, which are discarded and rendered again here, so the result never depends on
-    the fork.
+    Where :func:`jobbench.report._fork.can_fork`, a forked child draws the figures
+    (:func:`draw_figures`, passed back pickled through a temporary file) and then renders
+    drill-down pages from the first task on, while this process runs ``files`` and renders
+    pages from the last task back (:func:`_render_pages_into` with ``claim``: the two meet
+    wherever their speeds put them). A child that fails or is killed leaves pages that may
+    be partial: all of its share is rendered again here (and the figures drawn here), so
+    the result never depends on the fork.
     """
     for old in out_dir.glob(f".{DRILLDOWN_DIR}-old-*"):  # left by an interrupted earlier swap
         _discard(old)
+    tasks = page_tasks(data)
     tmp = Path(tempfile.mkdtemp(prefix=f".{DRILLDOWN_DIR}-new-", dir=out_dir))
     try:
-        pid = os.fork() if _can_fork() else -1
-        if pid == 0:  # the child: render, then leave without running any exit handler
-            code = 1
+        with tempfile.TemporaryFile() as drawn:
+            pid = os.fork() if can_fork() else -1
+            if pid == 0:  # the child: draw, render, then leave without running exit handlers
+                code = 1
+                try:
+                    pickle.dump(draw_figures(data), drawn)
+                    drawn.flush()
+                    _render_pages_into(data, out_dir, tmp, tasks, claim=True)
+                    code = 0
+                finally:
+                    os._exit(code)
             try:
-                _render_pages_into(data, out_dir, tmp)
-                code = 0
-            finally:
-                os._exit(code)
-        try:
-            html = main()
-        except BaseException:
+                files()
+                if pid > 0:
+                    mine = _render_pages_into(data, out_dir, tmp, tasks[::-1], claim=True)
+                else:
+                    _render_pages_into(data, out_dir, tmp, tasks)
+            except BaseException:
+                if pid > 0:
+                    os.kill(pid, signal.SIGKILL)
+                    os.waitpid(pid, 0)
+                raise
+            images = None
             if pid > 0:
-                os.kill(pid, signal.SIGKILL)
-                os.waitpid(pid, 0)
-            raise
-        if pid > 0:
-            _, status = os.waitpid(pid, 0)
-            if os.waitstatus_to_exitcode(status) != 0:
-                for f in tmp.iterdir():
-                    f.unlink()
-                pid = -1
-        if pid < 0:
-            _render_pages_into(data, out_dir, tmp)
+                _, status = os.waitpid(pid, 0)
+                if os.waitstatus_to_exitcode(status) == 0:
+                    drawn.seek(0)
+                    images = pickle.load(drawn)
+                else:  # every page the child may have claimed, rendered again here
+                    _render_pages_into(data, out_dir, tmp, tasks[: len(tasks) - mine])
+        html = render_html(data, "pages", out_dir, images)
         umask = os.umask(0)
         os.umask(umask)
         os.chmod(tmp, 0o777 & ~umask)  # mkdtemp makes it 0700; reports are meant to be shared

@@ -77,6 +77,7 @@ identity differs from its path, or a newer schema). ``unsafe``: a path that woul
 run directory or pass through a symbolic link, or an id that is not safe as a path."""
 
 R = TypeVar("R", bound=BaseModel)
+T = TypeVar("T")
 
 
 def _shown(path: Path) -> str:
@@ -407,6 +408,19 @@ class GradeScan:
     paths: dict[str, Path] = field(default_factory=dict)
     sha256: dict[str, str] = field(default_factory=dict)
     problems: list[RunDirProblem] = field(default_factory=list)
+
+
+def part_of(items: list[T], part: tuple[int, int]) -> list[T]:
+    """The ``i``-th of ``n`` contiguous slices of ``items`` (``part = (i, n)``), sizes
+    differing by at most one; the slices ``0 … n-1`` joined in order are ``items``.
+
+    Raises:
+        ValueError: not ``0 <= i < n``.
+    """
+    i, n = part
+    if not 0 <= i < n:
+        raise ValueError(f"part {i} of {n} does not exist")
+    return items[len(items) * i // n : len(items) * (i + 1) // n]
 
 
 def _lstat(path: Path) -> os.stat_result | None:
@@ -752,12 +766,23 @@ class RunDir:
         walk(self.trials_dir, [])
         return sorted(out)
 
-    def trials(self) -> TrialScan:
+    def trials(self, *, part: tuple[int, int] = (0, 1)) -> TrialScan:
         """Every trial record at its own path (see :meth:`read_trial`), found by a walk of
-        exactly the layout's depth: nothing under ``deliverables/`` is ever looked at."""
+        exactly the layout's depth: nothing under ``deliverables/`` is ever looked at.
+
+        Args:
+            part: ``(i, n)``: read only the ``i``-th of ``n`` contiguous slices of the sorted
+                trial ids (:func:`part_of`); problems found by the walk itself belong to
+                part 0. The scans of parts ``0 … n-1`` joined in order equal the scan of
+                ``(0, 1)``, so that separate processes can each read one.
+        """
         scan = TrialScan()
         seen: set[str] = set()
-        for tid in self._walk_trials(scan.problems):
+        walk_problems: list[RunDirProblem] = []
+        tids = part_of(self._walk_trials(walk_problems), part)
+        if part[0] == 0:
+            scan.problems.extend(walk_problems)
+        for tid in tids:
             scan.dirs[tid] = self.trial_dir(tid)
             loaded = self.read_trial(tid, _seen=seen)
             if loaded.record is not None:
@@ -875,12 +900,17 @@ class RunDir:
         return loaded
 
     def grades(
-        self, key: str, *, transform: Callable[[GradeRecord], GradeRecord] | None = None
+        self,
+        key: str,
+        *,
+        transform: Callable[[GradeRecord], GradeRecord] | None = None,
+        part: tuple[int, int] = (0, 1),
     ) -> GradeScan:
         """Every grade file of ``key`` at its own path (see :meth:`read_grade`), found by a
         walk of exactly the layout's depth. ``transform``, when given, is applied to each
         usable grade as soon as it is read (e.g. to keep less of it in memory); the scan
-        holds what it returns.
+        holds what it returns. ``part``: as for :meth:`trials` (slices of the sorted trial
+        ids of the grade files found).
 
         Raises:
             UnsafeIdError: ``key`` is not a safe path component.
@@ -917,8 +947,10 @@ class RunDir:
             scan.problems.append(problem)
         else:
             walk(base, [])
+        if part[0] != 0:
+            scan.problems.clear()
         seen: set[str] = set()
-        for tid in sorted(found):
+        for tid in part_of(sorted(found), part):
             loaded = self.read_grade(key, tid, _seen=seen)
             if loaded.record is not None:
                 rec = loaded.record

@@ -1,0 +1,92 @@
+"""Work of the report split over forked processes (Linux), with the same result in one.
+
+The report reads and computes in parts that do not depend on each other (slices of a run's
+records; groups of configurations). :func:`in_parts` runs part 0 here and the others in
+forked worker processes of a :class:`concurrent.futures.ProcessPoolExecutor`, whose results
+come back pickled (what the parts share is inherited through the fork, never pickled); a
+part whose worker fails or dies is computed again here, so a result never depends on the
+fork. :func:`can_fork` is the one rule for when the report forks.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import threading
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, TypeVar
+
+S = TypeVar("S")
+T = TypeVar("T")
+
+MAX_PARTS = 4
+"""At most this many processes (this one included) share one piece of work."""
+
+
+def can_fork() -> bool:
+    """Whether the report may fork: on Linux, in a process with no other thread (a fork
+    copies only the calling thread; a lock another thread holds would never be released in
+    the child), unless ``JOBBENCH_REPORT_FORK=0``."""
+    return (
+        sys.platform == "linux"
+        and threading.active_count() == 1
+        and os.environ.get("JOBBENCH_REPORT_FORK", "1") != "0"
+    )
+
+
+def parts_available() -> int:
+    """How many processes :func:`in_parts` uses: the CPUs this process may run on, at most
+    :data:`MAX_PARTS`; 1 when :func:`can_fork` is false."""
+    if not can_fork():
+        return 1
+    return max(1, min(MAX_PARTS, len(os.sched_getaffinity(0))))
+
+
+def in_parts(
+    work: Callable[[S, tuple[int, int]], T], shared: S, parts: int | None = None
+) -> list[T]:
+    """``[work(shared, (0, n)), …, work(shared, (n-1, n))]``, parts ``1 … n-1`` computed in
+    forked processes while this one computes part 0.
+
+    Args:
+        work: a module-level function (it is pickled by name) taking ``shared`` and
+            ``(i, n)``; its result must pickle.
+        shared: what every part reads; never pickled: a forked worker inherits it.
+        parts: ``n`` (default :func:`parts_available`; 1 computes everything here).
+
+    Returns:
+        The results in part order. A part whose worker raised or died is computed here
+        again (so its exception, if any, is raised from here).
+    """
+    global _SHARED
+    n = parts_available() if parts is None else parts
+    if n <= 1:
+        return [work(shared, (0, 1))]
+    if not can_fork():  # parts asked for explicitly: the same parts, one after the other
+        return [work(shared, (i, n)) for i in range(n)]
+    _SHARED = shared
+    try:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=n - 1, mp_context=context) as ex:
+            futures = [ex.submit(_inherited, work, (i, n)) for i in range(1, n)]
+            results = [work(shared, (0, n))]
+            for i, fut in enumerate(futures, 1):
+                try:
+                    results.append(fut.result())
+                except Exception:  # the worker raised, died or could not return its result
+                    results.append(work(shared, (i, n)))
+    finally:
+        _SHARED = None
+    return results
+
+
+_SHARED: Any = None
+"""What :func:`in_parts` shares with its forked workers while it runs."""
+
+
+def _inherited(work: Callable[[Any, tuple[int, int]], T], part: tuple[int, int]) -> T:
+    """In a forked worker: ``work`` on the ``shared`` of the :func:`in_parts` call that
+    forked it."""
+    return work(_SHARED, part)

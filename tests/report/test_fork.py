@@ -1,0 +1,264 @@
+"""The report's work split over forked processes gives what one process gives.
+
+Reading a run (slices of its trial records and grades), computing the figures (aggregates and
+comparisons) and writing the drill-down pages (claimed from both ends of the task list) are
+each compared with the same work done in one process; workers that die or raise leave their
+part to this process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from jobbench.report import _fork, _runs, _write, build_report
+from jobbench.report._tables import leaderboard_csv, results_jsonl_lines, summary_json
+from jobbench.rundir import RunDir
+from jobbench.rundir._store import part_of
+
+from .conftest import T1, T2, build_run_b
+
+
+def pid_and_part(shared: int, part: tuple[int, int]) -> tuple[int, tuple[int, int]]:
+    """A part's work for :func:`_fork.in_parts`: which process ran it."""
+    return os.getpid(), part
+
+
+def die_outside(shared: int, part: tuple[int, int]) -> tuple[int, int]:
+    """Ends any process but the test's own (``shared``) without a result."""
+    if os.getpid() != shared:
+        os._exit(3)
+    return part
+
+
+def raise_in_part_1(shared: int, part: tuple[int, int]) -> tuple[int, int]:
+    if part[0] == 1:
+        raise ValueError(f"part 1 failed in {os.getpid()}")
+    return part
+
+
+@pytest.fixture
+def forking(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forks allowed whatever the machine (the split is what is tested, not its speed)."""
+    monkeypatch.setattr(_fork, "can_fork", lambda: True)
+
+
+def test_part_of_cuts_contiguous_slices_that_join_to_the_whole() -> None:
+    for size in range(10):
+        items = list(range(size))
+        for n in range(1, 5):
+            slices = [part_of(items, (i, n)) for i in range(n)]
+            assert [x for s in slices for x in s] == items
+            assert max(map(len, slices)) - min(map(len, slices)) <= 1
+    assert part_of(list("abcde"), (1, 2)) == ["c", "d", "e"]  # from 5 * 1 // 2 to 5 * 2 // 2
+    assert part_of(list("abcde"), (0, 2)) == ["a", "b"]
+    with pytest.raises(ValueError, match="part 2 of 2"):
+        part_of([1], (2, 2))
+
+
+def test_parts_run_in_other_processes_in_order(forking: None) -> None:
+    results = _fork.in_parts(pid_and_part, 0, parts=3)
+    assert [part for _, part in results] == [(0, 3), (1, 3), (2, 3)]
+    assert results[0][0] == os.getpid()
+    assert os.getpid() not in {results[1][0], results[2][0]}
+
+
+def test_a_part_whose_worker_dies_or_raises_is_computed_here(forking: None) -> None:
+    assert _fork.in_parts(die_outside, os.getpid(), parts=2) == [(0, 2), (1, 2)]
+    with pytest.raises(ValueError, match=f"part 1 failed in {os.getpid()}"):
+        _fork.in_parts(raise_in_part_1, 0, parts=2)
+
+
+def test_without_fork_every_part_is_computed_here(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("JOBBENCH_REPORT_FORK", "0")
+    assert _fork.parts_available() == 1
+    assert _fork.in_parts(pid_and_part, 0) == [(os.getpid(), (0, 1))]
+    assert _fork.in_parts(pid_and_part, 0, parts=2) == [
+        (os.getpid(), (0, 2)),
+        (os.getpid(), (1, 2)),
+    ]
+
+
+def _plant_problems(run: Path) -> None:
+    """A corrupt trial record, a foreign grade and a symbolic link among the trials."""
+    (run / "trials" / T2 / "alpha@m1" / "epoch-1" / "trial.json").write_text("{not json")
+    grade = run / "grades" / "checks" / T1 / "beta@m2" / "epoch-1.json"
+    data = json.loads(grade.read_text())
+    data["trial_id"] = f"{T1}/beta@m2/epoch-2"
+    grade.write_text(json.dumps(data))
+    (run / "trials" / T1 / "zeta@m9").symlink_to(run / "trials" / T1 / "alpha@m1")
+
+
+def _scan_view(scan) -> tuple:  # noqa: ANN001
+    return (
+        list(scan.records),
+        [r.model_dump() for r in scan.records.values()],
+        dict(getattr(scan, "dirs", getattr(scan, "paths", {}))),
+        dict(scan.sha256),
+        list(getattr(scan, "unfinished", [])),
+        [str(p) for p in scan.problems],
+    )
+
+
+def _joined(scans: list) -> tuple:  # noqa: ANN001
+    views = [_scan_view(s) for s in scans]
+    out: tuple = ([], [], {}, {}, [], [])
+    for v in views:
+        out[0].extend(v[0])
+        out[1].extend(v[1])
+        out[2].update(v[2])
+        out[3].update(v[3])
+        out[4].extend(v[4])
+        out[5].extend(v[5])
+    return out
+
+
+def test_record_scans_in_parts_join_to_the_whole_scan(run_a: Path) -> None:
+    _plant_problems(run_a)
+    rd = RunDir(run_a)
+    whole_trials, whole_grades = _scan_view(rd.trials()), _scan_view(rd.grades("checks"))
+    assert len(whole_trials[5]) == 2  # the corrupt record and the link
+    assert any("zeta@m9" in p for p in whole_trials[5])
+    assert len(whole_grades[5]) == 1 and "epoch-2" in whole_grades[5][0]
+    for n in (1, 2, 3, 5, 20):
+        assert _joined([rd.trials(part=(i, n)) for i in range(n)]) == whole_trials
+        assert _joined([rd.grades("checks", part=(i, n)) for i in range(n)]) == whole_grades
+    # the walk's own problem (the link) is reported once, by part 0
+    assert any("zeta@m9" in str(p) for p in rd.trials(part=(0, 3)).problems)
+    assert not any("zeta@m9" in str(p) for p in rd.trials(part=(2, 3)).problems)
+
+
+def _run_view(run: _runs.RunData) -> tuple:
+    return (
+        run.warnings,
+        [
+            (
+                lt.rel,
+                lt.record.model_dump(),
+                lt.grade.model_dump() if lt.grade else None,
+                lt.dir,
+                lt.grade_path,
+                lt.record_sha256,
+                lt.grade_sha256,
+                lt.text_stats,
+                lt.trajectory_events,
+            )
+            for lt in run.trials
+        ],
+        {k: m.model_dump() for k, m in run.metas.items()},
+    )
+
+
+def test_a_run_read_by_several_processes_is_the_run_read_by_one(
+    run_a: Path, monkeypatch: pytest.MonkeyPatch, forking: None
+) -> None:
+    (run_a / "grades" / "checks" / T1 / "beta@m2" / "epoch-2.json").unlink()
+    one = _run_view(_runs.load_run(run_a, "checks", slim=True))
+    assert len(one[1]) == 14  # alpha 6 and beta 8 trials
+    assert sum(t[2] is not None for t in one[1]) == 12  # beta's infra_error and one removed
+    for n in (2, 3):
+        monkeypatch.setattr(_fork, "parts_available", lambda n=n: n)
+        assert _run_view(_runs.load_run(run_a, "checks", slim=True)) == one
+
+
+def _outputs(data) -> tuple:  # noqa: ANN001
+    summary = summary_json(data)
+    summary.pop("generated_at", None)
+    return leaderboard_csv(data), list(results_jsonl_lines(data)), summary
+
+
+def test_figures_computed_by_several_processes_are_those_computed_by_one(
+    run_a: Path, tmp_path: Path, dataset: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_b = build_run_b(tmp_path / "runs", dataset)
+    monkeypatch.setenv("JOBBENCH_REPORT_FORK", "0")
+    one = _outputs(build_report([run_a, run_b], n_resamples=500))
+    monkeypatch.delenv("JOBBENCH_REPORT_FORK")
+    monkeypatch.setattr(_fork, "can_fork", lambda: True)
+    pids: list[int] = []
+    real = _fork.ProcessPoolExecutor
+
+    def executor(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        ex = real(*args, **kwargs)
+        pids.append(os.getpid())
+        return ex
+
+    monkeypatch.setattr(_fork, "ProcessPoolExecutor", executor)
+    for n in (2, 3):
+        monkeypatch.setattr(_fork, "parts_available", lambda n=n: n)
+        assert _outputs(build_report([run_a, run_b], n_resamples=500)) == one
+    assert len(pids) == 2 * 4  # per build: two runs read, aggregates, comparisons
+
+
+def _page_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Log (in a file, written by whichever process renders) the task of every page
+    rendered, with its process id."""
+    log = tmp_path / "pages.log"
+    real = _write.render_drilldown_pages
+
+    def render(data, out_dir=None, tasks=None):  # noqa: ANN001, ANN202
+        for task_id, page in zip(tasks, real(data, out_dir, tasks)):
+            with open(log, "a") as f:
+                f.write(f"{os.getpid()} {task_id}\n")
+            yield page
+
+    monkeypatch.setattr(_write, "render_drilldown_pages", render)
+    return log
+
+
+def _files(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+@pytest.mark.parametrize("slow", ["parent", "child"])
+def test_pages_claimed_from_both_ends_are_each_rendered_once(
+    run_a: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, slow: str
+) -> None:
+    data = build_report([run_a], n_resamples=200)
+    monkeypatch.setattr(_write, "can_fork", lambda: False)
+    _write.write_data(data, tmp_path / "here", drilldowns="pages")
+    log = _page_log(tmp_path, monkeypatch)
+    me = os.getpid()
+    if slow == "parent":  # the child renders every page while this process writes the data
+        real_md = _write.leaderboard_markdown
+
+        def slow_md(d):  # noqa: ANN001, ANN202
+            time.sleep(3)
+            return real_md(d)
+
+        monkeypatch.setattr(_write, "leaderboard_markdown", slow_md)
+    else:  # this process renders every page while the child draws the figures
+        real_draw = _write.draw_figures
+
+        def slow_draw(d):  # noqa: ANN001, ANN202
+            if os.getpid() != me:
+                time.sleep(3)
+            return real_draw(d)
+
+        monkeypatch.setattr(_write, "draw_figures", slow_draw)
+    monkeypatch.setattr(_write, "can_fork", lambda: True)
+    _write.write_data(data, tmp_path / "forked", drilldowns="pages")
+    lines = [line.split() for line in log.read_text().splitlines()]
+    tasks = [t for _, t in lines]
+    assert sorted(tasks) == sorted(set(tasks)) and len(tasks) == 4  # each page once
+    renderers = {int(pid) for pid, _ in lines}
+    assert (me in renderers) == (slow == "child") and len(renderers) == 1
+    assert _files(tmp_path / "forked") == _files(tmp_path / "here")
+
+
+def test_a_claimed_page_stops_the_other_end(run_a: Path, tmp_path: Path) -> None:
+    data = build_report([run_a], n_resamples=200)
+    tasks = _write.page_tasks(data)
+    folder = tmp_path / "pages"
+    folder.mkdir()
+    (folder / _write.page_name(tasks[0])).write_text("claimed elsewhere")
+    assert _write._render_pages_into(data, tmp_path, folder, tasks[::-1], claim=True) == 3
+    assert (folder / _write.page_name(tasks[0])).read_text() == "claimed elsewhere"
+    assert all("<html" in (folder / _write.page_name(t)).read_text() for t in tasks[1:])
+    assert _write._render_pages_into(data, tmp_path, folder, tasks, claim=True) == 0
