@@ -20,7 +20,7 @@ from jobbench.report._tables import leaderboard_csv, results_jsonl_lines, summar
 from jobbench.rundir import RunDir
 from jobbench.rundir._store import part_of
 
-from .conftest import T1, T2, build_run_b
+from .conftest import T1, T2, T4, build_run_b, write_trial
 
 
 def pid_and_part(shared: int, part: tuple[int, int]) -> tuple[int, tuple[int, int]]:
@@ -61,26 +61,23 @@ def test_part_of_cuts_contiguous_slices_that_join_to_the_whole() -> None:
 
 
 def test_parts_run_in_other_processes_in_order(forking: None) -> None:
-    results = _fork.in_parts(pid_and_part, 0, parts=3)
+    results = _fork.in_parts(pid_and_part, 0, processes=3)
     assert [part for _, part in results] == [(0, 3), (1, 3), (2, 3)]
     assert results[0][0] == os.getpid()
     assert os.getpid() not in {results[1][0], results[2][0]}
 
 
 def test_a_part_whose_worker_dies_or_raises_is_computed_here(forking: None) -> None:
-    assert _fork.in_parts(die_outside, os.getpid(), parts=2) == [(0, 2), (1, 2)]
+    assert _fork.in_parts(die_outside, os.getpid(), processes=2) == [(0, 2), (1, 2)]
     with pytest.raises(ValueError, match=f"part 1 failed in {os.getpid()}"):
-        _fork.in_parts(raise_in_part_1, 0, parts=2)
+        _fork.in_parts(raise_in_part_1, 0, processes=2)
 
 
-def test_without_fork_every_part_is_computed_here(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_fork_one_part_is_computed_here(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("JOBBENCH_REPORT_FORK", "0")
     assert _fork.parts_available() == 1
     assert _fork.in_parts(pid_and_part, 0) == [(os.getpid(), (0, 1))]
-    assert _fork.in_parts(pid_and_part, 0, parts=2) == [
-        (os.getpid(), (0, 2)),
-        (os.getpid(), (1, 2)),
-    ]
+    assert _fork.in_parts(pid_and_part, 0, processes=3) == [(os.getpid(), (0, 1))]
 
 
 def _plant_problems(run: Path) -> None:
@@ -127,6 +124,12 @@ def test_record_scans_in_parts_join_to_the_whole_scan(run_a: Path) -> None:
     for n in (1, 2, 3, 5, 20):
         assert _joined([rd.trials(part=(i, n)) for i in range(n)]) == whole_trials
         assert _joined([rd.grades("checks", part=(i, n)) for i in range(n)]) == whole_grades
+    # the parts of one scan read what one listing found (a trial added later is not read)
+    listing = rd.trial_listing()
+    write_trial(run_a, T4, "alpha", "m1", 1)
+    assert f"{T4}/alpha@m1/epoch-1" in rd.trials().records
+    late = [rd.trials(part=(i, 2), listing=listing) for i in range(2)]
+    assert _joined(late) == whole_trials
     # the walk's own problem (the link) is reported once, by part 0
     assert any("zeta@m9" in str(p) for p in rd.trials(part=(0, 3)).problems)
     assert not any("zeta@m9" in str(p) for p in rd.trials(part=(2, 3)).problems)

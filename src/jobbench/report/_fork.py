@@ -22,7 +22,7 @@ S = TypeVar("S")
 T = TypeVar("T")
 
 MAX_PARTS = 4
-"""At most this many processes (this one included) share one piece of work."""
+"""At most this many processes (this one included) share one piece of work by default."""
 
 
 def can_fork() -> bool:
@@ -37,35 +37,34 @@ def can_fork() -> bool:
 
 
 def parts_available() -> int:
-    """How many processes :func:`in_parts` uses: the CPUs this process may run on, at most
-    :data:`MAX_PARTS`; 1 when :func:`can_fork` is false."""
+    """How many processes :func:`in_parts` uses by default: the CPUs this process may run
+    on, at most :data:`MAX_PARTS`; 1 when :func:`can_fork` is false."""
     if not can_fork():
         return 1
     return max(1, min(MAX_PARTS, len(os.sched_getaffinity(0))))
 
 
 def in_parts(
-    work: Callable[[S, tuple[int, int]], T], shared: S, parts: int | None = None
+    work: Callable[[S, tuple[int, int]], T], shared: S, processes: int | None = None
 ) -> list[T]:
-    """``[work(shared, (0, n)), …, work(shared, (n-1, n))]``, parts ``1 … n-1`` computed in
-    forked processes while this one computes part 0.
+    """``[work(shared, (0, n)), …, work(shared, (n-1, n))]`` for ``n`` processes, parts
+    ``1 … n-1`` computed in forked workers while this process computes part 0; one part
+    ``(0, 1)`` computed here when there is one process (or :func:`can_fork` is false).
 
     Args:
         work: a module-level function (it is pickled by name) taking ``shared`` and
             ``(i, n)``; its result must pickle.
         shared: what every part reads; never pickled: a forked worker inherits it.
-        parts: ``n`` (default :func:`parts_available`; 1 computes everything here).
+        processes: ``n`` (default :func:`parts_available`).
 
     Returns:
         The results in part order. A part whose worker raised or died is computed here
         again (so its exception, if any, is raised from here).
     """
     global _SHARED
-    n = parts_available() if parts is None else parts
-    if n <= 1:
+    n = parts_available() if processes is None else processes
+    if n <= 1 or not can_fork():
         return [work(shared, (0, 1))]
-    if not can_fork():  # parts asked for explicitly: the same parts, one after the other
-        return [work(shared, (i, n)) for i in range(n)]
     _SHARED = shared
     try:
         context = multiprocessing.get_context("fork")

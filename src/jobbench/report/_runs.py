@@ -13,7 +13,15 @@ from pathlib import Path
 from typing import Any
 
 from ..records import CriterionVerdict, GradeRecord, RubricGrade, TrialRecord
-from ..rundir import GradeScan, JudgeKeyError, RunDir, RunLock, TrialScan, choose_judge_key
+from ..rundir import (
+    GradeScan,
+    JudgeKeyError,
+    Listing,
+    RunDir,
+    RunLock,
+    TrialScan,
+    choose_judge_key,
+)
 from ..scoring import TaskMeta
 from ..tasks import Task, display_path, load_dataset, task_digest
 from ._fork import in_parts
@@ -302,18 +310,19 @@ class _Part:
     text_stats: dict[str, TextStats]
 
 
-def _read_part(what: tuple[Path, str | None, bool], part: tuple[int, int]) -> _Part:
+def _read_part(
+    what: tuple[RunDir, str | None, bool, Listing, Listing | None], part: tuple[int, int]
+) -> _Part:
     """Slice ``part`` (see :meth:`jobbench.rundir.RunDir.trials`) of the trial records and
-    of the grades under ``judge_key`` of ``run_dir``, grades slimmed when ``slim``
-    (``what = (run_dir, judge_key, slim)``)."""
-    run_dir, judge_key, slim = what
-    rd = RunDir(run_dir)
-    scan = rd.trials(part=part)
+    of the grades under ``judge_key`` of ``run_dir`` as listed, grades slimmed when
+    ``slim`` (``what = (run_dir, judge_key, slim, trial listing, grade listing)``)."""
+    rd, judge_key, slim, trial_listing, grade_listing = what
+    scan = rd.trials(part=part, listing=trial_listing)
     events = {tid: _count_lines(rd.trajectory_file(tid)) for tid in scan.records}
     if judge_key is None:
         return _Part(scan, events, None, {})
     slimmer = GradeSlimmer() if slim else None
-    grades = rd.grades(judge_key, transform=slimmer, part=part)
+    grades = rd.grades(judge_key, transform=slimmer, part=part, listing=grade_listing)
     return _Part(scan, events, grades, slimmer.stats if slimmer is not None else {})
 
 
@@ -358,7 +367,8 @@ def load_run(run_dir: Path | str, judge_key: str | None, *, slim: bool = False) 
         dataset_problems=list(lock.dataset_problems),
     )
     run.task_ids += [t for t in run.invalid if t not in run.task_ids]
-    parts = in_parts(_read_part, (run_dir, judge_key, slim))
+    listings = (rd.trial_listing(), rd.grade_listing(judge_key) if judge_key else None)
+    parts = in_parts(_read_part, (rd, judge_key, slim, *listings))
     ignored: list[str] = []
     for part in parts:
         for p in part.trials.problems:

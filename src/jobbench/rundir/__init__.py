@@ -9,7 +9,7 @@ problem is a :class:`RunDirProblem` naming the file and the field.
 Public API:
     :class:`RunDir` (layout, readers, writers), :class:`RunLock` / :class:`LockAgent` /
     :class:`LockConfig` / :class:`InvalidTaskEntry` (``lock.json``), :class:`Loaded`,
-    :class:`TrialScan`, :class:`GradeScan`, :class:`TrialDeliverables`,
+    :class:`TrialScan`, :class:`GradeScan`, :class:`Listing`, :class:`TrialDeliverables`,
     :class:`GradeWriter`, :class:`RunDirProblem`, :data:`ProblemKind`,
     :class:`RunDirError`, :func:`read_record_file`, :func:`parse_record`,
     :func:`folder_manifest`, :func:`copy_run_records`; ids: :func:`trial_id`,
@@ -37,6 +37,7 @@ from ._lock import InvalidTaskEntry, LockAgent, LockConfig, RunLock
 from ._store import (
     GradeScan,
     GradeWriter,
+    Listing,
     Loaded,
     ProblemKind,
     RunDir,
@@ -57,6 +58,7 @@ __all__ = [
     "GradeWriter",
     "InvalidTaskEntry",
     "JudgeKeyError",
+    "Listing",
     "Loaded",
     "LockAgent",
     "LockConfig",

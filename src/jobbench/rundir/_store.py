@@ -393,6 +393,15 @@ class TrialScan:
     problems: list[RunDirProblem] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class Listing:
+    """What a walk of the run directory found for a scan: ``ids`` (trial ids, sorted) and
+    ``problems`` (entries left out on the way)."""
+
+    ids: list[str]
+    problems: list[RunDirProblem]
+
+
 @dataclass
 class GradeScan:
     """Every grade of one judge key in a run directory.
@@ -766,22 +775,32 @@ class RunDir:
         walk(self.trials_dir, [])
         return sorted(out)
 
-    def trials(self, *, part: tuple[int, int] = (0, 1)) -> TrialScan:
+    def trial_listing(self) -> Listing:
+        """The trial folders a scan reads (:meth:`trials`): their ids, sorted, and the
+        problems found on the way (symbolic links, not followed)."""
+        problems: list[RunDirProblem] = []
+        return Listing(self._walk_trials(problems), problems)
+
+    def trials(
+        self, *, part: tuple[int, int] = (0, 1), listing: Listing | None = None
+    ) -> TrialScan:
         """Every trial record at its own path (see :meth:`read_trial`), found by a walk of
         exactly the layout's depth: nothing under ``deliverables/`` is ever looked at.
 
         Args:
-            part: ``(i, n)``: read only the ``i``-th of ``n`` contiguous slices of the sorted
-                trial ids (:func:`part_of`); problems found by the walk itself belong to
-                part 0. The scans of parts ``0 … n-1`` joined in order equal the scan of
-                ``(0, 1)``, so that separate processes can each read one.
+            part: ``(i, n)``: read only the ``i``-th of ``n`` contiguous slices of the
+                sorted trial ids (:func:`part_of`); problems found by the walk itself belong
+                to part 0. The scans of parts ``0 … n-1`` joined in order equal the scan of
+                ``(0, 1)``, so that separate processes can each read some.
+            listing: :meth:`trial_listing` made earlier (default: made now), so that the
+                parts of one scan share one walk.
         """
         scan = TrialScan()
         seen: set[str] = set()
-        walk_problems: list[RunDirProblem] = []
-        tids = part_of(self._walk_trials(walk_problems), part)
+        listing = listing if listing is not None else self.trial_listing()
+        tids = part_of(listing.ids, part)
         if part[0] == 0:
-            scan.problems.extend(walk_problems)
+            scan.problems.extend(listing.problems)
         for tid in tids:
             scan.dirs[tid] = self.trial_dir(tid)
             loaded = self.read_trial(tid, _seen=seen)
@@ -899,32 +918,23 @@ class RunDir:
             )
         return loaded
 
-    def grades(
-        self,
-        key: str,
-        *,
-        transform: Callable[[GradeRecord], GradeRecord] | None = None,
-        part: tuple[int, int] = (0, 1),
-    ) -> GradeScan:
-        """Every grade file of ``key`` at its own path (see :meth:`read_grade`), found by a
-        walk of exactly the layout's depth. ``transform``, when given, is applied to each
-        usable grade as soon as it is read (e.g. to keep less of it in memory); the scan
-        holds what it returns. ``part``: as for :meth:`trials` (slices of the sorted trial
-        ids of the grade files found).
+    def grade_listing(self, key: str) -> Listing:
+        """The grade files of ``key`` a scan reads (:meth:`grades`): their trial ids, sorted,
+        and the problems found on the way (symbolic links, not followed).
 
         Raises:
             UnsafeIdError: ``key`` is not a safe path component.
         """
-        scan = GradeScan()
         base = self.judge_dir(key)
         found: list[str] = []
+        problems: list[RunDirProblem] = []
 
         def walk(folder: Path | str, parts: list[str]) -> None:
             for name, path, link in _subdirs(folder):
                 if not _is_component(name) or (len(parts) == 3 and parse_config(name) is None):
                     continue
                 if link:
-                    scan.problems.append(
+                    problems.append(
                         RunDirProblem(
                             Path(path),
                             "unsafe",
@@ -944,13 +954,34 @@ class RunDir:
 
         problem = self._unlinked_path(base, itself=True)
         if problem is not None:
-            scan.problems.append(problem)
+            problems.append(problem)
         else:
             walk(base, [])
-        if part[0] != 0:
-            scan.problems.clear()
+        return Listing(sorted(found), problems)
+
+    def grades(
+        self,
+        key: str,
+        *,
+        transform: Callable[[GradeRecord], GradeRecord] | None = None,
+        part: tuple[int, int] = (0, 1),
+        listing: Listing | None = None,
+    ) -> GradeScan:
+        """Every grade file of ``key`` at its own path (see :meth:`read_grade`), found by a
+        walk of exactly the layout's depth. ``transform``, when given, is applied to each
+        usable grade as soon as it is read (e.g. to keep less of it in memory); the scan
+        holds what it returns. ``part`` and ``listing`` (:meth:`grade_listing`): as for
+        :meth:`trials`.
+
+        Raises:
+            UnsafeIdError: ``key`` is not a safe path component.
+        """
+        scan = GradeScan()
+        listing = listing if listing is not None else self.grade_listing(key)
+        if part[0] == 0:
+            scan.problems.extend(listing.problems)
         seen: set[str] = set()
-        for tid in part_of(sorted(found), part):
+        for tid in part_of(listing.ids, part):
             loaded = self.read_grade(key, tid, _seen=seen)
             if loaded.record is not None:
                 rec = loaded.record
