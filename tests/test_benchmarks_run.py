@@ -1,6 +1,6 @@
-"""The judge benchmarks still run against the current request layout (a benchmark that
-indexes a message shape the client no longer sends fails with every trial a judge error).
-Small arguments; the figures themselves belong to the benchmarks, not to these tests."""
+"""The benchmarks still run: the judge ones against the current request layout (a benchmark
+that indexes a message shape the client no longer sends fails with every trial a judge
+error), the report's with its forked helpers. Small arguments; the figures themselves belong to the benchmarks, not to these tests."""
 
 from __future__ import annotations
 
@@ -50,3 +50,12 @@ def test_calibrate_benchmark_runs_end_to_end_on_the_sample() -> None:
     # an always-pass judge: accuracy equals the share of expected passes, the same for both
     acc = re.findall(r"accuracy of an always-pass judge (0\.\d+)", out)
     assert len(acc) == 2 and acc[0] == acc[1]
+
+
+def test_report_benchmark_runs_small() -> None:
+    out = _run("report.py", "--scale", "6x2x1", "--resamples", "100", "--drilldowns", "pages")
+    assert "6 tasks x 2 configurations x 1 epoch(s) = 12 trials" in out
+    cpu = re.search(r"CPU ([\d.]+) s here \+ ([\d.]+) s in forked processes", out)
+    assert cpu is not None and float(cpu.group(1)) > 0
+    assert re.search(r"^peak RSS \d+ MB ok .*largest forked child \d+ MB", out, re.M)
+    assert re.search(r"drilldowns/: [\d.]+ MB in 6 pages", out)
