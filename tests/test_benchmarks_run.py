@@ -1,6 +1,7 @@
 """The benchmarks still run: the judge ones against the current request layout (a benchmark
 that indexes a message shape the client no longer sends fails with every trial a judge
-error), the report's with its forked helpers. Small arguments; the figures themselves belong to the benchmarks, not to these tests."""
+error), the report's with its forked helpers. Small arguments; the figures themselves belong
+to the benchmarks, not to these tests."""
 
 from __future__ import annotations
 

@@ -19,7 +19,7 @@ from runner_helpers import build_dataset
 
 from jobbench.records import TrialRecord, TrialStatus
 from jobbench.runner import AgentSpec, ExecutorError, RunConfig, run_trials
-from jobbench.sandbox._workspace import OWNER_FILE
+from jobbench.sandbox import SCRATCH_PREFIX, scratch_owner
 
 ROOT = Path(__file__).resolve().parents[2]
 SRC = ROOT / "src"
@@ -335,24 +335,20 @@ def test_worker_killed_mid_trial_is_retried_and_recorded_once(tmp_path):
         def killer() -> None:
             while not stop.is_set() and not killed:
                 pids = {w["pid"] for w in ex.workers().values()}
-                for owner in scratch.glob(f"jb-*/{OWNER_FILE}"):
+                for trial_dir in scratch.glob(f"{SCRATCH_PREFIX}*"):
                     # Only task2's *oracle* trial is slow: the null trial of task2 has the same
                     # delay.txt but ends at once, and killing its worker 0.3 s later would hit
                     # whichever trial that worker picked up next. The oracle copies the task's
                     # solution into the private folder before it starts sleeping.
-                    trial_dir = owner.parent
                     if not (
                         (trial_dir / "writable/workspace/task_folder/delay.txt").exists()
                         and (trial_dir / "private" / "solution").exists()
                     ):
                         continue
-                    try:
-                        pid = int(owner.read_text())
-                    except (OSError, ValueError):
-                        continue  # the pid file is being written or the trial just ended
+                    pid = scratch_owner(trial_dir)
                     if pid in pids:
                         time.sleep(0.3)  # well inside the 3 s sleep
-                        if not owner.exists():
+                        if not trial_dir.exists():
                             continue  # ended after all; look again
                         os.kill(pid, signal.SIGKILL)
                         killed.update(pid=pid, scratch=trial_dir)

@@ -424,3 +424,32 @@ def test_an_ownerless_empty_scratch_directory_is_stale_only_after_a_grace_period
     assert stale_scratch_dirs(scratch) == [old]
     assert sweep_scratch(scratch).removed == 1
     assert not old.exists() and fresh.is_dir() and used.is_dir()
+
+
+def test_the_owner_of_a_scratch_directory_is_in_its_name_from_the_start(tmp_path):
+    """``prepare_workspace`` names its directory ``jb-<pid>-<random>`` (no moment without an
+    owner, however the harness dies); a named owner that is dead makes the directory stale at
+    once, empty or not; a live one never; names of an earlier JobBench keep ``owner.pid``."""
+    import os
+
+    from jobbench.runner._orphans import stale_scratch_dirs
+    from jobbench.sandbox import prepare_workspace, scratch_owner
+
+    scratch = tmp_path / "scratch"
+    task_folder = tmp_path / "task_folder"
+    task_folder.mkdir()
+    (task_folder / "TASK_INSTRUCTIONS.txt").write_text("do it\n")
+    ws = prepare_workspace(task_folder, scratch_root=scratch)
+    assert ws.root.name.startswith(f"jb-{os.getpid()}-")
+    assert scratch_owner(ws.root) == os.getpid()
+    assert not (ws.root / "owner.pid").exists()
+    dead = _dead_pid()
+    killed_at_once = scratch / f"jb-{dead}-abc123"  # made, then killed before anything else
+    killed_at_once.mkdir()
+    old = _scratch_dir(scratch, "jb-oldstyle1", dead)
+    garbage = _scratch_dir(scratch, "jb-garbage1", None)
+    (garbage / "owner.pid").write_text("not a pid")
+    assert scratch_owner(killed_at_once) == dead and scratch_owner(old) == dead
+    assert scratch_owner(garbage) is None
+    assert stale_scratch_dirs(scratch) == sorted([killed_at_once, old])
+    ws.cleanup()

@@ -8,10 +8,12 @@ while a scratch directory is being set up, and a sandbox started by an older ver
 the parent-death signal, which has been seen to miss. So every run (and every resume, and
 every Dask worker before a trial) first sweeps the scratch root:
 
-1. a scratch directory ``<scratch_root>/jb-*`` is *stale* when the process named in its
-   ``owner.pid`` no longer exists, or when ``owner.pid`` is missing or empty (the owner died
-   between creating the directory and recording itself) and the directory holds nothing
-   else and has not changed for :data:`EMPTY_OWNER_GRACE` seconds;
+1. a scratch directory ``<scratch_root>/jb-*`` is *stale* when its owner process
+   (:func:`jobbench.sandbox.scratch_owner`: named in ``jb-<pid>-<random>``, made in one
+   step with the directory) no longer exists; a ``jb-<random>`` of an earlier JobBench
+   whose ``owner.pid`` is missing or empty (its owner died between creating the directory
+   and recording itself) is stale when it holds nothing else and has not changed for
+   :data:`EMPTY_OWNER_GRACE` seconds;
 2. every process whose command line is a ``bwrap`` invocation naming a stale directory (the
    sandbox binds ``<dir>/workspace``; ``/proc/<pid>/cmdline`` shows it) is killed with
    SIGKILL, with its process group when it leads one; nothing else is ever signalled;
@@ -28,10 +30,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..sandbox import cleanup_stale_scratch, default_scratch_root, remove_scratch_dir
+from ..sandbox import (
+    OWNER_FILE,
+    SCRATCH_PREFIX,
+    cleanup_stale_scratch,
+    default_scratch_root,
+    remove_scratch_dir,
+    scratch_owner,
+)
 
-OWNER_FILE = "owner.pid"
-"""The file naming a scratch directory's owner process (see ``jobbench.sandbox``)."""
 EMPTY_OWNER_GRACE = 2.0
 """Seconds an ownerless, otherwise empty scratch directory must be left unchanged before it
 counts as stale (a live harness fills it within microseconds)."""
@@ -84,21 +91,20 @@ def stale_scratch_dirs(scratch_root: Path, *, now: float | None = None) -> list[
         return []
     now = time.time() if now is None else now
     out = []
-    for d in sorted(root.glob("jb-*")):
+    for d in sorted(root.glob(f"{SCRATCH_PREFIX}*")):
         if d.is_symlink() or not d.is_dir():
+            continue
+        pid = scratch_owner(d)
+        if pid is not None:
+            if not _owner_alive(pid):
+                out.append(d)
             continue
         try:
             text = (d / OWNER_FILE).read_text().strip()
         except OSError:
             text = ""
         if text:
-            try:
-                pid = int(text)
-            except ValueError:
-                continue  # not ours to judge
-            if not _owner_alive(pid):
-                out.append(d)
-            continue
+            continue  # an owner.pid that is not a number: not ours to judge
         try:
             entries = [e for e in os.listdir(d) if e != OWNER_FILE]
             age = now - os.lstat(d).st_mtime

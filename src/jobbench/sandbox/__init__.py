@@ -5,6 +5,7 @@ Public API:
     :class:`Limits`, :class:`Mount`, :class:`SandboxResult`, :class:`SandboxError`,
     :func:`bwrap_available`, :func:`resolve_backend`, :func:`kill_all_sandboxes`,
     :func:`prepare_workspace`, :class:`TrialWorkspace`, :func:`cleanup_stale_scratch`,
+    :func:`scratch_owner`, :data:`SCRATCH_PREFIX`, :data:`OWNER_FILE`,
     :func:`collect_deliverables`, :func:`reset_workspace`, :func:`merge_rescued`,
     :class:`DeliverableLimits`, :class:`Collected`, :class:`DiskQuota` and
     :class:`QuotaMonitor` (the per-trial disk quota), :func:`remove_scratch_dir`,
@@ -33,6 +34,8 @@ from ._sandbox import (
 )
 from ._workspace import (
     OUTPUT,
+    OWNER_FILE,
+    SCRATCH_PREFIX,
     TASK_FOLDER,
     CapTally,
     Collected,
@@ -46,6 +49,7 @@ from ._workspace import (
     prepare_workspace,
     remove_scratch_dir,
     reset_workspace,
+    scratch_owner,
 )
 from .safefs import UnsafePath
 
@@ -67,6 +71,8 @@ __all__ = [
     "python_prefixes",
     "resolve_backend",
     "OUTPUT",
+    "OWNER_FILE",
+    "SCRATCH_PREFIX",
     "TASK_FOLDER",
     "Collected",
     "CapTally",
@@ -78,6 +84,7 @@ __all__ = [
     "default_scratch_root",
     "merge_rescued",
     "prepare_workspace",
+    "scratch_owner",
     "reset_workspace",
     "remove_scratch_dir",
     "DEFAULT_DISK_QUOTA_MB",

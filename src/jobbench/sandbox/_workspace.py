@@ -3,7 +3,7 @@ collection of deliverables from ``output/`` into the run directory.
 
 Layout of a trial's scratch directory (outside the dataset and the run directory)::
 
-    <scratch_root>/jb-<random>/
+    <scratch_root>/jb-<pid>-<random>/   <pid>: the harness process that made it
         writable/             everything the sandbox can write; the disk quota's folder
                               (a size-limited tmpfs when root, see jobbench.sandbox._quota)
             workspace/        bound at /workspace in the sandbox
@@ -22,6 +22,7 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
+import re
 import shutil
 import stat
 import tempfile
@@ -35,7 +36,11 @@ from ._quota import WRITABLE, DiskQuota, tree_usage, unmount_under
 
 TASK_FOLDER = "task_folder"
 OUTPUT = "output"
+SCRATCH_PREFIX = "jb-"
 OWNER_FILE = "owner.pid"
+"""In a scratch directory named ``jb-<random>`` (made by JobBench before the owner's process
+id was part of the name): the owner's process id."""
+_NAMED_OWNER = re.compile(r"jb-([1-9][0-9]*)-[^/]+")
 TMP_DIRS = {"/tmp": "tmp", "/var/tmp": "var-tmp", "/dev/shm": "shm"}
 """Scratch folders of the sandbox (path inside → folder name in ``writable/``)."""
 
@@ -118,9 +123,9 @@ def prepare_workspace(
                 f"scratch directory {scratch_root} is inside {f}; choose another (JOBBENCH_SCRATCH)"
             )
     scratch_root.mkdir(parents=True, exist_ok=True)
-    root = Path(tempfile.mkdtemp(prefix="jb-", dir=scratch_root))
+    # the owner is in the name, so that no moment exists when the directory has no owner
+    root = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=scratch_root))
     os.chmod(root, 0o755)
-    (root / OWNER_FILE).write_text(str(os.getpid()))
     try:
         return _fill(root, task_folder, disk_quota_bytes)
     except BaseException:
@@ -186,9 +191,23 @@ def reset_workspace(ws: TrialWorkspace, task_folder: Path) -> None:
     os.chmod(ws.output, 0o755)
 
 
+def scratch_owner(directory: Path) -> int | None:
+    """The process id of the harness that made the scratch directory ``directory``: from its
+    name ``jb-<pid>-<random>``; for a ``jb-<random>`` of an earlier JobBench, from its
+    :data:`OWNER_FILE`. None when neither gives one (the file missing, empty or not a
+    number)."""
+    m = _NAMED_OWNER.fullmatch(directory.name)
+    if m is not None:
+        return int(m.group(1))
+    try:
+        return int((directory / OWNER_FILE).read_text().strip())
+    except (OSError, ValueError):
+        return None
+
+
 def cleanup_stale_scratch(scratch_root: Path | None = None) -> int:
-    """Delete scratch directories left by processes that no longer exist (e.g. a run
-    killed with SIGKILL), first detaching the disk quota tmpfs such a run left mounted
+    """Delete scratch directories whose owner (:func:`scratch_owner`) no longer exists (e.g.
+    a run killed with SIGKILL), first detaching the disk quota tmpfs such a run left mounted
     (:func:`remove_scratch_dir`).
 
     Returns:
@@ -198,10 +217,9 @@ def cleanup_stale_scratch(scratch_root: Path | None = None) -> int:
     if not scratch_root.is_dir():
         return 0
     n = 0
-    for d in scratch_root.glob("jb-*"):
-        try:
-            pid = int((d / OWNER_FILE).read_text().strip())
-        except (OSError, ValueError):
+    for d in scratch_root.glob(f"{SCRATCH_PREFIX}*"):
+        pid = scratch_owner(d)
+        if pid is None:
             continue
         try:
             os.kill(pid, 0)
