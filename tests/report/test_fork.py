@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from jobbench.report import _fork, _runs, _write, build_report
+from jobbench.report import _build, _fork, _runs, _write, build_report
 from jobbench.report._tables import leaderboard_csv, results_jsonl_lines, summary_json
 from jobbench.rundir import RunDir
 from jobbench.rundir._store import part_of
@@ -43,8 +43,12 @@ def raise_in_part_1(shared: int, part: tuple[int, int]) -> tuple[int, int]:
 
 @pytest.fixture
 def forking(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Forks allowed whatever the machine (the split is what is tested, not its speed)."""
+    """Forks allowed whatever the machine and however little the work (the split is what is
+    tested, not its speed)."""
     monkeypatch.setattr(_fork, "can_fork", lambda: True)
+    monkeypatch.setattr(_runs, "READ_PER_PROCESS", 1)
+    monkeypatch.setattr(_build, "AGGREGATES_PER_PROCESS", 1)
+    monkeypatch.setattr(_build, "COMPARISONS_PER_PROCESS", 1)
 
 
 def test_part_of_cuts_contiguous_slices_that_join_to_the_whole() -> None:
@@ -175,12 +179,11 @@ def _outputs(data) -> tuple:  # noqa: ANN001
 
 
 def test_figures_computed_by_several_processes_are_those_computed_by_one(
-    run_a: Path, tmp_path: Path, dataset: Path, monkeypatch: pytest.MonkeyPatch
+    run_a: Path, tmp_path: Path, dataset: Path, monkeypatch: pytest.MonkeyPatch, forking: None
 ) -> None:
     run_b = build_run_b(tmp_path / "runs", dataset)
-    monkeypatch.setenv("JOBBENCH_REPORT_FORK", "0")
+    monkeypatch.setattr(_fork, "can_fork", lambda: False)
     one = _outputs(build_report([run_a, run_b], n_resamples=500))
-    monkeypatch.delenv("JOBBENCH_REPORT_FORK")
     monkeypatch.setattr(_fork, "can_fork", lambda: True)
     pids: list[int] = []
     real = _fork.ProcessPoolExecutor
@@ -265,3 +268,13 @@ def test_a_claimed_page_stops_the_other_end(run_a: Path, tmp_path: Path) -> None
     assert (folder / _write.page_name(tasks[0])).read_text() == "claimed elsewhere"
     assert all("<html" in (folder / _write.page_name(t)).read_text() for t in tasks[1:])
     assert _write._render_pages_into(data, tmp_path, folder, tasks, claim=True) == 0
+
+
+def test_little_work_is_not_forked(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(_fork, "parts_available", lambda: 4)
+    assert _fork.processes_for(0, 50) == 1
+    assert _fork.processes_for(99, 50) == 1  # one forked process needs 50 of its own
+    assert _fork.processes_for(100, 50) == 2
+    assert _fork.processes_for(10_000, 50) == 4  # never more than available
+    monkeypatch.setattr(_fork, "parts_available", lambda: 1)
+    assert _fork.processes_for(10_000, 50) == 1

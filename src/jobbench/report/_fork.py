@@ -44,6 +44,13 @@ def parts_available() -> int:
     return max(1, min(MAX_PARTS, len(os.sched_getaffinity(0))))
 
 
+def processes_for(items: int, per_process: int) -> int:
+    """How many processes share ``items`` items of work when each forked process should get
+    at least ``per_process`` of them (a fork and its pickled result cost about as much as a
+    few milliseconds of work): at most :func:`parts_available`, at least 1."""
+    return max(1, min(parts_available(), items // max(1, per_process)))
+
+
 def in_parts(
     work: Callable[[S, tuple[int, int]], T], shared: S, processes: int | None = None
 ) -> list[T]:

@@ -24,7 +24,7 @@ from ..rundir import (
 )
 from ..scoring import TaskMeta
 from ..tasks import Task, display_path, load_dataset, task_digest
-from ._fork import in_parts
+from ._fork import in_parts, processes_for
 
 
 class ReportInputError(ValueError):
@@ -298,6 +298,11 @@ def _load_dataset_tasks(run: RunData) -> None:
         )
 
 
+READ_PER_PROCESS = 200
+"""Fewest records (trial records and grades) worth a forked reader (each takes about 0.25 ms
+to read and validate)."""
+
+
 @dataclass
 class _Part:
     """One slice of a run's records (:func:`_read_part`): ``trials`` with each one's
@@ -368,7 +373,10 @@ def load_run(run_dir: Path | str, judge_key: str | None, *, slim: bool = False) 
     )
     run.task_ids += [t for t in run.invalid if t not in run.task_ids]
     listings = (rd.trial_listing(), rd.grade_listing(judge_key) if judge_key else None)
-    parts = in_parts(_read_part, (rd, judge_key, slim, *listings))
+    records = len(listings[0].ids) + (len(listings[1].ids) if listings[1] else 0)
+    parts = in_parts(
+        _read_part, (rd, judge_key, slim, *listings), processes_for(records, READ_PER_PROCESS)
+    )
     ignored: list[str] = []
     for part in parts:
         for p in part.trials.problems:
