@@ -57,6 +57,7 @@ def test_report_benchmark_runs_small() -> None:
     out = _run("report.py", "--scale", "6x2x1", "--resamples", "100", "--drilldowns", "pages")
     assert "6 tasks x 2 configurations x 1 epoch(s) = 12 trials" in out
     cpu = re.search(r"CPU ([\d.]+) s here \+ ([\d.]+) s in forked processes", out)
-    assert cpu is not None and float(cpu.group(1)) > 0
-    assert re.search(r"^peak RSS \d+ MB ok .*largest forked child \d+ MB", out, re.M)
+    assert cpu is not None and float(cpu.group(1)) > 0 and float(cpu.group(2)) > 0
+    rss = re.search(r"^peak RSS (\d+) MB ok .*largest forked child (\d+) MB", out, re.M)
+    assert rss is not None and int(rss.group(1)) > 0 and int(rss.group(2)) > 0
     assert re.search(r"drilldowns/: [\d.]+ MB in 6 pages", out)

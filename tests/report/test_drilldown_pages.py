@@ -475,24 +475,43 @@ def test_pages_rendered_in_a_forked_child_equal_those_rendered_here(
 def test_a_failing_child_leaves_the_pages_to_the_parent(
     run_a: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """The child claims pages (this process is held up writing the data files), then dies
+    while rendering its second one: every page it may have claimed is rendered again here,
+    the same as without a fork."""
     import os
+    import time
 
     from jobbench.report import _write
 
+    data = build_report([run_a])
+    monkeypatch.setattr(_write, "can_fork", lambda: False)
+    _write.write_data(data, tmp_path / "here", drilldowns="pages")
     parent = os.getpid()
     real = _write.render_drilldown_pages
+    real_md = _write.leaderboard_markdown
+    log = tmp_path / "child.log"
 
     def render(data, out_dir=None, tasks=None):  # noqa: ANN001, ANN202
         for i, page in enumerate(real(data, out_dir, tasks)):
-            if os.getpid() != parent and i == 1:
-                raise RuntimeError("child dies after one page")
+            if os.getpid() != parent:
+                with open(log, "a") as f:
+                    f.write(f"{i}\n")
+                if i == 1:
+                    raise RuntimeError("child dies in its second page")
             yield page
 
+    def slow_md(d):  # noqa: ANN001, ANN202
+        time.sleep(3)  # the child has drawn the figures and claimed its pages meanwhile
+        return real_md(d)
+
     monkeypatch.setattr(_write, "render_drilldown_pages", render)
+    monkeypatch.setattr(_write, "leaderboard_markdown", slow_md)
     monkeypatch.setattr(_write, "can_fork", lambda: True)
-    out = _write.write_data(build_report([run_a]), tmp_path / "r", drilldowns="pages")
+    out = _write.write_data(data, tmp_path / "r", drilldowns="pages")
+    assert log.read_text().split() == ["0", "1"]  # the child did claim pages, then died
     pages = sorted(p.name for p in (out / "drilldowns").iterdir())
     assert pages == sorted(PAGES.values())
+    assert _files(out / "drilldowns") == _files(tmp_path / "here" / "drilldowns")
     assert not list(out.glob(".drilldowns-new-*"))
 
 

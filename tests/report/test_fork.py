@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -39,6 +40,43 @@ def raise_in_part_1(shared: int, part: tuple[int, int]) -> tuple[int, int]:
     if part[0] == 1:
         raise ValueError(f"part 1 failed in {os.getpid()}")
     return part
+
+
+LOG: list[Path] = []
+"""The file the logged wrappers below append to (set by :func:`_logging`; forked workers
+inherit it)."""
+
+_REAL = {"read": _runs._read_part, "aggregate": _build._aggregate_part}
+
+
+def logged_read_part(what, part):  # noqa: ANN001, ANN201
+    with open(LOG[0], "a") as f:
+        f.write(f"read {os.getpid()} {part[0]} {part[1]}\n")
+    return _REAL["read"](what, part)
+
+
+def logged_aggregate_part(shared, part):  # noqa: ANN001, ANN201
+    with open(LOG[0], "a") as f:
+        f.write(f"aggregate {os.getpid()} {part[0]} {part[1]}\n")
+    return _REAL["aggregate"](shared, part)
+
+
+def _logging(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    log = tmp_path / "parts.log"
+    LOG[:] = [log]
+    monkeypatch.setattr(_runs, "_read_part", logged_read_part)
+    monkeypatch.setattr(_build, "_aggregate_part", logged_aggregate_part)
+    return log
+
+
+def _who(log: Path, what: str) -> dict[tuple[int, int], list[int]]:
+    """part → process ids that computed it, from the log."""
+    out: dict[tuple[int, int], list[int]] = {}
+    for line in log.read_text().splitlines():
+        kind, pid, i, n = line.split()
+        if kind == what:
+            out.setdefault((int(i), int(n)), []).append(int(pid))
+    return out
 
 
 @pytest.fixture
@@ -161,15 +199,21 @@ def _run_view(run: _runs.RunData) -> tuple:
 
 
 def test_a_run_read_by_several_processes_is_the_run_read_by_one(
-    run_a: Path, monkeypatch: pytest.MonkeyPatch, forking: None
+    run_a: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, forking: None
 ) -> None:
     (run_a / "grades" / "checks" / T1 / "beta@m2" / "epoch-2.json").unlink()
     one = _run_view(_runs.load_run(run_a, "checks", slim=True))
     assert len(one[1]) == 14  # alpha 6 and beta 8 trials
     assert sum(t[2] is not None for t in one[1]) == 12  # beta's infra_error and one removed
+    log = _logging(tmp_path, monkeypatch)
     for n in (2, 3):
+        log.write_text("")
         monkeypatch.setattr(_fork, "parts_available", lambda n=n: n)
         assert _run_view(_runs.load_run(run_a, "checks", slim=True)) == one
+        who = _who(log, "read")  # each part read once, by its own process: no fallback
+        assert sorted(who) == [(i, n) for i in range(n)]
+        assert who[(0, n)] == [os.getpid()]
+        assert all(len(p) == 1 and p[0] != os.getpid() for k, p in who.items() if k[0] > 0)
 
 
 def _outputs(data) -> tuple:  # noqa: ANN001
@@ -194,9 +238,14 @@ def test_figures_computed_by_several_processes_are_those_computed_by_one(
         return ex
 
     monkeypatch.setattr(_fork, "ProcessPoolExecutor", executor)
+    log = _logging(tmp_path, monkeypatch)
     for n in (2, 3):
+        log.write_text("")
         monkeypatch.setattr(_fork, "parts_available", lambda n=n: n)
         assert _outputs(build_report([run_a, run_b], n_resamples=500)) == one
+        who = _who(log, "aggregate")
+        assert sorted(who) == [(i, n) for i in range(n)]
+        assert all(len(p) == 1 and p[0] != os.getpid() for k, p in who.items() if k[0] > 0)
     assert len(pids) == 2 * 4  # per build: two runs read, aggregates, comparisons
 
 
@@ -278,3 +327,136 @@ def test_little_work_is_not_forked(monkeypatch: pytest.MonkeyPatch) -> None:
     assert _fork.processes_for(10_000, 50) == 4  # never more than available
     monkeypatch.setattr(_fork, "parts_available", lambda: 1)
     assert _fork.processes_for(10_000, 50) == 1
+
+
+def test_no_worker_started_means_one_part_here(
+    monkeypatch: pytest.MonkeyPatch, forking: None
+) -> None:
+    class Refused:
+        def __init__(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
+            pass
+
+        def submit(self, *args, **kwargs):  # noqa: ANN002, ANN003, ANN201
+            raise BlockingIOError(11, "Resource temporarily unavailable")  # fork's EAGAIN
+
+        def shutdown(self, *args, **kwargs) -> None:  # noqa: ANN002, ANN003
+            pass
+
+    monkeypatch.setattr(_fork, "ProcessPoolExecutor", Refused)
+    assert _fork.in_parts(pid_and_part, 0, processes=3) == [(os.getpid(), (0, 1))]
+    monkeypatch.setattr(_write.os, "fork", lambda: (_ for _ in ()).throw(BlockingIOError(11, "x")))
+    assert _write._fork_page_child() == -1
+
+
+def test_no_fork_in_a_daemonic_worker_or_with_sigchld_ignored(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import multiprocessing
+    import signal
+
+    monkeypatch.setenv("JOBBENCH_REPORT_FORK", "1")
+    assert _fork.can_fork()  # this test process: single-threaded Linux
+    monkeypatch.setitem(multiprocessing.current_process()._config, "daemon", True)
+    assert not _fork.can_fork()
+    monkeypatch.setitem(multiprocessing.current_process()._config, "daemon", False)
+    old = signal.signal(signal.SIGCHLD, signal.SIG_IGN)
+    try:
+        assert not _fork.can_fork()
+    finally:
+        signal.signal(signal.SIGCHLD, old)
+    assert _fork.can_fork()
+
+
+def report_in_worker(run: str, out: str) -> str:
+    """In a daemonic multiprocessing worker: write the report, return its leaderboard."""
+    _write.write_report([Path(run)], Path(out), drilldowns="pages")
+    return (Path(out) / "leaderboard.csv").read_text()
+
+
+def test_a_report_made_inside_a_pool_worker(run_a: Path, tmp_path: Path) -> None:
+    import multiprocessing
+
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        csv = pool.apply(report_in_worker, (str(run_a), str(tmp_path / "in-pool")))
+    _write.write_report([run_a], tmp_path / "here", drilldowns="pages")
+    assert csv == (tmp_path / "here" / "leaderboard.csv").read_text()
+
+    def pages(out: Path) -> dict[str, bytes]:  # the time each was generated left out
+        return {
+            k: re.sub(rb"Generated \S+ by", b"", v) for k, v in _files(out / "drilldowns").items()
+        }
+
+    assert len(pages(tmp_path / "here")) == 4
+    assert pages(tmp_path / "in-pool") == pages(tmp_path / "here")
+
+
+_ORPHAN_SCRIPT = """
+import os, sys, time
+from pathlib import Path
+from jobbench.report import _fork, _write
+out = Path(sys.argv[1])
+def slow(shared, part):
+    if part[0] == 1:
+        (out / "worker").write_text(str(os.getpid()))
+        time.sleep(60)
+    return part
+child = _write._fork_page_child()
+if child == 0:
+    (out / "page-child").write_text(str(os.getpid()))
+    time.sleep(60)
+    os._exit(0)
+_fork.in_parts(slow, None, processes=2)
+"""
+
+
+def test_helpers_die_with_a_killed_report(tmp_path: Path) -> None:
+    """A report process killed from outside (SIGKILL: no clean-up runs) takes its forked
+    worker and its page child with it."""
+    import signal
+    import subprocess
+    import sys
+
+    env = dict(os.environ, PYTHONPATH=str(Path(_fork.__file__).parents[2]))
+    proc = subprocess.Popen([sys.executable, "-c", _ORPHAN_SCRIPT, str(tmp_path)], env=env)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (
+        (tmp_path / "worker").exists() and (tmp_path / "page-child").exists()
+    ):
+        time.sleep(0.05)
+    pids = [int((tmp_path / n).read_text()) for n in ("worker", "page-child")]
+    assert all(_fork_alive(p) for p in pids)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and any(_fork_alive(p) for p in pids):
+        time.sleep(0.05)
+    assert not any(_fork_alive(p) for p in pids)
+
+
+def _fork_alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie, dead but not yet reaped by init, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            stat = f.read()
+    except OSError:
+        return False
+    return stat[stat.rfind(b")") + 2 :][:1] not in (b"Z", b"X")
+
+
+def test_a_dead_reports_new_page_directory_is_removed_by_the_next(
+    run_a: Path, tmp_path: Path
+) -> None:
+    from jobbench._proc import PID_MAX
+
+    out = tmp_path / "r"
+    out.mkdir()
+    dead = out / f"{_write.NEW_PAGES_PREFIX}{PID_MAX}-abc"  # no process has that id
+    live = out / f"{_write.NEW_PAGES_PREFIX}{os.getpid()}-abc"
+    older = out / f"{_write.NEW_PAGES_PREFIX}abcdef"  # no owner in the name: left alone
+    for d in (dead, live, older):
+        (d / "x").mkdir(parents=True)
+    _write.write_report([run_a], out, drilldowns="pages")
+    assert not dead.exists() and live.is_dir() and older.is_dir()
+    assert sorted(p.name for p in out.glob(f"{_write.NEW_PAGES_PREFIX}*")) == sorted(
+        [live.name, older.name]
+    )

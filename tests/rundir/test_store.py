@@ -425,3 +425,21 @@ def test_current_schema_files_read_the_same_by_bytes_and_by_parsed_json(tmp_path
     assert read_record_file(tmp_path / "current.json", TrialRecord).record.wall_seconds == 12.5
     assert read_record_file(tmp_path / "float version.json", TrialRecord).record is None
     assert read_record_file(tmp_path / "schema 1.json", TrialRecord).schema_version == 1
+
+
+def test_trajectory_events_never_follow_a_link_or_wait_on_a_fifo(tmp_path: Path) -> None:
+    rd = RunDir(tmp_path / "run")
+    tid = "main/lawyers/task1/null@-/epoch-1"
+    folder = rd.trial_dir(tid)
+    folder.mkdir(parents=True)
+    assert rd.trajectory_events(tid) is None  # no file
+    (folder / "trajectory.jsonl").write_text('{"type": "a"}\n\n  \n{"type": "b"}\n{"c": 1}')
+    assert rd.trajectory_events(tid) == 3  # blank lines are not events
+    (folder / "trajectory.jsonl").unlink()
+    outside = tmp_path / "passwd"
+    outside.write_text("a\nb\nc\nd\n")
+    (folder / "trajectory.jsonl").symlink_to(outside)
+    assert rd.trajectory_events(tid) is None
+    (folder / "trajectory.jsonl").unlink()
+    os.mkfifo(folder / "trajectory.jsonl")  # nobody writes it: a blocking open would hang
+    assert rd.trajectory_events(tid) is None

@@ -452,4 +452,10 @@ def test_the_owner_of_a_scratch_directory_is_in_its_name_from_the_start(tmp_path
     assert scratch_owner(killed_at_once) == dead and scratch_owner(old) == dead
     assert scratch_owner(garbage) is None
     assert stale_scratch_dirs(scratch) == sorted([killed_at_once, old])
+    huge = scratch / "jb-99999999999999999999-x"  # no process id: never raises, never matches
+    huge.mkdir()
+    (scratch / "jb-oldbig1").mkdir()
+    (scratch / "jb-oldbig1" / "owner.pid").write_text("99999999999999999999")
+    assert scratch_owner(huge) is None and scratch_owner(scratch / "jb-oldbig1") is None
+    assert stale_scratch_dirs(scratch) == sorted([killed_at_once, old])
     ws.cleanup()

@@ -10,8 +10,10 @@ fork. :func:`can_fork` is the one rule for when the report forks.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 from collections.abc import Callable
@@ -26,14 +28,36 @@ MAX_PARTS = 4
 
 
 def can_fork() -> bool:
-    """Whether the report may fork: on Linux, in a process with no other thread (a fork
-    copies only the calling thread; a lock another thread holds would never be released in
-    the child), unless ``JOBBENCH_REPORT_FORK=0``."""
+    """Whether the report may fork: on Linux, in a process with no other Python thread (a
+    fork copies only the calling thread; a lock another thread holds would never be released
+    in the child), that is not a daemonic :mod:`multiprocessing` worker (which may not have
+    children) and does not ignore SIGCHLD (its children could not be waited for), unless
+    ``JOBBENCH_REPORT_FORK=0``."""
     return (
         sys.platform == "linux"
-        and threading.active_count() == 1
         and os.environ.get("JOBBENCH_REPORT_FORK", "1") != "0"
+        and threading.active_count() == 1
+        and not multiprocessing.current_process().daemon
+        and signal.getsignal(signal.SIGCHLD) is not signal.SIG_IGN
     )
+
+
+def die_with_parent(parent: int) -> None:
+    """In a forked child of process ``parent``: ask the kernel to SIGKILL this process when
+    its parent is gone (Linux ``prctl(PR_SET_PDEATHSIG)``), and leave at once if it is gone
+    already. A child killed with its parent never blocks on a pipe nobody reads."""
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    except (OSError, AttributeError):  # no prctl here: the parent's own clean-up must do
+        pass
+    if os.getppid() != parent:
+        os._exit(1)
+
+
+_PR_SET_PDEATHSIG = 1
+"""``PR_SET_PDEATHSIG`` of ``<linux/prctl.h>``."""
 
 
 def parts_available() -> int:
@@ -66,7 +90,9 @@ def in_parts(
 
     Returns:
         The results in part order. A part whose worker raised or died is computed here
-        again (so its exception, if any, is raised from here).
+        again (so its exception, if any, is raised from here); when no worker can be
+        started, one part ``(0, 1)`` is computed here. Workers die with this process
+        (:func:`die_with_parent`).
     """
     global _SHARED
     n = parts_available() if processes is None else processes
@@ -74,9 +100,21 @@ def in_parts(
         return [work(shared, (0, 1))]
     _SHARED = shared
     try:
-        context = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=n - 1, mp_context=context) as ex:
+        ex = None
+        try:
+            ex = ProcessPoolExecutor(
+                max_workers=n - 1,
+                mp_context=multiprocessing.get_context("fork"),
+                initializer=die_with_parent,
+                initargs=(os.getpid(),),
+            )
             futures = [ex.submit(_inherited, work, (i, n)) for i in range(1, n)]
+        except Exception:  # no worker could be started (e.g. a process limit): all here
+            if ex is not None:
+                with contextlib.suppress(Exception):
+                    ex.shutdown(wait=False, cancel_futures=True)
+            return [work(shared, (0, 1))]
+        with ex:
             results = [work(shared, (0, n))]
             for i, fut in enumerate(futures, 1):
                 try:

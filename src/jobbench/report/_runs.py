@@ -247,14 +247,6 @@ class RunData:
     dataset_problems: list[str] = field(default_factory=list)
 
 
-def _count_lines(path: Path) -> int | None:
-    try:
-        with open(path, "rb") as f:
-            return sum(1 for line in f if line.strip())
-    except OSError:
-        return None
-
-
 def _load_dataset_tasks(run: RunData) -> None:
     root = run.lock.dataset_root
     if not root:
@@ -323,7 +315,7 @@ def _read_part(
     ``slim`` (``what = (run_dir, judge_key, slim, trial listing, grade listing)``)."""
     rd, judge_key, slim, trial_listing, grade_listing = what
     scan = rd.trials(part=part, listing=trial_listing)
-    events = {tid: _count_lines(rd.trajectory_file(tid)) for tid in scan.records}
+    events = {tid: rd.trajectory_events(tid) for tid in scan.records}
     if judge_key is None:
         return _Part(scan, events, None, {})
     slimmer = GradeSlimmer() if slim else None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -19,11 +20,12 @@ from pydantic_core import to_jsonable_python
 
 from .. import __version__
 from .._io import atomic_write_json, atomic_write_lines, atomic_write_text
+from .._proc import left_by_dead_process, owned_prefix
 from ..rundir import RunDir
 from ..scoring import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, DEFAULT_SEED
 from ..tasks import display_path
 from ._build import ReportData, _gc_paused, build_report
-from ._fork import can_fork
+from ._fork import can_fork, die_with_parent
 from ._html import (
     DRILLDOWN_DIR,
     DRILLDOWN_MODES,
@@ -280,6 +282,27 @@ def _render_pages_into(
     return done
 
 
+NEW_PAGES_PREFIX = f".{DRILLDOWN_DIR}-new-"
+"""Start of the temporary directory a report builds ``drilldowns/`` in (then
+``<pid>-<random>``, see :func:`jobbench._proc.owned_prefix`)."""
+
+
+def _fork_page_child() -> int:
+    """``os.fork()`` for the page child (which dies with this process,
+    :func:`jobbench.report._fork.die_with_parent`); -1 when no process can be made."""
+    parent = os.getpid()
+    try:
+        pid = os.fork()
+    except OSError:  # e.g. a process limit: everything is done here instead
+        return -1
+    if pid == 0:
+        try:
+            die_with_parent(parent)
+        except BaseException:
+            os._exit(1)
+    return pid
+
+
 def _write_pages(data: ReportData, out_dir: Path, files: Callable[[], None]) -> str:
     """Run ``files`` (writes the data files), build ``drilldowns/`` in a temporary sibling
     directory and swap it in; returns the text of ``report.html`` (linking to those pages).
@@ -294,11 +317,14 @@ def _write_pages(data: ReportData, out_dir: Path, files: Callable[[], None]) -> 
     """
     for old in out_dir.glob(f".{DRILLDOWN_DIR}-old-*"):  # left by an interrupted earlier swap
         _discard(old)
+    for new in out_dir.glob(f"{NEW_PAGES_PREFIX}*"):  # left by a report killed while writing
+        if left_by_dead_process(new.name, NEW_PAGES_PREFIX):
+            _discard(new)
     tasks = page_tasks(data)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{DRILLDOWN_DIR}-new-", dir=out_dir))
+    tmp = Path(tempfile.mkdtemp(prefix=owned_prefix(NEW_PAGES_PREFIX), dir=out_dir))
     try:
         with tempfile.TemporaryFile() as drawn:
-            pid = os.fork() if can_fork() else -1
+            pid = _fork_page_child() if can_fork() else -1
             if pid == 0:  # the child: draw, render, then leave without running exit handlers
                 code = 1
                 try:
@@ -310,18 +336,22 @@ def _write_pages(data: ReportData, out_dir: Path, files: Callable[[], None]) -> 
                     os._exit(code)
             try:
                 files()
+                mine = 0
                 if pid > 0:
                     mine = _render_pages_into(data, out_dir, tmp, tasks[::-1], claim=True)
+                    _, status = os.waitpid(pid, 0)
+                    pid = -1  # reaped
                 else:
                     _render_pages_into(data, out_dir, tmp, tasks)
+                    status = None
             except BaseException:
-                if pid > 0:
-                    os.kill(pid, signal.SIGKILL)
-                    os.waitpid(pid, 0)
+                if pid > 0:  # interrupted before the child was reaped: it must not outlive us
+                    with contextlib.suppress(OSError):
+                        os.kill(pid, signal.SIGKILL)
+                        os.waitpid(pid, 0)
                 raise
             images = None
-            if pid > 0:
-                _, status = os.waitpid(pid, 0)
+            if status is not None:
                 if os.waitstatus_to_exitcode(status) == 0:
                     drawn.seek(0)
                     images = pickle.load(drawn)

@@ -534,6 +534,27 @@ class RunDir:
         """``trials/<trial_id>/trajectory.jsonl``."""
         return Path(os.path.join(self.root, TRIALS, *parse_trial_id(tid).parts, TRAJECTORY_FILE))
 
+    def trajectory_events(self, tid: str) -> int | None:
+        """How many events (non-blank lines) ``trials/<tid>/trajectory.jsonl`` holds; None
+        when it is missing, a symbolic link, not a regular file (a FIFO is never waited on)
+        or unreadable.
+
+        Raises:
+            UnsafeIdError: ``tid`` is not a valid trial id.
+        """
+        path = self.trajectory_file(tid)
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            return None
+        with os.fdopen(fd, "rb") as f:
+            try:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return None
+                return sum(1 for line in f if line.strip())
+            except OSError:
+                return None
+
     def deliverables_dir(self, tid: str) -> Path:
         """``trials/<trial_id>/deliverables/``."""
         return self.trial_dir(tid) / DELIVERABLES

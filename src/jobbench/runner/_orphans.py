@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._proc import process_exists
 from ..sandbox import (
     OWNER_FILE,
     SCRATCH_PREFIX,
@@ -70,16 +71,6 @@ class Sweep:
         )
 
 
-def _owner_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, owned by another user
-        return True
-    return True
-
-
 def stale_scratch_dirs(scratch_root: Path, *, now: float | None = None) -> list[Path]:
     """Scratch directories of ``scratch_root`` whose owner is gone (see module docstring).
 
@@ -96,7 +87,7 @@ def stale_scratch_dirs(scratch_root: Path, *, now: float | None = None) -> list[
             continue
         pid = scratch_owner(d)
         if pid is not None:
-            if not _owner_alive(pid):
+            if not process_exists(pid):
                 out.append(d)
             continue
         try:

@@ -22,13 +22,13 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-import re
 import shutil
 import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .._proc import name_owner, owned_prefix, process_exists
 from ..deliverable_policy import excluded, excluded_dir
 from ..records import DeliverableFile
 from . import safefs
@@ -40,7 +40,6 @@ SCRATCH_PREFIX = "jb-"
 OWNER_FILE = "owner.pid"
 """In a scratch directory named ``jb-<random>`` (made by JobBench before the owner's process
 id was part of the name): the owner's process id."""
-_NAMED_OWNER = re.compile(r"jb-([1-9][0-9]*)-[^/]+")
 TMP_DIRS = {"/tmp": "tmp", "/var/tmp": "var-tmp", "/dev/shm": "shm"}
 """Scratch folders of the sandbox (path inside → folder name in ``writable/``)."""
 
@@ -124,7 +123,7 @@ def prepare_workspace(
             )
     scratch_root.mkdir(parents=True, exist_ok=True)
     # the owner is in the name, so that no moment exists when the directory has no owner
-    root = Path(tempfile.mkdtemp(prefix=f"{SCRATCH_PREFIX}{os.getpid()}-", dir=scratch_root))
+    root = Path(tempfile.mkdtemp(prefix=owned_prefix(SCRATCH_PREFIX), dir=scratch_root))
     os.chmod(root, 0o755)
     try:
         return _fill(root, task_folder, disk_quota_bytes)
@@ -193,16 +192,17 @@ def reset_workspace(ws: TrialWorkspace, task_folder: Path) -> None:
 
 def scratch_owner(directory: Path) -> int | None:
     """The process id of the harness that made the scratch directory ``directory``: from its
-    name ``jb-<pid>-<random>``; for a ``jb-<random>`` of an earlier JobBench, from its
-    :data:`OWNER_FILE`. None when neither gives one (the file missing, empty or not a
-    number)."""
-    m = _NAMED_OWNER.fullmatch(directory.name)
-    if m is not None:
-        return int(m.group(1))
+    name ``jb-<pid>-<random>`` (:func:`jobbench._proc.name_owner`); for a ``jb-<random>`` of
+    an earlier JobBench, from its :data:`OWNER_FILE`. None when neither gives one (the file
+    missing, empty or not a process id)."""
+    pid = name_owner(directory.name, SCRATCH_PREFIX)
+    if pid is not None:
+        return pid
     try:
-        return int((directory / OWNER_FILE).read_text().strip())
-    except (OSError, ValueError):
+        text = (directory / OWNER_FILE).read_text().strip()
+    except OSError:
         return None
+    return int(text) if text.isascii() and text.isdigit() and 0 < len(text) <= 10 else None
 
 
 def cleanup_stale_scratch(scratch_root: Path | None = None) -> int:
@@ -219,14 +219,7 @@ def cleanup_stale_scratch(scratch_root: Path | None = None) -> int:
     n = 0
     for d in scratch_root.glob(f"{SCRATCH_PREFIX}*"):
         pid = scratch_owner(d)
-        if pid is None:
-            continue
-        try:
-            os.kill(pid, 0)
-            continue  # still alive
-        except ProcessLookupError:
-            pass
-        except PermissionError:
+        if pid is None or process_exists(pid):
             continue
         remove_scratch_dir(d)
         n += 1

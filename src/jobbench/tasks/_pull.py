@@ -53,6 +53,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .._proc import left_by_dead_process, owned_prefix
 from ._load import sha256_file
 
 DEFAULT_REPO_ID = "JobBench/job-bench"
@@ -204,30 +205,18 @@ def _git_blob_sha1(path: Path, size: int) -> str:
     return h.hexdigest()
 
 
-def _pid_alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
-
-
 def _cleanup_stale(parent: Path, name: str, dest: Path) -> None:
     """Remove staging directories left by pulls that were killed, and restore a previous
     copy stranded by a swap interrupted between its two renames."""
     for p in parent.glob(f".{name}.pull-*"):
-        m = re.match(rf"\.{re.escape(name)}\.pull-(\d+)-", p.name)
-        if m and not _pid_alive(int(m.group(1))):
+        if left_by_dead_process(p.name, f".{name}.pull-"):
             shutil.rmtree(p, ignore_errors=True)
     olds = sorted(parent.glob(f".{name}.old-*"))
     if olds and not dest.exists() and len(olds) == 1:
         os.rename(olds[0], dest)
         olds = []
     for p in olds:
-        m = re.match(rf"\.{re.escape(name)}\.old-(\d+)-", p.name)
-        if m and not _pid_alive(int(m.group(1))):
+        if left_by_dead_process(p.name, f".{name}.old-"):
             shutil.rmtree(p, ignore_errors=True)
 
 
@@ -271,7 +260,7 @@ def _install(staging: Path, dest: Path) -> None:
     if _exchange(staging, dest):
         shutil.rmtree(staging, ignore_errors=True)  # now holds the previous copy
         return
-    old = dest.parent / f".{dest.name}.old-{os.getpid()}-{secrets.token_hex(4)}"
+    old = dest.parent / f"{owned_prefix(f'.{dest.name}.old-')}{secrets.token_hex(4)}"
     os.rename(dest, old)
     try:
         os.rename(staging, dest)
@@ -535,7 +524,7 @@ def _pull_locked(
         if _intact(dest, previous, expected):
             return previous.model_copy(update={"changed": False})
 
-    staging = Path(_mkdtemp(dest.parent, prefix=f".{dest.name}.pull-{os.getpid()}-"))
+    staging = Path(_mkdtemp(dest.parent, prefix=owned_prefix(f".{dest.name}.pull-")))
     try:
         from huggingface_hub.utils import (
             are_progress_bars_disabled,
