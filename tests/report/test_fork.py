@@ -355,7 +355,9 @@ def test_no_fork_in_a_daemonic_worker_or_with_sigchld_ignored(
     import signal
 
     monkeypatch.setenv("JOBBENCH_REPORT_FORK", "1")
-    assert _fork.can_fork()  # this test process: single-threaded Linux
+    monkeypatch.setattr(_fork.sys, "platform", "linux")
+    monkeypatch.setattr(_fork.threading, "active_count", lambda: 1)  # other tests' threads
+    assert _fork.can_fork()
     monkeypatch.setitem(multiprocessing.current_process()._config, "daemon", True)
     assert not _fork.can_fork()
     monkeypatch.setitem(multiprocessing.current_process()._config, "daemon", False)
