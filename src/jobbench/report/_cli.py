@@ -216,10 +216,16 @@ def register(app: typer.Typer) -> None:
             ..., help="Run directory of configuration B (may equal RUN_A)."
         ),
         a: str | None = typer.Option(
-            None, "--a", help="Configuration A (agent@model) when RUN_A has several."
+            None,
+            "--a",
+            help="Configuration A when RUN_A has several: its label as the report shows it "
+            "(e.g. oracle) or agent@model.",
         ),
         b: str | None = typer.Option(
-            None, "--b", help="Configuration B (agent@model) when RUN_B has several."
+            None,
+            "--b",
+            help="Configuration B when RUN_B has several: its label as the report shows it "
+            "(e.g. null) or agent@model.",
         ),
         judge_key: str | None = typer.Option(
             None,
