@@ -450,18 +450,13 @@ def _build(
     aggregates = _in_parts_interleaved(
         _aggregate_part, (jobs, ks, settings), len(jobs), AGGREGATES_PER_PROCESS
     )
+    by_kind: list[dict[str, dict[str, Aggregate]]] = [{} for _ in pending]
+    for (i, kind, g, *_), agg in zip(jobs, aggregates):
+        by_kind[i].setdefault(kind, {})[g] = agg  # job order: overall, then each group kind
     configs: list[ConfigView] = []
-    for i, (run, agent, model, label, loaded, trials, tasks) in enumerate(pending):
-        groups: dict[str, dict[str, Aggregate]] = {kind: {} for kind in GROUP_KINDS}
-        overall = None
-        for (j, kind, g, *_), agg in zip(jobs, aggregates):
-            if j != i:
-                continue
-            if kind == "overall":
-                overall = agg
-            else:
-                groups[kind][g] = agg
-        assert overall is not None  # one overall job per configuration
+    for (run, agent, model, label, loaded, trials, tasks), aggs in zip(pending, by_kind):
+        overall = aggs["overall"]["all"]
+        groups = {kind: aggs.get(kind, {}) for kind in GROUP_KINDS}
         configs.append(
             ConfigView(
                 run=run,
